@@ -1,0 +1,101 @@
+"""The command side: load a memory from its stream, decide, append; retry on a concurrent writer."""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import reduce
+from zoneinfo import ZoneInfo
+
+from ..domain import commands as c
+from ..domain.errors import ConcurrencyConflict, Forbidden, NotFound
+from ..domain.events import Envelope, memory_stream
+from ..domain.identity import Identity
+from ..domain.memory import Memory, decide, evolve
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class Context:
+    """Who asked, and the request id every resulting event carries."""
+
+    identity: Identity
+    request_id: str
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: EventStore,
+        clock: Clock,
+        timezone: ZoneInfo,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.timezone = timezone
+        self.new_id = new_id
+
+    def capture(
+        self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None
+    ) -> Memory:
+        memory_id = self.new_id()
+        command = c.Capture(content, tuple(tags), source, ctx.identity.personal_workspace, volatility)
+        events = decide(command, Memory(memory_id))
+        return self._append(ctx, Memory(memory_id), events)
+
+    def append(self, ctx: Context, memory_id: str, addition: str, volatility: str | None = None) -> Memory:
+        dated = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).strftime("%b %-d, %Y")
+        return self._execute(ctx, memory_id, c.Append(addition, dated, volatility))
+
+    def update(
+        self, ctx: Context, memory_id: str, content: str, tags: list[str] | None, volatility: str | None = None
+    ) -> Memory:
+        return self._execute(ctx, memory_id, c.Update(content, None if tags is None else tuple(tags), volatility))
+
+    def set_status(self, ctx: Context, memory_id: str, status: str) -> Memory:
+        return self._execute(ctx, memory_id, c.SetStatus(status))
+
+    def forget(self, ctx: Context, memory_id: str) -> Memory:
+        return self._execute(ctx, memory_id, c.Forget())
+
+    def load(self, ctx: Context, memory_id: str) -> tuple[Memory, list[Envelope]]:
+        """A memory and its events, if it exists in a workspace the caller can read."""
+        events = self.store.read_stream(memory_stream(memory_id))
+        state = reduce(evolve, (e.event for e in events), Memory(memory_id))
+        if not state.exists or state.workspace not in ctx.identity.readable:
+            raise NotFound(f"No entry found with ID: {memory_id}")
+        return state, events
+
+    def _execute(self, ctx: Context, memory_id: str, command: c.Command) -> Memory:
+        memory_id = memory_id.strip()
+        for attempt in range(MAX_ATTEMPTS):
+            state, events = self.load(ctx, memory_id)
+            author = events[0].actor
+            if not ctx.identity.can_edit(state.workspace, author):
+                raise Forbidden("You may not change this memory")
+            try:
+                return self._append(ctx, state, decide(command, state))
+            except ConcurrencyConflict:
+                if attempt == MAX_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _append(self, ctx: Context, state: Memory, events: list[object]) -> Memory:
+        if not events:
+            return state
+        now = self.clock.now_ms()
+        workspace = state.workspace or ctx.identity.personal_workspace
+        envelopes = [
+            Envelope(
+                stream_id=memory_stream(state.id), version=state.version + i + 1, event=event,
+                actor=ctx.identity.actor_id, workspace=workspace, request_id=ctx.request_id, at=now,
+                schema_version=type(event).SCHEMA,  # type: ignore[attr-defined]
+            )
+            for i, event in enumerate(events)
+        ]
+        self.store.append(envelopes)
+        return reduce(evolve, events, state)

@@ -1,0 +1,106 @@
+"""Every event that exists, the envelope they travel in, and the registry of stored type names."""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class MemoryCaptured:
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryAppended:
+    addition: str
+    dated: str  # the "[Update <date>]" label, fixed at decision time so replays agree
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryRevised:
+    content: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class TagsChanged:
+    tags: tuple[str, ...]
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryForgotten:
+    """Tombstone: the store erases the content of every earlier event of the stream."""
+
+    SCHEMA: ClassVar[int] = 1
+    TOMBSTONE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What an erased event reads back as: its type survives, its content does not."""
+
+    original_type: str
+    SCHEMA: ClassVar[int] = 1
+
+
+DomainEvent = MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryForgotten | Erased
+
+REGISTRY: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryForgotten)
+}
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One event as stored: where it belongs, who caused it, when, and its global position."""
+
+    stream_id: str
+    version: int
+    event: Any
+    actor: str
+    workspace: str
+    request_id: str
+    at: int  # unix milliseconds
+    position: int = 0  # assigned by the store on append
+    schema_version: int = field(default=1)
+
+    @property
+    def type(self) -> str:
+        if isinstance(self.event, Erased):
+            return self.event.original_type
+        return type(self.event).__name__
+
+
+def is_tombstone(event: object) -> bool:
+    """True for events after which a stream's earlier content must be erased."""
+    return bool(getattr(event, "TOMBSTONE", False))
+
+
+def to_data(event: object) -> dict[str, Any]:
+    """The JSON-ready payload of an event (tuples become lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(event).items()}  # type: ignore[call-overload]
+
+
+def from_data(type_name: str, data: dict[str, Any], erased: bool = False) -> object:
+    """Rebuild an event from its stored type name and payload."""
+    if erased:
+        return Erased(type_name)
+    cls = REGISTRY[type_name]
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return cls(**fields)
+
+
+def memory_stream(memory_id: str) -> str:
+    return f"memory-{memory_id}"

@@ -1,0 +1,139 @@
+"""The memory aggregate as two pure functions: decide(command, state) and evolve(state, event)."""
+
+from dataclasses import dataclass, replace
+
+from . import text
+from .commands import Append, Capture, ChangeTags, Command, Forget, SetStatus, Update
+from .errors import InvalidInput, NotFound
+from .events import (
+    Erased,
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryForgotten,
+    MemoryRevised,
+    StatusChanged,
+    TagsChanged,
+)
+
+# Tags the brain owns: an explicit tag list on update replaces the caller's tags, never these.
+WORKER_OWNED_PREFIXES = ("kind:", "status:", "volatility:", "stale:")
+WORKER_OWNED_MARKERS = frozenset(
+    {"auto-pattern", "auto-insight", "synthesized", "rolled-up", "duplicate-candidate", "contradiction-resolved"}
+)
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    exists: bool = False
+    forgotten: bool = False
+    content: str = ""
+    tags: tuple[str, ...] = ()
+    source: str = ""
+    workspace: str = ""
+    version: int = 0
+
+
+def decide(command: Command, state: Memory) -> list[object]:
+    """Turn a command into the events it causes, or raise if the command is not allowed."""
+    if isinstance(command, Capture):
+        return _capture(command, state)
+    if not state.exists:
+        raise NotFound(f"No entry found with ID: {state.id}")
+    if isinstance(command, Append):
+        return _append(command, state)
+    if isinstance(command, Update):
+        return _update(command, state)
+    if isinstance(command, SetStatus):
+        if command.status not in text.STATUSES:
+            raise InvalidInput("status must be one of: canonical, draft, deprecated")
+        return [StatusChanged(command.status)]
+    if isinstance(command, ChangeTags):
+        tags = tuple(text.normalize_tags(list(command.tags)))
+        return [] if tags == state.tags else [TagsChanged(tags)]
+    if isinstance(command, Forget):
+        return [MemoryForgotten()]
+    raise TypeError(f"unknown command {command!r}")
+
+
+def evolve(state: Memory, event: object) -> Memory:
+    """Apply one event to the memory's state."""
+    version = state.version + 1
+    if isinstance(event, MemoryCaptured):
+        return replace(
+            state, exists=True, content=event.content, tags=event.tags, source=event.source,
+            workspace=event.workspace, version=version,
+        )
+    if isinstance(event, MemoryAppended):
+        return replace(state, content=appended(state.content, event), version=version)
+    if isinstance(event, MemoryRevised):
+        return replace(state, content=event.content, version=version)
+    if isinstance(event, TagsChanged):
+        return replace(state, tags=event.tags, version=version)
+    if isinstance(event, StatusChanged):
+        return replace(state, tags=tuple(text.with_prefixed(list(state.tags), "status:", event.status)), version=version)
+    if isinstance(event, MemoryForgotten):
+        return Memory(id=state.id, forgotten=True, version=version)
+    if isinstance(event, Erased):
+        return replace(state, version=version)
+    raise TypeError(f"unknown event {event!r}")
+
+
+def appended(content: str, event: MemoryAppended) -> str:
+    """The content after an append: the original kept, the addition under a dated label."""
+    return f"{content}\n\n[Update {event.dated}]: {event.addition}"
+
+
+def _required(value: str, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"Missing or empty {name}")
+    return value
+
+
+def _capture(command: Capture, state: Memory) -> list[object]:
+    if state.exists or state.forgotten:
+        raise InvalidInput(f"An entry with ID {state.id} already exists")
+    content = _required(command.content, "content").strip()
+    text.check_volatility(command.volatility)
+    content, hashtags = text.extract_hashtags(content)
+    tags = text.normalize_tags([*command.tags, *hashtags])
+    tags = text.with_prefixed(tags, "volatility:", command.volatility)
+    source = (command.source or "api").strip() or "api"
+    return [MemoryCaptured(content, tuple(tags), source, command.workspace)]
+
+
+def _append(command: Append, state: Memory) -> list[object]:
+    addition = _required(command.addition, "addition").strip()
+    text.check_volatility(command.volatility)
+    events: list[object] = [MemoryAppended(addition, command.dated)]
+    tags = [t for t in state.tags if t.lower() != "stale:as-of"]
+    tags = text.with_prefixed(tags, "volatility:", command.volatility)
+    if tuple(tags) != state.tags:
+        events.append(TagsChanged(tuple(tags)))
+    return events
+
+
+def _update(command: Update, state: Memory) -> list[object]:
+    content = _required(command.content, "content").strip()
+    text.check_volatility(command.volatility)
+    content, hashtags = text.extract_hashtags(content)
+    if command.tags is None:
+        tags = text.dedupe([*state.tags, *hashtags])
+    else:
+        owned = [t for t in state.tags if _worker_owned(t)]
+        tags = text.dedupe([*owned, *text.normalize_tags([*command.tags, *hashtags])])
+    # New content may change how long it stays true: volatility is re-judged, not carried over.
+    tags = [t for t in tags if t.lower() not in ("stale:as-of", "rolled-up") and not t.lower().startswith("volatility:")]
+    tags = text.with_prefixed(tags, "volatility:", command.volatility)
+    text.normalize_tags(tags)  # the limits hold for the result too
+    events: list[object] = []
+    if content != state.content:
+        events.append(MemoryRevised(content))
+    if tuple(tags) != state.tags:
+        events.append(TagsChanged(tuple(tags)))
+    return events
+
+
+def _worker_owned(tag: str) -> bool:
+    lowered = tag.lower()
+    return lowered.startswith(WORKER_OWNED_PREFIXES) or lowered in WORKER_OWNED_MARKERS

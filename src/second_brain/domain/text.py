@@ -1,0 +1,86 @@
+"""Pure text rules for captured content: hashtags, tags, volatility and status values."""
+
+import re
+
+from .errors import InvalidInput
+
+HASHTAG = re.compile(r"(?<![\w#&/=?.:-])#(\w+(?:-\w+)*)")
+# Spans where a '#' is part of something else: URLs, fenced code blocks and inline code.
+PROTECTED_SPANS = re.compile(
+    r"```.*?(?:```|\Z)"  # fenced code, to its closing fence or the end of the note
+    r"|`[^`\n]*`"  # inline code
+    r"|\b(?:https?|ftp)://\S+"  # URLs with a scheme
+    r"|\bwww\.\S+",
+    re.DOTALL,
+)
+SPACES_LEFT_BEHIND = re.compile(r"[ \t]{2,}")
+
+VOLATILITIES = ("durable", "state", "volatile")
+STATUSES = ("canonical", "draft", "deprecated")
+MAX_TAGS = 64
+MAX_TAG_CHARS = 128
+RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
+PIPELINE_MARKERS = frozenset(
+    {"synthesized", "auto-pattern", "auto-insight", "duplicate-candidate", "contradiction-resolved", "rolled-up"}
+)
+
+
+def extract_hashtags(content: str) -> tuple[str, list[str]]:
+    """Split hashtags out of content; digits-only tags, URLs and code are left untouched.
+
+    Unlike the reference, whitespace is preserved: only the hashtag itself and the
+    spaces it leaves doubled on its own line are removed.
+    """
+    protected = [m.span() for m in PROTECTED_SPANS.finditer(content)]
+    tags: list[str] = []
+    kept: list[str] = []
+    cursor = 0
+    for match in HASHTAG.finditer(content):
+        start, end = match.span()
+        if match.group(1).isdigit() or any(a <= start < b for a, b in protected):
+            continue
+        tags.append(match.group(1).lower())
+        kept.append(content[cursor:start])
+        cursor = end
+    if not tags:
+        return content, []
+    kept.append(content[cursor:])
+    lines = "".join(kept).split("\n")
+    text = "\n".join(SPACES_LEFT_BEHIND.sub(" ", line).rstrip() for line in lines).strip()
+    return (text or content), dedupe(tags)
+
+
+def dedupe(tags: list[str]) -> list[str]:
+    """Keep the first occurrence of each tag, in order."""
+    return list(dict.fromkeys(tags))
+
+
+def normalize_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
+    """Trim and lowercase caller tags, drop empty ones, enforce the limits."""
+    cleaned = dedupe([t.strip().lower() for t in tags if t.strip()])
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"Too many tags: at most {MAX_TAGS} are allowed")
+    for tag in cleaned:
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidInput(f"Tag too long: at most {MAX_TAG_CHARS} characters ({tag[:40]}…)")
+    return cleaned
+
+
+def check_volatility(volatility: str | None) -> None:
+    """Volatility values are matched case-sensitively, as the reference does."""
+    if volatility is not None and volatility not in VOLATILITIES:
+        raise InvalidInput("volatility must be one of: durable, state, volatile")
+
+
+def with_prefixed(tags: list[str], prefix: str, value: str | None) -> list[str]:
+    """Replace any tag under `prefix` (case-insensitively) with `prefix + value`."""
+    if value is None:
+        return tags
+    kept = [t for t in tags if not t.lower().startswith(prefix)]
+    return [*kept, prefix + value]
+
+
+def is_topic_tag(tag: str) -> bool:
+    """A tag a person chose, as opposed to the brain's own bookkeeping."""
+    lowered = tag.lower()
+    return not (lowered.startswith(RESERVED_PREFIXES) or lowered in PIPELINE_MARKERS or lowered.isdigit())

@@ -1,0 +1,36 @@
+"""JSON bodies parsed whatever the Content-Type says (curl -d sends form encoding), into pydantic models."""
+
+import json
+from typing import Any, TypeVar
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ...domain.errors import InvalidInput
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+def json_body(model: type[Model]) -> Any:
+    """A dependency that reads the request body as a JSON object and validates it as `model`."""
+
+    async def parse(request: Request) -> Model:
+        raw = await request.body()
+        try:
+            data = json.loads(raw) if raw.strip() else {}
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise InvalidInput("Invalid JSON body") from None
+        if not isinstance(data, dict):
+            raise InvalidInput("Invalid JSON body: expected a JSON object")
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            raise InvalidInput(f"Invalid {field}: {first['msg']}") from None
+
+    return parse

@@ -1,0 +1,174 @@
+"""REST routes for the memory lifecycle and its reads."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import StrictStr
+
+from ...app.memories import Context
+from ...app.queries import RecallRequest
+from ...domain.errors import InvalidInput
+from ...domain.identity import Identity
+from ...ports.read_model import Filters
+from .body import Body, json_body
+from .params import flag_param, int_param, text_param
+
+router = APIRouter()
+
+
+class CaptureBody(Body):
+    content: StrictStr | None = None
+    tags: list[StrictStr] | None = None
+    source: StrictStr | None = None
+    workspace: StrictStr | None = None
+    volatility: StrictStr | None = None
+
+
+class AppendBody(Body):
+    id: StrictStr | None = None
+    addition: StrictStr | None = None
+    volatility: StrictStr | None = None
+
+
+class UpdateBody(Body):
+    id: StrictStr | None = None
+    content: StrictStr | None = None
+    tags: list[StrictStr] | None = None
+    volatility: StrictStr | None = None
+
+
+class IdBody(Body):
+    id: StrictStr | None = None
+
+
+class StatusBody(Body):
+    id: StrictStr | None = None
+    status: StrictStr | None = None
+
+
+def context(request: Request) -> Context:
+    identity: Identity = request.app.state.auth(request)
+    return Context(identity, request.state.request_id)
+
+
+Ctx = Annotated[Context, Depends(context)]
+CaptureIn = Annotated[CaptureBody, Depends(json_body(CaptureBody))]
+AppendIn = Annotated[AppendBody, Depends(json_body(AppendBody))]
+UpdateIn = Annotated[UpdateBody, Depends(json_body(UpdateBody))]
+IdIn = Annotated[IdBody, Depends(json_body(IdBody))]
+StatusIn = Annotated[StatusBody, Depends(json_body(StatusBody))]
+
+
+def required(value: str | None, name: str) -> str:
+    if value is None or not value.strip():
+        raise InvalidInput(f"Missing or empty {name}")
+    return value
+
+
+def workspaces_for(ctx: Context, layer: str | None) -> tuple[str, ...]:
+    """The readable workspaces, narrowed to one layer when the caller asks for it."""
+    if layer is None:
+        return ctx.identity.readable
+    if layer == "personal":
+        return (ctx.identity.personal_workspace,)
+    if layer == "company":
+        return ctx.identity.company_workspaces
+    raise InvalidInput("workspace must be personal or company")
+
+
+@router.post("/capture")
+def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
+    if body.workspace not in (None, "personal"):
+        workspaces_for(ctx, body.workspace)  # rejects unknown layers
+        raise InvalidInput("This brain has no company workspace yet: capture to personal")
+    memory = request.app.state.brain.memories.capture(
+        ctx, required(body.content, "content"), body.tags or [], body.source or "api", body.volatility
+    )
+    return {"ok": True, "id": memory.id, "tags": list(memory.tags)}
+
+
+@router.post("/append")
+def append(ctx: Ctx, body: AppendIn, request: Request) -> dict[str, Any]:
+    memory = request.app.state.brain.memories.append(
+        ctx, required(body.id, "id"), required(body.addition, "addition"), body.volatility
+    )
+    return {"ok": True, "id": memory.id, "message": "Update appended successfully with timestamp"}
+
+
+@router.post("/update")
+def update(ctx: Ctx, body: UpdateIn, request: Request) -> dict[str, Any]:
+    memory = request.app.state.brain.memories.update(
+        ctx, required(body.id, "id"), required(body.content, "content"), body.tags, body.volatility
+    )
+    # No embedder in this build yet: the new content went into the keyword index, into no vectors.
+    return {"ok": True, "id": memory.id, "vectors": 0}
+
+
+@router.post("/forget")
+def forget(ctx: Ctx, body: IdIn, request: Request) -> dict[str, Any]:
+    memory = request.app.state.brain.memories.forget(ctx, required(body.id, "id"))
+    return {"ok": True, "id": memory.id, "deletedVectors": 0}
+
+
+@router.post("/status")
+def status(ctx: Ctx, body: StatusIn, request: Request) -> dict[str, Any]:
+    memory = request.app.state.brain.memories.set_status(ctx, required(body.id, "id"), required(body.status, "status"))
+    return {"ok": True, "id": memory.id, "status": body.status}
+
+
+def filters(ctx: Context, request: Request) -> Filters:
+    params = request.query_params
+    actor = text_param(params, "actor")
+    if actor is not None and actor.lower() in ("me", ctx.identity.actor_id, ctx.identity.name.lower()):
+        actor = ctx.identity.actor_id
+    kind = text_param(params, "kind")
+    tag = text_param(params, "tag")
+    return Filters(
+        workspaces=workspaces_for(ctx, text_param(params, "workspace")),
+        tag=tag.lower() if tag else None,
+        after=int_param(params, "after", None),
+        before=int_param(params, "before", None),
+        kind=kind if kind in ("episodic", "semantic") else None,  # unrecognised kinds are ignored
+        actor=actor,
+    )
+
+
+@router.get("/list")
+def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
+    n = int_param(request.query_params, "n", 20, 1, 100)
+    return request.app.state.brain.queries.recent(ctx, filters(ctx, request), n)
+
+
+@router.get("/entry")
+def entry(ctx: Ctx, request: Request) -> dict[str, Any]:
+    entry_id = required(request.query_params.get("id"), "id")
+    return {"ok": True, "entry": request.app.state.brain.queries.entry(ctx, entry_id)}
+
+
+@router.get("/count")
+def count(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return {"count": request.app.state.brain.queries.count(ctx)}
+
+
+@router.get("/tags")
+def tags(ctx: Ctx, request: Request) -> list[Any]:
+    return request.app.state.brain.queries.tags(ctx, flag_param(request.query_params, "counts"))
+
+
+@router.get("/stats")
+def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return request.app.state.brain.queries.stats(ctx)
+
+
+@router.get("/recall")
+def recall(ctx: Ctx, request: Request) -> dict[str, Any]:
+    params = request.query_params
+    query = required(params.get("query"), "query")
+    int_param(params, "hops", 0, 0, 3)  # validated now; graph expansion arrives with links
+    recall_request = RecallRequest(
+        query=query,
+        top_k=int_param(params, "topK", 5, 1, 20),  # type: ignore[arg-type]
+        filters=filters(ctx, request),
+        full=flag_param(params, "full"),
+    )
+    return request.app.state.brain.queries.recall(ctx, recall_request)

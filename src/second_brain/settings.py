@@ -1,0 +1,32 @@
+"""The one settings class: read once, from BRAIN_* environment variables."""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BRAIN_", extra="ignore")
+
+    data_dir: Path = Field(Path("data"), description="Directory holding the brain's SQLite file and token.")
+    host: str = Field("127.0.0.1", description="Interface `brain serve` binds to.")
+    port: int = Field(8787, description="Port `brain serve` listens on.")
+    auth_token: SecretStr | None = Field(
+        None, description="Owner bearer token; when unset one is generated on first start and saved in data_dir."
+    )
+    owner_name: str = Field("Owner", description="Display name of the brain's owner in timelines.")
+    timezone: str = Field("UTC", description="Time zone for dated labels and date-only values.")
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
+        "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
+    )
+    vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "brain.sqlite3"
+
+    @property
+    def token_path(self) -> Path:
+        return self.data_dir / "auth_token"
