@@ -13,7 +13,6 @@ PROTECTED_SPANS = re.compile(
     r"|\bwww\.\S+",
     re.DOTALL,
 )
-SPACES_LEFT_BEHIND = re.compile(r"[ \t]{2,}")
 
 VOLATILITIES = ("durable", "state", "volatile")
 STATUSES = ("canonical", "draft", "deprecated")
@@ -28,8 +27,7 @@ PIPELINE_MARKERS = frozenset(
 def extract_hashtags(content: str) -> tuple[str, list[str]]:
     """Split hashtags out of content; digits-only tags, URLs and code are left untouched.
 
-    Unlike the reference, whitespace is preserved: only the hashtag itself and the
-    spaces it leaves doubled on its own line are removed.
+    Unlike the reference, whitespace is preserved: only the hashtag and one space beside it go.
     """
     protected = [m.span() for m in PROTECTED_SPANS.finditer(content)]
     tags: list[str] = []
@@ -40,13 +38,16 @@ def extract_hashtags(content: str) -> tuple[str, list[str]]:
         if match.group(1).isdigit() or any(a <= start < b for a, b in protected):
             continue
         tags.append(match.group(1).lower())
+        if start > cursor and content[start - 1] in " \t":
+            start -= 1
+        elif end < len(content) and content[end] in " \t":
+            end += 1
         kept.append(content[cursor:start])
         cursor = end
     if not tags:
         return content, []
     kept.append(content[cursor:])
-    lines = "".join(kept).split("\n")
-    text = "\n".join(SPACES_LEFT_BEHIND.sub(" ", line).rstrip() for line in lines).strip()
+    text = "".join(kept).strip()
     return (text or content), dedupe(tags)
 
 

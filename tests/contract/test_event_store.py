@@ -1,0 +1,117 @@
+"""One contract, every event store: in-memory, SQLite (a real file) and DynamoDB (through moto)."""
+
+import json
+import threading
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
+from second_brain.adapters.event_store.memory import InMemoryEventStore
+from second_brain.adapters.event_store.sqlite import SQLiteEventStore
+from second_brain.adapters.sqlite_database import SQLiteDatabase
+from second_brain.domain.errors import ConcurrencyConflict
+from second_brain.domain.events import Erased, MemoryCaptured, MemoryForgotten, MemoryRevised, StatusChanged, to_data
+from tests.conftest import envelope
+
+
+def captured(text: str = "hello") -> MemoryCaptured:
+    return MemoryCaptured(text, ("work",), "api", "personal-owner")
+
+
+@pytest.fixture(params=["memory", "sqlite", "dynamodb"])
+def store(request, tmp_path) -> Iterator[object]:
+    if request.param == "memory":
+        yield InMemoryEventStore()
+    elif request.param == "sqlite":
+        db = SQLiteDatabase(tmp_path / "events.sqlite3")
+        yield SQLiteEventStore(db)
+        db.close()
+    else:
+        with mock_aws():
+            client = boto3.client("dynamodb", region_name="us-east-1")
+            client.create_table(**table_definition("events"))
+            yield DynamoDBEventStore(client, "events")
+
+
+def test_append_then_read_stream_round_trips_the_envelope(store):
+    first = envelope("memory-a", 1, captured(), at=1234)
+    [stored] = store.append([first])
+    assert stored.position == 1
+    [read] = store.read_stream("memory-a")
+    assert read == stored
+    assert (read.type, read.actor, read.workspace, read.request_id, read.at, read.schema_version) == (
+        "MemoryCaptured", "owner", "personal-owner", first.request_id, 1234, 1)
+
+
+def test_versions_must_follow_the_current_one(store):
+    store.append([envelope("memory-a", 1, captured())])
+    with pytest.raises(ConcurrencyConflict):
+        store.append([envelope("memory-a", 1, captured("again"))])  # expected 0, stream is at 1
+    with pytest.raises(ConcurrencyConflict):
+        store.append([envelope("memory-a", 3, MemoryRevised("gap"))])  # expected 2, stream is at 1
+    store.append([envelope("memory-a", 2, MemoryRevised("next"))])
+    assert [e.version for e in store.read_stream("memory-a")] == [1, 2]
+
+
+def test_concurrent_appends_to_one_stream_let_exactly_one_through(store):
+    store.append([envelope("memory-a", 1, captured())])
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def write(n: int) -> None:
+        barrier.wait()
+        try:
+            store.append([envelope("memory-a", 2, MemoryRevised(f"writer {n}"))])
+            outcomes.append("ok")
+        except ConcurrencyConflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["conflict"] * 5 + ["ok"]
+    assert len(store.read_stream("memory-a")) == 2
+
+
+def test_read_all_pages_through_the_log_in_order(store):
+    for n in range(5):
+        store.append([envelope(f"memory-{n}", 1, captured(f"note {n}"))])
+    store.append([envelope("memory-0", 2, StatusChanged("draft"))])
+    everything = store.read_all(0)
+    assert [e.position for e in everything] == [1, 2, 3, 4, 5, 6]
+    assert [e.stream_id for e in store.read_all(after=3, limit=2)] == ["memory-3", "memory-4"]
+    assert store.read_all(after=6) == []
+    assert store.head() == 6
+
+
+def test_a_batch_over_several_streams_is_all_or_nothing(store):
+    store.append([envelope("memory-b", 1, captured())])
+    batch = [envelope("memory-a", 1, captured()), envelope("memory-b", 1, captured("stale write"))]
+    with pytest.raises(ConcurrencyConflict):
+        store.append(batch)
+    assert store.read_stream("memory-a") == []
+    assert store.head() == 1
+    store.append([envelope("memory-a", 1, captured()), envelope("memory-b", 2, StatusChanged("deprecated"))])
+    assert store.head() == 3
+
+
+def test_a_tombstone_erases_the_streams_earlier_content(store):
+    store.append([envelope("memory-a", 1, captured("SECRET-7f3a in the note"))])
+    store.append([envelope("memory-a", 2, MemoryRevised("SECRET-7f3a revised"))])
+    store.append([envelope("memory-b", 1, captured("a neighbour that stays"))])
+    store.append([envelope("memory-a", 3, MemoryForgotten())])
+    events = store.read_stream("memory-a")
+    assert [e.type for e in events] == ["MemoryCaptured", "MemoryRevised", "MemoryForgotten"]
+    assert isinstance(events[0].event, Erased) and isinstance(events[1].event, Erased)
+    assert all("SECRET" not in json.dumps(to_data(e.event)) for e in store.read_all(0))
+    assert store.read_stream("memory-b")[0].event == captured("a neighbour that stays")
+
+
+def test_an_unknown_stream_reads_empty(store):
+    assert store.read_stream("memory-none") == []
+    assert store.head() == 0

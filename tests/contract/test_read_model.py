@@ -1,0 +1,159 @@
+"""The read model and keyword index, driven through the real SQLite brain (a file on disk)."""
+
+import pytest
+
+from second_brain.app.memories import Context
+from second_brain.app.queries import RecallRequest, parse_query
+from second_brain.bootstrap import build
+from second_brain.domain.identity import Identity
+from second_brain.ports.read_model import Filters
+from second_brain.settings import Settings
+
+WS = ("personal-owner",)
+
+
+@pytest.fixture
+def brain(tmp_path, clock):
+    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock)
+    yield brain
+    brain.close()
+
+
+def capture(brain, ctx, clock, content, tags=(), step=1000):
+    clock.advance(step)
+    return brain.memories.capture(ctx, content, list(tags), "api").id
+
+
+def recall_ids(brain, ctx, query, top_k=5, **filters):
+    result = brain.queries.recall(ctx, RecallRequest(query, top_k, Filters(WS, **filters)))
+    return [r["id"] for r in result["results"]]
+
+
+def test_list_is_newest_first_and_filters_by_tag_and_inclusive_time(brain, ctx, clock):
+    a = capture(brain, ctx, clock, "first", ["work"])
+    b = capture(brain, ctx, clock, "second")
+    c = capture(brain, ctx, clock, "third", ["work"])
+    rows = brain.queries.recent(ctx, Filters(WS), 20)
+    assert [r["id"] for r in rows] == [c, b, a]
+    assert [r["id"] for r in brain.queries.recent(ctx, Filters(WS, tag="work"), 20)] == [c, a]
+    created = {r["id"]: r["created_at"] for r in rows}
+    window = Filters(WS, after=created[b], before=created[c])
+    assert [r["id"] for r in brain.queries.recent(ctx, window, 20)] == [c, b]
+    assert len(brain.queries.recent(ctx, Filters(WS), 2)) == 2
+
+
+def test_reads_never_cross_workspaces(brain, ctx, clock):
+    capture(brain, ctx, clock, "owner's note")
+    bob = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")
+    bobs = capture(brain, bob, clock, "bob's note")
+    assert brain.queries.count(ctx) == 1 and brain.queries.count(bob) == 1
+    assert recall_ids(brain, ctx, "note") != [bobs]
+    with pytest.raises(Exception, match="No entry found"):
+        brain.queries.entry(ctx, bobs)
+
+
+def test_tags_are_alphabetical_with_counts(brain, ctx, clock):
+    capture(brain, ctx, clock, "x", ["work", "idea"])
+    capture(brain, ctx, clock, "y", ["work"])
+    assert brain.queries.tags(ctx, counts=False) == ["idea", "work"]
+    assert brain.queries.tags(ctx, counts=True) == [{"tag": "idea", "count": 1}, {"tag": "work", "count": 2}]
+
+
+@pytest.mark.parametrize(
+    ("needle", "query"),
+    [
+        ("Set DATABASE_URL before boot", "DATABASE_URL"),
+        ("Handshake failed with ERR_TLS_90412 on the proxy", "what is ERR_TLS_90412?"),
+        ("Edit config.yaml to add the region", "config.yaml"),
+        ("Released v1.9 yesterday", "v1.9"),
+        ("SB-024の決定は延期になった", "SB-024の決定"),
+        ("東京オフィスの会議室は三階です", "会議室"),
+        ("Fixed in PR #149 by Ada", "#149"),
+        ("The io scheduler was swapped", "io"),
+    ],
+)
+def test_keyword_recall_finds_identifiers_cjk_and_short_words(brain, ctx, clock, needle, query):
+    for n in range(20):
+        capture(brain, ctx, clock, f"Unrelated filler note number {n} about gardening and tea")
+    target = capture(brain, ctx, clock, needle)
+    assert recall_ids(brain, ctx, query)[0] == target
+
+
+def test_recall_applies_filters_before_the_cut(brain, ctx, clock):
+    for n in range(30):
+        capture(brain, ctx, clock, f"pricing pricing pricing discussion {n}")
+    tagged = [capture(brain, ctx, clock, f"pricing idea {n}", ["work"]) for n in range(3)]
+    assert sorted(recall_ids(brain, ctx, "pricing", top_k=3, tag="work")) == sorted(tagged)
+
+
+def test_recall_never_returns_deprecated_memories(brain, ctx, clock):
+    old = capture(brain, ctx, clock, "The meeting is on Tuesday")
+    new = capture(brain, ctx, clock, "The meeting moved to Wednesday")
+    brain.memories.set_status(ctx, old, "deprecated")
+    assert recall_ids(brain, ctx, "meeting") == [new]
+
+
+def test_recall_scores_are_normalized_to_100_and_long_content_is_cut(brain, ctx, clock):
+    long_note = ("Kubernetes rollout notes. " + "Padding sentence about nothing in particular. " * 200).strip()
+    capture(brain, ctx, clock, long_note)
+    capture(brain, ctx, clock, "kubernetes")
+    result = brain.queries.recall(ctx, RecallRequest("kubernetes rollout", 5, Filters(WS)))
+    assert result["results"][0]["score"] == 100.0
+    by_length = {r["full_length"]: r for r in result["results"]}
+    cut = by_length[len(long_note)]
+    assert cut["truncated"] and len(cut["content"]) < 4200
+    full = brain.queries.recall(ctx, RecallRequest("kubernetes rollout", 5, Filters(WS), full=True))
+    assert {r["content"] for r in full["results"]} == {long_note, "kubernetes"}
+
+
+def test_query_parsing_drops_framing_words_and_takes_out_tag_syntax():
+    parsed = parse_query("what did I decide about pricing? tag:Work")
+    assert (parsed.terms, parsed.tag, parsed.used) == (["decide", "pricing"], "work", "decide pricing")
+    assert parse_query("what is it").terms == ["what"]  # nothing but stopwords: keep them
+
+
+def test_stats_count_topics_and_ignore_bookkeeping(brain, ctx, clock):
+    assert brain.queries.stats(ctx)["avg_importance"] is None
+    for n in range(3):
+        capture(brain, ctx, clock, f"note {n}", ["work"])
+    memory = capture(brain, ctx, clock, "canonical fact", ["idea"])
+    brain.memories.set_status(ctx, memory, "canonical")
+    stats = brain.queries.stats(ctx)
+    assert stats["count"] == 4 and stats["top_tags"] == ["work", "idea"]
+    assert stats["unclassified"] == 3 and stats["vectorize_grace_ms"] == 300_000
+
+
+def test_replay_rebuilds_projections_that_answer_the_same(brain, ctx, clock):
+    ids = [capture(brain, ctx, clock, f"Release note {n} for DATABASE_URL rotation", ["ops"]) for n in range(10)]
+    brain.memories.append(ctx, ids[0], "rotated again")
+    brain.memories.update(ctx, ids[1], "Rewritten release note #changed", None)
+    brain.memories.set_status(ctx, ids[2], "deprecated")
+    brain.memories.forget(ctx, ids[3])
+
+    def answers():
+        return (
+            brain.queries.recent(ctx, Filters(WS), 100), brain.queries.tags(ctx, True), brain.queries.count(ctx),
+            brain.queries.recall(ctx, RecallRequest("DATABASE_URL rotation", 20, Filters(WS))),
+            brain.queries.entry(ctx, ids[0]),
+        )
+
+    before = answers()
+    assert brain.store.rebuild_projections(batch=3) == brain.store.head()
+    assert answers() == before
+
+
+def test_a_failing_projection_rolls_the_append_back(brain, ctx, clock):
+    class Broken:
+        name = "broken"
+
+        def create(self, conn): ...
+
+        def drop(self, conn): ...
+
+        def apply(self, conn, events):
+            raise RuntimeError("projection bug")
+
+    brain.store.projections.append(Broken())
+    with pytest.raises(RuntimeError):
+        capture(brain, ctx, clock, "never half written")
+    assert brain.store.head() == 0 and brain.queries.count(ctx) == 0

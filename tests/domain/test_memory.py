@@ -1,0 +1,113 @@
+"""Given events, when a command, then events: the memory aggregate is pure."""
+
+from functools import reduce
+
+import pytest
+
+from second_brain.domain import commands as c
+from second_brain.domain.errors import InvalidInput, NotFound
+from second_brain.domain.events import (
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryForgotten,
+    MemoryRevised,
+    StatusChanged,
+    TagsChanged,
+)
+from second_brain.domain.memory import Memory, decide, evolve
+
+
+def given(*events: object) -> Memory:
+    return reduce(evolve, events, Memory("m1"))
+
+
+CAPTURED = MemoryCaptured("Pricing floor is $6k", ("work", "volatility:state"), "api", "personal-owner")
+
+
+def test_capture_extracts_hashtags_and_folds_volatility_into_tags():
+    events = decide(c.Capture("Ship it on Friday #Release #4821", ("Work", " idea "), "cli", "ws", "durable"), given())
+    assert events == [
+        MemoryCaptured("Ship it on Friday #4821", ("work", "idea", "release", "volatility:durable"), "cli", "ws")
+    ]
+
+
+def test_capture_defaults_source_to_api_and_keeps_whitespace():
+    content = "line one\n\n```python\nprint('x')  # not a tag\n```"
+    [event] = decide(c.Capture(content, (), "", "ws"), given())
+    assert event.content == content and event.source == "api" and event.tags == ()
+
+
+@pytest.mark.parametrize("content", ["", "   ", "\n\t"])
+def test_capture_rejects_empty_content(content):
+    with pytest.raises(InvalidInput, match="content"):
+        decide(c.Capture(content, (), "api", "ws"), given())
+
+
+def test_capture_rejects_volatility_in_the_wrong_case():
+    with pytest.raises(InvalidInput, match="volatility"):
+        decide(c.Capture("x", (), "api", "ws", "Durable"), given())
+
+
+def test_capture_onto_an_existing_stream_is_refused():
+    with pytest.raises(InvalidInput):
+        decide(c.Capture("again", (), "api", "ws"), given(CAPTURED))
+
+
+def test_commands_on_a_missing_memory_are_not_found():
+    for command in (c.Append("x", "Jan 1, 2026"), c.Update("x"), c.SetStatus("draft"), c.Forget()):
+        with pytest.raises(NotFound, match="No entry found with ID: m1"):
+            decide(command, given())
+
+
+def test_append_keeps_the_original_under_a_dated_label_and_clears_staleness():
+    state = given(CAPTURED, TagsChanged(("work", "stale:as-of")))
+    events = decide(c.Append("Now $7k", "Feb 3, 2026"), state)
+    assert events == [MemoryAppended("Now $7k", "Feb 3, 2026"), TagsChanged(("work",))]
+    assert evolve(state, events[0]).content == "Pricing floor is $6k\n\n[Update Feb 3, 2026]: Now $7k"
+
+
+def test_append_with_volatility_replaces_the_previous_one():
+    events = decide(c.Append("x", "Feb 3, 2026", "volatile"), given(CAPTURED))
+    assert events[1] == TagsChanged(("work", "volatility:volatile"))
+
+
+def test_update_without_tags_merges_hashtags_and_rejudges_volatility():
+    events = decide(c.Update("Floor is $7k #pricing"), given(CAPTURED))
+    assert events == [MemoryRevised("Floor is $7k"), TagsChanged(("work", "pricing"))]
+
+
+def test_update_with_tags_replaces_caller_tags_but_keeps_the_brains_own():
+    state = given(CAPTURED, StatusChanged("canonical"), TagsChanged(("work", "status:canonical", "kind:semantic")))
+    events = decide(c.Update("Pricing floor is $6k", ("finance",)), state)
+    assert events == [TagsChanged(("status:canonical", "kind:semantic", "finance"))]
+
+
+def test_update_to_the_same_content_and_tags_changes_nothing():
+    assert decide(c.Update("Pricing floor is $6k", ("work",), "state"), given(CAPTURED)) == []
+
+
+def test_status_replaces_the_previous_status_tag():
+    state = given(CAPTURED, StatusChanged("draft"))
+    [event] = decide(c.SetStatus("canonical"), state)
+    assert evolve(state, event).tags == ("work", "volatility:state", "status:canonical")
+
+
+def test_status_must_be_one_of_three():
+    with pytest.raises(InvalidInput, match="canonical, draft, deprecated"):
+        decide(c.SetStatus("archived"), given(CAPTURED))
+
+
+def test_forget_emits_a_tombstone_and_leaves_nothing_in_state():
+    [event] = decide(c.Forget(), given(CAPTURED))
+    assert event == MemoryForgotten()
+    state = evolve(given(CAPTURED), event)
+    assert not state.exists and state.forgotten and state.content == ""
+
+
+def test_change_tags_normalizes_and_is_a_no_op_when_equal():
+    assert decide(c.ChangeTags(("WORK", "volatility:state")), given(CAPTURED)) == []
+    assert decide(c.ChangeTags(("a",)), given(CAPTURED)) == [TagsChanged(("a",))]
+
+
+def test_versions_count_events():
+    assert given(CAPTURED, MemoryRevised("y"), StatusChanged("draft")).version == 3
