@@ -11,7 +11,7 @@ from ..domain import commands as c
 from ..domain.errors import ConcurrencyConflict, Forbidden, NotFound
 from ..domain.events import Envelope, memory_stream
 from ..domain.identity import Identity
-from ..domain.memory import Memory, decide, evolve
+from ..domain.memory import Memory, decide, evolve, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 
@@ -72,6 +72,7 @@ class MemoryService:
 
     def _execute(self, ctx: Context, memory_id: str, command: c.Command) -> Memory:
         memory_id = memory_id.strip()
+        validate(command)
         for attempt in range(MAX_ATTEMPTS):
             state, events = self.load(ctx, memory_id)
             author = events[0].actor

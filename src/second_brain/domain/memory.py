@@ -36,6 +36,7 @@ class Memory:
 
 def decide(command: Command, state: Memory) -> list[object]:
     """Turn a command into the events it causes, or raise if the command is not allowed."""
+    validate(command)
     if isinstance(command, Capture):
         return _capture(command, state)
     if not state.exists:
@@ -45,8 +46,6 @@ def decide(command: Command, state: Memory) -> list[object]:
     if isinstance(command, Update):
         return _update(command, state)
     if isinstance(command, SetStatus):
-        if command.status not in text.STATUSES:
-            raise InvalidInput("status must be one of: canonical, draft, deprecated")
         return [StatusChanged(command.status)]
     if isinstance(command, ChangeTags):
         tags = tuple(text.normalize_tags(list(command.tags)))
@@ -82,6 +81,18 @@ def evolve(state: Memory, event: object) -> Memory:
 def appended(content: str, event: MemoryAppended) -> str:
     """The content after an append: the original kept, the addition under a dated label."""
     return f"{content}\n\n[Update {event.dated}]: {event.addition}"
+
+
+def validate(command: Command) -> None:
+    """Input checks that hold whatever the memory's state: bad input is a 400 before it is a 404."""
+    if isinstance(command, (Capture, Update)):
+        _required(command.content, "content")
+    if isinstance(command, Append):
+        _required(command.addition, "addition")
+    if isinstance(command, (Capture, Append, Update)):
+        text.check_volatility(command.volatility)
+    if isinstance(command, SetStatus) and command.status not in text.STATUSES:
+        raise InvalidInput("status must be one of: canonical, draft, deprecated")
 
 
 def _required(value: str, name: str) -> str:

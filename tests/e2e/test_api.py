@@ -1,0 +1,130 @@
+"""The REST API over real HTTP against a real server process and a real database file."""
+
+import httpx
+import pytest
+
+
+def test_the_memory_lifecycle(api):
+    content = "Pricing floor is $6k per project. #pricing\n\n```sql\nSELECT 1; -- #not-a-tag\n```"
+    captured = api.post("/capture", json={"content": content, "tags": ["Work"], "source": "claude-desktop"}).json()
+    assert captured["ok"] is True and captured["tags"] == ["work", "pricing"]
+    memory_id = captured["id"]
+
+    [listed] = api.get("/list").json()
+    assert listed["content"] == "Pricing floor is $6k per project.\n\n```sql\nSELECT 1; -- #not-a-tag\n```"
+    assert (listed["workspace"], listed["can_edit"], listed["actor_name"]) == ("personal", True, None)
+    recalled = api.get("/recall", params={"query": "pricing floor"}).json()
+    assert [r["id"] for r in recalled["results"]] == [memory_id]
+    assert recalled["semantic_unavailable"] is True and recalled["query_used"] == "pricing floor"
+
+    appended = api.post("/append", json={"id": memory_id, "addition": "Raised to $7k.", "volatility": "state"})
+    assert appended.json() == {"ok": True, "id": memory_id, "message": "Update appended successfully with timestamp"}
+    assert api.post("/status", json={"id": f"  {memory_id} ", "status": "canonical"}).json() == {
+        "ok": True, "id": memory_id, "status": "canonical"}
+    updated = api.post("/update", json={"id": memory_id, "content": "Floor is $7k #finance", "tags": ["money"]})
+    assert updated.json() == {"ok": True, "id": memory_id, "vectors": 0}
+
+    entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
+    assert entry["content"] == "Floor is $7k"
+    assert entry["tags"] == ["status:canonical", "money", "finance"]
+    assert entry["updated_at"] > entry["created_at"] or entry["updated_at"] == entry["created_at"]
+    assert [t["event"] for t in entry["timeline"]] == [
+        "created", "appended", "tags_changed", "status_changed", "updated", "tags_changed"]
+    assert entry["timeline"][3]["payload"] == {"status": "canonical"}
+    assert entry["indexed"] is False and entry["actor_name"] == "Owner"
+
+    assert api.get("/tags").json() == ["finance", "money", "status:canonical"]
+    assert api.get("/tags", params={"counts": 1}).json()[0] == {"tag": "finance", "count": 1}
+    assert api.get("/count").json() == {"count": 1}
+    stats = api.get("/stats").json()
+    assert stats["count"] == 1 and stats["top_tags"] == ["finance", "money"]
+
+    assert api.post("/forget", json={"id": memory_id}).json() == {"ok": True, "id": memory_id, "deletedVectors": 0}
+    missing = api.get("/entry", params={"id": memory_id})
+    assert missing.status_code == 404
+    assert missing.json() == {"ok": False, "error": f"No entry found with ID: {memory_id}"}
+    assert api.get("/count").json() == {"count": 0}
+
+
+def test_read_your_writes(api):
+    for n in range(20):
+        memory_id = api.post("/capture", json={"content": f"fresh note QX{n:04d}"}).json()["id"]
+        assert api.get("/list", params={"n": 1}).json()[0]["id"] == memory_id
+        assert api.get("/recall", params={"query": f"QX{n:04d}"}).json()["results"][0]["id"] == memory_id
+
+
+def test_authentication(server):
+    assert httpx.get(server.url + "/").status_code == 200
+    unauthorized = {"ok": False, "error": "Unauthorized", "code": "invalid_token"}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": server.token}, {"Authorization": "Bearer"}, {"Authorization": "Basic " + server.token}):
+        response = httpx.get(server.url + "/count", headers=headers)
+        assert (response.status_code, response.json()) == (401, unauthorized)
+    refused = httpx.get(server.url + "/count", params={"token": server.token})
+    assert (refused.status_code, refused.json()) == (401, unauthorized)
+    with server.client() as api:
+        assert api.get("/count", params={"token": server.token}).status_code == 401
+        assert api.get("/count").status_code == 200
+    preflight = httpx.options(server.url + "/capture", headers={
+        "Origin": "https://example.com", "Access-Control-Request-Method": "POST"})
+    assert preflight.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "error"),
+    [
+        ("post", "/capture", b"{not json", 400, "Invalid JSON body"),
+        ("post", "/capture", b"[1, 2]", 400, "Invalid JSON body: expected a JSON object"),
+        ("post", "/capture", b"", 400, "Missing or empty content"),
+        ("post", "/capture", b'{"content": "   "}', 400, "Missing or empty content"),
+        ("post", "/capture", b'{"content": 42}', 400, "Invalid content: Input should be a valid string"),
+        ("post", "/capture", b'{"content": "x", "tags": "work"}', 400, "Invalid tags: Input should be a valid list"),
+        ("post", "/capture", b'{"content": "x", "volatility": "Durable"}', 400,
+         "volatility must be one of: durable, state, volatile"),
+        ("post", "/capture", b'{"content": "x", "workspace": "team"}', 400, "workspace must be personal or company"),
+        ("post", "/append", b'{"id": "nope", "addition": "x"}', 404, "No entry found with ID: nope"),
+        ("post", "/append", b'{"id": "nope"}', 400, "Missing or empty addition"),
+        ("post", "/update", b'{"content": "x"}', 400, "Missing or empty id"),
+        ("post", "/status", b'{"id": "nope", "status": "archived"}', 400, None),
+        ("post", "/forget", b'{"id": ""}', 400, "Missing or empty id"),
+        ("post", "/forget", b'{"id": "nope"}', 404, "No entry found with ID: nope"),
+        ("get", "/entry", None, 400, "Missing or empty id"),
+        ("get", "/recall", None, 400, "Missing or empty query"),
+        ("get", "/list?n=abc", None, 400, "n must be an integer"),
+        ("get", "/list?after=1.5", None, 400, "after must be an integer"),
+        ("get", "/recall?query=x&topK=ten", None, 400, "topK must be an integer"),
+        ("get", "/no-such-route", None, 404, "Not found"),
+        ("delete", "/capture", None, 405, "Method not allowed"),
+    ],
+)
+def test_every_failure_uses_the_envelope(api, method, path, body, status, error):
+    response = api.request(method.upper(), path, content=body)
+    assert response.status_code == status
+    payload = response.json()
+    assert payload["ok"] is False and isinstance(payload["error"], str) and payload["error"]
+    if error is not None:
+        assert payload["error"] == error
+
+
+def test_status_on_a_missing_entry_is_404_and_a_bad_status_400(api):
+    memory_id = api.post("/capture", json={"content": "x"}).json()["id"]
+    assert api.post("/status", json={"id": "nope", "status": "draft"}).status_code == 404
+    bad = api.post("/status", json={"id": memory_id, "status": "archived"})
+    assert (bad.status_code, bad.json()["error"]) == (400, "status must be one of: canonical, draft, deprecated")
+
+
+def test_clamps(api):
+    for n in range(25):
+        api.post("/capture", json={"content": f"clamp note {n}"})
+    assert len(api.get("/list", params={"n": 500}).json()) == 25
+    assert len(api.get("/list", params={"n": -3}).json()) == 1
+    assert len(api.get("/list").json()) == 20
+    assert len(api.get("/recall", params={"query": "clamp note", "topK": 99}).json()["results"]) == 20
+    assert len(api.get("/recall", params={"query": "clamp note", "topK": 0}).json()["results"]) == 1
+    assert len(api.get("/recall", params={"query": "clamp note"}).json()["results"]) == 5
+
+
+def test_content_is_stored_as_sent(api):
+    content = "Steps:\n  1. run `make`\n\n\tindented\n```python\n#!/usr/bin/env python\nprint('#hi')\n```\nDocs: https://example.com/guide#install"
+    memory_id = api.post("/capture", json={"content": content}).json()["id"]
+    entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
+    assert entry["content"] == content and entry["tags"] == []
