@@ -1,0 +1,149 @@
+"""What must hold under load, crashes and forgetting: against real server processes and real files."""
+
+import os
+import signal
+import stat
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from .conftest import Server, run_cli
+
+
+def test_eight_threads_of_200_captures_all_land(api):
+    def worker(thread: int) -> list[int]:
+        with httpx.Client(base_url=str(api.base_url), headers=dict(api.headers), timeout=60) as client:
+            return [
+                client.post("/capture", json={"content": f"thread {thread} note {n}", "tags": [f"t{thread}"]}).status_code
+                for n in range(200)
+            ]
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = [s for result in pool.map(worker, range(8)) for s in result]
+    assert statuses == [200] * 1600
+    assert api.get("/count").json() == {"count": 1600}
+    assert api.get("/tags", params={"counts": 1}).json() == [{"tag": f"t{n}", "count": 200} for n in range(8)]
+
+
+def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
+    server = Server(tmp_path / "brain").start()
+    sent: dict[str, str] = {}
+    acknowledged: dict[str, str] = {}
+    stop = threading.Event()
+
+    def load(thread: int) -> None:
+        with server.client() as client:
+            for n in range(100_000):
+                if stop.is_set():
+                    return
+                content = f"bulk {thread}-{n} " + "lorem ipsum dolor sit amet " * (n % 50) + f"END-{thread}-{n}-END"
+                sent[f"{thread}-{n}"] = content
+                try:
+                    response = client.post("/capture", json={"content": content, "tags": ["bulk"]})
+                except httpx.TransportError:
+                    return
+                if response.status_code == 200:
+                    acknowledged[response.json()["id"]] = content
+
+    threads = [threading.Thread(target=load, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(acknowledged) > 20, "the load should have been under way when the server died"
+
+    restarted = Server(server.data_dir).start()
+    with restarted.client() as api:
+        def everything():
+            # /list pages newest first: walk back with an inclusive `before` until no new id turns up
+            seen: dict = {}
+            before = 2**62
+            while True:
+                page = api.get("/list", params={"n": 100, "before": before}).json()
+                fresh = {e["id"]: e for e in page if e["id"] not in seen}
+                if not fresh:
+                    return seen
+                seen.update(fresh)
+                before = page[-1]["created_at"]
+
+        stored = everything()
+        assert set(acknowledged) <= set(stored), "an acknowledged capture was lost"
+        for memory_id, content in list(acknowledged.items())[:50]:
+            assert api.get("/entry", params={"id": memory_id}).json()["entry"]["content"] == content
+        contents = set(sent.values())
+        for memory_id, entry in stored.items():
+            assert entry["content"] in contents and entry["tags"] == ["bulk"], f"half-written memory {memory_id}"
+            assert api.get("/recall", params={"query": entry["content"].split()[-1]}).json()["results"][0]["id"] == memory_id
+        count = api.get("/count").json()["count"]
+        assert count == len(stored)
+        restarted.stop()
+
+    replay = run_cli("replay", "--data-dir", str(server.data_dir))
+    assert replay.returncode == 0, replay.stderr
+    after = Server(server.data_dir).start()
+    with after.client() as api:
+        assert api.get("/count").json()["count"] == count
+        sample = sorted(stored)[:25]
+        for memory_id in sample:
+            assert api.get("/entry", params={"id": memory_id}).json()["entry"]["content"] == stored[memory_id]["content"]
+    after.stop()
+
+
+def files_containing(directory, marker: bytes) -> list[str]:
+    found = []
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as handle:
+                if marker in handle.read():
+                    found.append(path)
+    return found
+
+
+def test_forget_means_forget(server, api):
+    marker = f"FORGET-ME-{uuid.uuid4().hex}"
+    for n in range(50):
+        api.post("/capture", json={"content": f"neighbour note {n} that stays"})
+    memory_id = api.post("/capture", json={"content": f"The secret is {marker} #{marker.lower()}",
+                                           "tags": [f"tag-{marker}"]}).json()["id"]
+    api.post("/append", json={"id": memory_id, "addition": f"again {marker}"})
+    api.post("/update", json={"id": memory_id, "content": f"rewritten {marker}"})
+    assert files_containing(server.data_dir, marker.encode()), "the scan must be able to see the marker"
+
+    assert api.post("/forget", json={"id": memory_id}).json()["ok"] is True
+    for encoded in (marker.encode(), marker.lower().encode()):
+        assert files_containing(server.data_dir, encoded) == []
+    assert api.get("/recall", params={"query": marker}).json()["results"] == []
+    assert api.get("/count").json()["count"] == 50
+
+    server.stop()
+    replay = run_cli("replay", "--data-dir", str(server.data_dir))
+    assert replay.returncode == 0, replay.stderr
+    for encoded in (marker.encode(), marker.lower().encode()):
+        assert files_containing(server.data_dir, encoded) == []
+
+
+def test_a_generated_token_is_saved_owner_only_and_printed_once(tmp_path):
+    first = Server(tmp_path / "brain", token=None).start()
+    token_file = first.data_dir / "auth_token"
+    token = token_file.read_text().strip()
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert httpx.get(first.url + "/count", headers={"Authorization": f"Bearer {token}"}).json() == {"count": 0}
+    output = first.stop()
+    assert output.count(token) == 1
+
+    second = Server(first.data_dir, token=None).start()
+    assert httpx.get(second.url + "/count", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    assert token not in second.stop()
+
+
+def test_cli_version():
+    result = run_cli("version")
+    assert result.returncode == 0 and result.stdout.startswith("second-brain ")
