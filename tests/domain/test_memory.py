@@ -111,3 +111,13 @@ def test_change_tags_normalizes_and_is_a_no_op_when_equal():
 
 def test_versions_count_events():
     assert given(CAPTURED, MemoryRevised("y"), StatusChanged("draft")).version == 3
+
+
+def test_content_past_the_limit_is_refused_whole():
+    from second_brain.domain.text import MAX_CONTENT_CHARS
+
+    with pytest.raises(InvalidInput, match="too long"):
+        decide(c.Capture("x" * (MAX_CONTENT_CHARS + 1), (), "api", "ws"), given())
+    big = given(MemoryCaptured("y" * (MAX_CONTENT_CHARS - 10), (), "api", "ws"))
+    with pytest.raises(InvalidInput, match="too long"):
+        decide(c.Append("a long enough addition", "Jan 1, 2026"), big)

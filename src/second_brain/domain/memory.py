@@ -86,9 +86,9 @@ def appended(content: str, event: MemoryAppended) -> str:
 def validate(command: Command) -> None:
     """Input checks that hold whatever the memory's state: bad input is a 400 before it is a 404."""
     if isinstance(command, (Capture, Update)):
-        _required(command.content, "content")
+        text.check_length(_required(command.content, "content"))
     if isinstance(command, Append):
-        _required(command.addition, "addition")
+        text.check_length(_required(command.addition, "addition"))
     if isinstance(command, (Capture, Append, Update)):
         text.check_volatility(command.volatility)
     if isinstance(command, SetStatus) and command.status not in text.STATUSES:
@@ -117,6 +117,7 @@ def _append(command: Append, state: Memory) -> list[object]:
     addition = _required(command.addition, "addition").strip()
     text.check_volatility(command.volatility)
     events: list[object] = [MemoryAppended(addition, command.dated)]
+    text.check_length(appended(state.content, events[0]))  # type: ignore[arg-type]
     tags = [t for t in state.tags if t.lower() != "stale:as-of"]
     tags = text.with_prefixed(tags, "volatility:", command.volatility)
     if tuple(tags) != state.tags:

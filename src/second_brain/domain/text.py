@@ -16,6 +16,7 @@ PROTECTED_SPANS = re.compile(
 
 VOLATILITIES = ("durable", "state", "volatile")
 STATUSES = ("canonical", "draft", "deprecated")
+MAX_CONTENT_CHARS = 200_000
 MAX_TAGS = 64
 MAX_TAG_CHARS = 128
 RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
@@ -49,6 +50,12 @@ def extract_hashtags(content: str) -> tuple[str, list[str]]:
     kept.append(content[cursor:])
     text = "".join(kept).strip()
     return (text or content), dedupe(tags)
+
+
+def check_length(content: str) -> None:
+    """A memory is a note, not a data dump: refuse content past the limit rather than store a fragment."""
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"content is too long: at most {MAX_CONTENT_CHARS} characters")
 
 
 def dedupe(tags: list[str]) -> list[str]:
