@@ -128,3 +128,11 @@ def test_content_is_stored_as_sent(api):
     memory_id = api.post("/capture", json={"content": content}).json()["id"]
     entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
     assert entry["content"] == content and entry["tags"] == []
+
+
+def test_oversized_bodies_are_refused_and_nothing_is_stored(api):
+    too_long = api.post("/capture", json={"content": "x" * 200_001})
+    assert (too_long.status_code, too_long.json()["error"]) == (400, "content is too long: at most 200000 characters")
+    huge = api.post("/capture", content=b'{"content": "' + b"y" * 2_000_000 + b'"}')
+    assert huge.status_code == 413 and huge.json()["ok"] is False
+    assert api.get("/count").json() == {"count": 0}

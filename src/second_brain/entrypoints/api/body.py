@@ -6,7 +6,15 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...domain.errors import InvalidInput
+from ...domain.errors import BrainError, InvalidInput
+from ...domain.text import MAX_CONTENT_CHARS
+
+# Room for the largest allowed content, JSON-escaped, plus its tags and fields.
+MAX_BODY_BYTES = 8 * MAX_CONTENT_CHARS + 64 * 1024
+
+
+class BodyTooLarge(BrainError):
+    status = 413
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -19,7 +27,11 @@ def json_body(model: type[Model]) -> Any:
     """A dependency that reads the request body as a JSON object and validates it as `model`."""
 
     async def parse(request: Request) -> Model:
-        raw = await request.body()
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw.extend(chunk)
+            if len(raw) > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"Request body too large: at most {MAX_BODY_BYTES} bytes")
         try:
             data = json.loads(raw) if raw.strip() else {}
         except (UnicodeDecodeError, json.JSONDecodeError):
