@@ -1,17 +1,17 @@
 """The read side: entries, lists, counts, tags, stats and the keyword recall, always scoped to the caller."""
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..ports.event_store import EventStore
+from ..domain.errors import NotFound
+from ..domain.events import memory_stream
 from ..ports.clock import Clock
+from ..ports.event_store import EventStore
 from ..ports.read_model import Filters, ReadModel
 from .memories import Context
 from .snippets import Budget, allowance, snippet
 from .views import entry_view, full_entry_view
-from ..domain.errors import NotFound
-from ..domain.events import memory_stream
 
 TAG_SYNTAX = re.compile(r"(?<!\S)tag:(\S+)", re.IGNORECASE)
 EDGE_PUNCTUATION = "\"'“”‘’()[]{}<>,;:!?"
@@ -90,7 +90,7 @@ class MemoryQueries:
         parsed = parse_query(request.query)
         filters = request.filters
         if parsed.tag and not filters.tag:
-            filters = Filters(**{**filters.__dict__, "tag": parsed.tag})
+            filters = replace(filters, tag=parsed.tag)
         hits = self.read_model.keyword_search(parsed.terms, parsed.short_terms, filters, request.top_k)
         response: dict[str, Any] = {"ok": True, "query_used": parsed.used, "results": []}
         top = max((h.score for h in hits), default=0.0)

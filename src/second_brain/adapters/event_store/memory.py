@@ -4,7 +4,6 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope, Erased, is_tombstone
 from .checks import check_expected_versions
 
@@ -51,5 +50,3 @@ class InMemoryEventStore:
     def head(self) -> int:
         return len(self._log)
 
-
-__all__ = ["InMemoryEventStore", "ConcurrencyConflict"]
