@@ -1,5 +1,6 @@
 """The composition root: settings in, a wired brain out. Nothing else builds adapters."""
 
+import logging
 import os
 import secrets
 from dataclasses import dataclass
@@ -8,11 +9,18 @@ from zoneinfo import ZoneInfo
 from .adapters.event_store.sqlite import SQLiteEventStore
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.sqlite_database import SQLiteDatabase
+from .adapters.vector_index.sqlite import SQLiteVectorIndex
+from .app.indexing import Indexer, IndexingWorker
 from .app.memories import MemoryService
 from .app.queries import MemoryQueries
+from .app.recall.pipeline import RecallService
+from .domain.errors import BrainError
 from .domain.identity import Identity, owner
 from .ports.clock import Clock, SystemClock
+from .ports.embedder import Embedder
 from .settings import Settings
+
+log = logging.getLogger("second_brain")
 
 
 @dataclass
@@ -22,29 +30,63 @@ class Brain:
     settings: Settings
     db: SQLiteDatabase
     store: SQLiteEventStore
+    vectors: SQLiteVectorIndex
     memories: MemoryService
     queries: MemoryQueries
+    recall: RecallService
+    indexer: Indexer | None
+    worker: IndexingWorker | None
     owner: Identity
 
+    def start(self) -> None:
+        """Start background work (the indexing worker)."""
+        if self.worker:
+            self.worker.start()
+
     def close(self) -> None:
+        if self.worker:
+            self.worker.stop()
         self.db.close()
 
 
-def build(settings: Settings, clock: Clock | None = None) -> Brain:
+def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     clock = clock or SystemClock()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    embedder = embedder or load_embedder(settings)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
-    store = SQLiteEventStore(db, projections=[read_model])
+    vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
+    store = SQLiteEventStore(db, projections=[read_model, vectors])
     store.catch_up()
+    indexer = Indexer(vectors, embedder) if embedder else None
+    worker = IndexingWorker(indexer) if indexer else None
+    if worker:
+        vectors.on_pending = worker.notify
     return Brain(
         settings=settings,
         db=db,
         store=store,
+        vectors=vectors,
         memories=MemoryService(store, clock, ZoneInfo(settings.timezone)),
-        queries=MemoryQueries(read_model, store, clock, settings.vectorize_grace_ms),
+        queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
+        recall=RecallService(read_model, vectors, embedder, clock),
+        indexer=indexer,
+        worker=worker,
         owner=owner(settings.owner_name),
     )
+
+
+def load_embedder(settings: Settings) -> Embedder | None:
+    """The configured embedder, or None (keyword-only recall) if it is off or cannot load."""
+    if settings.embedder == "none":
+        return None
+    from .adapters.embedder.local import MiniLMEmbedder
+
+    try:
+        return MiniLMEmbedder()
+    except BrainError as exc:
+        log.error("semantic search is unavailable: %s", exc.message)
+        return None
 
 
 def resolve_token(settings: Settings) -> tuple[str, bool]:

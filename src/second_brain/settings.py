@@ -21,6 +21,9 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
     )
+    embedder: Literal["local", "none"] = Field(
+        "local", description="`local`: all-MiniLM-L6-v2 shipped in a package; `none`: keyword-only recall."
+    )
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
 
     @property

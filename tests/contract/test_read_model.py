@@ -3,7 +3,9 @@
 import pytest
 
 from second_brain.app.memories import Context
-from second_brain.app.queries import RecallRequest, parse_query
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app.recall.pipeline import RecallRequest
+from second_brain.app.recall.query import parse
 from second_brain.bootstrap import build
 from second_brain.domain.identity import Identity
 from second_brain.ports.read_model import Filters
@@ -14,7 +16,7 @@ WS = ("personal-owner",)
 
 @pytest.fixture
 def brain(tmp_path, clock):
-    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock)
+    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=FakeEmbedder())
     yield brain
     brain.close()
 
@@ -25,7 +27,8 @@ def capture(brain, ctx, clock, content, tags=(), step=1000):
 
 
 def recall_ids(brain, ctx, query, top_k=5, **filters):
-    result = brain.queries.recall(ctx, RecallRequest(query, top_k, Filters(WS, **filters)))
+    brain.indexer.run_once(10_000)
+    result = brain.recall.recall(ctx, RecallRequest(query, top_k, Filters(WS, **filters)))
     return [r["id"] for r in result["results"]]
 
 
@@ -97,19 +100,18 @@ def test_recall_scores_are_normalized_to_100_and_long_content_is_cut(brain, ctx,
     long_note = ("Kubernetes rollout notes. " + "Padding sentence about nothing in particular. " * 200).strip()
     capture(brain, ctx, clock, long_note)
     capture(brain, ctx, clock, "kubernetes")
-    result = brain.queries.recall(ctx, RecallRequest("kubernetes rollout", 5, Filters(WS)))
+    result = brain.recall.recall(ctx, RecallRequest("kubernetes rollout", 5, Filters(WS)))
     assert result["results"][0]["score"] == 100.0
     by_length = {r["full_length"]: r for r in result["results"]}
     cut = by_length[len(long_note)]
     assert cut["truncated"] and len(cut["content"]) < 4200
-    full = brain.queries.recall(ctx, RecallRequest("kubernetes rollout", 5, Filters(WS), full=True))
+    full = brain.recall.recall(ctx, RecallRequest("kubernetes rollout", 5, Filters(WS), full=True))
     assert {r["content"] for r in full["results"]} == {long_note, "kubernetes"}
 
 
 def test_query_parsing_drops_framing_words_and_takes_out_tag_syntax():
-    parsed = parse_query("what did I decide about pricing? tag:Work")
-    assert (parsed.terms, parsed.tag, parsed.used) == (["decide", "pricing"], "work", "decide pricing")
-    assert parse_query("what is it").terms == ["what"]  # nothing but stopwords: keep them
+    parsed = parse("what did I decide about pricing? tag:Work")
+    assert (parsed.tokens, parsed.tags, parsed.text) == (["decide", "pricing"], ["work"], "what did I decide about pricing?")
 
 
 def test_stats_count_topics_and_ignore_bookkeeping(brain, ctx, clock):
@@ -133,7 +135,7 @@ def test_replay_rebuilds_projections_that_answer_the_same(brain, ctx, clock):
     def answers():
         return (
             brain.queries.recent(ctx, Filters(WS), 100), brain.queries.tags(ctx, True), brain.queries.count(ctx),
-            brain.queries.recall(ctx, RecallRequest("DATABASE_URL rotation", 20, Filters(WS))),
+            brain.recall.recall(ctx, RecallRequest("DATABASE_URL rotation", 20, Filters(WS))),
             brain.queries.entry(ctx, ids[0]),
         )
 

@@ -1,6 +1,6 @@
 """Snippet budgets: strong leading results get room, long notes keep their newest update."""
 
-from second_brain.app.snippets import Budget, allowance, snippet
+from second_brain.app.recall.snippets import Budget, allowance, snippet
 
 
 def test_the_large_allowance_needs_both_rank_and_strength():

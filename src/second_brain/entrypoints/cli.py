@@ -47,6 +47,7 @@ def _serve(settings: Settings) -> int:
               flush=True)
     print(f"Second Brain {__version__} serving http://{settings.host}:{settings.port} "
           f"(data in {settings.data_dir.resolve()})", flush=True)
+    brain.start()
     try:
         uvicorn.run(create_app(brain, token), host=settings.host, port=settings.port, log_level="warning")
     finally:

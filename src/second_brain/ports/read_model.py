@@ -41,6 +41,12 @@ class KeywordHit:
 
 
 @dataclass(frozen=True)
+class TermStats:
+    total: int  # memories in scope
+    df: dict[str, int]  # memories containing each term (an upper bound where exact counting is too dear)
+
+
+@dataclass(frozen=True)
 class TagCount:
     tag: str
     count: int
@@ -59,8 +65,18 @@ class ReadModel(Protocol):
     def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
         """Every tag in use, alphabetically, with how many entries carry it."""
 
-    def keyword_search(self, terms: Sequence[str], short_terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
-        """Entries matching any term, best first; recall exclusions and filters applied before the cut."""
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
+        """How many memories hold each term, for telling rare words from common ones."""
 
-    def stats(self, workspaces: Sequence[str], now: int, grace_ms: int) -> dict:
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False
+                       ) -> list[KeywordHit]:
+        """Entries holding any (or every) term, best bm25 first; exclusions and filters applied before the cut."""
+
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
+        """Entries holding any term, found by scanning (for words a trigram cannot match), newest first."""
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
+        """The entries with these ids that pass the filters and the recall exclusions."""
+
+    def stats(self, workspaces: Sequence[str], now: int) -> dict:
         """Summary figures for GET /stats."""

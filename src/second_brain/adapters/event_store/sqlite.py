@@ -42,6 +42,9 @@ class SQLiteProjection(Protocol):
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
         """Apply events inside the caller's transaction."""
 
+    def after_commit(self, events: Sequence[Envelope] | None) -> None:
+        """Bring state kept outside the database up to date; None means everything was rebuilt."""
+
 
 class SQLiteEventStore:
     def __init__(self, db: SQLiteDatabase, projections: Sequence[SQLiteProjection] = ()) -> None:
@@ -78,6 +81,8 @@ class SQLiteEventStore:
                     )
                     erased_any = True
             self._project(conn, stored)
+        for projection in self.projections:
+            projection.after_commit(stored)
         if erased_any:
             self.db.purge_wal()
         return stored
@@ -110,13 +115,19 @@ class SQLiteEventStore:
                 projection.drop(conn)
                 projection.create(conn)
                 set_position(conn, projection.name, 0)
-            return self._feed(conn, after=0, batch=batch)
+            replayed = self._feed(conn, after=0, batch=batch)
+        for projection in self.projections:
+            projection.after_commit(None)
+        return replayed
 
     def catch_up(self, batch: int = 2000) -> int:
         """Apply whatever a projection has not seen yet (a projection added since the log was written)."""
         with self.db.write() as conn:
             behind = min((get_position(conn, p.name) for p in self.projections), default=self.head())
-            return self._feed(conn, after=behind, batch=batch)
+            replayed = self._feed(conn, after=behind, batch=batch)
+        for projection in self.projections:
+            projection.after_commit(None)
+        return replayed
 
     def _feed(self, conn: sqlite3.Connection, after: int, batch: int) -> int:
         replayed = 0

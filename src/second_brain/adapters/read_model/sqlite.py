@@ -4,6 +4,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+import numpy as np
+
 from ...domain import text
 from ...domain.events import (
     Envelope,
@@ -15,7 +17,7 @@ from ...domain.events import (
     TagsChanged,
 )
 from ...domain.memory import appended
-from ...ports.read_model import EntryRow, Filters, KeywordHit, TagCount
+from ...ports.read_model import EntryRow, Filters, KeywordHit, TagCount, TermStats
 from ..sqlite_database import SQLiteDatabase
 
 TABLES = [
@@ -32,7 +34,8 @@ TABLES = [
         importance_score INTEGER NOT NULL DEFAULT 0,
         recall_count INTEGER NOT NULL DEFAULT 0,
         contradiction_wins INTEGER NOT NULL DEFAULT 0,
-        contradiction_losses INTEGER NOT NULL DEFAULT 0
+        contradiction_losses INTEGER NOT NULL DEFAULT 0,
+        content_version INTEGER NOT NULL DEFAULT 1
     )""",
     "CREATE INDEX IF NOT EXISTS entries_by_workspace ON entries (workspace, created_at DESC)",
     """CREATE TABLE IF NOT EXISTS entry_tags (
@@ -43,8 +46,12 @@ TABLES = [
     """CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
         content, content='entries', content_rowid='rid', tokenize='trigram'
     )""",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts_vocab USING fts5vocab(entries_fts, 'row')",
+    "CREATE TABLE IF NOT EXISTS entry_counts (workspace TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
 ]
 NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
+EXACT_DF_LIMIT = 5000  # count a word exactly when its rarest trigram is in at most this many memories
+SHORT_TERM_SAMPLE = 200
 ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN (?, ?, ?))"
 
 
@@ -61,7 +68,7 @@ class SQLiteReadModel:
             conn.execute(statement)
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("entries_fts", "entry_tags", "entries"):
+        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "entries"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -77,24 +84,29 @@ class SQLiteReadModel:
                      event.source, envelope.at, envelope.at),
                 )
                 rid = cursor.lastrowid
+                _count(conn, event.workspace, +1)
                 conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, event.content))
                 _write_tags(conn, rid, event.tags)
                 continue
-            row = conn.execute("SELECT rid, content, tags FROM entries WHERE id = ?", (memory_id,)).fetchone()
+            row = conn.execute("SELECT rid, content, tags, workspace FROM entries WHERE id = ?",
+                               (memory_id,)).fetchone()
             if row is None:
                 continue  # an erased stream being replayed: nothing to show
             if isinstance(event, (MemoryAppended, MemoryRevised)):
                 content = appended(row["content"], event) if isinstance(event, MemoryAppended) else event.content
                 conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
                              (row["rid"], row["content"]))
-                conn.execute("UPDATE entries SET content = ?, updated_at = ? WHERE rid = ?",
-                             (content, envelope.at, row["rid"]))
+                conn.execute(
+                    "UPDATE entries SET content = ?, updated_at = ?, content_version = content_version + 1"
+                    " WHERE rid = ?", (content, envelope.at, row["rid"]))
                 conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (row["rid"], content))
             elif isinstance(event, (TagsChanged, StatusChanged)):
                 tags = event.tags if isinstance(event, TagsChanged) else tuple(
                     text.with_prefixed(json.loads(row["tags"]), "status:", event.status))
-                conn.execute("UPDATE entries SET tags = ?, updated_at = ? WHERE rid = ?",
-                             (json.dumps(tags), envelope.at, row["rid"]))
+                revived = "status:deprecated" in json.loads(row["tags"]) and "status:deprecated" not in tags
+                conn.execute(  # a memory brought back from deprecation needs its vectors again
+                    "UPDATE entries SET tags = ?, updated_at = ?, content_version = content_version + ? WHERE rid = ?",
+                    (json.dumps(tags), envelope.at, int(revived), row["rid"]))
                 conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
                 _write_tags(conn, row["rid"], tags)
             elif isinstance(event, MemoryForgotten):
@@ -102,6 +114,7 @@ class SQLiteReadModel:
                              (row["rid"], row["content"]))
                 conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
                 conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
+                _count(conn, row["workspace"], -1)
                 forgot = True
         if forgot:
             # Merge the index segments so no trigram of the forgotten text survives in the file.
@@ -135,32 +148,68 @@ class SQLiteReadModel:
         ).fetchall()
         return [TagCount(tag, count) for tag, count in rows]
 
-    def keyword_search(
-        self, terms: Sequence[str], short_terms: Sequence[str], filters: Filters, limit: int
-    ) -> list[KeywordHit]:
-        where, params = _where(filters)
-        where = f"{where} AND {ALWAYS_EXCLUDED}"
-        params = (*params, *NEVER_RECALLED)
-        if terms:
-            match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-            rows = self._read(
-                f"SELECT e.*, -bm25(entries_fts) AS score FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
-                f" WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts) LIMIT ?",
-                (match, *params, limit),
-            ).fetchall()
-        elif short_terms:
-            # Words under three characters cannot match a trigram: scan, newest first, bounded.
-            likes = " OR ".join("e.content LIKE ? ESCAPE '\\'" for _ in short_terms)
-            rows = self._read(
-                f"SELECT e.*, 1.0 AS score FROM entries e WHERE ({likes}) AND {where}"
-                " ORDER BY e.created_at DESC LIMIT ?",
-                (*(f"%{_escape_like(t)}%" for t in short_terms), *params, limit),
-            ).fetchall()
-        else:
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
+        conn = self.db.connection()
+        marks = ", ".join("?" for _ in workspaces)
+        total = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM entry_counts WHERE workspace IN ({marks})",
+                             tuple(workspaces)).fetchone()[0] if workspaces else 0
+        df: dict[str, int] = {}
+        for term in terms:
+            if len(term) >= 3:
+                # A word occurs in at most as many memories as its rarest trigram: an exact count only when cheap.
+                bound = min(self._trigram_df(conn, term[i : i + 3]) for i in range(len(term) - 2))
+                df[term] = bound if bound > EXACT_DF_LIMIT else conn.execute(
+                    "SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?", (_phrase(term),)).fetchone()[0]
+            else:
+                sample = conn.execute(
+                    "SELECT SUM(content LIKE ? ESCAPE '\\'), COUNT(*) FROM"
+                    " (SELECT content FROM entries ORDER BY rid DESC LIMIT ?)",
+                    (f"%{_escape_like(term)}%", SHORT_TERM_SAMPLE),
+                ).fetchone()
+                df[term] = round((sample[0] or 0) * total / sample[1]) if sample[1] else 0
+        return TermStats(total=total, df=df)
+
+    def _trigram_df(self, conn: sqlite3.Connection, trigram: str) -> int:
+        row = conn.execute("SELECT doc FROM entries_fts_vocab WHERE term = ?", (trigram.lower(),)).fetchone()
+        return row[0] if row else 0
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False
+                       ) -> list[KeywordHit]:
+        if not terms:
             return []
+        where, params = _recall_where(filters)
+        match = (" AND " if require_all else " OR ").join(_phrase(t) for t in terms)
+        rows = self._read(
+            f"SELECT e.*, -bm25(entries_fts) AS score FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
+            f" WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts) LIMIT ?",
+            (match, *params, limit),
+        ).fetchall()
         return [KeywordHit(_row(r), float(r["score"])) for r in rows]
 
-    def stats(self, workspaces: Sequence[str], now: int, grace_ms: int) -> dict:
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
+        if not terms:
+            return []
+        where, params = _recall_where(filters)
+        likes = " OR ".join("e.content LIKE ? ESCAPE '\\'" for _ in terms)
+        rows = self._read(
+            f"SELECT e.* FROM entries e WHERE ({likes}) AND {where} ORDER BY e.created_at DESC LIMIT ?",
+            (*(f"%{_escape_like(t)}%" for t in terms), *params, limit),
+        ).fetchall()
+        return [KeywordHit(_row(r), 0.0) for r in rows]
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
+        where, params = _recall_where(filters)
+        found: dict[str, EntryRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            rows = self._read(
+                f"SELECT e.* FROM entries e WHERE e.id IN ({', '.join('?' for _ in batch)}) AND {where}",
+                (*batch, *params),
+            ).fetchall()
+            found.update({r["id"]: _row(r) for r in rows})
+        return found
+
+    def stats(self, workspaces: Sequence[str], now: int) -> dict:
         where, params = _where(Filters(tuple(workspaces)))
         count, avg = self._read(
             f"SELECT COUNT(*), AVG(importance_score) FROM entries e WHERE {where}", params
@@ -170,10 +219,6 @@ class SQLiteReadModel:
             " WHERE t.entry_rid = e.rid AND (t.tag LIKE 'status:%' OR t.tag LIKE 'kind:%'))",
             params,
         ).fetchone()[0]
-        # Nothing is embedded yet in this build: every entry past the grace window lacks vectors.
-        unvectorized = self._read(
-            f"SELECT COUNT(*) FROM entries e WHERE {where} AND e.created_at < ?", (*params, now - grace_ms)
-        ).fetchone()[0]
         topics = [tc for tc in self.tag_counts(workspaces) if text.is_topic_tag(tc.tag)]
         top = sorted(topics, key=lambda tc: (-tc.count, tc.tag))[:5]
         return {
@@ -181,7 +226,6 @@ class SQLiteReadModel:
             "avg_importance": None if avg is None else round(avg, 1),
             "top_tags": [tc.tag for tc in top],
             "digest_candidates": self._digest_candidates(where, params, now),
-            "unvectorized": unvectorized,
             "unclassified": unclassified,
         }
 
@@ -200,6 +244,24 @@ class SQLiteReadModel:
 
     def _read(self, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
         return self.db.connection().execute(sql, tuple(params))
+
+    def after_commit(self, events: Sequence[Envelope] | None) -> None:
+        """Nothing lives outside the database for this projection."""
+
+
+def tag_rids(conn: sqlite3.Connection, tags: Sequence[str]) -> np.ndarray:
+    """Row ids of the entries carrying any of these tags."""
+    rows = conn.execute(
+        f"SELECT entry_rid FROM entry_tags WHERE tag IN ({', '.join('?' for _ in tags)})", tuple(tags)
+    ).fetchall()
+    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+
+def _count(conn: sqlite3.Connection, workspace: str, delta: int) -> None:
+    conn.execute(
+        "INSERT INTO entry_counts (workspace, n) VALUES (?, ?) ON CONFLICT(workspace) DO UPDATE SET n = n + excluded.n",
+        (workspace, delta),
+    )
 
 
 def _write_tags(conn: sqlite3.Connection, rid: int, tags: Sequence[str]) -> None:
@@ -226,6 +288,15 @@ def _where(filters: Filters) -> tuple[str, list[object]]:
         clauses.append("e.actor = ?")
         params.append(filters.actor)
     return " AND ".join(clauses), params
+
+
+def _recall_where(filters: Filters) -> tuple[str, list[object]]:
+    where, params = _where(filters)
+    return f"{where} AND {ALWAYS_EXCLUDED}", [*params, *NEVER_RECALLED]
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
 
 
 def _escape_like(term: str) -> str:

@@ -6,8 +6,12 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import StrictStr
 
 from ...app.memories import Context
-from ...app.queries import RecallRequest
-from ...domain.errors import InvalidInput
+from ...app.recall.pipeline import RecallRequest
+from ...domain.errors import InvalidInput, StoreUnavailable
+
+
+class SemanticUnavailable(StoreUnavailable):
+    """No embedder: vectors cannot be made."""
 from ...domain.identity import Identity
 from ...ports.read_model import Filters
 from .body import Body, json_body
@@ -97,17 +101,24 @@ def append(ctx: Ctx, body: AppendIn, request: Request) -> dict[str, Any]:
 
 @router.post("/update")
 def update(ctx: Ctx, body: UpdateIn, request: Request) -> dict[str, Any]:
-    memory = request.app.state.brain.memories.update(
-        ctx, required(body.id, "id"), required(body.content, "content"), body.tags, body.volatility
-    )
-    # No embedder in this build yet: the new content went into the keyword index, into no vectors.
-    return {"ok": True, "id": memory.id, "vectors": 0}
+    brain = request.app.state.brain
+    memory = brain.memories.update(ctx, required(body.id, "id"), required(body.content, "content"), body.tags,
+                                   body.volatility)
+    # The keyword index already holds the new text; vectors are made now, or stay pending if that fails.
+    vectors = brain.indexer.index_now(memory.id) if brain.indexer else 0
+    response: dict[str, Any] = {"ok": True, "id": memory.id, "vectors": vectors}
+    if not vectors:
+        response["semantic_unavailable"] = True
+    return response
 
 
 @router.post("/forget")
 def forget(ctx: Ctx, body: IdIn, request: Request) -> dict[str, Any]:
-    memory = request.app.state.brain.memories.forget(ctx, required(body.id, "id"))
-    return {"ok": True, "id": memory.id, "deletedVectors": 0}
+    brain = request.app.state.brain
+    memory_id = required(body.id, "id").strip()
+    vectors = brain.vectors.vector_count(memory_id)
+    memory = brain.memories.forget(ctx, memory_id)
+    return {"ok": True, "id": memory.id, "deletedVectors": vectors}
 
 
 @router.post("/status")
@@ -171,4 +182,15 @@ def recall(ctx: Ctx, request: Request) -> dict[str, Any]:
         filters=filters(ctx, request),
         full=flag_param(params, "full"),
     )
-    return request.app.state.brain.queries.recall(ctx, recall_request)
+    return request.app.state.brain.recall.recall(ctx, recall_request)
+
+
+@router.post("/vectorize-pending")
+def vectorize_pending(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Embed memories that have no vectors yet, now, instead of waiting for the background worker."""
+    limit = int_param(request.query_params, "limit", 50, 1, 500)
+    brain = request.app.state.brain
+    if brain.indexer is None:
+        raise SemanticUnavailable("Semantic search is unavailable: no embedder is loaded (see the server log)")
+    report = brain.indexer.run_once(limit)  # type: ignore[arg-type]
+    return {"ok": True, "vectorized": report.vectorized, "failed": report.failed, "remaining": report.remaining}

@@ -1,0 +1,115 @@
+"""Background indexing: embed new and changed memories, reusing every vector already computed."""
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ports.embedder import Embedder
+from ..ports.vector_index import PassageVector, PendingEntry, VectorIndex
+from .chunking import chunk_memory
+
+log = logging.getLogger("second_brain.indexing")
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    vectorized: int
+    failed: int
+    remaining: int
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Indexer:
+    """Turns pending entries into vectors; a failure leaves the entry pending, never lost."""
+
+    def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
+
+    def run_once(self, limit: int) -> IndexReport:
+        with self._lock:
+            pending = self.index.pending(limit)
+            vectorized = failed = 0
+            for start in range(0, len(pending), self.batch_size):
+                done, errors = self._index_batch(pending[start : start + self.batch_size])
+                vectorized += done
+                failed += errors
+            return IndexReport(vectorized, failed, self.index.pending_count())
+
+    def index_now(self, entry_id: str) -> int:
+        """Embed one entry at once; the number of vectors it now has (0 if embedding failed: it stays pending)."""
+        with self._lock:
+            pending = self.index.pending(1, ids=[entry_id])
+            if pending:
+                self._index_batch(pending)
+        return self.index.vector_count(entry_id) if self.index.is_indexed(entry_id) else 0
+
+    def _index_batch(self, entries: list[PendingEntry]) -> tuple[int, int]:
+        chunks = {e.id: chunk_memory(e.content) for e in entries}
+        hashes = {c.text: text_hash(c.text) for cs in chunks.values() for c in cs}
+        vectors = self.index.cached(self.embedder.model_id, list(hashes.values()))
+        missing = [text for text, h in hashes.items() if h not in vectors]
+        if missing:
+            try:
+                embedded = self.embedder.embed_batch(missing)
+            except Exception:  # any embedder failure: the entries stay pending and are retried later
+                if len(entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
+                    results = [self._index_batch([entry]) for entry in entries]
+                    return sum(r[0] for r in results), sum(r[1] for r in results)
+                log.exception("embedding memory %s failed; it stays pending", entries[0].id)
+                return 0, 1
+            vectors.update({hashes[text]: vector for text, vector in zip(missing, embedded)})
+        stored = 0
+        for entry in entries:
+            passages = [PassageVector(hashes[c.text], c.is_update, np.asarray(vectors[hashes[c.text]]))
+                        for c in chunks[entry.id]]
+            stored += self.index.store(self.embedder.model_id, entry, passages)
+        return stored, 0
+
+
+class IndexingWorker:
+    """A daemon thread that drains the pending set; woken by captures, backing off after failures."""
+
+    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 1.0) -> None:
+        self.indexer = indexer
+        self.batch = batch
+        self.idle_seconds = idle_seconds
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="indexing-worker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def notify(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        backoff = self.idle_seconds
+        while not self._stop.is_set():
+            try:
+                report = self.indexer.run_once(self.batch)
+            except Exception:
+                log.exception("indexing pass failed")
+                report = IndexReport(0, 1, 1)
+            if report.failed:
+                backoff = min(backoff * 2, 60.0)
+            elif report.vectorized:
+                backoff = self.idle_seconds
+                continue  # more may be waiting: go again at once
+            self._wake.wait(backoff)
+            self._wake.clear()

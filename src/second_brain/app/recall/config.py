@@ -1,0 +1,37 @@
+"""Every weight and threshold of recall, in one object (the /config API edits the same names)."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    # keyword arm
+    keyword_candidate_limit: int = 500
+    substring_match_weight: float = 0.25
+    query_saturation_fraction: float = 0.3  # a word in more than this share of memories is not distinctive
+    max_query_terms: int = 6
+    fts_match_budget: int = 2000  # sum of document frequencies one OR query may rank
+    # vector arm
+    vector_pool: int = 100
+    # fusion: each arm's scores are normalised to [0, 1] within the query, then mixed
+    keyword_weight: float = 0.5
+    dense_weight: float = 0.5
+    dense_floor: float = 0.2  # cosine at or under this counts as no semantic evidence
+    # ranking signals
+    recency_floor: float = 0.6
+    recency_floor_durable: float = 0.9
+    recency_floor_volatile: float = 0.15
+    half_life_days: dict[str, float] = field(
+        default_factory=lambda: {"task": 7.0, "context": 180.0, "work": 90.0, "default": 30.0}
+    )
+    contradiction_importance_step: float = 1.0
+    tag_boost_step: float = 0.15
+    tag_boost_max: float = 1.5
+    rolled_up_weight: float = 0.4
+    mmr_lambda: float = 0.7
+    relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
+    # output
+    snippet_chars: int = 400
+    full_match_chars: int = 4000
+    full_matches: int = 2
+    strong_match_ratio: float = 0.75
