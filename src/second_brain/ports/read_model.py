@@ -78,5 +78,9 @@ class ReadModel(Protocol):
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
         """The entries with these ids that pass the filters and the recall exclusions."""
 
+    def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        """For each entry, the memories written just before and after it (same workspace and source,
+        within the window), up to `reach` on each side, with their distance in steps."""
+
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         """Summary figures for GET /stats."""

@@ -52,5 +52,8 @@ class VectorIndex(Protocol):
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
         """Best passage per memory, highest cosine first, every filter applied before the cut."""
 
+    def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
+        """The best passage cosine of each of these memories that has vectors."""
+
     def vector_of(self, entry_id: str) -> np.ndarray | None:
         """A representative vector of a memory (its first passage), for diversity."""

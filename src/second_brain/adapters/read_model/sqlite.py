@@ -209,6 +209,22 @@ class SQLiteReadModel:
             found.update({r["id"]: _row(r) for r in rows})
         return found
 
+    def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        found: dict[str, list[tuple[str, int]]] = {}
+        for entry in entries:
+            near: list[tuple[str, int]] = []
+            for op, order, low, high in (("<", "DESC", entry.created_at - window_ms, entry.created_at),
+                                         (">", "ASC", entry.created_at, entry.created_at + window_ms)):
+                rows = self._read(
+                    f"SELECT id FROM entries WHERE workspace = ? AND created_at BETWEEN ? AND ? AND source = ?"
+                    f" AND (created_at, rid) {op} (?, (SELECT rid FROM entries WHERE id = ?))"
+                    f" ORDER BY created_at {order}, rid {order} LIMIT ?",
+                    (entry.workspace, low, high, entry.source, entry.created_at, entry.id, reach),
+                ).fetchall()
+                near.extend((row[0], step) for step, row in enumerate(rows, start=1))
+            found[entry.id] = near
+        return found
+
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         where, params = _where(Filters(tuple(workspaces)))
         count, avg = self._read(

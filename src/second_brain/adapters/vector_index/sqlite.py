@@ -171,6 +171,17 @@ class SQLiteVectorIndex:
                     return hits
                 hits, seen, want = [], set(), min(size, want * 4)  # many passages per memory: look deeper
 
+    def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
+        with self._lock:
+            hits: dict[str, VectorHit] = {}
+            for entry_id in entry_ids:
+                rows = self._rows_by_entry.get(entry_id)
+                if rows:
+                    scores = self._matrix[rows] @ query
+                    best = int(np.argmax(scores))
+                    hits[entry_id] = VectorHit(entry_id, float(scores[best]), bool(self._is_update[rows[best]]))
+            return hits
+
     def vector_of(self, entry_id: str) -> np.ndarray | None:
         with self._lock:
             rows = self._rows_by_entry.get(entry_id)

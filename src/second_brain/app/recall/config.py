@@ -12,11 +12,18 @@ class RecallConfig:
     max_query_terms: int = 6
     fts_match_budget: int = 2000  # sum of document frequencies one OR query may rank
     # vector arm
-    vector_pool: int = 100
-    # fusion: each arm's scores are normalised to [0, 1] within the query, then mixed
-    keyword_weight: float = 0.5
-    dense_weight: float = 0.5
-    dense_floor: float = 0.2  # cosine at or under this counts as no semantic evidence
+    vector_pool: int = 200
+    # fusion: each arm's scores are normalised to [0, 1] within the query, sharpened, then mixed
+    keyword_weight: float = 0.7
+    dense_weight: float = 0.3
+    dense_floor: float = 0.3  # cosine at or under this counts as no semantic evidence
+    keyword_sharpness: float = 2.0  # >1 favours memories holding all the rare words over those holding some
+    dense_sharpness: float = 1.0
+    # episodic context: memories written next to a strong match (same source, minutes apart) share its score
+    context_weight: float = 0.5
+    context_reach: int = 2  # neighbours on each side
+    context_window_ms: int = 600_000
+    context_seeds: int = 20
     # ranking signals
     recency_floor: float = 0.6
     recency_floor_durable: float = 0.9
@@ -29,6 +36,7 @@ class RecallConfig:
     tag_boost_max: float = 1.5
     rolled_up_weight: float = 0.4
     mmr_lambda: float = 0.7
+    mmr_redundancy: float = 0.8  # only similarity above this counts as repetition in the diversity pass
     relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
     # output
     snippet_chars: int = 400

@@ -7,28 +7,50 @@ from dataclasses import dataclass
 from ...ports.read_model import TermStats
 from .config import RecallConfig
 
+# Light English suffix stripping: "adopting" searches "adopt", which also finds "adoption" and "adopted".
+SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
+MIN_STEM = 4
+
+
+def stem(token: str) -> str:
+    """The form a word is searched by: itself, or its stem for plain lowercase English words."""
+    if not token.isascii() or not token.isalpha() or len(token) < MIN_STEM + 2:
+        return token
+    for suffix in SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= MIN_STEM:
+            return token[: -len(suffix)]
+    return token
+
 
 @dataclass(frozen=True)
 class KeywordPlan:
-    search_terms: list[str]  # what the trigram index is asked for
+    forms: dict[str, str]  # query word -> the form searched and matched (its stem)
+    search_terms: list[str]  # forms the trigram index is asked for
     short_terms: list[str]  # under three characters: scored, and searched by scan only when alone
-    idf: dict[str, float]  # weight of every query word, rare words heaviest
+    idf: dict[str, float]  # weight of every query word's form, rare words heaviest
     require_all_first: bool  # many matches: rank memories holding every word first, then any
+
+
+def forms_of(tokens: list[str]) -> dict[str, str]:
+    return {t: stem(t) for t in tokens}
 
 
 def plan(tokens: list[str], stats: TermStats, config: RecallConfig) -> KeywordPlan:
     """Drop words too common to tell memories apart, keep the rarest, and decide how to fetch."""
+    forms = forms_of(tokens)
     total = max(stats.total, 1)
-    idf = {t: math.log(1 + total / (stats.df.get(t, 0) + 1)) for t in tokens}
-    long_terms = [t for t in tokens if len(t) >= 3 and stats.df.get(t, 0) > 0]
-    distinctive = [t for t in long_terms if stats.df[t] / total <= config.query_saturation_fraction]
+    terms = list(dict.fromkeys(forms.values()))
+    idf = {f: math.log(1 + total / (stats.df.get(f, 0) + 1)) for f in terms}
+    long_terms = [f for f in terms if len(f) >= 3 and stats.df.get(f, 0) > 0]
+    distinctive = [f for f in long_terms if stats.df[f] / total <= config.query_saturation_fraction]
     chosen = distinctive or long_terms
-    rarest = sorted(chosen, key=lambda t: stats.df[t])[: config.max_query_terms]
-    search_terms = [t for t in chosen if t in rarest]  # keep the query's own order
-    over_budget = sum(stats.df[t] for t in search_terms) > config.fts_match_budget
+    rarest = sorted(chosen, key=lambda f: stats.df[f])[: config.max_query_terms]
+    search_terms = [f for f in chosen if f in rarest]  # keep the query's own order
+    over_budget = sum(stats.df[f] for f in search_terms) > config.fts_match_budget
     return KeywordPlan(
+        forms=forms,
         search_terms=search_terms,
-        short_terms=[t for t in tokens if len(t) < 3],
+        short_terms=[f for f in terms if len(f) < 3],
         idf=idf,
         require_all_first=over_budget and len(search_terms) > 1,
     )
@@ -46,16 +68,16 @@ def within_budget(terms: list[str], stats: TermStats, budget: int) -> list[str]:
     return kept
 
 
-def term_weight(content: str, term: str, idf: float, substring_weight: float) -> float:
-    """Full weight for a whole-word match, a share of it for a match inside a longer word, else nothing."""
-    lowered = content.lower()
-    if term not in lowered:
+def term_weight(lowered: str, form: str, idf: float, config: RecallConfig) -> float:
+    """Full weight for the word itself or a word it begins (adopt → adoption); a share for a match inside a word."""
+    if form not in lowered:
         return 0.0
-    if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", lowered):
+    if re.search(rf"(?<!\w){re.escape(form)}", lowered):
         return idf
-    return idf * substring_weight
+    return idf * config.substring_match_weight
 
 
-def keyword_score(content: str, plan: KeywordPlan, substring_weight: float) -> float:
+def keyword_score(content: str, plan: KeywordPlan, config: RecallConfig) -> float:
     """Sum of the query words' weights found in the memory."""
-    return sum(term_weight(content, t, w, substring_weight) for t, w in plan.idf.items())
+    lowered = content.lower()
+    return sum(term_weight(lowered, form, weight, config) for form, weight in plan.idf.items())

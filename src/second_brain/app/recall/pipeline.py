@@ -5,6 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ...ports.clock import Clock
 from ...ports.embedder import Embedder
 from ...ports.read_model import EntryRow, Filters, ReadModel
@@ -69,28 +71,29 @@ class RecallService:
              ) -> tuple[list[tuple[str, float]], Candidates]:
         """The ordered (id, score) results and the candidates they came from."""
         found = Candidates()
-        self._keyword_arm(parsed, filters, config, found)
-        self._dense_arm(parsed, filters, config, found)
-        missing = [key for key in found.dense if key not in found.entries]
-        found.entries.update(self.read_model.hydrate(missing, filters))
+        plan = self._keyword_arm(parsed, filters, config, found)
+        vector = self._dense_arm(parsed, filters, config, found)
+        found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
+        self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
-        fused = ranking.fuse(found.keyword, found.dense, config)
-        scored = sorted(
-            ((key, score * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config))
-             for key, score in fused.items() if key in found.entries and score > 0),
-            key=lambda item: (-item[1], -found.entries[item[0]].created_at),
-        )
-        if scored:
-            floor = scored[0][1] * config.relevance_floor
-            scored = [item for item in scored if item[1] >= floor]
+        own = {
+            key: score * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
+            for key, score in ranking.fuse(found.keyword, found.dense, config).items()
+            if key in found.entries and score > 0
+        }
+        scored = ranking.with_context(own, self._neighbours(own, filters, config, found), config)
+        ordered = sorted(scored.items(), key=lambda item: (-item[1], -found.entries[item[0]].created_at))
+        if ordered:
+            floor = ordered[0][1] * config.relevance_floor
+            ordered = [item for item in ordered if item[1] >= floor]
         vector_of = self.vectors.vector_of if self.vectors else (lambda _: None)
-        return ranking.mmr(scored, vector_of, top_k, config.mmr_lambda), found
+        return ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy), found
 
     def _keyword_arm(self, parsed: query.ParsedQuery, filters: Filters, config: RecallConfig,
-                     found: Candidates) -> None:
+                     found: Candidates) -> keyword.KeywordPlan | None:
         if not parsed.tokens:
-            return
-        stats = self.read_model.term_stats(parsed.tokens, filters.workspaces)
+            return None
+        stats = self.read_model.term_stats(list(set(keyword.forms_of(parsed.tokens).values())), filters.workspaces)
         plan = keyword.plan(parsed.tokens, stats, config)
         limit = config.keyword_candidate_limit
         if plan.search_terms:
@@ -104,27 +107,55 @@ class RecallService:
         for rank, hit in enumerate(hits):
             if hit.entry.id in found.keyword:
                 continue
-            score = keyword.keyword_score(hit.entry.content, plan, config.substring_match_weight)
+            score = keyword.keyword_score(hit.entry.content, plan, config)
             if score > 0:
                 found.entries[hit.entry.id] = hit.entry
                 found.keyword[hit.entry.id] = score + 1e-6 / (rank + 1)  # bm25 order breaks ties
+        return plan
 
     def _dense_arm(self, parsed: query.ParsedQuery, filters: Filters, config: RecallConfig,
-                   found: Candidates) -> None:
+                   found: Candidates) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None:
             found.semantic_unavailable = True
-            return
+            return None
         try:
             vector = self.embedder.embed_batch([parsed.text])[0]
             hits = self.vectors.search(vector, filters, config.vector_pool)
         except Exception:  # the keyword arm still answers
             log.exception("semantic search failed; answering from keywords only")
             found.semantic_unavailable = True
-            return
+            return None
         for hit in hits:
             found.dense[hit.entry_id] = hit.score
             if hit.is_update:
                 found.updated.add(hit.entry_id)
+        return vector
+
+    def _complete(self, found: Candidates, plan: keyword.KeywordPlan | None, vector: np.ndarray | None,
+                  config: RecallConfig) -> None:
+        """Score every candidate on both arms, so a memory found by one is not zero on the other."""
+        if plan is not None:
+            for key in found.dense.keys() - found.keyword.keys():
+                score = keyword.keyword_score(found.entries[key].content, plan, config) if key in found.entries else 0
+                if score > 0:
+                    found.keyword[key] = score
+        if vector is not None and self.vectors is not None:
+            for key, hit in self.vectors.scores_for(vector, list(found.keyword.keys() - found.dense.keys())).items():
+                found.dense[key] = hit.score
+                if hit.is_update:
+                    found.updated.add(key)
+
+    def _neighbours(self, own: dict[str, float], filters: Filters, config: RecallConfig,
+                    found: Candidates) -> dict[str, list[tuple[str, int]]]:
+        """The memories written beside the strongest matches, loaded if they pass the filters."""
+        if config.context_weight <= 0:
+            return {}
+        seeds = sorted(own, key=own.__getitem__, reverse=True)[: config.context_seeds]
+        near = self.read_model.neighbours([found.entries[k] for k in seeds], config.context_reach,
+                                          config.context_window_ms)
+        fresh = {key for pairs in near.values() for key, _ in pairs} - found.entries.keys()
+        found.entries.update(self.read_model.hydrate(list(fresh), filters))
+        return {seed: [(k, d) for k, d in pairs if k in found.entries] for seed, pairs in near.items()}
 
     def _render(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates,
                 parsed: query.ParsedQuery, full: bool, config: RecallConfig) -> list[dict[str, Any]]:

@@ -11,22 +11,35 @@ from .config import RecallConfig
 DAY_MS = 86_400_000
 
 
-def normalize(scores: dict[str, float]) -> dict[str, float]:
-    """Scale to [0, 1] by the best score, so neither arm's units decide the mix."""
+def normalize(scores: dict[str, float], sharpness: float = 1.0) -> dict[str, float]:
+    """Scale to [0, 1] by the best score, so neither arm's units decide the mix; a power > 1 sharpens."""
     best = max(scores.values(), default=0.0)
-    return {k: v / best for k, v in scores.items()} if best > 0 else {k: 0.0 for k in scores}
+    return {k: (v / best) ** sharpness for k, v in scores.items()} if best > 0 else {k: 0.0 for k in scores}
 
 
 def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig) -> dict[str, float]:
     """Weighted sum of both arms, each normalised within the query; cosines under the floor count zero."""
-    kw = normalize(keyword)
-    floor = config.dense_floor
-    lifted = {k: max(0.0, v - floor) for k, v in dense.items()}
-    dn = normalize(lifted)
+    kw = normalize(keyword, config.keyword_sharpness)
+    lifted = {k: max(0.0, v - config.dense_floor) for k, v in dense.items()}
+    dn = normalize(lifted, config.dense_sharpness)
     return {
         key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
         for key in {*kw, *dn}
     }
+
+
+def with_context(scores: dict[str, float], neighbours: dict[str, list[tuple[str, int]]],
+                 config: RecallConfig) -> dict[str, float]:
+    """Each memory also earns a share of its strongest neighbour's score, divided by the steps between them.
+
+    A conversation's answer often sits one turn from the words that match the question.
+    """
+    context: dict[str, float] = {}
+    for seed, near in neighbours.items():
+        for key, distance in near:
+            share = scores.get(seed, 0.0) * config.context_weight / distance
+            context[key] = max(context.get(key, 0.0), share)
+    return {key: scores.get(key, 0.0) + context.get(key, 0.0) for key in {*scores, *context}}
 
 
 def recency(entry: EntryRow, now: int, config: RecallConfig) -> float:
@@ -77,21 +90,28 @@ def signal_multiplier(entry: EntryRow, now: int, query_tags: Sequence[str], conf
 
 
 def mmr(ranked: Sequence[tuple[str, float]], vector_of: Callable[[str], np.ndarray | None], k: int,
-        lam: float) -> list[tuple[str, float]]:
-    """Maximal marginal relevance: trade a little relevance for not repeating what is already picked."""
+        lam: float, redundancy: float = 0.0) -> list[tuple[str, float]]:
+    """Maximal marginal relevance: trade a little relevance for not repeating what is already picked.
+
+    Only similarity above `redundancy` counts against a candidate, so near-repeats are pushed down
+    while memories that are merely on the same topic keep their place.
+    """
     if not ranked:
         return []
     best = ranked[0][1] or 1.0
     pool = list(ranked[: max(k * 4, k)])
     vectors = {key: vector_of(key) for key, _ in pool}
     picked: list[tuple[str, float]] = []
+
+    def penalty(key: str) -> float:
+        vector = vectors[key]
+        if vector is None:
+            return 0.0
+        similarity = max((float(vector @ vectors[p]) for p, _ in picked if vectors[p] is not None), default=0.0)
+        return max(0.0, similarity - redundancy) / (1.0 - redundancy)
+
     while pool and len(picked) < k:
-        def marginal(item: tuple[str, float]) -> float:
-            vector = vectors[item[0]]
-            similarity = max((float(vector @ vectors[p[0]]) for p in picked if vector is not None
-                              and vectors[p[0]] is not None), default=0.0)
-            return lam * item[1] / best - (1 - lam) * similarity
-        choice = max(pool, key=marginal)
+        choice = max(pool, key=lambda item: lam * item[1] / best - (1 - lam) * penalty(item[0]))
         pool.remove(choice)
         picked.append(choice)
     return picked
