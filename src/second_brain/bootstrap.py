@@ -18,6 +18,7 @@ from .domain.errors import BrainError
 from .domain.identity import Identity, owner
 from .ports.clock import Clock, SystemClock
 from .ports.embedder import Embedder
+from .ports.reranker import Reranker
 from .settings import Settings
 
 log = logging.getLogger("second_brain")
@@ -69,7 +70,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         vectors=vectors,
         memories=MemoryService(store, clock, ZoneInfo(settings.timezone)),
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
-        recall=RecallService(read_model, vectors, embedder, clock),
+        recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings)),
         indexer=indexer,
         worker=worker,
         owner=owner(settings.owner_name),
@@ -86,6 +87,19 @@ def load_embedder(settings: Settings) -> Embedder | None:
         return MiniLMEmbedder()
     except BrainError as exc:
         log.error("semantic search is unavailable: %s", exc.message)
+        return None
+
+
+def load_reranker(settings: Settings) -> Reranker | None:
+    """The user's ONNX cross-encoder, if one is configured and loads; recall works without it."""
+    if settings.reranker_dir is None:
+        return None
+    from .adapters.reranker.onnx import OnnxCrossEncoder
+
+    try:
+        return OnnxCrossEncoder(settings.reranker_dir)
+    except Exception as exc:  # a broken model file must not stop the brain from serving
+        log.error("the reranker at %s is unavailable: %s", settings.reranker_dir, exc)
         return None
 
 

@@ -24,6 +24,9 @@ class Settings(BaseSettings):
     embedder: Literal["local", "none"] = Field(
         "local", description="`local`: all-MiniLM-L6-v2 shipped in a package; `none`: keyword-only recall."
     )
+    reranker_dir: Path | None = Field(
+        None, description="A directory with an ONNX cross-encoder (model.onnx, tokenizer.json); unset: no reranker."
+    )
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
 
     @property

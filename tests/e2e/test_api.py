@@ -1,7 +1,17 @@
 """The REST API over real HTTP against a real server process and a real database file."""
 
+import time
+
 import httpx
 import pytest
+
+
+class _AnyDay:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and len(other) == 10 and other[4] == "-"
+
+
+ANY_DAY = _AnyDay()
 
 
 def test_the_memory_lifecycle(api):
@@ -28,9 +38,11 @@ def test_the_memory_lifecycle(api):
     assert entry["content"] == "Floor is $7k"
     assert entry["tags"] == ["status:canonical", "money", "finance"]
     assert entry["updated_at"] > entry["created_at"] or entry["updated_at"] == entry["created_at"]
-    assert [t["event"] for t in entry["timeline"]] == [
+    timeline = [t for t in entry["timeline"] if t["event"] != "recalled"]  # recorded after the recall answered
+    assert [t["event"] for t in timeline] == [
         "created", "appended", "tags_changed", "status_changed", "updated", "tags_changed"]
-    assert entry["timeline"][3]["payload"] == {"status": "canonical"}
+    assert timeline[3]["payload"] == {"status": "canonical"}
+    assert [t["payload"] for t in entry["timeline"] if t["event"] == "recalled"] in ([], [{"day": ANY_DAY}])
     assert entry["indexed"] is True and entry["actor_name"] == "Owner"
 
     assert api.get("/tags").json() == ["finance", "money", "status:canonical"]
@@ -44,6 +56,20 @@ def test_the_memory_lifecycle(api):
     assert missing.status_code == 404
     assert missing.json() == {"ok": False, "error": f"No entry found with ID: {memory_id}"}
     assert api.get("/count").json() == {"count": 0}
+
+
+def test_a_recall_counts_once_a_day_however_often_it_is_repeated(api):
+    memory_id = api.post("/capture", json={"content": "The quarterly review is on Thursday"}).json()["id"]
+    for _ in range(5):
+        assert api.get("/recall", params={"query": "quarterly review"}).json()["results"][0]["id"] == memory_id
+    deadline = time.monotonic() + 10
+    while (entry := api.get("/entry", params={"id": memory_id}).json()["entry"])["recall_count"] == 0:
+        assert time.monotonic() < deadline, "the recall was never counted"
+        time.sleep(0.05)
+    time.sleep(0.3)
+    entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
+    assert entry["recall_count"] == 1
+    assert [t["event"] for t in entry["timeline"]] == ["created", "recalled"]
 
 
 def test_read_your_writes(api):

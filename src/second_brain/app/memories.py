@@ -62,6 +62,18 @@ class MemoryService:
     def forget(self, ctx: Context, memory_id: str) -> Memory:
         return self._execute(ctx, memory_id, c.Forget())
 
+    def record_recalls(self, ctx: Context, memory_ids: list[str]) -> int:
+        """Count a recall of each memory, once per day; best effort, since a lost race only loses a count."""
+        day = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).date().isoformat()
+        recorded = 0
+        for memory_id in memory_ids:
+            try:
+                state, _ = self.load(ctx, memory_id)
+                recorded += bool(self._append(ctx, state, decide(c.RecordRecall(day), state)) is not state)
+            except (ConcurrencyConflict, NotFound):
+                continue
+        return recorded
+
     def load(self, ctx: Context, memory_id: str) -> tuple[Memory, list[Envelope]]:
         """A memory and its events, if it exists in a workspace the caller can read."""
         events = self.store.read_stream(memory_stream(memory_id))

@@ -6,6 +6,7 @@ from ..domain.events import (
     Envelope,
     MemoryAppended,
     MemoryCaptured,
+    MemoryRecalled,
     MemoryRevised,
     StatusChanged,
     TagsChanged,
@@ -19,6 +20,7 @@ TIMELINE_NAMES = {
     "MemoryRevised": "updated",
     "TagsChanged": "tags_changed",
     "StatusChanged": "status_changed",
+    "MemoryRecalled": "recalled",
     "MemoryForgotten": "deleted",
 }
 
@@ -76,4 +78,6 @@ def _payload(event: object) -> dict[str, Any]:
         return {"tags": list(event.tags)}
     if isinstance(event, StatusChanged):
         return {"status": event.status}
+    if isinstance(event, MemoryRecalled):
+        return {"day": event.day}
     return {}

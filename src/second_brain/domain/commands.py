@@ -37,8 +37,13 @@ class ChangeTags:
 
 
 @dataclass(frozen=True)
+class RecordRecall:
+    day: str
+
+
+@dataclass(frozen=True)
 class Forget:
     pass
 
 
-Command = Capture | Append | Update | SetStatus | ChangeTags | Forget
+Command = Capture | Append | Update | SetStatus | ChangeTags | RecordRecall | Forget

@@ -39,6 +39,14 @@ class StatusChanged:
 
 
 @dataclass(frozen=True)
+class MemoryRecalled:
+    """A recall returned the memory; recorded at most once per memory per day, so polling cannot inflate it."""
+
+    day: str  # ISO date in the brain's time zone
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class MemoryForgotten:
     """Tombstone: the store erases the content of every earlier event of the stream."""
 
@@ -54,11 +62,16 @@ class Erased:
     SCHEMA: ClassVar[int] = 1
 
 
-DomainEvent = MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryForgotten | Erased
+DomainEvent = (
+    MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled | MemoryForgotten
+    | Erased
+)
 
 REGISTRY: dict[str, type] = {
     cls.__name__: cls
-    for cls in (MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryForgotten)
+    for cls in (
+        MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, MemoryForgotten
+    )
 }
 
 

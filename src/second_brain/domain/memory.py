@@ -3,13 +3,14 @@
 from dataclasses import dataclass, replace
 
 from . import text
-from .commands import Append, Capture, ChangeTags, Command, Forget, SetStatus, Update
+from .commands import Append, Capture, ChangeTags, Command, Forget, RecordRecall, SetStatus, Update
 from .errors import InvalidInput, NotFound
 from .events import (
     Erased,
     MemoryAppended,
     MemoryCaptured,
     MemoryForgotten,
+    MemoryRecalled,
     MemoryRevised,
     StatusChanged,
     TagsChanged,
@@ -31,6 +32,7 @@ class Memory:
     tags: tuple[str, ...] = ()
     source: str = ""
     workspace: str = ""
+    last_recalled: str = ""
     version: int = 0
 
 
@@ -50,6 +52,8 @@ def decide(command: Command, state: Memory) -> list[object]:
     if isinstance(command, ChangeTags):
         tags = tuple(text.normalize_tags(list(command.tags)))
         return [] if tags == state.tags else [TagsChanged(tags)]
+    if isinstance(command, RecordRecall):
+        return [] if command.day == state.last_recalled else [MemoryRecalled(command.day)]
     if isinstance(command, Forget):
         return [MemoryForgotten()]
     raise TypeError(f"unknown command {command!r}")
@@ -71,6 +75,8 @@ def evolve(state: Memory, event: object) -> Memory:
         return replace(state, tags=event.tags, version=version)
     if isinstance(event, StatusChanged):
         return replace(state, tags=tuple(text.with_prefixed(list(state.tags), "status:", event.status)), version=version)
+    if isinstance(event, MemoryRecalled):
+        return replace(state, last_recalled=event.day, version=version)
     if isinstance(event, MemoryForgotten):
         return Memory(id=state.id, forgotten=True, version=version)
     if isinstance(event, Erased):

@@ -12,6 +12,7 @@ from ...domain.events import (
     MemoryAppended,
     MemoryCaptured,
     MemoryForgotten,
+    MemoryRecalled,
     MemoryRevised,
     StatusChanged,
     TagsChanged,
@@ -109,6 +110,8 @@ class SQLiteReadModel:
                     (json.dumps(tags), envelope.at, int(revived), row["rid"]))
                 conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
                 _write_tags(conn, row["rid"], tags)
+            elif isinstance(event, MemoryRecalled):
+                conn.execute("UPDATE entries SET recall_count = recall_count + 1 WHERE rid = ?", (row["rid"],))
             elif isinstance(event, MemoryForgotten):
                 conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
                              (row["rid"], row["content"]))

@@ -38,6 +38,11 @@ class RecallConfig:
     mmr_lambda: float = 0.7
     mmr_redundancy: float = 0.8  # only similarity above this counts as repetition in the diversity pass
     relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
+    # cross-encoder: "auto" runs it when the top two are within the margin and the query has no identifier
+    rerank_mode: str = "auto"
+    rerank_ambiguity_margin: float = 0.15
+    rerank_candidates: int = 30
+    rerank_timeout_ms: int = 1500
     # output
     snippet_chars: int = 400
     full_match_chars: int = 4000

@@ -10,11 +10,13 @@ import numpy as np
 from ...ports.clock import Clock
 from ...ports.embedder import Embedder
 from ...ports.read_model import EntryRow, Filters, ReadModel
+from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorIndex
 from ..memories import Context
 from ..views import entry_view
 from . import keyword, query, ranking
 from .config import RecallConfig
+from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
 
 log = logging.getLogger("second_brain.recall")
@@ -41,12 +43,13 @@ class Candidates:
 
 class RecallService:
     def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
-                 config: Callable[[], RecallConfig] = RecallConfig) -> None:
+                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None) -> None:
         self.read_model = read_model
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
         self.config = config
+        self.rerank = RerankStage(reranker)
 
     def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
         config = self.config()
@@ -86,6 +89,8 @@ class RecallService:
         if ordered:
             floor = ordered[0][1] * config.relevance_floor
             ordered = [item for item in ordered if item[1] >= floor]
+        contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
+        ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
         vector_of = self.vectors.vector_of if self.vectors else (lambda _: None)
         return ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy), found
 

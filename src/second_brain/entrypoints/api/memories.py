@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictStr
 
 from ...app.memories import Context
@@ -172,7 +172,7 @@ def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 
 @router.get("/recall")
-def recall(ctx: Ctx, request: Request) -> dict[str, Any]:
+def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     params = request.query_params
     query = required(params.get("query"), "query")
     int_param(params, "hops", 0, 0, 3)  # validated now; graph expansion arrives with links
@@ -182,7 +182,10 @@ def recall(ctx: Ctx, request: Request) -> dict[str, Any]:
         filters=filters(ctx, request),
         full=flag_param(params, "full"),
     )
-    return request.app.state.brain.recall.recall(ctx, recall_request)
+    brain = request.app.state.brain
+    response = brain.recall.recall(ctx, recall_request)
+    background.add_task(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
+    return response
 
 
 @router.post("/vectorize-pending")
