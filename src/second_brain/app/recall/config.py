@@ -36,7 +36,7 @@ class RecallConfig:
     tag_boost_max: float = 1.5
     rolled_up_weight: float = 0.4
     mmr_lambda: float = 0.7
-    mmr_redundancy: float = 0.8  # only similarity above this counts as repetition in the diversity pass
+    mmr_redundancy: float = 0.7  # only similarity above this counts as repetition in the diversity pass
     relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
     # cross-encoder: "auto" runs it when the top two are within the margin and the query has no identifier
     rerank_mode: str = "auto"

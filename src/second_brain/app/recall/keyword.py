@@ -16,9 +16,11 @@ def stem(token: str) -> str:
     """The form a word is searched by: itself, or its stem for plain lowercase English words."""
     if not token.isascii() or not token.isalpha() or len(token) < MIN_STEM + 2:
         return token
-    for suffix in SUFFIXES:
-        if token.endswith(suffix) and len(token) - len(suffix) >= MIN_STEM:
-            return token[: -len(suffix)]
+    for _ in range(2):  # a plural, then a verb ending: "meetings" -> "meeting" -> "meet"
+        suffix = next((s for s in SUFFIXES if token.endswith(s) and len(token) - len(s) >= MIN_STEM), None)
+        if suffix is None:
+            break
+        token = token[: -len(suffix)]
     return token
 
 

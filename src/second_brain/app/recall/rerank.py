@@ -89,4 +89,4 @@ class RerankStage:
         except Exception:
             log.exception("reranker failed; keeping the order")
             return ranked
-        return blend(head, scores) + ranked[len(head):]
+        return blend(ranked, scores)

@@ -1,0 +1,136 @@
+"""Each recall stage on its own: query parsing, keyword planning, fusion, signals, context, diversity."""
+
+import numpy as np
+import pytest
+
+from second_brain.app.recall import keyword, query, ranking
+from second_brain.app.recall.config import RecallConfig
+from second_brain.ports.read_model import EntryRow, TermStats
+
+CONFIG = RecallConfig()
+DAY = 86_400_000
+NOW = 1_800_000_000_000
+
+
+def entry(tags=(), importance=0, wins=0, losses=0, age_days=0.0, recall_count=0) -> EntryRow:
+    created = NOW - int(age_days * DAY)
+    return EntryRow("id", "text", tuple(tags), "api", "ws", "owner", created, created, importance, recall_count,
+                    wins, losses)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("What is ERR_TLS_90412?", ["err_tls_90412"]),
+        ("where is DATABASE_URL set", ["database_url", "set"]),
+        ("changes in v1.9", ["changes", "v1.9"]),
+        ("who fixed #149", ["fixed", "#149"]),
+        ("open config.yaml.", ["open", "config.yaml"]),
+        ("SB-024の決定", ["sb-024", "決定"]),
+        ("会議室はどこですか", ["会議室", "どこ"]),
+        ("the user wants to know about pricing", ["pricing"]),
+        ("tell me about Kubernetes", ["kubernetes"]),
+        ("help", ["help"]),
+        ("what is it", ["what", "is", "it"]),
+        ("Caroline's garden", ["caroline", "garden"]),
+        ("io scheduler on k8", ["io", "scheduler", "k8"]),
+    ],
+)
+def test_tokens(text, tokens):
+    assert query.parse(text).tokens == tokens
+
+
+def test_tag_syntax_and_hashtags_become_query_tags():
+    parsed = query.parse("tag:Work pricing #Finance floor")
+    assert parsed.tags == ["work", "finance"] and parsed.text == "pricing #Finance floor"
+
+
+@pytest.mark.parametrize(("word", "form"), [("adopting", "adopt"), ("researched", "research"), ("paints", "paint"),
+                                            ("parties", "part"), ("quickly", "quick"), ("go", "go"), ("cats", "cats"),
+                                            ("err_tls", "err_tls"), ("決定", "決定")])
+def test_stem(word, form):
+    assert keyword.stem(word) == form
+
+
+def test_plan_drops_saturated_words_and_keeps_the_rarest():
+    stats = TermStats(total=1000, df={"meet": 600, "budget": 40, "quartz": 2, "ledger": 9, "note": 100})
+    plan = keyword.plan(["meetings", "budget", "quartz", "ledger", "notes"], stats, RecallConfig(max_query_terms=3))
+    assert plan.forms["meetings"] == "meet"  # words are searched by their stems
+    assert plan.search_terms == ["budget", "quartz", "ledger"]  # rarest three, in query order; "meet" saturates
+    assert plan.idf["quartz"] > plan.idf["budget"] > plan.idf["meet"]
+    assert not plan.require_all_first
+
+
+def test_plan_keeps_saturated_words_when_nothing_else_is_left_and_ranks_all_words_first_when_costly():
+    stats = TermStats(total=10_000, df={"team": 6000, "update": 5000})
+    plan = keyword.plan(["team", "update"], stats, CONFIG)
+    assert plan.search_terms == ["team", "update"] and plan.require_all_first
+    assert keyword.within_budget(plan.search_terms, stats, 2000) == ["update"]
+
+
+def test_words_absent_from_the_index_are_not_searched():
+    plan = keyword.plan(["zyzzyva", "budget"], TermStats(100, {"budget": 3}), CONFIG)
+    assert plan.search_terms == ["budget"]
+
+
+@pytest.mark.parametrize(
+    ("content", "form", "expected"),
+    [("We adopt it", "adopt", 2.0), ("Adoption papers", "adopt", 2.0), ("a concatenated cat", "cat", 2.0),
+     ("concatenate", "cat", 0.5), ("nothing here", "cat", 0.0)],
+)
+def test_term_weight(content, form, expected):
+    assert keyword.term_weight(content.lower(), form, 2.0, CONFIG) == expected
+
+
+def test_fusion_normalises_each_arm_so_neither_swamps_the_other():
+    fused = ranking.fuse({"a": 800.0, "b": 400.0}, {"b": 0.9, "c": 0.9}, RecallConfig(keyword_sharpness=1.0))
+    assert fused["a"] == pytest.approx(0.7)
+    assert fused["b"] == pytest.approx(0.35 + 0.3)
+    assert fused["c"] == pytest.approx(0.3)
+    assert ranking.fuse({}, {"x": 0.25}, CONFIG) == {"x": 0.0}  # under the dense floor: no evidence
+
+
+def test_recency_decays_towards_a_floor_that_depends_on_the_memory():
+    assert ranking.recency(entry(age_days=0), NOW, CONFIG) == pytest.approx(1.0)
+    assert ranking.recency(entry(age_days=3650), NOW, CONFIG) == pytest.approx(0.6)
+    assert ranking.recency(entry(["status:canonical"], age_days=3650), NOW, CONFIG) == pytest.approx(0.9)
+    assert ranking.recency(entry(importance=4, age_days=3650), NOW, CONFIG) == pytest.approx(0.9)
+    assert ranking.recency(entry(["volatility:volatile"], age_days=3650), NOW, CONFIG) == pytest.approx(0.15)
+    # work memories fade over 90 days, tasks over 7
+    assert ranking.recency(entry(["work"], age_days=30), NOW, CONFIG) > ranking.recency(entry(age_days=30), NOW, CONFIG)
+    assert ranking.recency(entry(["task"], age_days=7), NOW, CONFIG) == pytest.approx(0.15 + 0.85 * np.exp(-1))
+
+
+def test_importance_and_contradiction_history():
+    assert ranking.importance(entry(), CONFIG) == 1.0
+    assert ranking.importance(entry(importance=5), CONFIG) == pytest.approx(1.2)
+    assert ranking.importance(entry(importance=1), CONFIG) == pytest.approx(0.88)
+    assert ranking.importance(entry(wins=2), CONFIG) > ranking.importance(entry(importance=3), CONFIG)
+    assert ranking.importance(entry(losses=2), CONFIG) < ranking.importance(entry(importance=3), CONFIG)
+
+
+def test_tag_boost_is_capped():
+    assert ranking.tag_boost(entry(["a", "b"]), ["a", "b"], CONFIG) == pytest.approx(1.3)
+    assert ranking.tag_boost(entry([f"t{i}" for i in range(9)]), [f"t{i}" for i in range(9)], CONFIG) == 1.5
+
+
+def test_recall_frequency_can_undo_decay_but_never_exceed_one():
+    assert ranking.signal_multiplier(entry(recall_count=50), NOW, [], CONFIG) == 1.0
+    assert ranking.signal_multiplier(entry(age_days=365, recall_count=3), NOW, [], CONFIG) > \
+        ranking.signal_multiplier(entry(age_days=365), NOW, [], CONFIG)
+    assert ranking.signal_multiplier(entry(["rolled-up"]), NOW, [], CONFIG) == pytest.approx(0.4)
+
+
+def test_context_gives_neighbours_a_share_of_the_strongest_seed():
+    scores = {"q": 1.0, "other": 0.2}
+    near = {"q": [("answer", 1), ("far", 2)], "other": [("answer", 1)]}
+    result = ranking.with_context(scores, near, RecallConfig(context_weight=0.5))
+    assert result == {"q": 1.0, "other": 0.2, "answer": 0.5, "far": 0.25}
+
+
+def test_mmr_pushes_down_near_repeats_only():
+    vectors = {"a": np.array([1.0, 0.0]), "a2": np.array([0.999, 0.0447]), "b": np.array([0.6, 0.8])}
+    ranked = [("a", 1.0), ("a2", 0.99), ("b", 0.9)]
+    assert [k for k, _ in ranking.mmr(ranked, vectors.get, 3, 0.7, 0.7)] == ["a", "b", "a2"]
+    assert [k for k, _ in ranking.mmr(ranked, vectors.get, 3, 1.0, 0.8)] == ["a", "a2", "b"]
+    assert ranking.mmr(ranked, lambda _: None, 2, 0.7, 0.8) == ranked[:2]  # keyword-only: no penalty
