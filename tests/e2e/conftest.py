@@ -28,6 +28,7 @@ class Server:
     data_dir: Path
     token: str | None = TOKEN
     port: int = field(default_factory=free_port)
+    env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen | None = None
 
     @property
@@ -38,6 +39,7 @@ class Server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
         if self.token:
             env["BRAIN_AUTH_TOKEN"] = self.token
+        env.update(self.env)
         self.process = subprocess.Popen(
             [*BRAIN, "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

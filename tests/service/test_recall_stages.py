@@ -121,11 +121,11 @@ def test_recall_frequency_can_undo_decay_but_never_exceed_one():
     assert ranking.signal_multiplier(entry(["rolled-up"]), NOW, [], CONFIG) == pytest.approx(0.4)
 
 
-def test_context_gives_neighbours_a_share_of_the_strongest_seed():
-    scores = {"q": 1.0, "other": 0.2}
-    near = {"q": [("answer", 1), ("far", 2)], "other": [("answer", 1)]}
+def test_context_gives_relevant_neighbours_a_share_of_the_strongest_seed():
+    scores = {"q": 1.0, "other": 0.2, "answer": 0.1, "far": 0.05}
+    near = {"q": [("answer", 1), ("far", 2), ("unrelated", 1)], "other": [("answer", 1)]}
     result = ranking.with_context(scores, near, RecallConfig(context_weight=0.5))
-    assert result == {"q": 1.0, "other": 0.2, "answer": 0.5, "far": 0.25}
+    assert result == pytest.approx({"q": 1.0, "other": 0.2, "answer": 0.6, "far": 0.3})  # "unrelated" stays out
 
 
 def test_mmr_pushes_down_near_repeats_only():

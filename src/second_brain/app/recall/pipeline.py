@@ -84,7 +84,7 @@ class RecallService:
             for key, score in ranking.fuse(found.keyword, found.dense, config).items()
             if key in found.entries and score > 0
         }
-        scored = ranking.with_context(own, self._neighbours(own, filters, config, found), config)
+        scored = ranking.with_context(own, self._neighbours(own, config, found), config)
         ordered = sorted(scored.items(), key=lambda item: (-item[1], -found.entries[item[0]].created_at))
         if ordered:
             floor = ordered[0][1] * config.relevance_floor
@@ -150,17 +150,14 @@ class RecallService:
                 if hit.is_update:
                     found.updated.add(key)
 
-    def _neighbours(self, own: dict[str, float], filters: Filters, config: RecallConfig,
+    def _neighbours(self, own: dict[str, float], config: RecallConfig,
                     found: Candidates) -> dict[str, list[tuple[str, int]]]:
-        """The memories written beside the strongest matches, loaded if they pass the filters."""
+        """The memories written beside the strongest matches."""
         if config.context_weight <= 0:
             return {}
         seeds = sorted(own, key=own.__getitem__, reverse=True)[: config.context_seeds]
-        near = self.read_model.neighbours([found.entries[k] for k in seeds], config.context_reach,
+        return self.read_model.neighbours([found.entries[k] for k in seeds], config.context_reach,
                                           config.context_window_ms)
-        fresh = {key for pairs in near.values() for key, _ in pairs} - found.entries.keys()
-        found.entries.update(self.read_model.hydrate(list(fresh), filters))
-        return {seed: [(k, d) for k, d in pairs if k in found.entries] for seed, pairs in near.items()}
 
     def _render(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates,
                 parsed: query.ParsedQuery, full: bool, config: RecallConfig) -> list[dict[str, Any]]:

@@ -30,16 +30,18 @@ def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfi
 
 def with_context(scores: dict[str, float], neighbours: dict[str, list[tuple[str, int]]],
                  config: RecallConfig) -> dict[str, float]:
-    """Each memory also earns a share of its strongest neighbour's score, divided by the steps between them.
+    """A relevant memory also earns a share of its strongest neighbour's score, divided by the steps between them.
 
-    A conversation's answer often sits one turn from the words that match the question.
+    A conversation's answer often sits one turn from the words that match the question. Only memories
+    with some relevance of their own gain: context ranks evidence, it never adds unrelated results.
     """
     context: dict[str, float] = {}
     for seed, near in neighbours.items():
         for key, distance in near:
-            share = scores.get(seed, 0.0) * config.context_weight / distance
-            context[key] = max(context.get(key, 0.0), share)
-    return {key: scores.get(key, 0.0) + context.get(key, 0.0) for key in {*scores, *context}}
+            if scores.get(key, 0.0) > 0:
+                share = scores[seed] * config.context_weight / distance
+                context[key] = max(context.get(key, 0.0), share)
+    return {key: score + context.get(key, 0.0) for key, score in scores.items()}
 
 
 def recency(entry: EntryRow, now: int, config: RecallConfig) -> float:

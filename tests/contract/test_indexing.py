@@ -1,0 +1,165 @@
+"""Background indexing and the vector index, on the real SQLite brain with a fake embedder."""
+
+import numpy as np
+import pytest
+
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app.recall.pipeline import RecallRequest
+from second_brain.bootstrap import build
+from second_brain.ports.read_model import Filters
+from second_brain.settings import Settings
+
+WS = ("personal-owner",)
+
+
+class CountingEmbedder(FakeEmbedder):
+    """Remembers every text it embedded; fails while `broken` is set or on texts containing `poison`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self.broken = False
+
+    def embed_batch(self, texts):
+        if self.broken or any("poison" in t for t in texts):
+            raise RuntimeError("model server down")
+        self.texts.extend(texts)
+        return super().embed_batch(texts)
+
+
+@pytest.fixture
+def embedder():
+    return CountingEmbedder()
+
+
+@pytest.fixture
+def brain(tmp_path, clock, embedder):
+    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder)
+    yield brain
+    brain.close()
+
+
+def test_capture_answers_before_embedding_and_the_indexer_catches_up(brain, ctx):
+    memory = brain.memories.capture(ctx, "quartz ledger reconciliation", [], "api")
+    assert brain.queries.entry(ctx, memory.id)["indexed"] is False
+    report = brain.indexer.run_once(100)
+    assert (report.vectorized, report.failed, report.remaining) == (1, 0, 0)
+    assert brain.queries.entry(ctx, memory.id)["indexed"] is True
+
+
+def test_an_append_embeds_only_its_own_block(brain, ctx, embedder):
+    memory = brain.memories.capture(ctx, "original text", [], "api")
+    brain.indexer.run_once(100)
+    brain.memories.append(ctx, memory.id, "new detail")
+    assert brain.queries.entry(ctx, memory.id)["indexed"] is False
+    brain.indexer.run_once(100)
+    assert embedder.texts == ["original text", "[Update Jan 1, 2026]: new detail"]
+    assert brain.vectors.vector_count(memory.id) == 2
+
+
+def test_a_replay_never_embeds_the_same_text_twice(brain, ctx, embedder):
+    for n in range(5):
+        brain.memories.capture(ctx, f"note {n}", [], "api")
+    brain.indexer.run_once(100)
+    brain.store.rebuild_projections()
+    assert brain.vectors.pending_count() == 5
+    brain.indexer.run_once(100)
+    assert len(embedder.texts) == 5 and brain.vectors.pending_count() == 0
+
+
+def test_embedding_failures_never_lose_a_capture_and_are_retried(brain, ctx, clock, embedder):
+    embedder.broken = True
+    ids = [brain.memories.capture(ctx, f"note {n}", [], "api").id for n in range(3)]
+    report = brain.indexer.run_once(100)
+    assert (report.vectorized, report.failed, report.remaining) == (0, 3, 3)
+    assert brain.queries.count(ctx) == 3
+    clock.advance(600_000)
+    assert brain.queries.stats(ctx)["unvectorized"] == 3
+    embedder.broken = False
+    assert brain.indexer.run_once(100).remaining == 0
+    assert all(brain.queries.entry(ctx, i)["indexed"] for i in ids)
+
+
+def test_one_bad_memory_does_not_hold_the_others_back(brain, ctx):
+    bad = brain.memories.capture(ctx, "poison pill", [], "api").id
+    good = [brain.memories.capture(ctx, f"fine note {n}", [], "api").id for n in range(3)]
+    report = brain.indexer.run_once(100)
+    assert (report.vectorized, report.failed, report.remaining) == (3, 1, 1)
+    assert not brain.queries.entry(ctx, bad)["indexed"] and all(brain.queries.entry(ctx, g)["indexed"] for g in good)
+
+
+def test_deprecation_removes_vectors_and_revival_restores_them(brain, ctx):
+    memory = brain.memories.capture(ctx, "old fact", [], "api")
+    brain.indexer.run_once(100)
+    brain.memories.set_status(ctx, memory.id, "deprecated")
+    assert brain.vectors.vector_count(memory.id) == 0 and brain.vectors.pending_count() == 0
+    brain.memories.set_status(ctx, memory.id, "canonical")
+    assert brain.vectors.pending_count() == 1
+    brain.indexer.run_once(100)
+    assert brain.vectors.vector_count(memory.id) == 1
+
+
+def test_forget_drops_vectors_and_their_cache(brain, ctx, embedder):
+    memory = brain.memories.capture(ctx, "secret vector", [], "api")
+    brain.indexer.run_once(100)
+    cached = brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0]
+    brain.memories.forget(ctx, memory.id)
+    assert brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == cached - 1
+    assert brain.vectors.search(embedder.embed_batch(["secret vector"])[0], Filters(WS), 5) == []
+
+
+def test_vector_search_filters_before_the_cut(brain, ctx, clock, embedder):
+    for n in range(40):
+        brain.memories.capture(ctx, f"pricing discussion {n}", [], "api")
+    clock.advance(10_000)
+    tagged = {brain.memories.capture(ctx, f"pricing idea {n}", ["work"], "api").id for n in range(3)}
+    brain.indexer.run_once(1000)
+    query = embedder.embed_batch(["pricing discussion"])[0]
+    assert {h.entry_id for h in brain.vectors.search(query, Filters(WS, tag="work"), 3)} == tagged
+    assert {h.entry_id for h in brain.vectors.search(query, Filters(WS, after=clock.now), 10)} == tagged
+    assert brain.vectors.search(query, Filters(("someone-else",)), 10) == []
+    hits = brain.vectors.search(query, Filters(WS), 10)
+    assert len(hits) == 10 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_best_passage_per_memory(brain, ctx, embedder):
+    long_note = ("Filler sentence about gardening. " * 60) + "The launch code is walrus."
+    memory = brain.memories.capture(ctx, long_note, [], "api")
+    brain.indexer.run_once(10)
+    assert brain.vectors.vector_count(memory.id) > 1
+    [hit] = brain.vectors.search(embedder.embed_batch(["launch code walrus"])[0], Filters(WS), 5)
+    assert hit.entry_id == memory.id
+
+
+def test_the_matrix_reloads_from_disk(tmp_path, clock, embedder, ctx):
+    first = build(Settings(data_dir=tmp_path / "b"), clock=clock, embedder=embedder)
+    memory = first.memories.capture(ctx, "persisted vector", [], "api")
+    first.indexer.run_once(10)
+    first.close()
+    second = build(Settings(data_dir=tmp_path / "b"), clock=clock, embedder=embedder)
+    [hit] = second.vectors.search(embedder.embed_batch(["persisted vector"])[0], Filters(WS), 5)
+    assert hit.entry_id == memory.id and hit.score == pytest.approx(1.0, abs=1e-5)
+    second.close()
+
+
+def test_a_model_change_reindexes_everything(tmp_path, clock, ctx):
+    first = build(Settings(data_dir=tmp_path / "b"), clock=clock, embedder=FakeEmbedder(64))
+    first.memories.capture(ctx, "a note", [], "api")
+    first.indexer.run_once(10)
+    first.close()
+
+    class Other(FakeEmbedder):
+        model_id = "fake-hash-v2"
+
+    second = build(Settings(data_dir=tmp_path / "b"), clock=clock, embedder=Other(32))
+    assert second.vectors.pending_count() == 1
+    assert second.indexer.run_once(10).vectorized == 1
+    second.close()
+
+
+def test_keyword_recall_answers_when_the_embedder_is_down(brain, ctx, embedder):
+    memory = brain.memories.capture(ctx, "the walrus protocol", [], "api")
+    embedder.broken = True
+    result = brain.recall.recall(ctx, RecallRequest("walrus", 5, Filters(WS)))
+    assert result["semantic_unavailable"] is True and [r["id"] for r in result["results"]] == [memory.id]
+    assert np.isfinite(result["results"][0]["score"])

@@ -1,0 +1,143 @@
+"""Recall scenarios of the spec, over HTTP, against a real server running the real local model."""
+
+import time
+
+import pytest
+
+from .conftest import Server
+
+FILLER = [
+    "Watered the tomatoes and basil this morning",
+    "The espresso machine needs descaling every month",
+    "Read two chapters of the history book about Rome",
+    "Booked a dentist appointment for the kids",
+    "The bike tyre was flat again after the ride",
+    "Tried a new sourdough recipe with rye flour",
+    "Called grandma to wish her a happy birthday",
+    "The neighbours are painting their fence green",
+    "Bought new running shoes for the half marathon",
+    "Cleaned out the garage and donated old toys",
+] * 3
+
+SCENARIO = {
+    "tls": "Handshake failed with ERR_TLS_90412 on the edge proxy",
+    "dburl": "Set DATABASE_URL before the service boots",
+    "version": "Released v1.9 of the exporter yesterday",
+    "pr": "The flaky test was fixed in PR #149 by Ada",
+    "yaml": "Edit config.yaml to add the eu-west region",
+    "cjk": "SB-024の決定は来週まで延期になった",
+    "room": "東京オフィスの会議室は三階にあります",
+    "allergy": "Maya is allergic to peanuts and carries an epipen",
+    "car": "I bought a new car last week, a blue hatchback",
+    "rare": "Our offsite will be in Zanzibar this spring",
+}
+
+
+def wait_indexed(api) -> None:
+    deadline = time.monotonic() + 120
+    while api.post("/vectorize-pending").json()["remaining"]:
+        assert time.monotonic() < deadline, "indexing did not finish"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def brain(tmp_path_factory):
+    server = Server(tmp_path_factory.mktemp("recall") / "brain").start()
+    with server.client() as api:
+        for text in FILLER:
+            api.post("/capture", json={"content": text, "tags": ["home"]})
+        ids = {key: api.post("/capture", json={"content": text}).json()["id"] for key, text in SCENARIO.items()}
+        wait_indexed(api)
+        yield server, api, ids
+    server.stop()
+
+
+def top(api, query, **params):
+    response = api.get("/recall", params={"query": query, **params})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(
+    ("query", "key"),
+    [
+        ("ERR_TLS_90412", "tls"), ("where do I set DATABASE_URL?", "dburl"), ("what changed in v1.9", "version"),
+        ("#149", "pr"), ("config.yaml", "yaml"), ("SB-024の決定", "cjk"), ("会議室", "room"),
+        ("tell me about the user's allergy", "allergy"), ("Zanzibar", "rare"),
+        ("automobile purchase", "car"),  # no shared word: only meaning connects them
+    ],
+)
+def test_the_right_memory_comes_first(brain, query, key):
+    _, api, ids = brain
+    result = top(api, query)
+    assert result["results"][0]["id"] == ids[key], result
+    assert result["semantic_unavailable"] is False and result["results"][0]["score"] == 100.0
+
+
+def test_framing_words_are_dropped_from_the_query_used(brain):
+    _, api, _ = brain
+    assert top(api, "the user wants to know about peanuts")["query_used"] == "peanuts"
+
+
+def test_a_deprecated_version_never_appears_and_the_fresh_one_does(brain):
+    _, api, _ = brain
+    old = api.post("/capture", json={"content": "The team standup is at 9am in room Kepler"}).json()["id"]
+    new = api.post("/capture", json={"content": "The team standup moved to 10am in room Kepler"}).json()["id"]
+    api.post("/status", json={"id": old, "status": "deprecated"})
+    wait_indexed(api)
+    ids = [r["id"] for r in top(api, "when is the team standup", topK=20)["results"]]
+    assert new in ids and old not in ids
+    ids = [r["id"] for r in top(api, "Kepler", topK=20)["results"]]
+    assert ids == [new]
+
+
+def test_filters_apply_before_the_cut(brain):
+    _, api, ids = brain
+    results = top(api, "garden shoes recipe", tag="home", topK=5)["results"]
+    assert len(results) == 5 and all(r["tags"] == ["home"] for r in results)
+    entry = api.get("/entry", params={"id": ids["rare"]}).json()["entry"]
+    after = top(api, "offsite", after=entry["created_at"])["results"]
+    assert ids["rare"] in [r["id"] for r in after]
+    assert top(api, "offsite", before=entry["created_at"] - 1)["results"] == [] or \
+        ids["rare"] not in [r["id"] for r in top(api, "offsite", before=entry["created_at"] - 1)["results"]]
+    assert top(api, "offsite", tag="no-such-tag")["results"] == []
+
+
+def test_long_memories_come_back_as_snippets_unless_full_is_asked(brain):
+    _, api, _ = brain
+    long_note = ("Background on the migration plan. " * 150 + "The cutover window is Sunday 02:00 UTC.").strip()
+    memory_id = api.post("/capture", json={"content": long_note}).json()["id"]
+    wait_indexed(api)
+    [hit] = [r for r in top(api, "migration cutover window")["results"] if r["id"] == memory_id]
+    assert hit["truncated"] is True and hit["full_length"] == len(long_note) and len(hit["content"]) < 4200
+    [full] = [r for r in top(api, "migration cutover window", full=1)["results"] if r["id"] == memory_id]
+    assert full["truncated"] is False and full["content"] == long_note
+
+
+def test_an_update_block_that_matches_is_flagged(brain):
+    _, api, _ = brain
+    memory_id = api.post("/capture", json={"content": "Quarterly planning notes"}).json()["id"]
+    api.post("/append", json={"id": memory_id, "addition": "Hired a marine biologist for the reef survey"})
+    wait_indexed(api)
+    [hit] = [r for r in top(api, "marine biologist reef survey")["results"] if r["id"] == memory_id]
+    assert hit["updated"] is True and "marine biologist" in hit["content"]
+
+
+def test_stats_and_vectorize_pending(brain):
+    _, api, _ = brain
+    assert api.post("/vectorize-pending", params={"limit": 5}).json() == {
+        "ok": True, "vectorized": 0, "failed": 0, "remaining": 0}
+    assert api.get("/stats").json()["unvectorized"] == 0
+
+
+def test_keyword_only_mode_still_answers(tmp_path):
+    server = Server(tmp_path / "brain", env={"BRAIN_EMBEDDER": "none"}).start()
+    with server.client() as api:
+        memory_id = api.post("/capture", json={"content": "Handshake failed with ERR_TLS_90412"}).json()["id"]
+        result = top(api, "ERR_TLS_90412")
+        assert result["semantic_unavailable"] is True and result["results"][0]["id"] == memory_id
+        nothing = top(api, "automobile")
+        assert nothing["results"] == [] and "Semantic search is unavailable" in nothing["message"]
+        assert api.post("/vectorize-pending").status_code == 503
+        assert api.get("/entry", params={"id": memory_id}).json()["entry"]["indexed"] is False
+    server.stop()
