@@ -65,7 +65,8 @@ def test_plan_keeps_saturated_words_when_nothing_else_is_left_and_ranks_all_word
     stats = TermStats(total=10_000, df={"team": 6000, "update": 5000})
     plan = keyword.plan(["team", "update"], stats, CONFIG)
     assert plan.search_terms == ["team", "update"] and plan.require_all_first
-    assert keyword.within_budget(plan.search_terms, stats, 2000) == ["update"]
+    assert keyword.within_budget(plan.search_terms, stats, 2000) == []
+    assert keyword.within_budget(plan.search_terms, stats, 5500) == ["update"]
 
 
 def test_words_absent_from_the_index_are_not_searched():

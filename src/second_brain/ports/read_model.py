@@ -68,9 +68,9 @@ class ReadModel(Protocol):
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
         """How many memories hold each term, for telling rare words from common ones."""
 
-    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False
-                       ) -> list[KeywordHit]:
-        """Entries holding any (or every) term, best bm25 first; exclusions and filters applied before the cut."""
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]:
+        """Entries holding any (or every) term, best bm25 (or newest) first; filters applied before the cut."""
 
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
         """Entries holding any term, found by scanning (for words a trigram cannot match), newest first."""

@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,8 +52,10 @@ TABLES = [
     "CREATE TABLE IF NOT EXISTS entry_counts (workspace TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
 ]
 NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
-EXACT_DF_LIMIT = 5000  # count a word exactly when its rarest trigram is in at most this many memories
+EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
 SHORT_TERM_SAMPLE = 200
+DF_CACHE_SECONDS = 60.0
+DF_CACHE_SIZE = 50_000
 ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN (?, ?, ?))"
 
 
@@ -61,6 +64,7 @@ class SQLiteReadModel:
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
+        self._df_cache: dict[str, tuple[int, float]] = {}
 
     # -- projection -----------------------------------------------------------------
 
@@ -173,18 +177,29 @@ class SQLiteReadModel:
         return TermStats(total=total, df=df)
 
     def _trigram_df(self, conn: sqlite3.Connection, trigram: str) -> int:
-        row = conn.execute("SELECT doc FROM entries_fts_vocab WHERE term = ?", (trigram.lower(),)).fetchone()
-        return row[0] if row else 0
+        # Counting a common trigram walks its whole doclist: cache counts briefly, idf need not be exact.
+        trigram = trigram.lower()
+        cached = self._df_cache.get(trigram)
+        now = time.monotonic()
+        if cached and now - cached[1] < DF_CACHE_SECONDS:
+            return cached[0]
+        row = conn.execute("SELECT doc FROM entries_fts_vocab WHERE term = ?", (trigram,)).fetchone()
+        if len(self._df_cache) > DF_CACHE_SIZE:
+            self._df_cache.clear()
+        self._df_cache[trigram] = (row[0] if row else 0, now)
+        return self._df_cache[trigram][0]
 
-    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False
-                       ) -> list[KeywordHit]:
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]:
         if not terms:
             return []
         where, params = _recall_where(filters)
         match = (" AND " if require_all else " OR ").join(_phrase(t) for t in terms)
+        # bm25 must score every match before it can sort; rowid order streams and stops at the limit.
+        order = "entries_fts.rowid DESC" if newest_first else "bm25(entries_fts)"
         rows = self._read(
             f"SELECT e.*, -bm25(entries_fts) AS score FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
-            f" WHERE entries_fts MATCH ? AND {where} ORDER BY bm25(entries_fts) LIMIT ?",
+            f" WHERE entries_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?",
             (match, *params, limit),
         ).fetchall()
         return [KeywordHit(_row(r), float(r["score"])) for r in rows]

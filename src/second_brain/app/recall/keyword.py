@@ -59,11 +59,11 @@ def plan(tokens: list[str], stats: TermStats, config: RecallConfig) -> KeywordPl
 
 
 def within_budget(terms: list[str], stats: TermStats, budget: int) -> list[str]:
-    """The rarest terms whose match counts fit the budget (at least the rarest one)."""
+    """The rarest terms whose match counts together fit the budget (possibly none)."""
     kept: list[str] = []
     spent = 0
     for term in sorted(terms, key=lambda t: stats.df.get(t, 0)):
-        if kept and spent + stats.df.get(term, 0) > budget:
+        if spent + stats.df.get(term, 0) > budget:
             break
         kept.append(term)
         spent += stats.df.get(term, 0)
