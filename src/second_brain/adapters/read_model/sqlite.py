@@ -130,7 +130,7 @@ class SQLiteReadModel:
     # -- queries ----------------------------------------------------------------------
 
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
-        where, params = _where(Filters(tuple(workspaces)))
+        where, params = _where(Filters(tuple(workspaces)), by_id=True)
         row = self._read(f"SELECT e.* FROM entries e WHERE e.id = ? AND {where}", (entry_id, *params)).fetchone()
         return _row(row) if row else None
 
@@ -216,7 +216,7 @@ class SQLiteReadModel:
         return [KeywordHit(_row(r), 0.0) for r in rows]
 
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
-        where, params = _recall_where(filters)
+        where, params = _recall_where(filters, by_id=True)
         found: dict[str, EntryRow] = {}
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
@@ -302,11 +302,16 @@ def _write_tags(conn: sqlite3.Connection, rid: int, tags: Sequence[str]) -> None
     conn.executemany("INSERT OR IGNORE INTO entry_tags (tag, entry_rid) VALUES (?, ?)", [(t, rid) for t in tags])
 
 
-def _where(filters: Filters) -> tuple[str, list[object]]:
-    """SQL conditions on the entries alias `e` for a filter set; the workspace scope is never optional."""
+def _where(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
+    """SQL conditions on the entries alias `e` for a filter set; the workspace scope is never optional.
+
+    `by_id`: the query looks rows up by id, so the workspace index must not be chosen to drive it
+    (the unary plus keeps SQLite from scanning a whole workspace to check a few ids).
+    """
     if not filters.workspaces:
         return "0", []
-    clauses = [f"e.workspace IN ({', '.join('?' for _ in filters.workspaces)})"]
+    column = "+e.workspace" if by_id else "e.workspace"
+    clauses = [f"{column} IN ({', '.join('?' for _ in filters.workspaces)})"]
     params: list[object] = list(filters.workspaces)
     for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
         if tag:
@@ -324,8 +329,8 @@ def _where(filters: Filters) -> tuple[str, list[object]]:
     return " AND ".join(clauses), params
 
 
-def _recall_where(filters: Filters) -> tuple[str, list[object]]:
-    where, params = _where(filters)
+def _recall_where(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
+    where, params = _where(filters, by_id)
     return f"{where} AND {ALWAYS_EXCLUDED}", [*params, *NEVER_RECALLED]
 
 
