@@ -152,7 +152,8 @@ class SQLiteVectorIndex:
             if not mask.any():
                 return []
             scores = self._matrix[:size] @ query.astype(np.float32)
-            scores = np.where(mask, scores, -np.inf)
+            if not mask.all():
+                scores = np.where(mask, scores, -np.inf)
             hits: list[VectorHit] = []
             seen: set[str] = set()
             want = min(size, max(limit * 4, 64))
@@ -173,13 +174,15 @@ class SQLiteVectorIndex:
 
     def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
         with self._lock:
+            owners = [(entry_id, row) for entry_id in entry_ids for row in self._rows_by_entry.get(entry_id, ())]
+            if not owners:
+                return {}
+            rows = np.fromiter((row for _, row in owners), dtype=np.int64, count=len(owners))
+            scores = self._matrix[rows] @ query.astype(np.float32)
             hits: dict[str, VectorHit] = {}
-            for entry_id in entry_ids:
-                rows = self._rows_by_entry.get(entry_id)
-                if rows:
-                    scores = self._matrix[rows] @ query
-                    best = int(np.argmax(scores))
-                    hits[entry_id] = VectorHit(entry_id, float(scores[best]), bool(self._is_update[rows[best]]))
+            for (entry_id, row), score in zip(owners, scores.tolist()):
+                if entry_id not in hits or score > hits[entry_id].score:
+                    hits[entry_id] = VectorHit(entry_id, score, bool(self._is_update[row]))
             return hits
 
     def vector_of(self, entry_id: str) -> np.ndarray | None:
@@ -189,7 +192,9 @@ class SQLiteVectorIndex:
 
     def _mask(self, filters: Filters, size: int) -> np.ndarray:
         codes = [self._workspace_codes[w] for w in filters.workspaces if w in self._workspace_codes]
-        mask = self._alive[:size] & np.isin(self._workspace[:size], codes)
+        mask = self._alive[:size].copy()
+        if len(codes) < len(self._workspace_codes):  # some stored workspace is out of scope
+            mask &= np.isin(self._workspace[:size], codes)
         if filters.after is not None:
             mask &= self._created[:size] >= filters.after
         if filters.before is not None:

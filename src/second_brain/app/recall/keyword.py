@@ -2,7 +2,7 @@
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...ports.read_model import TermStats
 from .config import RecallConfig
@@ -31,6 +31,10 @@ class KeywordPlan:
     short_terms: list[str]  # under three characters: scored, and searched by scan only when alone
     idf: dict[str, float]  # weight of every query word's form, rare words heaviest
     require_all_first: bool  # many matches: rank memories holding every word first, then any
+    word_starts: dict[str, re.Pattern[str]] = field(default_factory=dict)  # form -> "begins a word" pattern
+
+    def __post_init__(self) -> None:
+        self.word_starts.update({f: re.compile(rf"(?<!\w){re.escape(f)}") for f in self.idf})
 
 
 def forms_of(tokens: list[str]) -> dict[str, str]:
@@ -70,11 +74,12 @@ def within_budget(terms: list[str], stats: TermStats, budget: int) -> list[str]:
     return kept
 
 
-def term_weight(lowered: str, form: str, idf: float, config: RecallConfig) -> float:
+def term_weight(lowered: str, form: str, idf: float, config: RecallConfig, word_start: re.Pattern[str] | None = None
+                ) -> float:
     """Full weight for the word itself or a word it begins (adopt → adoption); a share for a match inside a word."""
     if form not in lowered:
         return 0.0
-    if re.search(rf"(?<!\w){re.escape(form)}", lowered):
+    if (word_start or re.compile(rf"(?<!\w){re.escape(form)}")).search(lowered):
         return idf
     return idf * config.substring_match_weight
 
@@ -82,4 +87,4 @@ def term_weight(lowered: str, form: str, idf: float, config: RecallConfig) -> fl
 def keyword_score(content: str, plan: KeywordPlan, config: RecallConfig) -> float:
     """Sum of the query words' weights found in the memory."""
     lowered = content.lower()
-    return sum(term_weight(lowered, form, weight, config) for form, weight in plan.idf.items())
+    return sum(term_weight(lowered, form, weight, config, plan.word_starts[form]) for form, weight in plan.idf.items())

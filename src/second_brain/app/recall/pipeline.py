@@ -79,11 +79,12 @@ class RecallService:
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
-        own = {
-            key: score * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
-            for key, score in ranking.fuse(found.keyword, found.dense, config).items()
-            if key in found.entries and score > 0
-        }
+        fused = ranking.fuse(found.keyword, found.dense, config)
+        # Signals move a score by a bounded factor: past the best few hundred by relevance nothing can reach the top.
+        contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
+                            reverse=True)[: config.rank_pool]
+        own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
+               for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
         ordered = sorted(scored.items(), key=lambda item: (-item[1], -found.entries[item[0]].created_at))
         if ordered:
