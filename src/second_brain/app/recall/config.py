@@ -24,7 +24,7 @@ class RecallConfig:
     context_reach: int = 2  # neighbours on each side
     context_window_ms: int = 600_000
     context_seeds: int = 20
-    rank_pool: int = 300  # candidates, best fused first, that the ranking signals are computed for
+    rank_pool: int = 500  # candidates, best fused first, that the ranking signals are computed for
     # ranking signals
     recency_floor: float = 0.6
     recency_floor_durable: float = 0.9

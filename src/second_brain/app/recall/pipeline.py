@@ -80,7 +80,7 @@ class RecallService:
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
         fused = ranking.fuse(found.keyword, found.dense, config)
-        # Signals move a score by a bounded factor: past the best few hundred by relevance nothing can reach the top.
+        # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]
         own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
