@@ -99,20 +99,28 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--dir", default=str(ROOT / "bench/results"))
+    parser.add_argument("--measure", type=Path, help="only measure this already loaded brain directory")
     args = parser.parse_args()
+    if args.measure:
+        report(f"{args.measure}", args.measure, args.repeat)
+        return
     data_dir = Path(args.dir) / f"scale-{int(time.time())}"
     rare = set(range(0, args.sizes[0], args.sizes[0] // 10))  # ten quokkas, whatever the size
     loaded = 0
     for size in args.sizes:
         seconds = load(data_dir, loaded, size, rare)
         loaded = size
-        print(f"\n== {size} memories (loaded in {seconds:.0f}s) ==", flush=True)
-        for mode, keyword_only in (("full pipeline", False), ("keyword only", True)):
-            figures = measure(data_dir, args.repeat, keyword_only)
-            rss, peak = figures.pop("rss")
-            print(f"{mode}: server RSS {rss:.0f} MB (peak {peak:.0f} MB)")
-            for name, (p50, p95, count, first) in figures.items():
-                print(f"  {name:<12} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {count} results  top: {first!r}")
+        report(f"{size} memories (loaded in {seconds:.0f}s)", data_dir, args.repeat)
+
+
+def report(title: str, data_dir: Path, repeat: int) -> None:
+    print(f"\n== {title} ==", flush=True)
+    for mode, keyword_only in (("full pipeline", False), ("keyword only", True)):
+        figures = measure(data_dir, repeat, keyword_only)
+        rss, peak = figures.pop("rss")
+        print(f"{mode}: server RSS {rss:.0f} MB (peak {peak:.0f} MB)")
+        for name, (p50, p95, count, first) in figures.items():
+            print(f"  {name:<12} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {count} results  top: {first!r}", flush=True)
 
 
 if __name__ == "__main__":

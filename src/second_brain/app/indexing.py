@@ -78,10 +78,10 @@ class Indexer:
 class IndexingWorker:
     """A daemon thread that drains the pending set; woken by captures, backing off after failures."""
 
-    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 1.0) -> None:
+    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 30.0) -> None:
         self.indexer = indexer
         self.batch = batch
-        self.idle_seconds = idle_seconds
+        self.idle_seconds = idle_seconds  # commits wake the worker; the timeout is only a safety net
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="indexing-worker", daemon=True)
@@ -99,7 +99,7 @@ class IndexingWorker:
             self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        backoff = self.idle_seconds
+        backoff = 1.0
         while not self._stop.is_set():
             try:
                 report = self.indexer.run_once(self.batch)
@@ -107,9 +107,11 @@ class IndexingWorker:
                 log.exception("indexing pass failed")
                 report = IndexReport(0, 1, 1)
             if report.failed:
-                backoff = min(backoff * 2, 60.0)
-            elif report.vectorized:
-                backoff = self.idle_seconds
-                continue  # more may be waiting: go again at once
-            self._wake.wait(backoff)
+                wait, backoff = backoff, min(backoff * 2, 60.0)
+            elif report.remaining:
+                backoff = 1.0
+                continue  # more is waiting: go again at once
+            else:
+                wait, backoff = self.idle_seconds, 1.0
+            self._wake.wait(wait)
             self._wake.clear()

@@ -38,6 +38,8 @@ class MemoryService:
         self.clock = clock
         self.timezone = timezone
         self.new_id = new_id
+        self._recalled_day = ""
+        self._recalled: set[str] = set()
 
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None
@@ -65,8 +67,13 @@ class MemoryService:
     def record_recalls(self, ctx: Context, memory_ids: list[str]) -> int:
         """Count a recall of each memory, once per day; best effort, since a lost race only loses a count."""
         day = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).date().isoformat()
+        if self._recalled_day != day:
+            self._recalled_day, self._recalled = day, set()
         recorded = 0
         for memory_id in memory_ids:
+            if memory_id in self._recalled:  # already counted today by this process: skip the stream read
+                continue
+            self._recalled.add(memory_id)
             try:
                 state, _ = self.load(ctx, memory_id)
                 recorded += bool(self._append(ctx, state, decide(c.RecordRecall(day), state)) is not state)

@@ -24,6 +24,8 @@ TABLES = [
     """CREATE TABLE IF NOT EXISTS vector_state (
         entry_id TEXT PRIMARY KEY, version INTEGER NOT NULL, model_id TEXT NOT NULL
     ) WITHOUT ROWID""",
+    # The work queue, so finding what to embed costs the number of pending memories, not of all memories.
+    "CREATE TABLE IF NOT EXISTS vector_pending (entry_id TEXT PRIMARY KEY) WITHOUT ROWID",
 ]
 # The cache survives replays: it is keyed by what was embedded, not by which memory held it.
 CACHE_TABLE = """CREATE TABLE IF NOT EXISTS embedding_cache (
@@ -50,7 +52,7 @@ class SQLiteVectorIndex:
             conn.execute(statement)
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("vectors", "vector_state"):
+        for table in ("vectors", "vector_state", "vector_pending"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -65,9 +67,15 @@ class SQLiteVectorIndex:
                 _delete_entry(conn, entry_id)
             elif isinstance(envelope.event, StatusChanged) and envelope.event.status == "deprecated":
                 _delete_entry(conn, entry_id)
+            elif isinstance(envelope.event, (MemoryCaptured, MemoryAppended, MemoryRevised)) or (
+                isinstance(envelope.event, StatusChanged)  # back from deprecation: no vectors left
+                and not conn.execute("SELECT 1 FROM vector_state WHERE entry_id = ?", (entry_id,)).fetchone()
+            ):
+                conn.execute("INSERT OR IGNORE INTO vector_pending (entry_id) VALUES (?)", (entry_id,))
 
     def after_commit(self, events: Sequence[Envelope] | None) -> None:
         if events is None:
+            self.reconcile()
             self.load()
             self.on_pending()
             return
@@ -80,11 +88,23 @@ class SQLiteVectorIndex:
 
     # -- indexing -------------------------------------------------------------------------------------
 
+    def reconcile(self) -> None:
+        """Queue every memory whose vectors are missing, stale or of another model (at start-up and after a replay)."""
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO vector_pending (entry_id) SELECT e.id FROM entries e"
+                " LEFT JOIN vector_state s ON s.entry_id = e.id"
+                " WHERE (s.version IS NULL OR s.version < e.content_version OR s.model_id != ?)"
+                " AND NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_rid = e.rid AND t.tag = ?)",
+                (self.model_id, *NEVER_INDEXED),
+            )
+
     def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
         only = f" AND e.id IN ({', '.join('?' for _ in ids)})" if ids is not None else ""
         rows = self.db.connection().execute(
-            f"SELECT e.id, e.content, e.content_version FROM entries e {_PENDING}{only} ORDER BY e.rid LIMIT ?",
-            (self.model_id, *NEVER_INDEXED, *(ids or ()), limit),
+            f"SELECT e.id, e.content, e.content_version FROM vector_pending p JOIN entries e ON e.id = p.entry_id"
+            f" WHERE 1{only} ORDER BY e.rid LIMIT ?",
+            (*(ids or ()), limit),
         ).fetchall()
         return [PendingEntry(r[0], r[1], r[2]) for r in rows]
 
@@ -92,12 +112,10 @@ class SQLiteVectorIndex:
         return self.db.connection().execute("SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
 
     def pending_count(self, older_than: int | None = None) -> int:
-        sql = f"SELECT COUNT(*) FROM entries e {_PENDING}"
-        params: tuple = (self.model_id, *NEVER_INDEXED)
-        if older_than is not None:
-            sql += " AND e.created_at < ?"
-            params = (*params, older_than)
-        return self.db.connection().execute(sql, params).fetchone()[0]
+        sql = "SELECT COUNT(*) FROM vector_pending p JOIN entries e ON e.id = p.entry_id"
+        if older_than is None:
+            return self.db.connection().execute(sql).fetchone()[0]
+        return self.db.connection().execute(sql + " WHERE e.created_at < ?", (older_than,)).fetchone()[0]
 
     def is_indexed(self, entry_id: str) -> bool:
         row = self.db.connection().execute(
@@ -135,6 +153,7 @@ class SQLiteVectorIndex:
             )
             conn.execute("INSERT INTO vector_state (entry_id, version, model_id) VALUES (?, ?, ?)",
                          (entry.id, entry.version, model_id))
+            conn.execute("DELETE FROM vector_pending WHERE entry_id = ?", (entry.id,))
         with self._lock:
             self._forget_rows(entry.id)
             for p in passages:
@@ -273,16 +292,11 @@ class SQLiteVectorIndex:
 
 NEVER_INDEXED = ("status:deprecated",)
 CONTENT_EVENTS = (MemoryCaptured, MemoryAppended, MemoryRevised, StatusChanged)
-_PENDING = (
-    "LEFT JOIN vector_state s ON s.entry_id = e.id"
-    " WHERE (s.version IS NULL OR s.version < e.content_version OR s.model_id != ?)"
-    " AND NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_rid = e.rid AND t.tag = ?)"
-)
 
 
 def _delete_entry(conn: sqlite3.Connection, entry_id: str) -> None:
-    conn.execute("DELETE FROM vectors WHERE entry_id = ?", (entry_id,))
-    conn.execute("DELETE FROM vector_state WHERE entry_id = ?", (entry_id,))
+    for table in ("vectors", "vector_state", "vector_pending"):
+        conn.execute(f"DELETE FROM {table} WHERE entry_id = ?", (entry_id,))
 
 
 def _blob(vector: np.ndarray) -> bytes:

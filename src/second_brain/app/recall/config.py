@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 class RecallConfig:
     # keyword arm
     keyword_candidate_limit: int = 500
+    common_word_limit: int = 100  # newest matches taken when every word is too common to rank cheaply
     substring_match_weight: float = 0.25
     query_saturation_fraction: float = 0.3  # a word in more than this share of memories is not distinctive
     max_query_terms: int = 6

@@ -106,15 +106,16 @@ class RecallService:
             # Ranking costs grow with matches: words that match too many memories are fetched newest first,
             # which stops at the limit, while the rare ones (together within the budget) are ranked by bm25.
             hits = []
+            common = config.common_word_limit
             if plan.require_all_first:
-                hits = self.read_model.keyword_search(plan.search_terms, filters, limit, require_all=True,
+                hits = self.read_model.keyword_search(plan.search_terms, filters, common, require_all=True,
                                                       newest_first=True)
             rare = keyword.within_budget(plan.search_terms, stats, config.fts_match_budget)
             if rare:
                 hits += self.read_model.keyword_search(rare, filters, limit)
             elif not plan.require_all_first:
                 rarest = min(plan.search_terms, key=lambda t: stats.df.get(t, 0))
-                hits += self.read_model.keyword_search([rarest], filters, limit, newest_first=True)
+                hits += self.read_model.keyword_search([rarest], filters, common, newest_first=True)
         else:
             hits = self.read_model.scan_search(plan.short_terms, filters, limit)
         for rank, hit in enumerate(hits):
