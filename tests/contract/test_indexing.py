@@ -99,13 +99,18 @@ def test_deprecation_removes_vectors_and_revival_restores_them(brain, ctx):
     assert brain.vectors.vector_count(memory.id) == 1
 
 
-def test_forget_drops_vectors_and_their_cache(brain, ctx, embedder):
+def test_forget_drops_vectors_and_the_cache_of_every_version(brain, ctx, embedder):
+    brain.memories.capture(ctx, "a neighbour that stays", [], "api")
     memory = brain.memories.capture(ctx, "secret vector", [], "api")
     brain.indexer.run_once(100)
+    brain.memories.update(ctx, memory.id, "secret vector, second version", None)
+    brain.indexer.run_once(100)
     cached = brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0]
+    assert cached == 3
     brain.memories.forget(ctx, memory.id)
-    assert brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == cached - 1
-    assert brain.vectors.search(embedder.embed_batch(["secret vector"])[0], Filters(WS), 5) == []
+    assert brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 1
+    hits = brain.vectors.search(embedder.embed_batch(["secret vector"])[0], Filters(WS), 5)
+    assert memory.id not in {h.entry_id for h in hits} and len(hits) == 1
 
 
 def test_vector_search_filters_before_the_cut(brain, ctx, clock, embedder):

@@ -27,10 +27,16 @@ TABLES = [
     # The work queue, so finding what to embed costs the number of pending memories, not of all memories.
     "CREATE TABLE IF NOT EXISTS vector_pending (entry_id TEXT PRIMARY KEY) WITHOUT ROWID",
 ]
-# The cache survives replays: it is keyed by what was embedded, not by which memory held it.
-CACHE_TABLE = """CREATE TABLE IF NOT EXISTS embedding_cache (
-    model_id TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_hash)
-) WITHOUT ROWID"""
+# The cache survives replays: it is keyed by what was embedded. Which memory each passage came from,
+# in any of its versions, is kept beside it, so forgetting a memory can take its cached vectors too.
+CACHE_TABLES = [
+    """CREATE TABLE IF NOT EXISTS embedding_cache (
+        model_id TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_hash)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS embedded_passages (
+        entry_id TEXT NOT NULL, text_hash TEXT NOT NULL, PRIMARY KEY (entry_id, text_hash)
+    ) WITHOUT ROWID""",
+]
 
 
 class SQLiteVectorIndex:
@@ -48,7 +54,7 @@ class SQLiteVectorIndex:
     # -- projection: forgetting and deprecation remove vectors in the append's transaction ----------
 
     def create(self, conn: sqlite3.Connection) -> None:
-        for statement in [*TABLES, CACHE_TABLE]:
+        for statement in [*TABLES, *CACHE_TABLES]:
             conn.execute(statement)
 
     def drop(self, conn: sqlite3.Connection) -> None:
@@ -59,11 +65,12 @@ class SQLiteVectorIndex:
         for envelope in events:
             entry_id = envelope.stream_id.removeprefix("memory-")
             if isinstance(envelope.event, MemoryForgotten):
-                # Vectors can be inverted back into text: the cached ones of this memory go too.
+                # Vectors can be inverted back into text: the cached ones of every version of this memory go too.
                 conn.execute(
-                    "DELETE FROM embedding_cache WHERE text_hash IN (SELECT text_hash FROM vectors WHERE entry_id = ?)",
-                    (entry_id,),
+                    "DELETE FROM embedding_cache WHERE text_hash IN"
+                    " (SELECT text_hash FROM embedded_passages WHERE entry_id = ?)", (entry_id,),
                 )
+                conn.execute("DELETE FROM embedded_passages WHERE entry_id = ?", (entry_id,))
                 _delete_entry(conn, entry_id)
             elif isinstance(envelope.event, StatusChanged) and envelope.event.status == "deprecated":
                 _delete_entry(conn, entry_id)
@@ -150,6 +157,10 @@ class SQLiteVectorIndex:
             conn.executemany(
                 "INSERT OR IGNORE INTO embedding_cache (model_id, text_hash, vector) VALUES (?, ?, ?)",
                 [(model_id, p.text_hash, _blob(p.vector)) for p in passages],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO embedded_passages (entry_id, text_hash) VALUES (?, ?)",
+                [(entry.id, p.text_hash) for p in passages],
             )
             conn.execute("INSERT INTO vector_state (entry_id, version, model_id) VALUES (?, ?, ?)",
                          (entry.id, entry.version, model_id))
