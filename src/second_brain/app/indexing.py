@@ -60,13 +60,15 @@ class Indexer:
         if missing:
             try:
                 embedded = self.embedder.embed_batch(missing)
+                if len(embedded) != len(missing):
+                    raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(missing)} texts")
             except Exception:  # any embedder failure: the entries stay pending and are retried later
                 if len(entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
                     results = [self._index_batch([entry]) for entry in entries]
                     return sum(r[0] for r in results), sum(r[1] for r in results)
                 log.exception("embedding memory %s failed; it stays pending", entries[0].id)
                 return 0, 1
-            vectors.update({hashes[text]: vector for text, vector in zip(missing, embedded)})
+            vectors.update({hashes[text]: vector for text, vector in zip(missing, embedded, strict=True)})
         stored = 0
         for entry in entries:
             passages = [PassageVector(hashes[c.text], c.is_update, np.asarray(vectors[hashes[c.text]]))
