@@ -17,7 +17,7 @@ class Settings(BaseSettings):
         None, description="Owner bearer token; when unset one is generated on first start and saved in data_dir."
     )
     owner_name: str = Field("Owner", description="Display name of the brain's owner in timelines.")
-    timezone: str = Field("UTC", description="Time zone for dated labels and date-only values.")
+    timezone: str = Field("UTC", description="Time zone for dated labels, date-only values and time phrases in recall.")
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
     )

@@ -103,6 +103,16 @@ def test_filters_apply_before_the_cut(brain):
     assert top(api, "offsite", tag="no-such-tag")["results"] == []
 
 
+def test_time_phrases_become_a_window(brain):
+    _, api, ids = brain
+    today = top(api, "Zanzibar offsite today")
+    assert today["results"][0]["id"] == ids["rare"] and today["query_used"] == "zanzibar offsite"
+    assert top(api, "Zanzibar offsite yesterday")["results"] == []
+    entry = api.get("/entry", params={"id": ids["rare"]}).json()["entry"]
+    explicit = top(api, "Zanzibar yesterday", after=entry["created_at"])  # an explicit window wins
+    assert explicit["results"][0]["id"] == ids["rare"]
+
+
 def test_long_memories_come_back_as_snippets_unless_full_is_asked(brain):
     _, api, _ = brain
     long_note = ("Background on the migration plan. " * 150 + "The cutover window is Sunday 02:00 UTC.").strip()

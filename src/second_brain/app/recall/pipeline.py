@@ -2,8 +2,9 @@
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorIndex
 from ..memories import Context
 from ..views import entry_view
-from . import keyword, query, ranking
+from . import keyword, query, ranking, temporal
 from .config import RecallConfig
 from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
@@ -43,8 +44,10 @@ class Candidates:
 
 class RecallService:
     def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
-                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None) -> None:
+                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
+                 timezone: ZoneInfo = ZoneInfo("UTC")) -> None:
         self.read_model = read_model
+        self.timezone = timezone
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
@@ -53,8 +56,13 @@ class RecallService:
 
     def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
         config = self.config()
-        parsed = query.parse(request.query)
-        ranked, found = self.rank(parsed, request.filters, request.top_k, config)
+        text, filters = request.query, request.filters
+        if filters.after is None and filters.before is None:  # "last week", "yesterday": a window, unless one is given
+            window = temporal.time_window(text, self.clock.now_ms(), self.timezone)
+            if window:
+                text, filters = window.query, replace(filters, after=window.after, before=window.before)
+        parsed = query.parse(text)
+        ranked, found = self.rank(parsed, filters, request.top_k, config)
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
