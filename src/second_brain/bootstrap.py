@@ -53,13 +53,15 @@ class Brain:
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     clock = clock or SystemClock()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    embedder = embedder or load_embedder(settings)
+    # Queries get every core; background indexing gets one, so captures and recalls are not starved by it.
+    background = embedder or load_embedder(settings, threads=1)
+    embedder = embedder or (load_embedder(settings) if background else None)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
     store = SQLiteEventStore(db, projections=[read_model, vectors])
     store.catch_up()
-    indexer = Indexer(vectors, embedder) if embedder else None
+    indexer = Indexer(vectors, background) if background else None
     worker = IndexingWorker(indexer) if indexer else None
     if worker:
         vectors.on_pending = worker.notify
@@ -78,14 +80,14 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     )
 
 
-def load_embedder(settings: Settings) -> Embedder | None:
+def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
     """The configured embedder, or None (keyword-only recall) if it is off or cannot load."""
     if settings.embedder == "none":
         return None
     from .adapters.embedder.local import MiniLMEmbedder
 
     try:
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(threads=threads)
     except BrainError as exc:
         log.error("semantic search is unavailable: %s", exc.message)
         return None

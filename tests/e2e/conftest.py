@@ -15,6 +15,7 @@ import pytest
 
 BRAIN = [sys.executable, "-m", "second_brain.entrypoints.cli"]
 TOKEN = "e2e-owner-token"
+STARTED: list[subprocess.Popen] = []  # every server process, so none outlives a failing test
 
 
 def free_port() -> int:
@@ -44,6 +45,7 @@ class Server:
             [*BRAIN, "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
+        STARTED.append(self.process)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -69,6 +71,16 @@ class Server:
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
     return subprocess.run([*BRAIN, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def reap_servers() -> Iterator[None]:
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
 
 
 @pytest.fixture

@@ -42,6 +42,8 @@ class MiniLMEmbedder:
         options = onnxruntime.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
+        # Idle threads spinning for the next call would steal the cores the rest of the request needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._tokenizer = BertWordPieceTokenizer(str(VOCAB), lowercase=True)
         self._tokenizer.enable_padding()

@@ -30,6 +30,8 @@ class OnnxCrossEncoder:
         options = onnxruntime.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
+        # Idle threads spinning for the next call would steal the cores the rest of the request needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:
