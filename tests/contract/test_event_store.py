@@ -56,7 +56,21 @@ def test_versions_must_follow_the_current_one(store):
     assert [e.version for e in store.read_stream("memory-a")] == [1, 2]
 
 
-def test_concurrent_appends_to_one_stream_let_exactly_one_through(store):
+def test_two_writers_from_the_same_version_one_conflicts(store):
+    store.append([envelope("memory-a", 1, captured())])
+    current = len(store.read_stream("memory-a"))  # both writers decided against version 1
+    store.append([envelope("memory-a", current + 1, MemoryRevised("first writer"))])
+    with pytest.raises(ConcurrencyConflict):
+        store.append([envelope("memory-a", current + 1, MemoryRevised("second writer"))])
+    assert [e.event for e in store.read_stream("memory-a")][1] == MemoryRevised("first writer")
+
+
+def test_concurrent_appends_to_one_stream_let_exactly_one_through(store, request):
+    if "dynamodb" in request.node.callspec.id:
+        # moto's transact_write_items takes no lock and restores a deep copy of the table when a transaction
+        # fails, so threads race inside the fake itself. DynamoDB's transactions are serialisable; the
+        # conditional-write semantics are pinned deterministically by the test above.
+        pytest.skip("moto's TransactWriteItems is not thread-safe; see the deterministic two-writer test")
     store.append([envelope("memory-a", 1, captured())])
     barrier = threading.Barrier(6)
     outcomes: list[str] = []

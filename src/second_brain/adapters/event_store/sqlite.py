@@ -26,12 +26,15 @@ CREATE TABLE IF NOT EXISTS events (
     erased INTEGER NOT NULL DEFAULT 0,
     UNIQUE (stream_id, version)
 );
-CREATE TABLE IF NOT EXISTS projection_positions (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS projection_positions (
+    name TEXT PRIMARY KEY, position INTEGER NOT NULL, schema INTEGER NOT NULL DEFAULT 0
+);
 """
 
 
 class SQLiteProjection(Protocol):
     name: str
+    schema: int  # bump when the tables change: the projection is then dropped and replayed at start-up
 
     def create(self, conn: sqlite3.Connection) -> None:
         """Create the projection's tables if they are missing."""
@@ -52,7 +55,19 @@ class SQLiteEventStore:
         self.projections = list(projections)
         with db.write() as conn:
             _run_script(conn, SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(projection_positions)")}
+            if "schema" not in columns:  # a brain written before projections carried a schema number
+                conn.execute("ALTER TABLE projection_positions ADD COLUMN schema INTEGER NOT NULL DEFAULT 0")
             for projection in self.projections:
+                row = conn.execute("SELECT schema FROM projection_positions WHERE name = ?",
+                                   (projection.name,)).fetchone()
+                if row is None or row[0] != projection.schema:  # new or changed: rebuilt from the log by catch_up
+                    projection.drop(conn)
+                    conn.execute(
+                        "INSERT INTO projection_positions (name, position, schema) VALUES (?, 0, ?)"
+                        " ON CONFLICT(name) DO UPDATE SET position = 0, schema = excluded.schema",
+                        (projection.name, projection.schema),
+                    )
                 projection.create(conn)
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:

@@ -61,6 +61,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
+    schema = 1
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db

@@ -41,6 +41,7 @@ CACHE_TABLES = [
 
 class SQLiteVectorIndex:
     name = "vectors"
+    schema = 1
 
     def __init__(self, db: SQLiteDatabase, model_id: str, dimension: int,
                  on_pending: Callable[[], None] = lambda: None) -> None:
