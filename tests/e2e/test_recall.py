@@ -151,3 +151,19 @@ def test_keyword_only_mode_still_answers(tmp_path):
         assert api.post("/vectorize-pending").status_code == 503
         assert api.get("/entry", params={"id": memory_id}).json()["entry"]["indexed"] is False
     server.stop()
+
+
+def test_a_user_supplied_cross_encoder_reorders_ambiguous_results(tmp_path):
+    from tests.support.cross_encoder import write_cross_encoder
+
+    write_cross_encoder(tmp_path / "reranker", "blue")  # this "model" only cares about the word blue
+    server = Server(tmp_path / "brain", env={"BRAIN_RERANKER_DIR": str(tmp_path / "reranker")}).start()
+    with server.client() as api:
+        # Equal matches: without a model the newest (red) leads.
+        ids = {colour: api.post("/capture", json={"content": f"Bicycle maintenance checklist: {colour} frame"}).json()["id"]
+               for colour in ("blue", "green", "red")}
+        wait_indexed(api)
+        assert top(api, "bicycle maintenance checklist")["results"][0]["id"] == ids["blue"]  # the model decided
+        # A query with an identifier in it never goes to the model: the order is the un-reranked one.
+        assert top(api, "bicycle maintenance checklist v1.9")["results"][0]["id"] == ids["red"]
+    server.stop()
