@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from second_brain.adapters.embedder import local
 from second_brain.adapters.embedder.local import MiniLMEmbedder, ModelUnavailable
 from second_brain.adapters.reranker.onnx import OnnxCrossEncoder, RerankerUnavailable
 from tests.support.cross_encoder import write_cross_encoder

@@ -21,6 +21,7 @@ from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
 
 log = logging.getLogger("second_brain.recall")
+UTC = ZoneInfo("UTC")
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Candidates:
 class RecallService:
     def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
                  config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
-                 timezone: ZoneInfo = ZoneInfo("UTC")) -> None:
+                 timezone: ZoneInfo = UTC) -> None:
         self.read_model = read_model
         self.timezone = timezone
         self.vectors = vectors
