@@ -11,6 +11,7 @@ from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.indexing import Indexer, IndexingWorker
+from .app.links import LinkService
 from .app.memories import MemoryService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
@@ -35,6 +36,7 @@ class Brain:
     memories: MemoryService
     queries: MemoryQueries
     recall: RecallService
+    links: LinkService
     indexer: Indexer | None
     worker: IndexingWorker | None
     owner: Identity
@@ -74,6 +76,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
         recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings),
                              timezone=ZoneInfo(settings.timezone)),
+        links=LinkService(store, read_model, clock),
         indexer=indexer,
         worker=worker,
         owner=owner(settings.owner_name),

@@ -3,6 +3,8 @@
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from .links import LinkCreated, LinkRemoved
+
 
 @dataclass(frozen=True)
 class MemoryCaptured:
@@ -70,7 +72,8 @@ DomainEvent = (
 REGISTRY: dict[str, type] = {
     cls.__name__: cls
     for cls in (
-        MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, MemoryForgotten
+        MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, MemoryForgotten,
+        LinkCreated, LinkRemoved,
     )
 }
 

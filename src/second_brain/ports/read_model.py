@@ -47,6 +47,15 @@ class TermStats:
 
 
 @dataclass(frozen=True)
+class Connection:
+    entry: EntryRow  # the neighbour
+    type: str
+    weight: float
+    provenance: str
+    linked_at: int
+
+
+@dataclass(frozen=True)
 class TagCount:
     tag: str
     count: int
@@ -81,6 +90,10 @@ class ReadModel(Protocol):
     def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
         """For each entry, the memories written just before and after it (same workspace and source,
         within the window), up to `reach` on each side, with their distance in steps."""
+
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int
+                    ) -> list[Connection]:
+        """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out."""
 
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         """Summary figures for GET /stats."""

@@ -19,7 +19,8 @@ from ...domain.events import (
     TagsChanged,
 )
 from ...domain.memory import appended
-from ...ports.read_model import EntryRow, Filters, KeywordHit, TagCount, TermStats
+from ...domain.links import LinkCreated, LinkRemoved
+from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, TagCount, TermStats
 from ..sqlite_database import SQLiteDatabase
 
 TABLES = [
@@ -50,6 +51,12 @@ TABLES = [
     )""",
     "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts_vocab USING fts5vocab(entries_fts, 'row')",
     "CREATE TABLE IF NOT EXISTS entry_counts (workspace TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE IF NOT EXISTS edges (
+        source_id TEXT NOT NULL, target_id TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,
+        provenance TEXT NOT NULL, workspace TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        PRIMARY KEY (source_id, target_id, type)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS edges_by_target ON edges (target_id)",
 ]
 NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
 EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
@@ -61,7 +68,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
-    schema = 1
+    schema = 2
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
@@ -74,7 +81,7 @@ class SQLiteReadModel:
             conn.execute(statement)
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "entries"):
+        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "edges", "entries"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -82,6 +89,9 @@ class SQLiteReadModel:
         for envelope in events:
             memory_id = envelope.stream_id.removeprefix("memory-")
             event = envelope.event
+            if isinstance(event, (LinkCreated, LinkRemoved)):
+                _apply_link(conn, event, envelope.at)
+                continue
             if isinstance(event, MemoryCaptured):
                 cursor = conn.execute(
                     "INSERT INTO entries (id, workspace, actor, content, tags, source, created_at, updated_at)"
@@ -122,6 +132,7 @@ class SQLiteReadModel:
                              (row["rid"], row["content"]))
                 conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
                 conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
+                conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (memory_id, memory_id))
                 _count(conn, row["workspace"], -1)
                 forgot = True
         if forgot:
@@ -244,6 +255,23 @@ class SQLiteReadModel:
             found[entry.id] = near
         return found
 
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int
+                    ) -> list[Connection]:
+        where, params = _where(Filters(tuple(workspaces)), by_id=True)
+        typed = " AND type = ?" if link_type else ""
+        rows = self._read(
+            "SELECT e.*, x.type AS link_type, x.weight, x.provenance, x.created_at AS linked_at FROM ("
+            f" SELECT target_id AS other, type, weight, provenance, created_at FROM edges WHERE source_id = ?{typed}"
+            " UNION ALL"
+            f" SELECT source_id, type, weight, provenance, created_at FROM edges WHERE target_id = ?{typed}"
+            f") x JOIN entries e ON e.id = x.other WHERE {where} AND NOT EXISTS"
+            " (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
+            " ORDER BY x.weight DESC, x.created_at DESC LIMIT ?",
+            (entry_id, *([link_type] if link_type else []), entry_id, *([link_type] if link_type else []),
+             *params, limit),
+        ).fetchall()
+        return [Connection(_row(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"]) for r in rows]
+
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         where, params = _where(Filters(tuple(workspaces)))
         count, avg = self._read(
@@ -290,6 +318,22 @@ def tag_rids(conn: sqlite3.Connection, tags: Sequence[str]) -> np.ndarray:
         f"SELECT entry_rid FROM entry_tags WHERE tag IN ({', '.join('?' for _ in tags)})", tuple(tags)
     ).fetchall()
     return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+
+def _apply_link(conn: sqlite3.Connection, event: LinkCreated | LinkRemoved, at: int) -> None:
+    if isinstance(event, LinkRemoved):
+        conn.execute("DELETE FROM edges WHERE source_id = ? AND target_id = ? AND type = ?",
+                     (event.source_id, event.target_id, event.type))
+        return
+    ends = conn.execute("SELECT workspace FROM entries WHERE id IN (?, ?)", (event.source_id, event.target_id)).fetchall()
+    if len(ends) < 2:
+        return  # an end was forgotten since (a replay): the edge goes with it
+    conn.execute(
+        "INSERT INTO edges (source_id, target_id, type, weight, provenance, workspace, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, type) DO UPDATE SET"
+        " weight = excluded.weight, provenance = excluded.provenance, updated_at = excluded.updated_at",
+        (event.source_id, event.target_id, event.type, event.weight, event.provenance, ends[0][0], at, at),
+    )
 
 
 def _count(conn: sqlite3.Connection, workspace: str, delta: int) -> None:

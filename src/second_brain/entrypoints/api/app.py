@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from ... import __version__
 from ...bootstrap import Brain
-from . import errors, memories
+from . import errors, links, memories
 from .auth import BearerAuth
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
@@ -26,6 +26,7 @@ def create_app(brain: Brain, token: str) -> FastAPI:
     app.state.auth = BearerAuth(token, brain.owner)
     errors.install(app)
     app.include_router(memories.router)
+    app.include_router(links.router)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def shell() -> str:

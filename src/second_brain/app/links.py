@@ -1,0 +1,91 @@
+"""Linking memories: facts gathered from the read model, decisions from the pure edge functions."""
+
+from functools import reduce
+from typing import Any
+
+from ..domain import links
+from ..domain.errors import ConcurrencyConflict, InvalidInput, NotFound
+from ..domain.events import Envelope
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from ..ports.read_model import EntryRow, ReadModel
+from .memories import Context
+from .views import entry_view
+
+MAX_CONNECTIONS = 8
+MAX_ATTEMPTS = 5
+
+
+class LinkService:
+    def __init__(self, store: EventStore, read_model: ReadModel, clock: Clock) -> None:
+        self.store = store
+        self.read_model = read_model
+        self.clock = clock
+
+    def link(self, ctx: Context, source_id: str, target_id: str, link_type: str = "relates_to",
+             weight: float = 1.0, provenance: str = "explicit") -> tuple[str, str, str]:
+        source_id, target_id = links.endpoints(source_id, target_id, link_type)
+        source, target = self._entry(ctx, source_id), self._entry(ctx, target_id)
+        if source.workspace != target.workspace:
+            raise InvalidInput("Both memories must be in the same workspace: share both or keep both private",
+                               code="cross_workspace_link")
+        if link_type in links.EPISODIC_ONLY and not all("kind:episodic" in e.tags for e in (source, target)):
+            raise InvalidInput(f"{link_type} links need both memories classified episodic (kind:episodic)",
+                               code="kind_not_allowed")
+        self._retrying(ctx, [(source_id, target_id, link_type)], lambda edge: links.decide_link(edge, weight, provenance),
+                       source.workspace)
+        return source_id, target_id, link_type
+
+    def unlink(self, ctx: Context, a: str, b: str, link_type: str | None = None) -> int:
+        """Remove the edges between two memories, in either direction; how many went."""
+        a, b = a.strip(), b.strip()
+        if not a or not b:
+            raise InvalidInput("Missing or empty source_id or target_id")
+        types = [links.check_type(link_type)] if link_type else list(links.LABELS)
+        ends = [self.read_model.get(x, ctx.identity.readable) for x in (a, b)]
+        if a == b or None in ends:
+            return 0  # nothing the caller can see is linked there
+        keys = {links.endpoints(x, y, t) + (t,) for t in types for x, y in ((a, b), (b, a))}
+        return self._retrying(ctx, sorted(keys), links.decide_unlink, ends[0].workspace)  # type: ignore[union-attr]
+
+    def connections(self, ctx: Context, entry_id: str, link_type: str | None) -> list[dict[str, Any]]:
+        entry_id = entry_id.strip()
+        self._entry(ctx, entry_id)
+        if link_type:
+            links.check_type(link_type)
+        found = self.read_model.connections(entry_id, ctx.identity.readable, link_type, MAX_CONNECTIONS)
+        return [
+            {**{k: v for k, v in entry_view(c.entry, ctx.identity).items()
+                if k in ("id", "content", "tags", "source", "created_at")},
+             "type": c.type, "label": links.LABELS[c.type], "weight": c.weight, "provenance": c.provenance,
+             "linkedAt": c.linked_at}
+            for c in found
+        ]
+
+    def _entry(self, ctx: Context, entry_id: str) -> EntryRow:
+        row = self.read_model.get(entry_id, ctx.identity.readable)
+        if row is None:
+            raise NotFound(f"No entry found with ID: {entry_id}")
+        return row
+
+    def _retrying(self, ctx: Context, keys: list[tuple[str, str, str]], decide: Any, workspace: str) -> int:
+        """Decide on every edge and append all resulting events at once; retry if another writer got there first."""
+        for attempt in range(MAX_ATTEMPTS):
+            envelopes: list[Envelope] = []
+            for source_id, target_id, link_type in keys:
+                stream = links.edge_stream(source_id, target_id, link_type)
+                history = (e.event for e in self.store.read_stream(stream))
+                edge = reduce(links.evolve_edge, history, links.Edge(source_id, target_id, link_type))
+                envelopes += [
+                    Envelope(stream_id=stream, version=edge.version + i + 1, event=event, actor=ctx.identity.actor_id,
+                             workspace=workspace, request_id=ctx.request_id, at=self.clock.now_ms())
+                    for i, event in enumerate(decide(edge))
+                ]
+            try:
+                if envelopes:
+                    self.store.append(envelopes)
+                return len(envelopes)
+            except ConcurrencyConflict:
+                if attempt == MAX_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
