@@ -77,3 +77,22 @@ def test_forgetting_a_memory_removes_its_edges_for_good(server, api):
     server.start()
     with server.client() as again:
         assert again.get("/connections", params={"id": a}).json()["connections"] == []
+
+
+def test_recall_hops_bring_in_linked_memories_and_say_how(api):
+    match = capture(api, "The Zephyr launch is planned for March")
+    linked = capture(api, "Budget approved by the finance committee")
+    api.post("/link", json={"source_id": linked, "target_id": match, "type": "caused_by"})
+    for _ in range(50):
+        if not api.post("/vectorize-pending").json()["remaining"]:
+            break
+    direct = api.get("/recall", params={"query": "Zephyr launch"}).json()["results"]
+    assert [r["id"] for r in direct] == [match] and direct[0]["hop"] == 0
+    expanded = api.get("/recall", params={"query": "Zephyr launch", "hops": 1}).json()["results"]
+    by_id = {r["id"]: r for r in expanded}
+    assert set(by_id) == {match, linked}
+    hop = by_id[linked]
+    assert (hop["hop"], hop["via_type"], hop["via_provenance"], hop["related_to"]) == (1, "caused_by", "explicit", match)
+    assert isinstance(hop["linked_at"], int) and hop["score"] == 60.0  # seed 100 x 0.6 x weight 1
+    filtered = api.get("/recall", params={"query": "Zephyr launch", "hops": 1, "tag": "nope"}).json()["results"]
+    assert filtered == []

@@ -30,6 +30,18 @@ class RecallRequest:
     top_k: int = 5
     filters: Filters = Filters(())
     full: bool = False
+    hops: int = 0
+
+
+@dataclass(frozen=True)
+class Via:
+    """How a graph-expanded result was reached."""
+
+    hop: int
+    type: str
+    provenance: str
+    linked_at: int
+    related_to: str
 
 
 @dataclass
@@ -40,6 +52,7 @@ class Candidates:
     keyword: dict[str, float] = field(default_factory=dict)
     dense: dict[str, float] = field(default_factory=dict)
     updated: set[str] = field(default_factory=set)
+    via: dict[str, Via] = field(default_factory=dict)
     semantic_unavailable: bool = False
 
 
@@ -64,6 +77,8 @@ class RecallService:
                 text, filters = window.query, replace(filters, after=window.after, before=window.before)
         parsed = query.parse(text)
         ranked, found = self.rank(parsed, filters, request.top_k, config)
+        if request.hops > 0 and ranked:
+            ranked = self._expand(ctx, ranked, found, filters, request, config)
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
@@ -177,6 +192,30 @@ class RecallService:
         return self.read_model.neighbours([found.entries[k] for k in seeds], config.context_reach,
                                           config.context_window_ms)
 
+    def _expand(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates, filters: Filters,
+                request: RecallRequest, config: RecallConfig) -> list[tuple[str, float]]:
+        """Breadth-first over links from the direct matches; a linked memory scores its seed's score times
+        decay^hop times the edge weight, so a strong seed's neighbour can outrank a weak direct match."""
+        scores = dict(ranked)
+        frontier = [key for key, _ in ranked]
+        seen = set(frontier)
+        for hop in range(1, request.hops + 1):
+            reached: list[str] = []
+            for seed in frontier:
+                for link in self.read_model.connections(seed, ctx.identity.readable, None, config.graph_fanout):
+                    key = link.entry.id
+                    if key in seen or len(seen) >= config.graph_max_nodes:
+                        continue
+                    seen.add(key)
+                    found.entries[key] = link.entry
+                    found.via[key] = Via(hop, link.type, link.provenance, link.linked_at, seed)
+                    scores[key] = scores[seed] * config.graph_hop_decay * link.weight
+                    reached.append(key)
+            frontier = reached
+        allowed = set(self.read_model.hydrate(list(found.via), filters))  # filters and exclusions hold for them too
+        merged = [(k, s) for k, s in scores.items() if k not in found.via or k in allowed]
+        return sorted(merged, key=lambda item: -item[1])[: request.top_k]
+
     def _render(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates,
                 parsed: query.ParsedQuery, full: bool, config: RecallConfig) -> list[dict[str, Any]]:
         budget = Budget(config.snippet_chars, config.full_match_chars, config.full_matches, config.strong_match_ratio)
@@ -184,6 +223,7 @@ class RecallService:
         results = []
         for index, (key, score) in enumerate(ranked):
             entry = found.entries[key]
+            via = found.via.get(key)
             normalized = score / top if top > 0 else 1.0
             limit = allowance(index, normalized, budget)
             content, truncated = (entry.content, False) if full else snippet(entry.content, limit, parsed.tokens)
@@ -191,8 +231,9 @@ class RecallService:
             results.append({
                 "id": entry.id, "content": content, "truncated": truncated, "full_length": len(entry.content),
                 "score": round(normalized * 100, 1), "tags": view["tags"], "source": entry.source,
-                "created_at": entry.created_at, "updated": key in found.updated, "hop": 0,
-                "workspace": view["workspace"], "actor_name": view["actor_name"],
-                "via_provenance": None, "via_type": None, "linked_at": None, "related_to": None,
+                "created_at": entry.created_at, "updated": key in found.updated,
+                "hop": via.hop if via else 0, "workspace": view["workspace"], "actor_name": view["actor_name"],
+                "via_provenance": via.provenance if via else None, "via_type": via.type if via else None,
+                "linked_at": via.linked_at if via else None, "related_to": via.related_to if via else None,
             })
         return results

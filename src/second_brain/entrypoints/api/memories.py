@@ -175,12 +175,12 @@ def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
 def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     params = request.query_params
     query = required(params.get("query"), "query")
-    int_param(params, "hops", 0, 0, 3)  # validated now; graph expansion arrives with links
     recall_request = RecallRequest(
         query=query,
         top_k=int_param(params, "topK", 5, 1, 20),  # type: ignore[arg-type]
         filters=filters(ctx, request),
         full=flag_param(params, "full"),
+        hops=int_param(params, "hops", 0, 0, 3),  # type: ignore[arg-type]
     )
     brain = request.app.state.brain
     response = brain.recall.recall(ctx, recall_request)
