@@ -63,7 +63,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
     store = SQLiteEventStore(db, projections=[read_model, vectors])
     store.catch_up()
-    indexer = Indexer(vectors, background) if background else None
+    links = LinkService(store, read_model, clock, vectors if embedder else None)
+    indexer = Indexer(vectors, background, on_indexed=links.infer) if background else None
     worker = IndexingWorker(indexer) if indexer else None
     if worker:
         vectors.on_pending = worker.notify
@@ -76,7 +77,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
         recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings),
                              timezone=ZoneInfo(settings.timezone)),
-        links=LinkService(store, read_model, clock),
+        links=links,
         indexer=indexer,
         worker=worker,
         owner=owner(settings.owner_name),

@@ -168,3 +168,16 @@ def test_keyword_recall_answers_when_the_embedder_is_down(brain, ctx, embedder):
     result = brain.recall.recall(ctx, RecallRequest("walrus", 5, Filters(WS)))
     assert result["semantic_unavailable"] is True and [r["id"] for r in result["results"]] == [memory.id]
     assert np.isfinite(result["results"][0]["score"])
+
+
+def test_indexing_links_a_memory_to_its_close_neighbours(brain, ctx):
+    first = brain.memories.capture(ctx, "quarterly budget review for the marketing team", [], "api").id
+    brain.memories.capture(ctx, "walrus habitats in the arctic", [], "api")
+    brain.indexer.run_once(10)
+    second = brain.memories.capture(ctx, "quarterly budget review for the marketing team, again", [], "api").id
+    brain.indexer.run_once(10)
+    [edge] = brain.links.connections(ctx, second, None)
+    assert edge["id"] == first and edge["type"] == "relates_to" and edge["provenance"] == "inferred"
+    assert 0.75 <= edge["weight"] <= 1.0
+    brain.indexer.run_once(10)  # nothing pending: no new edges, and linking again would be idempotent
+    assert len(brain.links.connections(ctx, first, None)) == 1

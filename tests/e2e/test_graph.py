@@ -5,16 +5,25 @@ def capture(api, content, tags=()):
     return api.post("/capture", json={"content": content, "tags": list(tags)}).json()["id"]
 
 
+def settle(api) -> None:
+    """Let the indexer finish, so the inferred links it makes are in place before the test looks."""
+    for _ in range(100):
+        if not api.post("/vectorize-pending").json()["remaining"]:
+            return
+    raise AssertionError("indexing never finished")
+
+
 def test_link_connections_unlink(api):
     old = capture(api, "The meeting is on Tuesday")
-    new = capture(api, "The meeting moved to Wednesday")
+    new = capture(api, "Our cat prefers the blue cushion")  # unrelated: no inferred link between them
+    settle(api)
     linked = api.post("/link", json={"source_id": new, "target_id": old, "type": "supersedes"})
     assert linked.json() == {"ok": True, "source_id": new, "target_id": old, "type": "supersedes"}
     again = api.post("/link", json={"source_id": new, "target_id": old, "type": "supersedes"})
     assert again.status_code == 200  # idempotent
 
     [connection] = api.get("/connections", params={"id": old}).json()["connections"]
-    assert connection["id"] == new and connection["content"] == "The meeting moved to Wednesday"
+    assert connection["id"] == new and connection["content"] == "Our cat prefers the blue cushion"
     assert (connection["type"], connection["label"], connection["weight"], connection["provenance"]) == (
         "supersedes", "Supersedes", 1.0, "explicit")
     assert isinstance(connection["linkedAt"], int)
@@ -83,9 +92,7 @@ def test_recall_hops_bring_in_linked_memories_and_say_how(api):
     match = capture(api, "The Zephyr launch is planned for March")
     linked = capture(api, "Budget approved by the finance committee")
     api.post("/link", json={"source_id": linked, "target_id": match, "type": "caused_by"})
-    for _ in range(50):
-        if not api.post("/vectorize-pending").json()["remaining"]:
-            break
+    settle(api)
     direct = api.get("/recall", params={"query": "Zephyr launch"}).json()["results"]
     assert [r["id"] for r in direct] == [match] and direct[0]["hop"] == 0
     expanded = api.get("/recall", params={"query": "Zephyr launch", "hops": 1}).json()["results"]
@@ -96,3 +103,14 @@ def test_recall_hops_bring_in_linked_memories_and_say_how(api):
     assert isinstance(hop["linked_at"], int) and hop["score"] == 60.0  # seed 100 x 0.6 x weight 1
     filtered = api.get("/recall", params={"query": "Zephyr launch", "hops": 1, "tag": "nope"}).json()["results"]
     assert filtered == []
+
+
+def test_indexing_infers_links_between_close_memories(api):
+    first = capture(api, "I am allergic to peanuts")
+    second = capture(api, "I have a peanut allergy")
+    unrelated = capture(api, "The train to Lyon leaves at noon")
+    settle(api)
+    [edge] = api.get("/connections", params={"id": second}).json()["connections"]
+    assert (edge["id"], edge["type"], edge["provenance"]) == (first, "relates_to", "inferred")
+    assert 0.75 <= edge["weight"] < 1.0
+    assert api.get("/connections", params={"id": unrelated}).json()["connections"] == []

@@ -3,6 +3,7 @@
 import hashlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,10 +29,12 @@ def text_hash(text: str) -> str:
 class Indexer:
     """Turns pending entries into vectors; a failure leaves the entry pending, never lost."""
 
-    def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32) -> None:
+    def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32,
+                 on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None) -> None:
         self.index = index
         self.embedder = embedder
         self.batch_size = batch_size
+        self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
 
     def run_once(self, limit: int) -> IndexReport:
@@ -73,7 +76,13 @@ class Indexer:
         for entry in entries:
             passages = [PassageVector(hashes[c.text], c.is_update, np.asarray(vectors[hashes[c.text]]))
                         for c in chunks[entry.id]]
-            stored += self.index.store(self.embedder.model_id, entry, passages)
+            if self.index.store(self.embedder.model_id, entry, passages):
+                stored += 1
+                if self.on_indexed:
+                    try:
+                        self.on_indexed(entry, passages[0].vector)
+                    except Exception:  # inferring links is a bonus: never a reason to redo the embedding
+                        log.exception("after indexing %s", entry.id)
         return stored, 0
 
 

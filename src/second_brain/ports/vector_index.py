@@ -14,6 +14,7 @@ class PendingEntry:
     id: str
     content: str
     version: int  # the content version these vectors must match to count as indexed
+    workspace: str = ""
 
 
 @dataclass(frozen=True)

@@ -110,11 +110,11 @@ class SQLiteVectorIndex:
     def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
         only = f" AND e.id IN ({', '.join('?' for _ in ids)})" if ids is not None else ""
         rows = self.db.connection().execute(
-            f"SELECT e.id, e.content, e.content_version FROM vector_pending p JOIN entries e ON e.id = p.entry_id"
-            f" WHERE 1{only} ORDER BY e.rid LIMIT ?",
+            f"SELECT e.id, e.content, e.content_version, e.workspace FROM vector_pending p"
+            f" JOIN entries e ON e.id = p.entry_id WHERE 1{only} ORDER BY e.rid LIMIT ?",
             (*(ids or ()), limit),
         ).fetchall()
-        return [PendingEntry(r[0], r[1], r[2]) for r in rows]
+        return [PendingEntry(r[0], r[1], r[2], r[3]) for r in rows]
 
     def vector_count(self, entry_id: str) -> int:
         return self.db.connection().execute("SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
