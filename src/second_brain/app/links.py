@@ -8,9 +8,9 @@ import numpy as np
 from ..domain import links
 from ..domain.errors import ConcurrencyConflict, InvalidInput, NotFound
 from ..domain.events import Envelope
+from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..domain.identity import Identity
 from ..ports.read_model import EntryRow, Filters, ReadModel
 from ..ports.vector_index import PendingEntry, VectorIndex
 from .memories import Context
@@ -41,7 +41,7 @@ class LinkService:
         if link_type in links.EPISODIC_ONLY and not all("kind:episodic" in e.tags for e in (source, target)):
             raise InvalidInput(f"{link_type} links need both memories classified episodic (kind:episodic)",
                                code="kind_not_allowed")
-        self._retrying(ctx, [(source_id, target_id, link_type)], lambda edge: links.decide_link(edge, weight, provenance),
+        self._append_decisions(ctx, [(source_id, target_id, link_type)], lambda edge: links.decide_link(edge, weight, provenance),
                        source.workspace)
         return source_id, target_id, link_type
 
@@ -55,7 +55,7 @@ class LinkService:
         if a == b or None in ends:
             return 0  # nothing the caller can see is linked there
         keys = {links.endpoints(x, y, t) + (t,) for t in types for x, y in ((a, b), (b, a))}
-        return self._retrying(ctx, sorted(keys), links.decide_unlink, ends[0].workspace)  # type: ignore[union-attr]
+        return self._append_decisions(ctx, sorted(keys), links.decide_unlink, ends[0].workspace)  # type: ignore[union-attr]
 
     def infer(self, entry: PendingEntry, vector: np.ndarray) -> int:
         """Link a freshly indexed memory to its closest neighbours (relates_to, inferred, weight = cosine)."""
@@ -88,7 +88,7 @@ class LinkService:
             raise NotFound(f"No entry found with ID: {entry_id}")
         return row
 
-    def _retrying(self, ctx: Context, keys: list[tuple[str, str, str]], decide: Any, workspace: str) -> int:
+    def _append_decisions(self, ctx: Context, keys: list[tuple[str, str, str]], decide: Any, workspace: str) -> int:
         """Decide on every edge and append all resulting events at once; retry if another writer got there first."""
         for attempt in range(MAX_ATTEMPTS):
             envelopes: list[Envelope] = []
