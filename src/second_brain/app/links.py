@@ -41,8 +41,8 @@ class LinkService:
         if link_type in links.EPISODIC_ONLY and not all("kind:episodic" in e.tags for e in (source, target)):
             raise InvalidInput(f"{link_type} links need both memories classified episodic (kind:episodic)",
                                code="kind_not_allowed")
-        self._append_decisions(ctx, [(source_id, target_id, link_type)], lambda edge: links.decide_link(edge, weight, provenance),
-                       source.workspace)
+        decide = lambda edge: links.decide_link(edge, weight, provenance)  # noqa: E731
+        self._append_decisions(ctx, [(source_id, target_id, link_type)], decide, source.workspace)
         return source_id, target_id, link_type
 
     def unlink(self, ctx: Context, a: str, b: str, link_type: str | None = None) -> int:
