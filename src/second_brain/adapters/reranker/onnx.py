@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...domain.errors import BrainError
+from ..onnx_session import cpu_session
 
 MAX_TOKENS = 256
 
@@ -19,7 +20,6 @@ class RerankerUnavailable(BrainError):
 
 class OnnxCrossEncoder:
     def __init__(self, directory: Path | str, threads: int = 0) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
         directory = Path(directory)
@@ -27,12 +27,7 @@ class OnnxCrossEncoder:
         for path in (model, tokenizer):
             if not path.is_file():
                 raise RerankerUnavailable(f"Reranker directory {directory} has no {path.name}")
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        # Idle threads spinning for the next call would steal the cores the rest of the request needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._session = cpu_session(model, threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:
             raise RerankerUnavailable(f"{model} does not take input_ids and attention_mask: not a cross-encoder")
