@@ -12,6 +12,7 @@ from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.indexing import Indexer, IndexingWorker
 from .app.links import LinkService
+from .app.projects import ProjectService
 from .app.memories import MemoryService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
@@ -37,6 +38,7 @@ class Brain:
     queries: MemoryQueries
     recall: RecallService
     links: LinkService
+    projects: ProjectService
     indexer: Indexer | None
     worker: IndexingWorker | None
     owner: Identity
@@ -78,6 +80,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings),
                              timezone=ZoneInfo(settings.timezone)),
         links=links,
+        projects=ProjectService(store, read_model, clock),
         indexer=indexer,
         worker=worker,
         owner=owner(settings.owner_name),

@@ -49,3 +49,9 @@ class StoreUnavailable(BrainError):
     """A backing store could not be reached (transient)."""
 
     status = 503
+
+
+class AlreadyExists(BrainError):
+    """The thing to create is already there (permanent)."""
+
+    status = 409

@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from .links import LinkCreated, LinkRemoved
+from .projects import ProjectCreated, ProjectDeleted, ProjectUpdated
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ REGISTRY: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, MemoryForgotten,
-        LinkCreated, LinkRemoved,
+        LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
     )
 }
 

@@ -23,11 +23,24 @@ class EntryRow:
 
 
 @dataclass(frozen=True)
+class ProjectRow:
+    slug: str
+    workspace: str
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    status: str
+    created_at: int
+    updated_at: int | None
+
+
+@dataclass(frozen=True)
 class Filters:
     """Which entries a read may see: always a workspace scope, optionally narrowed."""
 
     workspaces: tuple[str, ...]
     tag: str | None = None
+    any_tags: tuple[str, ...] = ()  # a project: its project:<slug> tag or any of its aliases
     after: int | None = None  # unix ms, inclusive
     before: int | None = None  # unix ms, inclusive
     kind: str | None = None
@@ -94,6 +107,12 @@ class ReadModel(Protocol):
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int
                     ) -> list[Connection]:
         """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out."""
+
+    def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
+        """Projects in those workspaces, by name."""
+
+    def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
+        """How many entries carry this exact tag."""
 
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         """Summary figures for GET /stats."""

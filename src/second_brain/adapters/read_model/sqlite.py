@@ -20,7 +20,8 @@ from ...domain.events import (
 )
 from ...domain.memory import appended
 from ...domain.links import LinkCreated, LinkRemoved
-from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, TagCount, TermStats
+from ...domain.projects import ProjectCreated, ProjectDeleted, ProjectUpdated
+from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, ProjectRow, TagCount, TermStats
 from ..sqlite_database import SQLiteDatabase
 
 TABLES = [
@@ -57,6 +58,11 @@ TABLES = [
         PRIMARY KEY (source_id, target_id, type)
     ) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS edges_by_target ON edges (target_id)",
+    """CREATE TABLE IF NOT EXISTS projects (
+        workspace TEXT NOT NULL, slug TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL,
+        aliases TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER,
+        PRIMARY KEY (workspace, slug)
+    ) WITHOUT ROWID""",
 ]
 NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
 EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
@@ -68,7 +74,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
-    schema = 2
+    schema = 3
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
@@ -81,7 +87,7 @@ class SQLiteReadModel:
             conn.execute(statement)
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "edges", "entries"):
+        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "edges", "projects", "entries"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -91,6 +97,9 @@ class SQLiteReadModel:
             event = envelope.event
             if isinstance(event, (LinkCreated, LinkRemoved)):
                 _apply_link(conn, event, envelope.at)
+                continue
+            if isinstance(event, (ProjectCreated, ProjectUpdated, ProjectDeleted)):
+                _apply_project(conn, envelope)
                 continue
             if isinstance(event, MemoryCaptured):
                 cursor = conn.execute(
@@ -272,6 +281,23 @@ class SQLiteReadModel:
         ).fetchall()
         return [Connection(_row(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"]) for r in rows]
 
+    def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
+        marks = ", ".join("?" for _ in workspaces)
+        archived = "" if include_archived else " AND status = 'active'"
+        rows = self._read(
+            f"SELECT * FROM projects WHERE workspace IN ({marks}){archived} ORDER BY name COLLATE NOCASE, slug",
+            tuple(workspaces),
+        ).fetchall() if workspaces else []
+        return [ProjectRow(r["slug"], r["workspace"], r["name"], r["description"], tuple(json.loads(r["aliases"])),
+                           r["status"], r["created_at"], r["updated_at"]) for r in rows]
+
+    def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
+        where, params = _where(Filters(tuple(workspaces)))
+        return self._read(
+            f"SELECT COUNT(*) FROM entry_tags t JOIN entries e ON e.rid = t.entry_rid WHERE t.tag = ? AND {where}",
+            (tag, *params),
+        ).fetchone()[0]
+
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         where, params = _where(Filters(tuple(workspaces)))
         count, avg = self._read(
@@ -336,6 +362,25 @@ def _apply_link(conn: sqlite3.Connection, event: LinkCreated | LinkRemoved, at: 
     )
 
 
+def _apply_project(conn: sqlite3.Connection, envelope: Envelope) -> None:
+    workspace, event = envelope.workspace, envelope.event
+    slug = envelope.stream_id.removeprefix(f"project-{workspace}-")
+    if isinstance(event, ProjectCreated):
+        conn.execute(
+            "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, NULL)",
+            (workspace, event.slug, event.name, event.description, json.dumps(event.aliases), envelope.at),
+        )
+    elif isinstance(event, ProjectUpdated):
+        conn.execute(
+            "UPDATE projects SET name = ?, description = ?, aliases = ?, status = ?, updated_at = ?"
+            " WHERE workspace = ? AND slug = ?",
+            (event.name, event.description, json.dumps(event.aliases), event.status, envelope.at, workspace, slug),
+        )
+    else:
+        conn.execute("DELETE FROM projects WHERE workspace = ? AND slug = ?", (workspace, slug))
+
+
 def _count(conn: sqlite3.Connection, workspace: str, delta: int) -> None:
     conn.execute(
         "INSERT INTO entry_counts (workspace, n) VALUES (?, ?) ON CONFLICT(workspace) DO UPDATE SET n = n + excluded.n",
@@ -362,6 +407,10 @@ def _where(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
         if tag:
             clauses.append("EXISTS (SELECT 1 FROM entry_tags f WHERE f.entry_rid = e.rid AND f.tag = ?)")
             params.append(tag)
+    if filters.any_tags:
+        marks = ", ".join("?" for _ in filters.any_tags)
+        clauses.append(f"EXISTS (SELECT 1 FROM entry_tags p WHERE p.entry_rid = e.rid AND p.tag IN ({marks}))")
+        params.extend(filters.any_tags)
     if filters.after is not None:
         clauses.append("e.created_at >= ?")
         params.append(filters.after)

@@ -234,6 +234,8 @@ class SQLiteVectorIndex:
         for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
             if tag:
                 mask &= np.isin(self._rid[:size], tag_rids(conn, [tag]))
+        if filters.any_tags:
+            mask &= np.isin(self._rid[:size], tag_rids(conn, filters.any_tags))
         excluded = tag_rids(conn, NEVER_RECALLED)
         if len(excluded):
             mask &= ~np.isin(self._rid[:size], excluded)

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from ... import __version__
 from ...bootstrap import Brain
-from . import errors, links, memories
+from . import errors, links, memories, projects
 from .auth import BearerAuth
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
@@ -27,6 +27,7 @@ def create_app(brain: Brain, token: str) -> FastAPI:
     errors.install(app)
     app.include_router(memories.router)
     app.include_router(links.router)
+    app.include_router(projects.router)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def shell() -> str:
@@ -43,7 +44,7 @@ def create_app(brain: Brain, token: str) -> FastAPI:
     app.add_middleware(
         CORSMiddleware,
         allow_origins=["*"],
-        allow_methods=["GET", "POST", "OPTIONS"],
+        allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
         allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
     )
     return app

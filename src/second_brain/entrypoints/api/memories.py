@@ -8,6 +8,7 @@ from pydantic import StrictStr
 from ...app.memories import Context
 from ...app.recall.pipeline import RecallRequest
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.projects import check_slug
 
 
 class SemanticUnavailable(StoreUnavailable):
@@ -26,6 +27,7 @@ class CaptureBody(Body):
     source: StrictStr | None = None
     workspace: StrictStr | None = None
     volatility: StrictStr | None = None
+    project: StrictStr | None = None
 
 
 class AppendBody(Body):
@@ -85,9 +87,17 @@ def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     if body.workspace not in (None, "personal"):
         workspaces_for(ctx, body.workspace)  # rejects unknown layers
         raise InvalidInput("This brain has no company workspace yet: capture to personal")
-    memory = request.app.state.brain.memories.capture(
-        ctx, required(body.content, "content"), body.tags or [], body.source or "api", body.volatility
-    )
+    brain = request.app.state.brain
+    content = required(body.content, "content")
+    tags = list(body.tags or [])
+    if body.project is not None:
+        tags.append(f"project:{body.project.strip()}")
+    # A project named on capture, or a literal project: tag, must be a valid slug; unknown ones are created.
+    slugs = [check_slug(t.strip().lower().removeprefix("project:")) for t in tags
+             if t.strip().lower().startswith("project:")]
+    memory = brain.memories.capture(ctx, content, tags, body.source or "api", body.volatility)
+    for slug in dict.fromkeys(slugs):
+        brain.projects.ensure(ctx, slug)
     return {"ok": True, "id": memory.id, "tags": list(memory.tags)}
 
 
@@ -134,6 +144,7 @@ def filters(ctx: Context, request: Request) -> Filters:
         actor = ctx.identity.actor_id
     kind = text_param(params, "kind")
     tag = text_param(params, "tag")
+    project = text_param(params, "project")
     return Filters(
         workspaces=workspaces_for(ctx, text_param(params, "workspace")),
         tag=tag.lower() if tag else None,
@@ -141,6 +152,7 @@ def filters(ctx: Context, request: Request) -> Filters:
         before=int_param(params, "before", None),
         kind=kind if kind in ("episodic", "semantic") else None,  # unrecognised kinds are ignored
         actor=actor,
+        any_tags=request.app.state.brain.projects.tags_for(ctx, project) if project else (),
     )
 
 
