@@ -121,3 +121,18 @@ def test_content_past_the_limit_is_refused_whole():
     big = given(MemoryCaptured("y" * (MAX_CONTENT_CHARS - 10), (), "api", "ws"))
     with pytest.raises(InvalidInput, match="too long"):
         decide(c.Append("a long enough addition", "Jan 1, 2026"), big)
+
+
+def test_time_anchors():
+    from second_brain.domain.events import TimeAnchorCleared, TimeAnchorSet
+
+    state = given(CAPTURED, TimeAnchorSet(5_000, "due"))
+    assert (state.when_at, state.when_kind) == (5_000, "due")
+    assert decide(c.SetTimeAnchor(9_000, "", now=6_000), state) == [TimeAnchorSet(9_000, "due")]  # kind kept
+    with pytest.raises(InvalidInput, match="future"):
+        decide(c.SetTimeAnchor(5_500, "", now=6_000), state)
+    with pytest.raises(InvalidInput, match="when_kind"):
+        decide(c.SetTimeAnchor(9_000, "deadline", now=6_000), state)
+    assert decide(c.ClearTimeAnchor(), state) == [TimeAnchorCleared()]
+    with pytest.raises(InvalidInput, match="no time anchor"):
+        decide(c.ClearTimeAnchor(), evolve(state, TimeAnchorCleared()))

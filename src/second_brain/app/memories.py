@@ -8,8 +8,8 @@ from functools import reduce
 from zoneinfo import ZoneInfo
 
 from ..domain import commands as c
-from ..domain.errors import ConcurrencyConflict, Forbidden, NotFound
-from ..domain.events import Envelope, memory_stream
+from ..domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound
+from ..domain.events import Envelope, TimeAnchorSet, memory_stream
 from ..domain.identity import Identity
 from ..domain.memory import Memory, decide, evolve, validate
 from ..ports.clock import Clock
@@ -42,12 +42,33 @@ class MemoryService:
         self._recalled: set[str] = set()
 
     def capture(
-        self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None
+        self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
+        anchor: tuple[int, str] | None = None,
     ) -> Memory:
+        """Store a new memory; an optional (when_at, when_kind) time anchor lands in the same append."""
         memory_id = self.new_id()
         command = c.Capture(content, tuple(tags), source, ctx.identity.personal_workspace, volatility)
         events = decide(command, Memory(memory_id))
+        if anchor is not None:
+            validate(c.SetTimeAnchor(anchor[0], anchor[1], 0))
+            events.append(TimeAnchorSet(*anchor))
         return self._append(ctx, Memory(memory_id), events)
+
+    def snooze(self, ctx: Context, memory_id: str, until: int) -> Memory:
+        return self._execute(ctx, memory_id, c.SetTimeAnchor(until, "", self.clock.now_ms()))
+
+    def clear_anchor(self, ctx: Context, memory_id: str) -> Memory:
+        return self._execute(ctx, memory_id, c.ClearTimeAnchor())
+
+    def resolve_loop(self, ctx: Context, memory_id: str, action: str) -> Memory:
+        """Close an open loop: `done` marks it done, `not-task` takes away its task classification."""
+        if action not in ("done", "not-task"):
+            raise InvalidInput("action must be done or not-task")
+        state, _ = self.load(ctx, memory_id.strip())
+        if "task" not in state.tags:
+            raise InvalidInput(f"Entry {state.id} is not an open loop")
+        tags = [t for t in state.tags if t != "task"] + (["done"] if action == "done" else [])
+        return self._execute(ctx, memory_id, c.ChangeTags(tuple(dict.fromkeys(tags))))
 
     def append(self, ctx: Context, memory_id: str, addition: str, volatility: str | None = None) -> Memory:
         dated = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).strftime("%b %-d, %Y")

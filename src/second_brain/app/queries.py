@@ -10,7 +10,7 @@ from ..ports.event_store import EventStore
 from ..ports.read_model import Filters, ReadModel
 from .memories import Context
 from ..ports.vector_index import VectorIndex
-from .views import entry_view, full_entry_view
+from .views import anchored_view, entry_view, full_entry_view
 
 
 class MemoryQueries:
@@ -32,6 +32,19 @@ class MemoryQueries:
 
     def recent(self, ctx: Context, filters: Filters, limit: int) -> list[dict[str, Any]]:
         return [entry_view(row, ctx.identity) for row in self.read_model.recent(filters, limit)]
+
+    def due(self, ctx: Context, horizon_ms: int) -> dict[str, Any]:
+        """Anchored memories: overdue ones, and those coming up within the horizon."""
+        now = self.clock.now_ms()
+        rows = self.read_model.anchored(ctx.identity.readable, now + horizon_ms)
+        overdue = [anchored_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at < now]
+        upcoming = [anchored_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at >= now]
+        return {"overdue": overdue, "upcoming": upcoming,
+                "counts": {"overdue": len(overdue), "upcoming": len(upcoming)}}
+
+    def loops(self, ctx: Context, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+        rows, total = self.read_model.loops(ctx.identity.readable, limit, offset)
+        return [anchored_view(r, ctx.identity) for r in rows], total
 
     def count(self, ctx: Context) -> int:
         return self.read_model.count(ctx.identity.readable)

@@ -10,6 +10,7 @@ from ..domain.events import (
     MemoryRevised,
     StatusChanged,
     TagsChanged,
+    TimeAnchorSet,
 )
 from ..domain.identity import Identity
 from ..ports.read_model import EntryRow
@@ -21,6 +22,8 @@ TIMELINE_NAMES = {
     "TagsChanged": "tags_changed",
     "StatusChanged": "status_changed",
     "MemoryRecalled": "recalled",
+    "TimeAnchorSet": "time_anchor_set",
+    "TimeAnchorCleared": "time_anchor_cleared",
     "MemoryForgotten": "deleted",
 }
 
@@ -49,11 +52,18 @@ def entry_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
     }
 
 
+def anchored_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
+    """An entry with its time anchor, as /due and /loops return it."""
+    return {**entry_view(row, identity), "when_at": row.when_at, "when_kind": row.when_kind}
+
+
 def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope]) -> dict[str, Any]:
     """An entry as /entry returns it: everything, its author and its audit timeline."""
     view = entry_view(row, identity)
     view["actor_name"] = actor_name(identity, row.actor)
     view["indexed"] = row.indexed
+    view["when_at"] = row.when_at
+    view["when_kind"] = row.when_kind if row.when_at is not None else None
     view["timeline"] = [timeline_item(e, identity) for e in events]
     return view
 
@@ -80,4 +90,6 @@ def _payload(event: object) -> dict[str, Any]:
         return {"status": event.status}
     if isinstance(event, MemoryRecalled):
         return {"day": event.day}
+    if isinstance(event, TimeAnchorSet):
+        return {"when_at": event.when_at, "when_kind": event.when_kind}
     return {}

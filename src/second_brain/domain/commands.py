@@ -37,6 +37,18 @@ class ChangeTags:
 
 
 @dataclass(frozen=True)
+class SetTimeAnchor:
+    when_at: int
+    when_kind: str
+    now: int  # a snooze must move the anchor into the future
+
+
+@dataclass(frozen=True)
+class ClearTimeAnchor:
+    pass
+
+
+@dataclass(frozen=True)
 class RecordRecall:
     day: str
 
@@ -46,4 +58,4 @@ class Forget:
     pass
 
 
-Command = Capture | Append | Update | SetStatus | ChangeTags | RecordRecall | Forget
+Command = Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall | Forget

@@ -50,6 +50,20 @@ class MemoryRecalled:
 
 
 @dataclass(frozen=True)
+class TimeAnchorSet:
+    """The memory is due, happens, or should resurface at `when_at`; a snooze sets it again."""
+
+    when_at: int  # unix ms
+    when_kind: str  # due | event | wake
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class TimeAnchorCleared:
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class MemoryForgotten:
     """Tombstone: the store erases the content of every earlier event of the stream."""
 
@@ -66,15 +80,15 @@ class Erased:
 
 
 DomainEvent = (
-    MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled | MemoryForgotten
-    | Erased
+    MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
+    | TimeAnchorSet | TimeAnchorCleared | MemoryForgotten | Erased
 )
 
 REGISTRY: dict[str, type] = {
     cls.__name__: cls
     for cls in (
-        MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, MemoryForgotten,
-        LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
+        MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, TimeAnchorSet,
+        TimeAnchorCleared, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
     )
 }
 

@@ -3,7 +3,18 @@
 from dataclasses import dataclass, replace
 
 from . import text
-from .commands import Append, Capture, ChangeTags, Command, Forget, RecordRecall, SetStatus, Update
+from .commands import (
+    Append,
+    Capture,
+    ChangeTags,
+    ClearTimeAnchor,
+    Command,
+    Forget,
+    RecordRecall,
+    SetStatus,
+    SetTimeAnchor,
+    Update,
+)
 from .errors import InvalidInput, NotFound
 from .events import (
     Erased,
@@ -14,7 +25,11 @@ from .events import (
     MemoryRevised,
     StatusChanged,
     TagsChanged,
+    TimeAnchorCleared,
+    TimeAnchorSet,
 )
+
+WHEN_KINDS = ("due", "event", "wake")
 
 # Tags the brain owns: an explicit tag list on update replaces the caller's tags, never these.
 WORKER_OWNED_PREFIXES = ("kind:", "status:", "volatility:", "stale:")
@@ -33,6 +48,8 @@ class Memory:
     source: str = ""
     workspace: str = ""
     last_recalled: str = ""
+    when_at: int | None = None
+    when_kind: str = ""
     version: int = 0
 
 
@@ -52,6 +69,14 @@ def decide(command: Command, state: Memory) -> list[object]:
     if isinstance(command, ChangeTags):
         tags = tuple(text.normalize_tags(list(command.tags)))
         return [] if tags == state.tags else [TagsChanged(tags)]
+    if isinstance(command, SetTimeAnchor):
+        if command.when_at <= command.now:
+            raise InvalidInput("until must be in the future")
+        return [TimeAnchorSet(command.when_at, command.when_kind or state.when_kind or "wake")]
+    if isinstance(command, ClearTimeAnchor):
+        if state.when_at is None:
+            raise InvalidInput(f"Entry {state.id} has no time anchor to clear")
+        return [TimeAnchorCleared()]
     if isinstance(command, RecordRecall):
         return [] if command.day == state.last_recalled else [MemoryRecalled(command.day)]
     if isinstance(command, Forget):
@@ -77,6 +102,10 @@ def evolve(state: Memory, event: object) -> Memory:
         return replace(state, tags=tuple(text.with_prefixed(list(state.tags), "status:", event.status)), version=version)
     if isinstance(event, MemoryRecalled):
         return replace(state, last_recalled=event.day, version=version)
+    if isinstance(event, TimeAnchorSet):
+        return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
+    if isinstance(event, TimeAnchorCleared):
+        return replace(state, when_at=None, version=version)
     if isinstance(event, MemoryForgotten):
         return Memory(id=state.id, forgotten=True, version=version)
     if isinstance(event, Erased):
@@ -99,6 +128,8 @@ def validate(command: Command) -> None:
         text.check_volatility(command.volatility)
     if isinstance(command, SetStatus) and command.status not in text.STATUSES:
         raise InvalidInput("status must be one of: canonical, draft, deprecated")
+    if isinstance(command, SetTimeAnchor) and command.when_kind and command.when_kind not in WHEN_KINDS:
+        raise InvalidInput("when_kind must be one of: due, event, wake")
 
 
 def _required(value: str, name: str) -> str:

@@ -20,6 +20,8 @@ class EntryRow:
     contradiction_wins: int = 0
     contradiction_losses: int = 0
     indexed: bool = False
+    when_at: int | None = None
+    when_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,12 @@ class ReadModel(Protocol):
 
     def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
         """How many entries carry this exact tag."""
+
+    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
+        """Entries with a time anchor earlier than `before`, soonest first, deprecated ones left out."""
+
+    def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
+        """Open commitments (tagged task), newest first, and how many there are."""
 
     def stats(self, workspaces: Sequence[str], now: int) -> dict:
         """Summary figures for GET /stats."""

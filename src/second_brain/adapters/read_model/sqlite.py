@@ -17,6 +17,8 @@ from ...domain.events import (
     MemoryRevised,
     StatusChanged,
     TagsChanged,
+    TimeAnchorCleared,
+    TimeAnchorSet,
 )
 from ...domain.memory import appended
 from ...domain.links import LinkCreated, LinkRemoved
@@ -39,8 +41,11 @@ TABLES = [
         recall_count INTEGER NOT NULL DEFAULT 0,
         contradiction_wins INTEGER NOT NULL DEFAULT 0,
         contradiction_losses INTEGER NOT NULL DEFAULT 0,
-        content_version INTEGER NOT NULL DEFAULT 1
+        content_version INTEGER NOT NULL DEFAULT 1,
+        when_at INTEGER,
+        when_kind TEXT
     )""",
+    "CREATE INDEX IF NOT EXISTS entries_by_anchor ON entries (when_at) WHERE when_at IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS entries_by_workspace ON entries (workspace, created_at DESC)",
     """CREATE TABLE IF NOT EXISTS entry_tags (
         tag TEXT NOT NULL, entry_rid INTEGER NOT NULL, PRIMARY KEY (tag, entry_rid)
@@ -74,7 +79,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
-    schema = 3
+    schema = 4
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
@@ -134,6 +139,11 @@ class SQLiteReadModel:
                     (json.dumps(tags), envelope.at, int(revived), row["rid"]))
                 conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
                 _write_tags(conn, row["rid"], tags)
+            elif isinstance(event, TimeAnchorSet):
+                conn.execute("UPDATE entries SET when_at = ?, when_kind = ? WHERE rid = ?",
+                             (event.when_at, event.when_kind, row["rid"]))
+            elif isinstance(event, TimeAnchorCleared):
+                conn.execute("UPDATE entries SET when_at = NULL WHERE rid = ?", (row["rid"],))
             elif isinstance(event, MemoryRecalled):
                 conn.execute("UPDATE entries SET recall_count = recall_count + 1 WHERE rid = ?", (row["rid"],))
             elif isinstance(event, MemoryForgotten):
@@ -280,6 +290,25 @@ class SQLiteReadModel:
              *params, limit),
         ).fetchall()
         return [Connection(_row(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"]) for r in rows]
+
+    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
+        where, params = _where(Filters(tuple(workspaces)))
+        rows = self._read(
+            f"SELECT e.* FROM entries e WHERE e.when_at IS NOT NULL AND e.when_at < ? AND {where} AND NOT EXISTS"
+            " (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
+            " ORDER BY e.when_at",
+            (before, *params),
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
+        where, params = _where(Filters(tuple(workspaces), tag="task"))
+        total = self._read(f"SELECT COUNT(*) FROM entries e WHERE {where}", params).fetchone()[0]
+        rows = self._read(
+            f"SELECT e.* FROM entries e WHERE {where} ORDER BY e.created_at DESC, e.rid DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+        return [_row(r) for r in rows], total
 
     def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
         marks = ", ".join("?" for _ in workspaces)
@@ -442,4 +471,5 @@ def _row(row: sqlite3.Row) -> EntryRow:
         workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"],
         updated_at=row["updated_at"], importance_score=row["importance_score"], recall_count=row["recall_count"],
         contradiction_wins=row["contradiction_wins"], contradiction_losses=row["contradiction_losses"],
+        when_at=row["when_at"], when_kind=row["when_kind"],
     )

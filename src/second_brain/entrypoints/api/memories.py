@@ -1,6 +1,7 @@
 """REST routes for the memory lifecycle and its reads."""
 
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictStr
@@ -8,6 +9,7 @@ from pydantic import StrictStr
 from ...app.memories import Context
 from ...app.recall.pipeline import RecallRequest
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...app.time_anchors import parse_when
 from ...domain.projects import check_slug
 
 
@@ -28,6 +30,8 @@ class CaptureBody(Body):
     workspace: StrictStr | None = None
     volatility: StrictStr | None = None
     project: StrictStr | None = None
+    when: StrictStr | None = None
+    when_kind: StrictStr | None = None
 
 
 class AppendBody(Body):
@@ -95,7 +99,12 @@ def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     # A project named on capture, or a literal project: tag, must be a valid slug; unknown ones are created.
     slugs = [check_slug(t.strip().lower().removeprefix("project:")) for t in tags
              if t.strip().lower().startswith("project:")]
-    memory = brain.memories.capture(ctx, content, tags, body.source or "api", body.volatility)
+    anchor = None
+    if body.when is not None:
+        anchor = (parse_when(body.when, ZoneInfo(brain.settings.timezone)), body.when_kind or "wake")
+    elif body.when_kind is not None:
+        raise InvalidInput("when_kind requires when")
+    memory = brain.memories.capture(ctx, content, tags, body.source or "api", body.volatility, anchor)
     for slug in dict.fromkeys(slugs):
         brain.projects.ensure(ctx, slug)
     return {"ok": True, "id": memory.id, "tags": list(memory.tags)}

@@ -1,0 +1,64 @@
+"""Time anchors and open loops over HTTP."""
+
+from datetime import datetime, timedelta, timezone
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_due_snooze_clear(api):
+    now = datetime.now(timezone.utc)
+    late = api.post("/capture", json={"content": "File the tax return", "when": iso(now - timedelta(days=1)),
+                                      "when_kind": "due"}).json()["id"]
+    soon = api.post("/capture", json={"content": "Dentist", "when": iso(now + timedelta(hours=5)),
+                                      "when_kind": "event"}).json()["id"]
+    api.post("/capture", json={"content": "Far away", "when": (now + timedelta(days=30)).date().isoformat()})
+    api.post("/capture", json={"content": "No anchor at all"})
+
+    due = api.get("/due").json()
+    assert [e["id"] for e in due["overdue"]] == [late] and [e["id"] for e in due["upcoming"]] == [soon]
+    assert due["counts"] == {"overdue": 1, "upcoming": 1}
+    assert due["overdue"][0]["when_kind"] == "due"
+
+    until = iso(now + timedelta(days=3))
+    snoozed = api.post("/due/snooze", json={"id": late, "until": until}).json()
+    assert snoozed["ok"] is True and snoozed["when_kind"] == "due"
+    assert api.get("/due").json()["counts"] == {"overdue": 0, "upcoming": 1}
+    past = api.post("/due/snooze", json={"id": soon, "until": iso(now - timedelta(hours=1))})
+    assert (past.status_code, past.json()["error"]) == (400, "until must be in the future")
+
+    assert api.post("/due/clear", json={"id": soon}).json() == {"ok": True, "id": soon, "cleared": True}
+    assert api.get("/due").json()["upcoming"] == []
+    assert api.post("/due/clear", json={"id": soon}).status_code == 400
+    entry = api.get("/entry", params={"id": soon}).json()["entry"]
+    assert entry["when_at"] is None and "time_anchor_cleared" in [t["event"] for t in entry["timeline"]]
+
+
+def test_when_validation(api):
+    assert api.post("/capture", json={"content": "x", "when": "next tuesday"}).status_code == 400
+    assert api.post("/capture", json={"content": "x", "when_kind": "due"}).status_code == 400
+    bad_kind = api.post("/capture", json={"content": "x", "when": "2030-01-01", "when_kind": "deadline"})
+    assert (bad_kind.status_code, bad_kind.json()["error"]) == (400, "when_kind must be one of: due, event, wake")
+    wake = api.post("/capture", json={"content": "x", "when": "2030-01-01"}).json()["id"]
+    entry = api.get("/entry", params={"id": wake}).json()["entry"]
+    assert entry["when_kind"] == "wake"
+    assert entry["when_at"] == int(datetime(2030, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)  # BRAIN_TIMEZONE=UTC
+    assert api.get("/count").json() == {"count": 1}
+
+
+def test_loops(api):
+    ids = [api.post("/capture", json={"content": f"Send the report {n}", "tags": ["task"]}).json()["id"]
+           for n in range(3)]
+    api.post("/capture", json={"content": "Just a thought"})
+    page = api.get("/loops", params={"limit": 2}).json()
+    assert [e["id"] for e in page["loops"]] == [ids[2], ids[1]] and page["total"] == 3
+    assert [e["id"] for e in api.get("/loops", params={"offset": 2}).json()["loops"]] == [ids[0]]
+
+    done = api.post("/loops/resolve", json={"id": ids[2], "action": "done"}).json()
+    assert done["tags"] == ["done"]
+    assert api.post("/loops/resolve", json={"id": ids[1], "action": "not-task"}).json()["tags"] == []
+    assert [e["id"] for e in api.get("/loops").json()["loops"]] == [ids[0]]
+    assert api.post("/loops/resolve", json={"id": ids[2], "action": "done"}).status_code == 400
+    assert api.post("/loops/resolve", json={"id": ids[0], "action": "later"}).status_code == 400
+    assert api.get("/loops", params={"limit": "x"}).status_code == 400
