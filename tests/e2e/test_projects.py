@@ -54,3 +54,18 @@ def test_the_project_parameter_on_capture_list_and_recall(api):
     bad = api.post("/capture", json={"content": "x", "project": "Not A Slug"})
     assert bad.status_code == 400 and api.get("/count").json() == {"count": 3}
     assert api.post("/capture", json={"content": "x", "tags": ["project:Also Bad!"]}).status_code == 400
+
+
+def test_concurrent_captures_into_a_new_project_all_land(api):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    def capture(n: int) -> int:
+        with httpx.Client(base_url=str(api.base_url), headers=dict(api.headers), timeout=30) as client:
+            return client.post("/capture", json={"content": f"race note {n}", "project": "racing"}).status_code
+
+    with ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(capture, range(12))) == [200] * 12
+    [project] = api.get("/projects", params={"counts": 1}).json()["projects"]
+    assert (project["id"], project["count"]) == ("racing", 12)

@@ -6,18 +6,16 @@ from typing import Any
 import numpy as np
 
 from ..domain import links
-from ..domain.errors import ConcurrencyConflict, InvalidInput, NotFound
-from ..domain.events import Envelope
+from ..domain.errors import InvalidInput, NotFound
 from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import EntryRow, Filters, ReadModel
 from ..ports.vector_index import PendingEntry, VectorIndex
-from .memories import Context
+from .handling import Context, envelopes, retrying
 from .views import entry_view
 
 MAX_CONNECTIONS = 8
-MAX_ATTEMPTS = 5
 INFERRED_PER_MEMORY = 3
 
 
@@ -89,23 +87,17 @@ class LinkService:
         return row
 
     def _append_decisions(self, ctx: Context, keys: list[tuple[str, str, str]], decide: Any, workspace: str) -> int:
-        """Decide on every edge and append all resulting events at once; retry if another writer got there first."""
-        for attempt in range(MAX_ATTEMPTS):
-            envelopes: list[Envelope] = []
+        """Decide on every edge and append all resulting events in one batch; how many events that was."""
+
+        def attempt() -> int:
+            batch = []
             for source_id, target_id, link_type in keys:
                 stream = links.edge_stream(source_id, target_id, link_type)
                 history = (e.event for e in self.store.read_stream(stream))
                 edge = reduce(links.evolve_edge, history, links.Edge(source_id, target_id, link_type))
-                envelopes += [
-                    Envelope(stream_id=stream, version=edge.version + i + 1, event=event, actor=ctx.identity.actor_id,
-                             workspace=workspace, request_id=ctx.request_id, at=self.clock.now_ms())
-                    for i, event in enumerate(decide(edge))
-                ]
-            try:
-                if envelopes:
-                    self.store.append(envelopes)
-                return len(envelopes)
-            except ConcurrencyConflict:
-                if attempt == MAX_ATTEMPTS - 1:
-                    raise
-        raise AssertionError("unreachable")
+                batch += envelopes(ctx, stream, edge.version, decide(edge), workspace, self.clock.now_ms())
+            if batch:
+                self.store.append(batch)
+            return len(batch)
+
+        return retrying(attempt)

@@ -2,7 +2,6 @@
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
 from zoneinfo import ZoneInfo
@@ -10,21 +9,12 @@ from zoneinfo import ZoneInfo
 from ..domain import commands as c
 from ..domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound
 from ..domain.events import Envelope, TimeAnchorSet, memory_stream
-from ..domain.identity import Identity
 from ..domain.memory import Memory, decide, evolve, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
+from .handling import Context, envelopes, retrying
 
-MAX_ATTEMPTS = 5
-
-
-@dataclass(frozen=True)
-class Context:
-    """Who asked, and the request id every resulting event carries."""
-
-    identity: Identity
-    request_id: str
-
+__all__ = ["Context", "MemoryService"]
 
 class MemoryService:
     def __init__(
@@ -113,30 +103,19 @@ class MemoryService:
     def _execute(self, ctx: Context, memory_id: str, command: c.Command) -> Memory:
         memory_id = memory_id.strip()
         validate(command)
-        for attempt in range(MAX_ATTEMPTS):
+
+        def attempt() -> Memory:
             state, events = self.load(ctx, memory_id)
-            author = events[0].actor
-            if not ctx.identity.can_edit(state.workspace, author):
+            if not ctx.identity.can_edit(state.workspace, events[0].actor):
                 raise Forbidden("You may not change this memory")
-            try:
-                return self._append(ctx, state, decide(command, state))
-            except ConcurrencyConflict:
-                if attempt == MAX_ATTEMPTS - 1:
-                    raise
-        raise AssertionError("unreachable")
+            return self._append(ctx, state, decide(command, state))
+
+        return retrying(attempt)
 
     def _append(self, ctx: Context, state: Memory, events: list[object]) -> Memory:
         if not events:
             return state
-        now = self.clock.now_ms()
         workspace = state.workspace or ctx.identity.personal_workspace
-        envelopes = [
-            Envelope(
-                stream_id=memory_stream(state.id), version=state.version + i + 1, event=event,
-                actor=ctx.identity.actor_id, workspace=workspace, request_id=ctx.request_id, at=now,
-                schema_version=type(event).SCHEMA,  # type: ignore[attr-defined]
-            )
-            for i, event in enumerate(events)
-        ]
-        self.store.append(envelopes)
+        self.store.append(envelopes(ctx, memory_stream(state.id), state.version, events, workspace,
+                                    self.clock.now_ms()))
         return reduce(evolve, events, state)

@@ -4,15 +4,13 @@ from functools import reduce
 from typing import Any
 
 from ..domain import projects as p
-from ..domain.errors import ConcurrencyConflict, InvalidInput, NotFound
-from ..domain.events import Envelope
+from ..domain.errors import AlreadyExists, InvalidInput, NotFound
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import ProjectRow, ReadModel
-from .memories import Context
+from .handling import Context, envelopes, retrying
 
 KNOWN_SHOWN = 10
-MAX_ATTEMPTS = 5
 
 
 class UnknownProject(NotFound):
@@ -49,8 +47,8 @@ class ProjectService:
         if not any(r.slug == slug for r in self.read_model.projects(ctx.identity.readable)):
             try:
                 self.create(ctx, slug, slug)
-            except ConcurrencyConflict:
-                pass  # created by a concurrent capture: that is all we wanted
+            except AlreadyExists:
+                pass  # created by a concurrent capture meanwhile: that is all we wanted
         return slug
 
     def tags_for(self, ctx: Context, slug: str) -> tuple[str, ...]:
@@ -86,19 +84,12 @@ class ProjectService:
 
     def _decide(self, ctx: Context, workspace: str, slug: str, decide: Any) -> None:
         stream = p.project_stream(workspace, slug)
-        for attempt in range(MAX_ATTEMPTS):
-            history = [e.event for e in self.store.read_stream(stream)]
+
+        def attempt() -> None:
+            history = (e.event for e in self.store.read_stream(stream))
             state = reduce(p.evolve_project, history, p.Project(slug, workspace))
-            events = decide(state)
-            envelopes = [
-                Envelope(stream_id=stream, version=state.version + i + 1, event=event, actor=ctx.identity.actor_id,
-                         workspace=workspace, request_id=ctx.request_id, at=self.clock.now_ms())
-                for i, event in enumerate(events)
-            ]
-            try:
-                if envelopes:
-                    self.store.append(envelopes)
-                return
-            except ConcurrencyConflict:
-                if attempt == MAX_ATTEMPTS - 1:
-                    raise
+            batch = envelopes(ctx, stream, state.version, decide(state), workspace, self.clock.now_ms())
+            if batch:
+                self.store.append(batch)
+
+        retrying(attempt)
