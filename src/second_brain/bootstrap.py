@@ -19,7 +19,10 @@ from .app.recall.pipeline import RecallService
 from .domain.errors import BrainError
 from .domain.identity import Identity, owner
 from .ports.clock import Clock, SystemClock
+from .adapters.llm.none import NoLanguageModel
+from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .ports.embedder import Embedder
+from .ports.llm import LanguageModel
 from .ports.reranker import Reranker
 from .settings import Settings
 
@@ -39,6 +42,7 @@ class Brain:
     recall: RecallService
     links: LinkService
     projects: ProjectService
+    llm: LanguageModel
     indexer: Indexer | None
     worker: IndexingWorker | None
     owner: Identity
@@ -81,6 +85,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
                              timezone=ZoneInfo(settings.timezone)),
         links=links,
         projects=ProjectService(store, read_model, clock),
+        llm=load_llm(settings),
         indexer=indexer,
         worker=worker,
         owner=owner(settings.owner_name),
@@ -98,6 +103,14 @@ def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
     except BrainError as exc:
         log.error("semantic search is unavailable: %s", exc.message)
         return None
+
+
+def load_llm(settings: Settings) -> LanguageModel:
+    """The configured language model; without one, callers use their deterministic fallbacks."""
+    if settings.llm == "none":
+        return NoLanguageModel()
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return OpenAICompatibleModel(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout)
 
 
 def load_reranker(settings: Settings) -> Reranker | None:

@@ -27,6 +27,13 @@ class Settings(BaseSettings):
     reranker_dir: Path | None = Field(
         None, description="A directory with an ONNX cross-encoder (model.onnx, tokenizer.json); unset: no reranker."
     )
+    llm: Literal["none", "openai"] = Field(
+        "none", description="`openai`: any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM); `none`: no model."
+    )
+    llm_base_url: str = Field("http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible API.")
+    llm_model: str = Field("llama3.2", description="Model name sent to the language-model endpoint.")
+    llm_api_key: SecretStr | None = Field(None, description="Bearer key for the language-model endpoint, if it needs one.")
+    llm_timeout: float = Field(30.0, description="Seconds to wait for the language model before giving up.")
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
 
     @property

@@ -55,3 +55,9 @@ class AlreadyExists(BrainError):
     """The thing to create is already there (permanent)."""
 
     status = 409
+
+
+class LanguageModelUnavailable(BrainError):
+    """No language model is configured, or it failed, timed out or answered nonsense (callers fall back)."""
+
+    status = 503

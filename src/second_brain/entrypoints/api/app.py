@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from ... import __version__
 from ...bootstrap import Brain
-from . import errors, links, memories, projects, reminders
+from . import chat, errors, links, memories, projects, reminders
 from .auth import BearerAuth
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
@@ -29,6 +29,7 @@ def create_app(brain: Brain, token: str) -> FastAPI:
     app.include_router(links.router)
     app.include_router(projects.router)
     app.include_router(reminders.router)
+    app.include_router(chat.router)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def shell() -> str:
