@@ -60,6 +60,7 @@ class Brain:
 
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     clock = clock or SystemClock()
+    timezone = ZoneInfo(settings.timezone)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Queries get every core; background indexing gets one, so captures and recalls are not starved by it.
     background = embedder or load_embedder(settings, threads=1)
@@ -79,10 +80,10 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         db=db,
         store=store,
         vectors=vectors,
-        memories=MemoryService(store, clock, ZoneInfo(settings.timezone)),
+        memories=MemoryService(store, clock, timezone),
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
         recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings),
-                             timezone=ZoneInfo(settings.timezone)),
+                             timezone=timezone),
         links=links,
         projects=ProjectService(store, read_model, clock),
         llm=load_llm(settings),

@@ -87,7 +87,9 @@ class MemoryService:
             self._recalled.add(memory_id)
             try:
                 state, _ = self.load(ctx, memory_id)
-                recorded += bool(self._append(ctx, state, decide(c.RecordRecall(day), state)) is not state)
+                events = decide(c.RecordRecall(day), state)
+                self._append(ctx, state, events)
+                recorded += len(events)
             except (ConcurrencyConflict, NotFound):
                 continue
         return recorded

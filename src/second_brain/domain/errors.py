@@ -57,6 +57,10 @@ class AlreadyExists(BrainError):
     status = 409
 
 
+class SemanticUnavailable(StoreUnavailable):
+    """No embedder is loaded: vectors cannot be made."""
+
+
 class LanguageModelUnavailable(BrainError):
     """No language model is configured, or it failed, timed out or answered nonsense (callers fall back)."""
 

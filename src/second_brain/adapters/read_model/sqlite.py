@@ -74,6 +74,7 @@ EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at m
 SHORT_TERM_SAMPLE = 200
 DF_CACHE_SECONDS = 60.0
 DF_CACHE_SIZE = 50_000
+NOT_DEPRECATED = "NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
 ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN (?, ?, ?))"
 
 
@@ -283,8 +284,7 @@ class SQLiteReadModel:
             f" SELECT target_id AS other, type, weight, provenance, created_at FROM edges WHERE source_id = ?{typed}"
             " UNION ALL"
             f" SELECT source_id, type, weight, provenance, created_at FROM edges WHERE target_id = ?{typed}"
-            f") x JOIN entries e ON e.id = x.other WHERE {where} AND NOT EXISTS"
-            " (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
+            f") x JOIN entries e ON e.id = x.other WHERE {where} AND {NOT_DEPRECATED}"
             " ORDER BY x.weight DESC, x.created_at DESC LIMIT ?",
             (entry_id, *([link_type] if link_type else []), entry_id, *([link_type] if link_type else []),
              *params, limit),
@@ -294,8 +294,7 @@ class SQLiteReadModel:
     def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
         where, params = _where(Filters(tuple(workspaces)))
         rows = self._read(
-            f"SELECT e.* FROM entries e WHERE e.when_at IS NOT NULL AND e.when_at < ? AND {where} AND NOT EXISTS"
-            " (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
+            f"SELECT e.* FROM entries e WHERE e.when_at IS NOT NULL AND e.when_at < ? AND {where} AND {NOT_DEPRECATED}"
             " ORDER BY e.when_at",
             (before, *params),
         ).fetchall()

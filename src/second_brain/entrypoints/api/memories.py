@@ -1,21 +1,16 @@
 """REST routes for the memory lifecycle and its reads."""
 
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictStr
 
 from ...app.memories import Context
 from ...app.recall.pipeline import RecallRequest
-from ...domain.errors import InvalidInput, StoreUnavailable
 from ...app.time_anchors import parse_when
-from ...domain.projects import check_slug
-
-
-class SemanticUnavailable(StoreUnavailable):
-    """No embedder: vectors cannot be made."""
+from ...domain.errors import InvalidInput, SemanticUnavailable
 from ...domain.identity import Identity
+from ...domain.projects import check_slug
 from ...ports.read_model import Filters
 from .body import Body, json_body
 from .params import flag_param, int_param, text_param
@@ -101,7 +96,7 @@ def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
              if t.strip().lower().startswith("project:")]
     anchor = None
     if body.when is not None:
-        anchor = (parse_when(body.when, ZoneInfo(brain.settings.timezone)), body.when_kind or "wake")
+        anchor = (parse_when(body.when, brain.memories.timezone), body.when_kind or "wake")
     elif body.when_kind is not None:
         raise InvalidInput("when_kind requires when")
     memory = brain.memories.capture(ctx, content, tags, body.source or "api", body.volatility, anchor)

@@ -1,7 +1,6 @@
 """REST routes for time anchors (due dates, events, wake-ups) and open loops."""
 
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import StrictStr
@@ -37,7 +36,7 @@ def due(ctx: Ctx, request: Request) -> dict[str, Any]:
 @router.post("/due/snooze")
 def snooze(ctx: Ctx, body: AnchorIn, request: Request) -> dict[str, Any]:
     brain = request.app.state.brain
-    until = parse_when(required(body.until, "until"), ZoneInfo(brain.settings.timezone), "until")
+    until = parse_when(required(body.until, "until"), brain.memories.timezone, "until")
     memory = brain.memories.snooze(ctx, required(body.id, "id"), until)
     return {"ok": True, "id": memory.id, "when_at": memory.when_at, "when_kind": memory.when_kind}
 
