@@ -26,6 +26,7 @@ class MemoryAppended:
 @dataclass(frozen=True)
 class MemoryRevised:
     content: str
+    reason: str = ""  # "" for an update; "merged" or "replaced" when a newer note was folded in
     SCHEMA: ClassVar[int] = 1
 
 
@@ -64,6 +65,45 @@ class TimeAnchorCleared:
 
 
 @dataclass(frozen=True)
+class MemoryClassified:
+    """How much the memory matters (1-5), what kind it is, how long it stays true; by rules or by a model."""
+
+    importance: int
+    kind: str  # episodic | semantic
+    volatility: str  # durable | state | volatile | "" (only fills in a volatility nobody gave)
+    canonical: bool
+    method: str  # rules | model
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class DuplicateSuspected:
+    """Stored although a very similar memory exists; it carries the duplicate-candidate tag."""
+
+    match_id: str
+    score: float  # cosine, 0-1
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ContradictionWon:
+    """This memory survived a contradiction with `other_id`."""
+
+    other_id: str
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ContradictionLost:
+    """This memory lost a contradiction with `other_id` (deprecated, or kept as a draft)."""
+
+    other_id: str
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class MemoryForgotten:
     """Tombstone: the store erases the content of every earlier event of the stream."""
 
@@ -81,14 +121,16 @@ class Erased:
 
 DomainEvent = (
     MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
-    | TimeAnchorSet | TimeAnchorCleared | MemoryForgotten | Erased
+    | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon | ContradictionLost
+    | MemoryForgotten | Erased
 )
 
 REGISTRY: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, TimeAnchorSet,
-        TimeAnchorCleared, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
+        TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
+        MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
     )
 }
 

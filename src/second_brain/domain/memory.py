@@ -17,7 +17,11 @@ from .commands import (
 )
 from .errors import InvalidInput, NotFound
 from .events import (
+    ContradictionLost,
+    ContradictionWon,
+    DuplicateSuspected,
     Erased,
+    MemoryClassified,
     MemoryAppended,
     MemoryCaptured,
     MemoryForgotten,
@@ -50,6 +54,7 @@ class Memory:
     last_recalled: str = ""
     when_at: int | None = None
     when_kind: str = ""
+    importance: int = 0
     version: int = 0
 
 
@@ -106,9 +111,11 @@ def evolve(state: Memory, event: object) -> Memory:
         return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
     if isinstance(event, TimeAnchorCleared):
         return replace(state, when_at=None, version=version)
+    if isinstance(event, MemoryClassified):
+        return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
     if isinstance(event, MemoryForgotten):
         return Memory(id=state.id, forgotten=True, version=version)
-    if isinstance(event, Erased):
+    if isinstance(event, (Erased, DuplicateSuspected, ContradictionWon, ContradictionLost)):
         return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
 
@@ -116,6 +123,16 @@ def evolve(state: Memory, event: object) -> Memory:
 def appended(content: str, event: MemoryAppended) -> str:
     """The content after an append: the original kept, the addition under a dated label."""
     return f"{content}\n\n[Update {event.dated}]: {event.addition}"
+
+
+def classified_tags(tags: tuple[str, ...], event: MemoryClassified) -> tuple[str, ...]:
+    """The tags after a classification: its kind; its volatility and canonical status only where none was set."""
+    result = text.with_prefixed(list(tags), "kind:", event.kind)
+    if event.volatility and not any(t.startswith("volatility:") for t in result):
+        result.append(f"volatility:{event.volatility}")
+    if event.canonical and not any(t.startswith("status:") for t in result):
+        result.append("status:canonical")
+    return tuple(result)
 
 
 def validate(command: Command) -> None:

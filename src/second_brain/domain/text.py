@@ -92,3 +92,20 @@ def is_topic_tag(tag: str) -> bool:
     """A tag a person chose, as opposed to the brain's own bookkeeping."""
     lowered = tag.lower()
     return not (lowered.startswith(RESERVED_PREFIXES) or lowered in PIPELINE_MARKERS or lowered.isdigit())
+
+
+# Light English suffix stripping: "adopting" searches "adopt", which also finds "adoption" and "adopted".
+SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
+MIN_STEM = 4
+
+
+def stem(token: str) -> str:
+    """The form a word is searched by: itself, or its stem for plain lowercase English words."""
+    if not token.isascii() or not token.isalpha() or len(token) < MIN_STEM + 2:
+        return token
+    for _ in range(2):  # a plural, then a verb ending: "meetings" -> "meeting" -> "meet"
+        suffix = next((s for s in SUFFIXES if token.endswith(s) and len(token) - len(s) >= MIN_STEM), None)
+        if suffix is None:
+            break
+        token = token[: -len(suffix)]
+    return token

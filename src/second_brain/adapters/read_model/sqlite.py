@@ -9,6 +9,9 @@ import numpy as np
 
 from ...domain import text
 from ...domain.events import (
+    ContradictionLost,
+    ContradictionWon,
+    MemoryClassified,
     Envelope,
     MemoryAppended,
     MemoryCaptured,
@@ -20,7 +23,7 @@ from ...domain.events import (
     TimeAnchorCleared,
     TimeAnchorSet,
 )
-from ...domain.memory import appended
+from ...domain.memory import appended, classified_tags
 from ...domain.links import LinkCreated, LinkRemoved
 from ...domain.projects import ProjectCreated, ProjectDeleted, ProjectUpdated
 from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, ProjectRow, TagCount, TermStats
@@ -80,7 +83,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
-    schema = 4
+    schema = 5
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
@@ -140,6 +143,15 @@ class SQLiteReadModel:
                     (json.dumps(tags), envelope.at, int(revived), row["rid"]))
                 conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
                 _write_tags(conn, row["rid"], tags)
+            elif isinstance(event, MemoryClassified):
+                tags = classified_tags(tuple(json.loads(row["tags"])), event)
+                conn.execute("UPDATE entries SET tags = ?, importance_score = ? WHERE rid = ?",
+                             (json.dumps(tags), event.importance, row["rid"]))
+                conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
+                _write_tags(conn, row["rid"], tags)
+            elif isinstance(event, (ContradictionWon, ContradictionLost)):
+                column = "contradiction_wins" if isinstance(event, ContradictionWon) else "contradiction_losses"
+                conn.execute(f"UPDATE entries SET {column} = {column} + 1 WHERE rid = ?", (row["rid"],))
             elif isinstance(event, TimeAnchorSet):
                 conn.execute("UPDATE entries SET when_at = ?, when_kind = ? WHERE rid = ?",
                              (event.when_at, event.when_kind, row["rid"]))

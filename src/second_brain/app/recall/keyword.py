@@ -4,25 +4,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ...domain.text import stem
 from ...ports.read_model import TermStats
 from .config import RecallConfig
-
-# Light English suffix stripping: "adopting" searches "adopt", which also finds "adoption" and "adopted".
-SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
-MIN_STEM = 4
-
-
-def stem(token: str) -> str:
-    """The form a word is searched by: itself, or its stem for plain lowercase English words."""
-    if not token.isascii() or not token.isalpha() or len(token) < MIN_STEM + 2:
-        return token
-    for _ in range(2):  # a plural, then a verb ending: "meetings" -> "meeting" -> "meet"
-        suffix = next((s for s in SUFFIXES if token.endswith(s) and len(token) - len(s) >= MIN_STEM), None)
-        if suffix is None:
-            break
-        token = token[: -len(suffix)]
-    return token
-
 
 @dataclass(frozen=True)
 class KeywordPlan:
