@@ -3,6 +3,8 @@
 import logging
 import os
 import secrets
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -16,6 +18,7 @@ from .app.projects import ProjectService
 from .app.memories import MemoryService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
+from .app.triage import Triage
 from .domain.errors import BrainError
 from .domain.identity import Identity, owner
 from .ports.clock import Clock, SystemClock
@@ -46,6 +49,7 @@ class Brain:
     indexer: Indexer | None
     worker: IndexingWorker | None
     owner: Identity
+    classifier: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
         """Start background work (the indexing worker)."""
@@ -55,6 +59,8 @@ class Brain:
     def close(self) -> None:
         if self.worker:
             self.worker.stop()
+        if self.classifier:
+            self.classifier.shutdown(wait=True, cancel_futures=True)
         self.db.close()
 
 
@@ -75,22 +81,41 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     worker = IndexingWorker(indexer) if indexer else None
     if worker:
         vectors.on_pending = worker.notify
+    llm = load_llm(settings)
+    triage = Triage(read_model, vectors, indexer.embed, llm, catch_up=indexer.catch_up) if indexer else None
+    has_model = not isinstance(llm, NoLanguageModel)
+    # A configured model refines the rules' classification of each new memory, off the request path.
+    classifier = ThreadPoolExecutor(1, thread_name_prefix="classifier") if has_model else None
+    memories = MemoryService(store, clock, timezone, triage=triage, llm=llm if has_model else None)
+    if classifier:
+        memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
     return Brain(
         settings=settings,
         db=db,
         store=store,
         vectors=vectors,
-        memories=MemoryService(store, clock, timezone),
+        memories=memories,
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
         recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings),
                              timezone=timezone),
         links=links,
         projects=ProjectService(store, read_model, clock),
-        llm=load_llm(settings),
+        llm=llm,
         indexer=indexer,
         worker=worker,
         owner=owner(settings.owner_name),
+        classifier=classifier,
     )
+
+
+def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: object) -> None:
+    def run() -> None:
+        try:
+            task(*args)
+        except Exception:  # a failed refinement leaves the rules' classification in place
+            log.exception("classifying with the language model failed")
+
+    executor.submit(run)
 
 
 def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:

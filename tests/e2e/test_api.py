@@ -17,7 +17,7 @@ ANY_DAY = _AnyDay()
 def test_the_memory_lifecycle(api):
     content = "Pricing floor is $6k per project. #pricing\n\n```sql\nSELECT 1; -- #not-a-tag\n```"
     captured = api.post("/capture", json={"content": content, "tags": ["Work"], "source": "claude-desktop"}).json()
-    assert captured["ok"] is True and captured["tags"] == ["work", "pricing"]
+    assert captured["ok"] is True and captured["tags"] == ["work", "pricing", "kind:semantic"]
     memory_id = captured["id"]
 
     [listed] = api.get("/list").json()
@@ -36,16 +36,16 @@ def test_the_memory_lifecycle(api):
 
     entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
     assert entry["content"] == "Floor is $7k"
-    assert entry["tags"] == ["status:canonical", "money", "finance"]
+    assert entry["tags"] == ["kind:semantic", "status:canonical", "money", "finance"]
     assert entry["updated_at"] > entry["created_at"] or entry["updated_at"] == entry["created_at"]
     timeline = [t for t in entry["timeline"] if t["event"] != "recalled"]  # recorded after the recall answered
     assert [t["event"] for t in timeline] == [
-        "created", "appended", "tags_changed", "status_changed", "updated", "tags_changed"]
-    assert timeline[3]["payload"] == {"status": "canonical"}
+        "created", "classified", "appended", "tags_changed", "status_changed", "updated", "tags_changed"]
+    assert timeline[4]["payload"] == {"status": "canonical"}
     assert [t["payload"] for t in entry["timeline"] if t["event"] == "recalled"] in ([], [{"day": ANY_DAY}])
     assert entry["indexed"] is True and entry["actor_name"] == "Owner"
 
-    assert api.get("/tags").json() == ["finance", "money", "status:canonical"]
+    assert api.get("/tags").json() == ["finance", "kind:semantic", "money", "status:canonical"]
     assert api.get("/tags", params={"counts": 1}).json()[0] == {"tag": "finance", "count": 1}
     assert api.get("/count").json() == {"count": 1}
     stats = api.get("/stats").json()
@@ -69,7 +69,7 @@ def test_a_recall_counts_once_a_day_however_often_it_is_repeated(api):
     time.sleep(0.3)
     entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
     assert entry["recall_count"] == 1
-    assert [t["event"] for t in entry["timeline"]] == ["created", "recalled"]
+    assert [t["event"] for t in entry["timeline"]] == ["created", "classified", "recalled"]
 
 
 def test_read_your_writes(api):
@@ -153,7 +153,7 @@ def test_content_is_stored_as_sent(api):
     content = "Steps:\n  1. run `make`\n\n\tindented\n```python\n#!/usr/bin/env python\nprint('#hi')\n```\nDocs: https://example.com/guide#install"
     memory_id = api.post("/capture", json={"content": content}).json()["id"]
     entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
-    assert entry["content"] == content and entry["tags"] == []
+    assert entry["content"] == content and entry["tags"] == ["kind:semantic"]
 
 
 def test_oversized_bodies_are_refused_and_nothing_is_stored(api):

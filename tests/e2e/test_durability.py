@@ -25,7 +25,8 @@ def test_eight_threads_of_200_captures_all_land(api):
         statuses = [s for result in pool.map(worker, range(8)) for s in result]
     assert statuses == [200] * 1600
     assert api.get("/count").json() == {"count": 1600}
-    assert api.get("/tags", params={"counts": 1}).json() == [{"tag": f"t{n}", "count": 200} for n in range(8)]
+    counts = [c for c in api.get("/tags", params={"counts": 1}).json() if c["tag"].startswith("t")]
+    assert counts == [{"tag": f"t{n}", "count": 200} for n in range(8)]
 
 
 def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
@@ -79,7 +80,8 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
             assert api.get("/entry", params={"id": memory_id}).json()["entry"]["content"] == content
         contents = set(sent.values())
         for memory_id, entry in stored.items():
-            assert entry["content"] in contents and entry["tags"] == ["bulk"], f"half-written memory {memory_id}"
+            assert entry["content"] in contents and entry["tags"][0] == "bulk", f"half-written memory {memory_id}"
+            assert all(t in ("bulk", "kind:semantic", "duplicate-candidate") for t in entry["tags"]), entry["tags"]
             assert api.get("/recall", params={"query": entry["content"].split()[-1]}).json()["results"][0]["id"] == memory_id
         count = api.get("/count").json()["count"]
         assert count == len(stored)

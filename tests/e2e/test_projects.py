@@ -35,7 +35,7 @@ def test_project_validation(api):
 
 def test_the_project_parameter_on_capture_list_and_recall(api):
     tagged = api.post("/capture", json={"content": "Renew the code signing certificate", "project": "signpath"}).json()
-    assert tagged["tags"] == ["project:signpath"]
+    assert tagged["tags"] == ["project:signpath", "kind:semantic"]
     [auto] = api.get("/projects", params={"counts": 1}).json()["projects"]
     assert (auto["id"], auto["count"]) == ("signpath", 1)
     api.patch("/projects/signpath", json={"aliases": ["certificates"]})

@@ -17,7 +17,8 @@ FILLER = [
     "The neighbours are painting their fence green",
     "Bought new running shoes for the half marathon",
     "Cleaned out the garage and donated old toys",
-] * 3
+]
+FILLER = [f"{text}, week {n}" for n in range(3) for text in FILLER]  # the same note three times would be blocked
 
 SCENARIO = {
     "tls": "Handshake failed with ERR_TLS_90412 on the edge proxy",
@@ -94,7 +95,7 @@ def test_a_deprecated_version_never_appears_and_the_fresh_one_does(brain):
 def test_filters_apply_before_the_cut(brain):
     _, api, ids = brain
     results = top(api, "garden shoes recipe", tag="home", topK=5)["results"]
-    assert len(results) == 5 and all(r["tags"] == ["home"] for r in results)
+    assert len(results) == 5 and all("home" in r["tags"] for r in results)
     entry = api.get("/entry", params={"id": ids["rare"]}).json()["entry"]
     after = top(api, "offsite", after=entry["created_at"])["results"]
     assert ids["rare"] in [r["id"] for r in after]
@@ -160,7 +161,8 @@ def test_a_user_supplied_cross_encoder_reorders_ambiguous_results(tmp_path):
     server = Server(tmp_path / "brain", env={"BRAIN_RERANKER_DIR": str(tmp_path / "reranker")}).start()
     with server.client() as api:
         # Equal matches: without a model the newest (red) leads.
-        ids = {colour: api.post("/capture", json={"content": f"Bicycle maintenance checklist: {colour} frame"}).json()["id"]
+        # Equal notes but for the colour, named twice (one swapped word would read as a correction).
+        ids = {colour: api.post("/capture", json={"content": f"Bicycle maintenance checklist: {colour} frame, {colour} bell"}).json()["id"]
                for colour in ("blue", "green", "red")}
         wait_indexed(api)
         assert top(api, "bicycle maintenance checklist")["results"][0]["id"] == ids["blue"]  # the model decided

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.app.memories import Context, MemoryService
 from second_brain.domain.errors import ConcurrencyConflict, NotFound
-from second_brain.domain.events import MemoryAppended, MemoryCaptured, StatusChanged
+from second_brain.domain.events import MemoryAppended, MemoryCaptured, MemoryClassified, StatusChanged
 from second_brain.domain.identity import Identity
 
 
@@ -29,14 +29,16 @@ def service(clock, store=None, tz="UTC") -> MemoryService:
     return MemoryService(store or InMemoryEventStore(), clock, ZoneInfo(tz), new_id=lambda: next(ids))
 
 
-def test_capture_appends_one_event_in_a_full_envelope(clock, ctx):
+def test_capture_appends_the_note_and_its_classification_in_full_envelopes(clock, ctx):
     memories = service(clock)
     memory = memories.capture(ctx, "Pricing floor is $6k #work", ["Pricing"], "claude-desktop")
-    assert (memory.id, memory.tags) == ("id-0", ("pricing", "work"))
-    [stored] = memories.store.read_stream("memory-id-0")
+    assert (memory.id, memory.tags) == ("id-0", ("pricing", "work", "kind:semantic"))
+    stored, classified = memories.store.read_stream("memory-id-0")
     assert stored.event == MemoryCaptured("Pricing floor is $6k", ("pricing", "work"), "claude-desktop", "personal-owner")
+    assert classified.event == MemoryClassified(2, "semantic", "", False, "rules")
     assert (stored.actor, stored.workspace, stored.request_id, stored.at, stored.version) == (
         "owner", "personal-owner", "req-test", clock.now, 1)
+    assert (classified.request_id, classified.version) == ("req-test", 2)
 
 
 def test_append_labels_the_update_with_the_date_in_the_configured_time_zone(clock, ctx):
@@ -44,7 +46,7 @@ def test_append_labels_the_update_with_the_date_in_the_configured_time_zone(cloc
     memories.capture(ctx, "note", [], "api")
     memory = memories.append(ctx, " id-0 ", "more")
     assert memory.content == "note\n\n[Update Dec 31, 2025]: more"
-    assert memories.store.read_stream("memory-id-0")[1].event == MemoryAppended("more", "Dec 31, 2025")
+    assert memories.store.read_stream("memory-id-0")[-1].event == MemoryAppended("more", "Dec 31, 2025")
 
 
 def test_memories_outside_the_callers_workspaces_do_not_exist_for_them(clock, ctx):
@@ -61,7 +63,7 @@ def test_a_lost_race_is_retried_against_the_new_state(clock, ctx):
     memories = service(clock, FlakyStore(conflicts=2))
     memories.capture(ctx, "note", [], "api")
     memories.set_status(ctx, "id-0", "canonical")
-    assert [e.event for e in memories.store.read_stream("memory-id-0")][1] == StatusChanged("canonical")
+    assert [e.event for e in memories.store.read_stream("memory-id-0")][-1] == StatusChanged("canonical")
 
 
 def test_a_race_lost_every_time_surfaces_as_a_conflict(clock, ctx):
@@ -83,5 +85,6 @@ def test_a_forgotten_memory_is_gone_and_its_content_erased(clock, ctx):
 def test_a_no_op_update_appends_nothing(clock, ctx):
     memories = service(clock)
     memories.capture(ctx, "same", ["a"], "api")
+    head = memories.store.head()
     memories.update(ctx, "id-0", "same", None)
-    assert memories.store.head() == 1
+    assert memories.store.head() == head

@@ -3,6 +3,7 @@
 import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from ..ports.vector_index import PassageVector, PendingEntry, VectorIndex
 from .chunking import chunk_memory
 
 log = logging.getLogger("second_brain.indexing")
+RECENT_VECTORS = 512
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,40 @@ class Indexer:
         self.batch_size = batch_size
         self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # texts embedded at capture, for the worker
+        self._recent_lock = threading.Lock()
+
+    def embed(self, text: str) -> np.ndarray:
+        """One text's vector, now (the duplicate check); remembered so indexing the memory reuses it."""
+        key = text_hash(text)
+        with self._recent_lock:
+            if key in self._recent:
+                return self._recent[key]
+        vector = np.asarray(self.embedder.embed_batch([text])[0], dtype=np.float32)
+        with self._recent_lock:
+            self._recent[key] = vector
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
+        return vector
+
+    def catch_up(self, at_most: int = 16) -> bool:
+        """Index the few pending memories whose vectors are at hand, unless the worker is busy; whether it ran.
+
+        A capture calls this before its duplicate check, so a note sent twice in a row is still caught.
+        """
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            pending = self.index.pending(at_most + 1)
+            if len(pending) > at_most:
+                return False
+            with self._recent_lock:  # only what costs no model call: notes whose vectors the capture computed
+                ready = [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
+            if ready:
+                self._index_batch(ready)
+            return True
+        finally:
+            self._lock.release()
 
     def run_once(self, limit: int) -> IndexReport:
         with self._lock:
@@ -59,6 +95,8 @@ class Indexer:
         chunks = {e.id: chunk_memory(e.content) for e in entries}
         hashes = {c.text: text_hash(c.text) for cs in chunks.values() for c in cs}
         vectors = self.index.cached(self.embedder.model_id, list(hashes.values()))
+        with self._recent_lock:
+            vectors.update({h: self._recent[h] for h in hashes.values() if h in self._recent and h not in vectors})
         missing = [text for text, h in hashes.items() if h not in vectors]
         if missing:
             try:

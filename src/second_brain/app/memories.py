@@ -2,19 +2,43 @@
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import reduce
 from zoneinfo import ZoneInfo
 
 from ..domain import commands as c
+from ..domain import links, text
+from ..domain.classification import classify
 from ..domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound
-from ..domain.events import Envelope, TimeAnchorSet, memory_stream
+from ..domain.events import (
+    ContradictionLost,
+    ContradictionWon,
+    DuplicateSuspected,
+    Envelope,
+    MemoryCaptured,
+    MemoryClassified,
+    MemoryRevised,
+    StatusChanged,
+    TagsChanged,
+    TimeAnchorSet,
+    memory_stream,
+)
 from ..domain.memory import Memory, decide, evolve, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
+from ..ports.llm import LanguageModel
 from .handling import Context, envelopes, retrying
+from .triage import STORE, Triage, Verdict, classify_with_model
 
-__all__ = ["Context", "MemoryService"]
+__all__ = ["CaptureOutcome", "Context", "MemoryService"]
+
+
+@dataclass(frozen=True)
+class CaptureOutcome:
+    id: str  # the new memory, or the one the note was merged into, replaced or blocked by
+    tags: tuple[str, ...]
+    verdict: Verdict
 
 class MemoryService:
     def __init__(
@@ -23,7 +47,13 @@ class MemoryService:
         clock: Clock,
         timezone: ZoneInfo,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        triage: Triage | None = None,
+        llm: LanguageModel | None = None,
+        on_stored: Callable[[Context, str], None] | None = None,
     ) -> None:
+        self.triage = triage
+        self.llm = llm  # refines classification, when a real model is configured
+        self.on_stored = on_stored  # told of every memory a capture stored or changed
         self.store = store
         self.clock = clock
         self.timezone = timezone
@@ -34,15 +64,104 @@ class MemoryService:
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
         anchor: tuple[int, str] | None = None,
-    ) -> Memory:
-        """Store a new memory; an optional (when_at, when_kind) time anchor lands in the same append."""
+    ) -> CaptureOutcome:
+        """Store a new note, or fold it into what is stored, as the triage decides; one atomic append."""
         memory_id = self.new_id()
         command = c.Capture(content, tuple(tags), source, ctx.identity.personal_workspace, volatility)
-        events = decide(command, Memory(memory_id))
+        captured = decide(command, Memory(memory_id))[0]
         if anchor is not None:
             validate(c.SetTimeAnchor(anchor[0], anchor[1], 0))
+
+        def attempt() -> CaptureOutcome:
+            verdict = (self.triage.assess(captured.content, captured.source, captured.workspace)
+                       if self.triage else STORE)
+            if verdict.action == "block":
+                return CaptureOutcome(verdict.target.id, verdict.target.tags, verdict)  # type: ignore[union-attr]
+            try:
+                if verdict.action in ("merge", "replace"):
+                    return self._fold(ctx, captured, verdict)
+                return self._store(ctx, memory_id, captured, anchor, verdict)
+            except NotFound:  # the matched memory was forgotten meanwhile: nothing left to compare with
+                return self._store(ctx, memory_id, captured, anchor, STORE)
+
+        outcome = retrying(attempt)
+        if self.on_stored and outcome.verdict.action != "block":
+            self.on_stored(ctx, outcome.id)
+        return outcome
+
+    def _store(self, ctx: Context, memory_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None,
+               verdict: Verdict) -> CaptureOutcome:
+        """A new memory, with what the verdict does to the one it matched, in one batch."""
+        tags = list(captured.tags)
+        events: list[object] = []
+        others: list[Envelope] = []
+        target = verdict.target
+        now = self.clock.now_ms()
+        if verdict.action == "flag":
+            tags.append("duplicate-candidate")
+            events.append(DuplicateSuspected(target.id, round(verdict.score, 4)))  # type: ignore[union-attr]
+        elif verdict.action == "contradiction":
+            tags.append("contradiction-resolved")
+            events.append(ContradictionWon(target.id, verdict.reason))  # type: ignore[union-attr]
+            old, _ = self.load(ctx, target.id)  # type: ignore[union-attr]
+            others += envelopes(ctx, memory_stream(old.id), old.version,
+                                [StatusChanged("deprecated"), ContradictionLost(memory_id, verdict.reason)],
+                                old.workspace, now)
+            edge = links.Edge(memory_id, old.id, "supersedes")
+            others += envelopes(ctx, links.edge_stream(memory_id, old.id, "supersedes"), 0,
+                                links.decide_link(edge, 1.0, "system"), old.workspace, now)
+        elif verdict.action == "keep_canonical":
+            tags = text.with_prefixed(tags, "status:", "draft")
+            events.append(ContradictionLost(target.id, verdict.reason))  # type: ignore[union-attr]
+            kept, _ = self.load(ctx, target.id)  # type: ignore[union-attr]
+            others += envelopes(ctx, memory_stream(kept.id), kept.version,
+                                [ContradictionWon(memory_id, verdict.reason)], kept.workspace, now)
+        judged = classify(captured.content, tuple(tags))
+        events[:0] = [replace(captured, tags=tuple(text.dedupe(tags))),
+                      MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules")]
+        if anchor is not None:
             events.append(TimeAnchorSet(*anchor))
-        return self._append(ctx, Memory(memory_id), events)
+        batch = envelopes(ctx, memory_stream(memory_id), 0, events, captured.workspace, now)
+        self.store.append(batch + others)
+        memory = reduce(evolve, events, Memory(memory_id))
+        return CaptureOutcome(memory_id, memory.tags, verdict)
+
+    def _fold(self, ctx: Context, captured: MemoryCaptured, verdict: Verdict) -> CaptureOutcome:
+        """Merge the note into the memory it matched, or replace that memory's text with it."""
+        state, _ = self.load(ctx, verdict.target.id)  # type: ignore[union-attr]
+        content = verdict.merged_content if verdict.action == "merge" else captured.content
+        content, hashtags = text.extract_hashtags(content)
+        # The newer note's word on how long it stays true wins; staleness is judged afresh.
+        incoming = next((t for t in captured.tags if t.startswith("volatility:")), None)
+        tags = [t for t in text.dedupe([*state.tags, *captured.tags, *hashtags])
+                if not t.startswith("volatility:") and t != "stale:as-of"]
+        tags = text.normalize_tags(tags + ([incoming] if incoming else []))
+        judged = classify(content, tuple(tags))
+        events: list[object] = [MemoryRevised(content, "merged" if verdict.action == "merge" else "replaced")]
+        if tuple(tags) != state.tags:
+            events.append(TagsChanged(tuple(tags)))
+        events.append(MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules"))
+        memory = self._append(ctx, state, events)
+        return CaptureOutcome(memory.id, memory.tags, verdict)
+
+    def classify_with_model(self, ctx: Context, memory_id: str) -> bool:
+        """Refine a memory's rule-based classification with the language model; whether it changed anything."""
+        if self.llm is None:
+            return False
+        state, _ = self.load(ctx, memory_id)
+        judged = classify(state.content, state.tags)
+        answer = classify_with_model(self.llm, state.content, judged)
+        if answer is None:
+            return False
+        model, canonical = answer
+
+        def attempt() -> bool:
+            current, _ = self.load(ctx, memory_id)
+            self._append(ctx, current, [MemoryClassified(model.importance, model.kind, model.volatility, canonical,
+                                                         "model")])
+            return True
+
+        return retrying(attempt)
 
     def snooze(self, ctx: Context, memory_id: str, until: int) -> Memory:
         return self._execute(ctx, memory_id, c.SetTimeAnchor(until, "", self.clock.now_ms()))

@@ -3,9 +3,13 @@
 from typing import Any
 
 from ..domain.events import (
+    ContradictionLost,
+    ContradictionWon,
+    DuplicateSuspected,
     Envelope,
     MemoryAppended,
     MemoryCaptured,
+    MemoryClassified,
     MemoryRecalled,
     MemoryRevised,
     StatusChanged,
@@ -24,6 +28,10 @@ TIMELINE_NAMES = {
     "MemoryRecalled": "recalled",
     "TimeAnchorSet": "time_anchor_set",
     "TimeAnchorCleared": "time_anchor_cleared",
+    "MemoryClassified": "classified",
+    "DuplicateSuspected": "duplicate_suspected",
+    "ContradictionWon": "contradiction_won",
+    "ContradictionLost": "contradiction_lost",
     "MemoryForgotten": "deleted",
 }
 
@@ -83,7 +91,14 @@ def _payload(event: object) -> dict[str, Any]:
     if isinstance(event, MemoryAppended):
         return {"chars": len(event.addition)}
     if isinstance(event, MemoryRevised):
-        return {"chars": len(event.content)}
+        return {"chars": len(event.content), **({"reason": event.reason} if event.reason else {})}
+    if isinstance(event, MemoryClassified):
+        return {"importance": event.importance, "kind": event.kind, "volatility": event.volatility or None,
+                "canonical": event.canonical, "method": event.method}
+    if isinstance(event, DuplicateSuspected):
+        return {"match_id": event.match_id, "score": round(event.score * 100, 1)}
+    if isinstance(event, (ContradictionWon, ContradictionLost)):
+        return {"other_id": event.other_id, "reason": event.reason}
     if isinstance(event, TagsChanged):
         return {"tags": list(event.tags)}
     if isinstance(event, StatusChanged):

@@ -74,7 +74,7 @@ def is_quantity(word: str) -> bool:
 
 
 def content_words(tokens: list[str]) -> set[str]:
-    return {stem(t) for t in tokens if t not in STOPWORDS and t not in NEGATIONS}
+    return set(_claim(tokens))
 
 
 def negated(tokens: list[str]) -> bool:
@@ -121,8 +121,14 @@ def conflict(old: str, new: str) -> str | None:
 
 
 def adds_nothing(old: str, new: str) -> bool:
-    """Whether every content word of `new` is already in `old` (a repeat, not new information)."""
-    return content_words(words(new)) <= content_words(words(old))
+    """Whether `new` repeats `old`: its content words appear in `old`, in the same order ("thread 1 note 2"
+    does not repeat "thread 2 note 1")."""
+    remaining = iter(_claim(words(old)))
+    return all(word in remaining for word in _claim(words(new)))
+
+
+def _claim(tokens: list[str]) -> list[str]:
+    return [stem(t) for t in tokens if t not in STOPWORDS and t not in NEGATIONS]
 
 
 def _names(changed: list[str], before: str) -> bool:

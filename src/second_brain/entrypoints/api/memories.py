@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictStr
 
-from ...app.memories import Context
+from ...app.memories import CaptureOutcome, Context
 from ...app.recall.pipeline import RecallRequest
 from ...app.time_anchors import parse_when
 from ...domain.errors import InvalidInput, SemanticUnavailable
@@ -99,10 +99,36 @@ def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
         anchor = (parse_when(body.when, brain.memories.timezone), body.when_kind or "wake")
     elif body.when_kind is not None:
         raise InvalidInput("when_kind requires when")
-    memory = brain.memories.capture(ctx, content, tags, body.source or "api", body.volatility, anchor)
-    for slug in dict.fromkeys(slugs):
-        brain.projects.ensure(ctx, slug)
-    return {"ok": True, "id": memory.id, "tags": list(memory.tags)}
+    outcome = brain.memories.capture(ctx, content, tags, body.source or "api", body.volatility, anchor)
+    if outcome.verdict.action != "block":
+        for slug in dict.fromkeys(slugs):
+            brain.projects.ensure(ctx, slug)
+    return capture_response(outcome)
+
+
+def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:
+    """The reference's response for each outcome of a capture."""
+    verdict = outcome.verdict
+    score = round(verdict.score * 100, 1)
+    match_id = verdict.target.id if verdict.target else None
+    if verdict.action == "block":
+        return {"ok": False, "duplicate": True, "matchId": match_id, "score": score,
+                "message": "Near-exact duplicate detected — not stored"}
+    if verdict.action == "merge":
+        return {"ok": True, "id": outcome.id, "action": "merged", "tags": list(outcome.tags),
+                "message": "Memories merged into a single combined entry"}
+    if verdict.action == "replace":
+        return {"ok": True, "id": outcome.id, "action": "replaced", "tags": list(outcome.tags),
+                "message": "New memory replaced an outdated existing entry"}
+    response: dict[str, Any] = {"ok": True, "id": outcome.id, "tags": list(outcome.tags)}
+    if verdict.action == "flag":
+        response |= {"warning": "similar", "matchId": match_id, "score": score,
+                     "message": "Stored but similar entry exists — tagged as duplicate-candidate"}
+    elif verdict.action == "contradiction":
+        response |= {"resolved_conflict": match_id, "reason": verdict.reason}
+    elif verdict.action == "keep_canonical":
+        response |= {"status": "draft", "kept_canonical": match_id, "reason": verdict.reason}
+    return response
 
 
 @router.post("/append")
