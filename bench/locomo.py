@@ -61,15 +61,15 @@ def load_brain(conversation: dict, directory: Path, embedder: MiniLMEmbedder):
     clock = Clock()
     brain = build(Settings(data_dir=directory, sqlite_synchronous="OFF"), clock=clock, embedder=embedder)
     ctx = Context(owner(), "bench")
-    dia_of: dict[str, str] = {}
+    dia_of: dict[str, list[str]] = {}  # a turn blocked as a repeat is held by the memory it repeats
     sessions = sorted((int(k.split("_")[1]) for k in conversation if k.startswith("session_") and
                        k.count("_") == 1), key=int)
     for number in sessions:
         start = session_time(conversation[f"session_{number}_date_time"])
         for offset, turn in enumerate(conversation[f"session_{number}"]):
             clock.now = start + offset * 1000
-            memory = brain.memories.capture(ctx, f"{turn['speaker']}: {turn['text']}", [], "locomo")
-            dia_of[memory.id] = turn["dia_id"]
+            outcome = brain.memories.capture(ctx, f"{turn['speaker']}: {turn['text']}", [], "locomo")
+            dia_of.setdefault(outcome.id, []).append(turn["dia_id"])
     while brain.indexer.run_once(512).remaining:
         pass
     clock.now = int(time.time() * 1000)  # questions are asked today
@@ -102,7 +102,7 @@ def evaluate(data: list[dict], limit: int | None) -> None:
                     service = RecallService(brain.recall.read_model, brain.vectors, embedder, brain.recall.clock,
                                             lambda config=config: config)
                     ranked, _ = service.rank(parsed, filters, 10, config)
-                    found = [dia_of[key] for key, _ in ranked]
+                    found = [dia for key, _ in ranked for dia in dia_of[key]]
                     for k in KS:
                         totals[name][k] += len(wanted & set(found[:k])) / len(wanted)
                 asked += 1

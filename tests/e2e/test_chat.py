@@ -39,3 +39,26 @@ def test_chat_without_a_model_is_a_clear_503(api):
     response = api.post("/chat", json={"query": "hello"})
     assert response.status_code == 503
     assert response.json()["ok"] is False and "BRAIN_LLM" in response.json()["error"]
+
+
+def test_recall_carries_the_models_insight_and_goes_on_without_it(tmp_path):
+    endpoint = FakeOpenAI("Both notes say the floor is $6k; finance approved it.")
+    server = Server(tmp_path / "brain", env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,
+                                             "BRAIN_LLM_MODEL": "tiny", "BRAIN_LLM_TIMEOUT": "1"}).start()
+    try:
+        with server.client() as api:
+            api.post("/capture", json={"content": "Pricing floor is $6k for enterprise deals"})
+            api.post("/capture", json={"content": "Finance approved the enterprise pricing floor in May"})
+            recalled = api.get("/recall", params={"query": "enterprise pricing floor"}).json()
+            assert len(recalled["results"]) == 2
+            assert recalled["insight"] == "Both notes say the floor is $6k; finance approved it."
+            asked = endpoint.requests[-1]["messages"][-1]["content"]
+            assert "Question: enterprise pricing floor" in asked and "Finance approved" in asked
+            one = api.get("/recall", params={"query": "May", "topK": 1}).json()
+            assert one["insight"] is None  # one memory needs no synthesis
+            endpoint.mode = "http500"
+            failed = api.get("/recall", params={"query": "enterprise pricing floor"}).json()
+            assert failed["insight"] is None and len(failed["results"]) == 2
+    finally:
+        server.stop()
+        endpoint.close()

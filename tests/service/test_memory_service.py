@@ -35,7 +35,7 @@ def test_capture_appends_the_note_and_its_classification_in_full_envelopes(clock
     assert (memory.id, memory.tags) == ("id-0", ("pricing", "work", "kind:semantic"))
     stored, classified = memories.store.read_stream("memory-id-0")
     assert stored.event == MemoryCaptured("Pricing floor is $6k", ("pricing", "work"), "claude-desktop", "personal-owner")
-    assert classified.event == MemoryClassified(2, "semantic", "", False, "rules")
+    assert classified.event == MemoryClassified(3, "semantic", "", False, "rules")
     assert (stored.actor, stored.workspace, stored.request_id, stored.at, stored.version) == (
         "owner", "personal-owner", "req-test", clock.now, 1)
     assert (classified.request_id, classified.version) == ("req-test", 2)

@@ -3,13 +3,15 @@
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    """Answers with `reply`, or misbehaves as told: mode 'ok', 'http500', 'garbage' or 'slow'."""
+    """Answers with `reply` (a text, or a function of the request body giving one), or misbehaves as told:
+    mode 'ok', 'http500', 'garbage' or 'slow'."""
 
-    def __init__(self, reply: str = "Pricing floor is $6k.") -> None:
+    def __init__(self, reply: "str | Callable[[dict], str]" = "Pricing floor is $6k.") -> None:
         self.reply = reply
         self.mode = "ok"
         self.requests: list[dict] = []
@@ -25,11 +27,12 @@ class FakeOpenAI:
                     return
                 if fake.mode == "slow":
                     time.sleep(2)
+                reply = fake.reply(body) if callable(fake.reply) else fake.reply
                 self.send_response(200)
                 if body.get("stream"):
                     self.send_header("Content-Type", "text/event-stream")
                     self.end_headers()
-                    for word in fake.reply.split(" "):
+                    for word in reply.split(" "):
                         chunk = {"choices": [{"delta": {"content": word + " "}}]}
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.write(b"data: [DONE]\n\n")
@@ -37,7 +40,7 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
                 payload = b"{not json" if fake.mode == "garbage" else json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": fake.reply}}]}).encode()
+                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
                 self.wfile.write(payload)
 
             def log_message(self, *args: object) -> None:

@@ -54,12 +54,11 @@ class Indexer:
                 self._recent.popitem(last=False)
         return vector
 
-    def catch_up(self, at_most: int = 16) -> bool:
-        """Index the few pending memories whose vectors are at hand, unless the worker is busy; whether it ran.
-
-        A capture calls this before its duplicate check, so a note sent twice in a row is still caught.
-        """
-        if not self._lock.acquire(blocking=False):
+    def catch_up(self, at_most: int = 16, wait: float = 2.0) -> bool:
+        """Index the few pending memories whose vectors are at hand (waiting for the worker if it is at it);
+        whether it ran. A capture calls this before its duplicate check, so a note sent twice is caught.
+        Under a bulk load (more than `at_most` pending) it returns at once: the check sees what is indexed."""
+        if self.index.pending_count() > at_most or not self._lock.acquire(timeout=wait):
             return False
         try:
             pending = self.index.pending(at_most + 1)

@@ -71,7 +71,9 @@ class LinkService:
         self._entry(ctx, entry_id)
         if link_type:
             links.check_type(link_type)
-        found = self.read_model.connections(entry_id, ctx.identity.readable, link_type, MAX_CONNECTIONS)
+        # Deprecated neighbours are left out, except the ones a memory superseded: that is the audit trail.
+        found = self.read_model.connections(entry_id, ctx.identity.readable, link_type, MAX_CONNECTIONS,
+                                            superseded=True)
         return [
             {**{k: v for k, v in entry_view(c.entry, ctx.identity).items()
                 if k in ("id", "content", "tags", "source", "created_at")},

@@ -103,7 +103,7 @@ class MemoryService:
         elif verdict.action == "contradiction":
             tags.append("contradiction-resolved")
             events.append(ContradictionWon(target.id, verdict.reason))  # type: ignore[union-attr]
-            old, _ = self.load(ctx, target.id)  # type: ignore[union-attr]
+            old = self._as_judged(ctx, verdict)
             others += envelopes(ctx, memory_stream(old.id), old.version,
                                 [StatusChanged("deprecated"), ContradictionLost(memory_id, verdict.reason)],
                                 old.workspace, now)
@@ -113,7 +113,7 @@ class MemoryService:
         elif verdict.action == "keep_canonical":
             tags = text.with_prefixed(tags, "status:", "draft")
             events.append(ContradictionLost(target.id, verdict.reason))  # type: ignore[union-attr]
-            kept, _ = self.load(ctx, target.id)  # type: ignore[union-attr]
+            kept = self._as_judged(ctx, verdict)
             others += envelopes(ctx, memory_stream(kept.id), kept.version,
                                 [ContradictionWon(memory_id, verdict.reason)], kept.workspace, now)
         judged = classify(captured.content, tuple(tags))
@@ -128,7 +128,7 @@ class MemoryService:
 
     def _fold(self, ctx: Context, captured: MemoryCaptured, verdict: Verdict) -> CaptureOutcome:
         """Merge the note into the memory it matched, or replace that memory's text with it."""
-        state, _ = self.load(ctx, verdict.target.id)  # type: ignore[union-attr]
+        state = self._as_judged(ctx, verdict)
         content = verdict.merged_content if verdict.action == "merge" else captured.content
         content, hashtags = text.extract_hashtags(content)
         # The newer note's word on how long it stays true wins; staleness is judged afresh.
@@ -143,6 +143,13 @@ class MemoryService:
         events.append(MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules"))
         memory = self._append(ctx, state, events)
         return CaptureOutcome(memory.id, memory.tags, verdict)
+
+    def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory:
+        """The matched memory, if it still reads as it did when judged; else the verdict is stale: decide again."""
+        state, _ = self.load(ctx, verdict.target.id)  # type: ignore[union-attr]
+        if state.content != verdict.target.content:  # type: ignore[union-attr]
+            raise ConcurrencyConflict(f"Entry {state.id} changed while the capture was being decided")
+        return state
 
     def classify_with_model(self, ctx: Context, memory_id: str) -> bool:
         """Refine a memory's rule-based classification with the language model; whether it changed anything."""

@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 
 # How likely the fact is to stop being true (the reference's staleness patterns, applied at capture).
-VOLATILE = re.compile(r"\b(meeting|appointment|deadline|due (?:on|by)|this (?:week|weekend)|tonight|tomorrow)\b")
+# Only plain signs: a guessed "volatile" costs a memory most of its rank once it is a few weeks old.
+VOLATILE = re.compile(r"\b(appointment|deadline|due (?:on|by)|expires?(?: on)?|valid until)\b")
 DURABLE = re.compile(
     r"\b(birthday|born|birth date|date of birth|grew up in|(?:my|his|her|their) name is|is called|nationality"
     r"|maiden name|allergic|allergy)\b"
@@ -26,9 +27,10 @@ EPISODIC = re.compile(
     r"|\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b)"
 )
 # Words people use for what they must not lose.
+# "important" only as a label ("Important: ...", "important!"): in conversation it is mostly a figure of speech.
 STRONG = re.compile(
-    r"\b(important|critical|crucial|urgent|essential|never forget|must not|allerg\w*|password|decided|decision"
-    r"|deadline|emergency)\b"
+    r"(^\W*important\b|\bimportant(?=\s*[:!])|\b(?:critical|urgent|never forget|must not|allerg\w*"
+    r"|password|deadline|emergency)\b)"
 )
 TRIVIAL = re.compile(r"^\W*(ok|okay|thanks|thank you|lol|haha|hi|hello|yes|no|test)\W*$")
 
@@ -43,14 +45,12 @@ class Classification:
 def classify(content: str, tags: tuple[str, ...] = ()) -> Classification:
     lowered = content.lower()
     strong = {m.group(1) for m in STRONG.finditer(lowered)}
-    if TRIVIAL.match(lowered) or len(lowered) < 12:
+    if TRIVIAL.match(lowered):
         importance = 1
     elif strong:
         importance = 5 if len(strong) >= 2 else 4
-    elif len(lowered) < 40:
-        importance = 2
     else:
-        importance = 3
+        importance = 3  # length says nothing: short notes are often the facts people ask about
     kind = "episodic" if EPISODIC.search(lowered) else "semantic"
     if "task" in tags or (VOLATILE.search(lowered) and not DURABLE.search(lowered)):
         volatility = "volatile"

@@ -61,7 +61,8 @@ for _a, _b in ANTONYM_PAIRS:
 MIN_SHARED = 2  # content words both notes must share to be about the same thing
 MIN_OVERLAP = 0.5  # ... as a share of the shorter note's content words
 MAX_NEW_WORDS = 2  # a negation counts only when it is about what the other note says, not about something new
-MAX_SWAP = 2  # "GitHub Actions" became "GitLab": a swapped detail may be a short name
+MAX_SPAN = 3  # a changed value sits in a short span: "at 3pm" became "at 4:30pm"
+MAX_SWAP_WORDS = 3  # "GitHub Actions" became "GitLab"; two words for two is a rephrasing more often than not
 
 
 def words(text: str) -> list[str]:
@@ -99,6 +100,8 @@ def conflict(old: str, new: str) -> str | None:
         return "One note negates what the other asserts."
     changes = _changes(a, b)
     for removed, added, before in changes:
+        if len(removed) > MAX_SPAN or len(added) > MAX_SPAN:
+            continue  # a rewritten passage, not a changed value
         old_q = [w for w in removed if is_quantity(w)]
         new_q = [w for w in added if is_quantity(w)]
         if _names(removed + added, before):
@@ -114,8 +117,8 @@ def conflict(old: str, new: str) -> str | None:
     if len(changes) == 1 and len(content_words(a)) >= 3:
         removed, added, before = changes[0]
         old_c, new_c = [w for w in removed if w not in STOPWORDS], [w for w in added if w not in STOPWORDS]
-        if not _names(old_c + new_c, before) and 0 < len(old_c) <= MAX_SWAP and 0 < len(new_c) <= MAX_SWAP and not {stem(w) for w in old_c} & {
-                stem(w) for w in new_c}:
+        swapped = old_c and new_c and len(old_c) + len(new_c) <= MAX_SWAP_WORDS
+        if swapped and not _names(old_c + new_c, before) and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
             return f"One detail changed: {' '.join(old_c)} became {' '.join(new_c)}."
     return None
 

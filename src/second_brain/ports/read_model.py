@@ -106,9 +106,10 @@ class ReadModel(Protocol):
         """For each entry, the memories written just before and after it (same workspace and source,
         within the window), up to `reach` on each side, with their distance in steps."""
 
-    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int
-                    ) -> list[Connection]:
-        """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out."""
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False) -> list[Connection]:
+        """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out
+        (unless `superseded` and reached by a supersedes edge)."""
 
     def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
         """Projects in those workspaces, by name."""

@@ -287,16 +287,17 @@ class SQLiteReadModel:
             found[entry.id] = near
         return found
 
-    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int
-                    ) -> list[Connection]:
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False) -> list[Connection]:
         where, params = _where(Filters(tuple(workspaces)), by_id=True)
         typed = " AND type = ?" if link_type else ""
+        visible = f"(x.type = 'supersedes' OR {NOT_DEPRECATED})" if superseded else NOT_DEPRECATED
         rows = self._read(
             "SELECT e.*, x.type AS link_type, x.weight, x.provenance, x.created_at AS linked_at FROM ("
             f" SELECT target_id AS other, type, weight, provenance, created_at FROM edges WHERE source_id = ?{typed}"
             " UNION ALL"
             f" SELECT source_id, type, weight, provenance, created_at FROM edges WHERE target_id = ?{typed}"
-            f") x JOIN entries e ON e.id = x.other WHERE {where} AND {NOT_DEPRECATED}"
+            f") x JOIN entries e ON e.id = x.other WHERE {where} AND {visible}"
             " ORDER BY x.weight DESC, x.created_at DESC LIMIT ?",
             (entry_id, *([link_type] if link_type else []), entry_id, *([link_type] if link_type else []),
              *params, limit),

@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictStr
 
+from ...app.chat import insight
 from ...app.memories import CaptureOutcome, Context
 from ...app.recall.pipeline import RecallRequest
 from ...app.time_anchors import parse_when
@@ -226,6 +227,7 @@ def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str,
     )
     brain = request.app.state.brain
     response = brain.recall.recall(ctx, recall_request)
+    response["insight"] = insight(brain.llm, query, response["results"])  # REST only: MCP recall never synthesises
     background.add_task(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
     return response
 

@@ -1,0 +1,250 @@
+"""Every outcome of a capture, over HTTP against a real server and the real local model: first with no
+language model (rules only), then with a real OpenAI-compatible test server scripted for each verdict."""
+
+import json
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.support.openai_server import FakeOpenAI
+
+from .conftest import Server
+
+
+def capture(api, content, **fields):
+    response = api.post("/capture", json={"content": content, **fields})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def entry(api, memory_id):
+    return api.get("/entry", params={"id": memory_id}).json()["entry"]
+
+
+def events(api, memory_id):
+    return [t["event"] for t in entry(api, memory_id)["timeline"]]
+
+
+# -- without a model ----------------------------------------------------------------------------------------------
+
+
+def test_a_repeat_sent_at_once_is_blocked_and_nothing_is_stored(api):
+    first = capture(api, "Dana works at Acme Corp as a designer.")
+    blocked = capture(api, "dana works at acme corp as a designer")  # before the first was even indexed
+    assert blocked["ok"] is False and blocked["duplicate"] is True and blocked["matchId"] == first["id"]
+    assert blocked["score"] >= 97 and blocked["message"] == "Near-exact duplicate detected — not stored"
+    assert set(blocked) == {"ok", "duplicate", "matchId", "score", "message"}
+    assert api.get("/count").json() == {"count": 1}
+
+
+def test_a_near_duplicate_is_stored_and_flagged(api):
+    first = capture(api, "The wifi password at the cabin is on the fridge.")
+    flagged = capture(api, "You can find the cabin wifi password on the fridge.")
+    assert flagged["ok"] is True and flagged["warning"] == "similar" and flagged["matchId"] == first["id"]
+    assert 90 <= flagged["score"] < 100
+    assert flagged["message"] == "Stored but similar entry exists — tagged as duplicate-candidate"
+    assert "duplicate-candidate" in flagged["tags"] and "duplicate-candidate" in entry(api, flagged["id"])["tags"]
+    suspected = [t for t in entry(api, flagged["id"])["timeline"] if t["event"] == "duplicate_suspected"]
+    assert suspected[0]["payload"] == {"match_id": first["id"], "score": flagged["score"]}
+    assert api.get("/count").json() == {"count": 2}
+
+
+def test_a_contradiction_retires_the_older_note_for_audit(api):
+    old = capture(api, "I am allergic to peanuts.")["id"]
+    new = capture(api, "I am not allergic to peanuts.")
+    assert new["ok"] is True and new["resolved_conflict"] == old and "negates" in new["reason"]
+    assert "contradiction-resolved" in new["tags"]
+
+    retired, current = entry(api, old), entry(api, new["id"])
+    assert "status:deprecated" in retired["tags"] and retired["contradiction_losses"] == 1
+    assert current["contradiction_wins"] == 1 and current["contradiction_losses"] == 0
+    assert events(api, old)[-2:] == ["status_changed", "contradiction_lost"]
+    assert "contradiction_won" in events(api, new["id"])
+    [edge] = api.get("/connections", params={"id": new["id"]}).json()["connections"]
+    assert (edge["id"], edge["type"], edge["provenance"], edge["weight"]) == (old, "supersedes", "system", 1.0)
+    assert [r["id"] for r in api.get("/recall", params={"query": "peanuts allergy"}).json()["results"]] == [new["id"]]
+
+
+def test_a_canonical_memory_wins_and_the_newcomer_is_kept_as_a_draft(api):
+    canonical = capture(api, "The deploy window is Friday afternoon.")["id"]
+    api.post("/status", json={"id": canonical, "status": "canonical"})
+    draft = capture(api, "The deploy window is Thursday afternoon.")
+    assert draft["ok"] is True and draft["status"] == "draft" and draft["kept_canonical"] == canonical
+    assert draft["reason"] == "Conflicts with a confirmed canonical memory."
+    assert "status:draft" in entry(api, draft["id"])["tags"]
+    kept = entry(api, canonical)
+    assert "status:canonical" in kept["tags"] and kept["contradiction_wins"] == 1
+    assert entry(api, draft["id"])["contradiction_losses"] == 1
+
+
+def test_a_transcript_never_overrides_a_memory_from_another_source(api):
+    stored = capture(api, "Kim is the product owner for the billing service.")["id"]
+    draft = capture(api, "Lee is the product owner for the billing service.", source="claude-code")
+    assert draft["status"] == "draft" and draft["kept_canonical"] == stored and "transcript" in draft["reason"]
+    assert "status:deprecated" not in entry(api, stored)["tags"]
+
+
+def test_unrelated_and_merely_similar_notes_are_stored_plainly(api):
+    capture(api, "Renew the passport before the trip to Japan")
+    plain = capture(api, "The espresso machine needs descaling every month")
+    assert set(plain) == {"ok", "id", "tags"}
+    assert api.get("/count").json() == {"count": 2}
+
+
+# -- with a language model ------------------------------------------------------------------------------------------
+
+
+class Script:
+    """Plays the language model: verdicts from `verdict(new, stored, full)`, classifications from `classify`."""
+
+    def __init__(self) -> None:
+        self.verdict = lambda new, stored, full: {"action": "keep_both"} if full else {"contradicts": False}
+        self.classify = lambda note: {"importance": 3, "canonical": False, "kind": "semantic"}
+        self.delay = 0.0
+
+    def __call__(self, body: dict) -> str:
+        time.sleep(self.delay)
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system.startswith("You classify"):
+            return json.dumps(self.classify(user.split("Note:\n", 1)[1].split("\n\nAnswer", 1)[0]))
+        new = user.split("New note:\n", 1)[1].split("\n\nStored notes:\n", 1)[0]
+        stored = dict(re.findall(r"^\[([0-9a-f-]{36})\] (.*)$", user, re.MULTILINE))
+        answer = self.verdict(new, stored, '"action"' in user)
+        return answer if isinstance(answer, str) else "Sure! Here is my verdict:\n```json\n" + json.dumps(answer) + "\n```"
+
+
+@pytest.fixture
+def model():
+    script = Script()
+    endpoint = FakeOpenAI(script)
+    yield script, endpoint
+    endpoint.close()
+
+
+@pytest.fixture
+def smart(tmp_path, model):
+    _, endpoint = model
+    server = Server(tmp_path / "brain", env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,
+                                             "BRAIN_LLM_MODEL": "tiny", "BRAIN_LLM_TIMEOUT": "1"}).start()
+    with server.client() as api:
+        yield api
+    server.stop()
+
+
+def only(stored):
+    [(memory_id, text)] = stored.items()
+    return memory_id, text
+
+
+def test_the_model_merges_overlapping_notes_into_one(smart, model):
+    script, _ = model
+    old = capture(smart, "The pricing floor for enterprise deals is $6k per year.")["id"]
+    script.verdict = lambda new, stored, full: {"action": "merge", "target_id": only(stored)[0], "reason": "overlap",
+                                                "merged_content": only(stored)[1] + " Approved by finance."}
+    merged = capture(smart, "The pricing floor for enterprise deals is $6k per year, approved by finance.")
+    assert merged == {"ok": True, "id": old, "action": "merged", "tags": merged["tags"],
+                      "message": "Memories merged into a single combined entry"}
+    assert entry(smart, old)["content"] == "The pricing floor for enterprise deals is $6k per year. Approved by finance."
+    updated = [t for t in entry(smart, old)["timeline"] if t["event"] == "updated"]
+    assert updated[0]["payload"]["reason"] == "merged"
+    assert smart.get("/count").json() == {"count": 1}
+
+
+def test_a_merge_that_drops_facts_keeps_both_notes(smart, model):
+    script, _ = model
+    old = capture(smart, "The pricing floor for enterprise deals is $6k per year.")["id"]
+    script.verdict = lambda new, stored, full: {"action": "merge", "target_id": old, "merged_content": "Pricing."}
+    kept = capture(smart, "The pricing floor for enterprise deals is $6k per year, approved by finance.")
+    assert kept["warning"] == "similar" and kept["id"] != old
+    assert entry(smart, old)["content"] == "The pricing floor for enterprise deals is $6k per year."
+
+
+def test_the_model_replaces_an_outdated_note(smart, model):
+    script, _ = model
+    old = capture(smart, "The design review is every second Thursday.")["id"]
+    script.verdict = lambda new, stored, full: {"action": "replace", "target_id": old, "reason": "newer"}
+    replaced = capture(smart, "The design review happens every second Thursday afternoon.")
+    assert (replaced["id"], replaced["action"]) == (old, "replaced")
+    assert replaced["message"] == "New memory replaced an outdated existing entry"
+    assert entry(smart, old)["content"] == "The design review happens every second Thursday afternoon."
+
+
+def test_the_model_finds_a_contradiction_the_rules_cannot(smart, model):
+    script, _ = model
+    old = capture(smart, "Our staging database runs Postgres 14.")["id"]
+    reason = "The database was upgraded to Postgres 16."
+    script.verdict = lambda new, stored, full: (
+        {"action": "contradiction", "target_id": old, "reason": reason} if full
+        else {"contradicts": True, "conflicting_id": old, "reason": reason})
+    resolved = capture(smart, "Staging got upgraded; its database is on Postgres 16 since Monday.")
+    assert (resolved["resolved_conflict"], resolved["reason"]) == (old, reason)
+    assert "status:deprecated" in entry(smart, old)["tags"]
+
+
+def test_protected_memories_are_flagged_instead_of_merged(smart, model):
+    script, _ = model
+    old = capture(smart, "The design review is every second Thursday.")["id"]
+    smart.post("/status", json={"id": old, "status": "canonical"})
+    script.verdict = lambda new, stored, full: {"action": "merge", "target_id": old, "merged_content": "x y"}
+    flagged = capture(smart, "The design review happens every second Thursday afternoon.")
+    assert flagged["warning"] == "similar" and flagged["id"] != old
+    assert entry(smart, old)["content"] == "The design review is every second Thursday."
+
+
+def test_the_model_refines_the_classification_in_the_background(smart, model):
+    script, _ = model
+    script.classify = lambda note: {"importance": 5, "canonical": True, "kind": "fact"}
+    memory_id = capture(smart, "The production database password lives in the team vault.")["id"]
+    deadline = time.monotonic() + 10
+    while entry(smart, memory_id)["importance_score"] != 5:
+        assert time.monotonic() < deadline, "the model's classification never landed"
+        time.sleep(0.05)
+    classified = [t["payload"] for t in entry(smart, memory_id)["timeline"] if t["event"] == "classified"]
+    assert [c["method"] for c in classified] == ["rules", "model"]
+    assert {"kind:semantic", "status:canonical"} <= set(entry(smart, memory_id)["tags"])
+
+
+@pytest.mark.parametrize("mode", ["http500", "garbage", "slow", "nonsense"])
+def test_a_failing_model_never_fails_a_capture_nor_touches_a_memory(smart, model, mode):
+    script, endpoint = model
+    old = capture(smart, "The wifi password at the cabin is on the fridge.")["id"]
+    if mode == "nonsense":
+        script.verdict = lambda new, stored, full: {"action": "merge", "target_id": "no-such-id"}
+    else:
+        endpoint.mode = mode
+    started = time.monotonic()
+    flagged = capture(smart, "You can find the cabin wifi password on the fridge.")
+    assert time.monotonic() - started < 5
+    assert flagged["ok"] is True and flagged["warning"] == "similar"  # the rules decided
+    assert entry(smart, old)["content"] == "The wifi password at the cabin is on the fridge."
+    assert smart.get("/count").json() == {"count": 2}
+
+
+def test_two_clients_racing_to_merge_into_one_memory_lose_nothing(smart, model):
+    script, endpoint = model
+    old = capture(smart, "The pricing floor for enterprise deals is $6k per year.")["id"]
+
+    def merge(new, stored, full):
+        target, text = next(iter(stored.items()))
+        return {"action": "merge", "target_id": target, "merged_content": f"{text} {new}"}
+
+    script.verdict, script.delay = merge, 0.3  # both requests are in the model at the same time
+    notes = ["The pricing floor for enterprise deals is $6k per year, approved by finance.",
+             "The pricing floor for enterprise deals is $6k per year, set by Dana."]
+    barrier = threading.Barrier(2)
+
+    def send(note):
+        barrier.wait()
+        return capture(smart, note)
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(send, notes))
+    assert all(o["ok"] for o in outcomes)
+    contents = " ".join(e["content"] for e in smart.get("/list").json())
+    assert "approved by finance" in contents and "set by Dana" in contents  # both survived the race
+    assert any(o.get("action") == "merged" and o["id"] == old for o in outcomes)
+    verdicts = [r for r in endpoint.requests if "New note:" in r["messages"][-1]["content"]]
+    assert len(verdicts) >= 3, "one client should have lost the race and decided again on the merged note"
