@@ -9,21 +9,21 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from .adapters.event_store.sqlite import SQLiteEventStore
+from .adapters.llm.none import NoLanguageModel
+from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.indexing import Indexer, IndexingWorker
 from .app.links import LinkService
-from .app.projects import ProjectService
 from .app.memories import MemoryService
+from .app.projects import ProjectService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
 from .app.triage import Triage
 from .domain.errors import BrainError
 from .domain.identity import Identity, owner
 from .ports.clock import Clock, SystemClock
-from .adapters.llm.none import NoLanguageModel
-from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .ports.embedder import Embedder
 from .ports.llm import LanguageModel
 from .ports.reranker import Reranker

@@ -13,6 +13,9 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("data"), description="Directory holding the brain's SQLite file and token.")
     host: str = Field("127.0.0.1", description="Interface `brain serve` binds to.")
     port: int = Field(8787, description="Port `brain serve` listens on.")
+    public_url: str | None = Field(
+        None, description="The URL clients use to reach this brain (e.g. https://brain.example.com); MCP accepts "
+        "requests addressed to its host, besides localhost.")
     auth_token: SecretStr | None = Field(
         None, description="Owner bearer token; when unset one is generated on first start and saved in data_dir."
     )

@@ -8,8 +8,8 @@ from ..domain.events import memory_stream
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import Filters, ReadModel
-from .memories import Context
 from ..ports.vector_index import VectorIndex
+from .memories import Context
 from .views import anchored_view, entry_view, full_entry_view
 
 

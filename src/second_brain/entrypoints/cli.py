@@ -1,4 +1,4 @@
-"""The `brain` command: serve, replay, version."""
+"""The `brain` command: serve, mcp, replay, version."""
 
 import argparse
 import sys
@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     replay = commands.add_parser("replay", help="drop every projection and rebuild it from the event log")
     replay.add_argument("--data-dir", type=Path, help="where the brain is stored")
 
+    mcp = commands.add_parser("mcp", help="serve the MCP tools over stdio, for desktop AI clients")
+    mcp.add_argument("--data-dir", type=Path, help="where the brain is stored")
+
     commands.add_parser("version", help="print the version")
 
     args = parser.parse_args(argv)
@@ -32,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(**overrides)
     if args.command == "replay":
         return _replay(settings)
+    if args.command == "mcp":
+        return _mcp(settings)
     return _serve(settings)
 
 
@@ -50,6 +55,22 @@ def _serve(settings: Settings) -> int:
     brain.start()
     try:
         uvicorn.run(create_app(brain, token), host=settings.host, port=settings.port, log_level="warning")
+    finally:
+        brain.close()
+    return 0
+
+
+def _mcp(settings: Settings) -> int:
+    """MCP over stdin/stdout: the client launched us, so the caller is the brain's owner. Logs go to stderr."""
+    import logging
+
+    from .mcp_server import build_mcp
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    brain = build(settings)
+    brain.start()
+    try:
+        build_mcp(brain, lambda: brain.owner).run("stdio")
     finally:
         brain.close()
     return 0

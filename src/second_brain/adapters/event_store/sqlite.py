@@ -8,8 +8,8 @@ from typing import Protocol
 
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
-from .checks import check_expected_versions
 from ..sqlite_database import SQLiteDatabase
+from .checks import check_expected_versions
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (

@@ -11,10 +11,10 @@ from ...domain import text
 from ...domain.events import (
     ContradictionLost,
     ContradictionWon,
-    MemoryClassified,
     Envelope,
     MemoryAppended,
     MemoryCaptured,
+    MemoryClassified,
     MemoryForgotten,
     MemoryRecalled,
     MemoryRevised,
@@ -23,10 +23,18 @@ from ...domain.events import (
     TimeAnchorCleared,
     TimeAnchorSet,
 )
-from ...domain.memory import appended, classified_tags
 from ...domain.links import LinkCreated, LinkRemoved
+from ...domain.memory import appended, classified_tags
 from ...domain.projects import ProjectCreated, ProjectDeleted, ProjectUpdated
-from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, ProjectRow, TagCount, TermStats
+from ...ports.read_model import (
+    Connection,
+    EntryRow,
+    Filters,
+    KeywordHit,
+    ProjectRow,
+    TagCount,
+    TermStats,
+)
 from ..sqlite_database import SQLiteDatabase
 
 TABLES = [

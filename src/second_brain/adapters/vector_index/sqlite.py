@@ -10,7 +10,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...domain.events import Envelope, MemoryAppended, MemoryCaptured, MemoryForgotten, MemoryRevised, StatusChanged
+from ...domain.events import (
+    Envelope,
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryForgotten,
+    MemoryRevised,
+    StatusChanged,
+)
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from ..read_model.sqlite import NEVER_RECALLED, tag_rids

@@ -8,6 +8,7 @@ from ...domain.text import stem
 from ...ports.read_model import TermStats
 from .config import RecallConfig
 
+
 @dataclass(frozen=True)
 class KeywordPlan:
     forms: dict[str, str]  # query word -> the form searched and matched (its stem)

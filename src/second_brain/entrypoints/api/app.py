@@ -1,16 +1,23 @@
 """The FastAPI app factory: one brain in, one app out, no global state."""
 
+import contextlib
 import re
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
 
 from ... import __version__
 from ...bootstrap import Brain
 from . import chat, errors, links, memories, projects, reminders
+from ...settings import Settings
+from ..mcp_server import BearerGate, build_mcp, current_identity
 from .auth import BearerAuth
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
@@ -21,9 +28,23 @@ SHELL = """<!doctype html>
 
 
 def create_app(brain: Brain, token: str) -> FastAPI:
-    app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    auth = BearerAuth(token, brain.owner)
+    mcp = build_mcp(brain, current_identity)
+    # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
+    mcp.streamable_http_app(json_response=True, stateless_http=True,
+                            transport_security=transport_security(brain.settings))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+
+    app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
     app.state.brain = brain
-    app.state.auth = BearerAuth(token, brain.owner)
+    app.state.auth = auth
+    app.router.routes.append(
+        Route("/mcp", BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth), methods=["GET", "POST", "DELETE"]))
     errors.install(app)
     app.include_router(memories.router)
     app.include_router(links.router)
@@ -50,3 +71,18 @@ def create_app(brain: Brain, token: str) -> FastAPI:
         allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
     )
     return app
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """Host and Origin checks on /mcp (DNS rebinding): local names, the bound host, and the public URL."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if settings.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        hosts.append(f"{settings.host}:*")
+        origins.append(f"http://{settings.host}:*")
+    if settings.public_url:
+        public = urlsplit(settings.public_url)
+        hosts += [public.netloc, f"{public.hostname}:*"]
+        origins += [f"{public.scheme}://{public.netloc}", f"{public.scheme}://{public.hostname}:*"]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)

@@ -11,8 +11,9 @@ from pydantic import StrictStr
 from ...adapters.llm.none import MESSAGE, NoLanguageModel
 from ...app.chat import answer
 from ...domain.errors import LanguageModelUnavailable
+from ..operations import required
 from .body import Body, json_body
-from .memories import Ctx, required
+from .memories import Ctx
 
 router = APIRouter()
 

@@ -6,8 +6,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import StrictStr
 
+from .. import operations as ops
+from ..operations import required, workspaces_for
 from .body import Body, json_body
-from .memories import Ctx, required, workspaces_for
+from .memories import Ctx
 from .params import flag_param, text_param
 
 router = APIRouter()
@@ -28,11 +30,8 @@ ProjectIn = Annotated[ProjectBody, Depends(json_body(ProjectBody))]
 @router.get("/projects")
 def list_projects(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
-    projects = request.app.state.brain.projects.list(
-        ctx, workspaces_for(ctx, text_param(params, "workspace")), flag_param(params, "include_archived"),
-        flag_param(params, "counts"),
-    )
-    return {"projects": projects}
+    return ops.list_projects(request.app.state.brain, ctx, text_param(params, "workspace"),
+                             flag_param(params, "include_archived"), flag_param(params, "counts"))
 
 
 @router.post("/projects", status_code=201)

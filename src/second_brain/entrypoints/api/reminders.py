@@ -6,8 +6,9 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import StrictStr
 
 from ...app.time_anchors import parse_when
+from ..operations import required
 from .body import Body, json_body
-from .memories import Ctx, required
+from .memories import Ctx
 from .params import int_param
 
 router = APIRouter()
