@@ -20,6 +20,7 @@ from .app.memories import MemoryService
 from .app.projects import ProjectService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
+from .app.transfer import Transfer
 from .app.triage import Triage
 from .domain.errors import BrainError
 from .domain.identity import Identity, owner
@@ -45,6 +46,7 @@ class Brain:
     recall: RecallService
     links: LinkService
     projects: ProjectService
+    transfer: Transfer
     llm: LanguageModel
     indexer: Indexer | None
     worker: IndexingWorker | None
@@ -100,6 +102,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
                              timezone=timezone),
         links=links,
         projects=ProjectService(store, read_model, clock),
+        transfer=Transfer(store, read_model, clock),
         llm=llm,
         indexer=indexer,
         worker=worker,

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..domain import links
 from ..domain.errors import InvalidInput, NotFound
+from ..domain.events import MemoryImported, memory_stream
 from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
@@ -59,6 +60,9 @@ class LinkService:
         """Link a freshly indexed memory to its closest neighbours (relates_to, inferred, weight = cosine)."""
         if self.vectors is None:
             return 0
+        first = self.store.read_stream(memory_stream(entry.id))[:1]
+        if first and isinstance(first[0].event, MemoryImported):
+            return 0  # a restored memory brings its own edges: inferring more would change the backup
         system = Context(Identity("system", "Second Brain", "admin", entry.workspace), f"infer-{entry.id}")
         hits = self.vectors.search(vector, Filters((entry.workspace,)), INFERRED_PER_MEMORY + 1)
         near = [h for h in hits if h.entry_id != entry.id and h.score >= self.inferred_link_threshold]

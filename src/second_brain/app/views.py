@@ -10,6 +10,7 @@ from ..domain.events import (
     MemoryAppended,
     MemoryCaptured,
     MemoryClassified,
+    MemoryImported,
     MemoryRecalled,
     MemoryRevised,
     StatusChanged,
@@ -21,6 +22,7 @@ from ..ports.read_model import EntryRow
 
 TIMELINE_NAMES = {
     "MemoryCaptured": "created",
+    "MemoryImported": "imported",
     "MemoryAppended": "appended",
     "MemoryRevised": "updated",
     "TagsChanged": "tags_changed",
@@ -86,7 +88,7 @@ def timeline_item(envelope: Envelope, identity: Identity) -> dict[str, Any]:
 
 
 def _payload(event: object) -> dict[str, Any]:
-    if isinstance(event, MemoryCaptured):
+    if isinstance(event, (MemoryCaptured, MemoryImported)):
         return {"source": event.source, "tags": list(event.tags)}
     if isinstance(event, MemoryAppended):
         return {"chars": len(event.addition)}

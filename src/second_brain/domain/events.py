@@ -4,7 +4,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from .links import LinkCreated, LinkRemoved
-from .projects import ProjectCreated, ProjectDeleted, ProjectUpdated
+from .projects import ProjectCreated, ProjectDeleted, ProjectImported, ProjectUpdated
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,23 @@ class MemoryCaptured:
     tags: tuple[str, ...]
     source: str
     workspace: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryImported:
+    """A memory restored from an export, with the times and counters it had there."""
+
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    created_at: int
+    updated_at: int
+    recall_count: int
+    importance_score: int
+    contradiction_wins: int
+    contradiction_losses: int
     SCHEMA: ClassVar[int] = 1
 
 
@@ -120,7 +137,7 @@ class Erased:
 
 
 DomainEvent = (
-    MemoryCaptured | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
+    MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
     | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon | ContradictionLost
     | MemoryForgotten | Erased
 )
@@ -128,9 +145,10 @@ DomainEvent = (
 REGISTRY: dict[str, type] = {
     cls.__name__: cls
     for cls in (
-        MemoryCaptured, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled, TimeAnchorSet,
-        TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
+        MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
+        TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
         MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
+        ProjectImported,
     )
 }
 

@@ -26,6 +26,7 @@ class LinkCreated:
     type: str
     weight: float
     provenance: str
+    created_at: int | None = None  # set by an import, to keep the time the edge was first made
     SCHEMA: ClassVar[int] = 1
 
 

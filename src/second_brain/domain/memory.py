@@ -25,6 +25,7 @@ from .events import (
     MemoryCaptured,
     MemoryClassified,
     MemoryForgotten,
+    MemoryImported,
     MemoryRecalled,
     MemoryRevised,
     StatusChanged,
@@ -96,6 +97,11 @@ def evolve(state: Memory, event: object) -> Memory:
         return replace(
             state, exists=True, content=event.content, tags=event.tags, source=event.source,
             workspace=event.workspace, version=version,
+        )
+    if isinstance(event, MemoryImported):
+        return replace(
+            state, exists=True, content=event.content, tags=event.tags, source=event.source,
+            workspace=event.workspace, importance=event.importance_score, version=version,
         )
     if isinstance(event, MemoryAppended):
         return replace(state, content=appended(state.content, event), version=version)

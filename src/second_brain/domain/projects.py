@@ -25,6 +25,21 @@ class ProjectCreated:
 
 
 @dataclass(frozen=True)
+class ProjectImported:
+    """A project restored from an export, as it was there."""
+
+    slug: str
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    status: str
+    workspace: str
+    created_at: int
+    updated_at: int | None
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class ProjectUpdated:
     name: str
     description: str
@@ -118,6 +133,9 @@ def evolve_project(state: Project, event: object) -> Project:
     if isinstance(event, ProjectCreated):
         return replace(state, exists=True, name=event.name, description=event.description, aliases=event.aliases,
                        status="active", version=version)
+    if isinstance(event, ProjectImported):
+        return replace(state, exists=True, name=event.name, description=event.description, aliases=event.aliases,
+                       status=event.status, version=version)
     if isinstance(event, ProjectUpdated):
         return replace(state, name=event.name, description=event.description, aliases=event.aliases,
                        status=event.status, version=version)

@@ -1,11 +1,13 @@
-"""The `brain` command: serve, mcp, replay, version."""
+"""The `brain` command: serve, mcp, export, import, replay, version."""
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 from .. import __version__
+from ..app.handling import Context
 from ..bootstrap import build, resolve_token
 from ..settings import Settings
 
@@ -25,6 +27,15 @@ def main(argv: list[str] | None = None) -> int:
     mcp = commands.add_parser("mcp", help="serve the MCP tools over stdio, for desktop AI clients")
     mcp.add_argument("--data-dir", type=Path, help="where the brain is stored")
 
+    export = commands.add_parser("export", help="write every memory, edge and project to a JSON file (format 3)")
+    export.add_argument("file", type=Path)
+    export.add_argument("--data-dir", type=Path, help="where the brain is stored")
+
+    restore = commands.add_parser("import", help="restore an export (this brain's or the reference product's)")
+    restore.add_argument("file", type=Path)
+    restore.add_argument("--data-dir", type=Path, help="where the brain is stored (stop `brain serve` first)")
+    restore.add_argument("--page", type=int, default=500, help="entries or edges per atomic step (max 1000)")
+
     commands.add_parser("version", help="print the version")
 
     args = parser.parse_args(argv)
@@ -37,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         return _replay(settings)
     if args.command == "mcp":
         return _mcp(settings)
+    if args.command == "export":
+        return _export(settings, args.file)
+    if args.command == "import":
+        return _import(settings, args.file, args.page)
     return _serve(settings)
 
 
@@ -74,6 +89,64 @@ def _mcp(settings: Settings) -> int:
     finally:
         brain.close()
     return 0
+
+
+def _export(settings: Settings, file: Path) -> int:
+    brain = build(settings)
+    try:
+        backup = brain.transfer.export(Context(brain.owner, "cli-export"))
+    finally:
+        brain.close()
+    file.write_text(json.dumps(backup, ensure_ascii=False))
+    print(f"Exported {len(backup['entries'])} memories, {len(backup['edges'])} edges and "
+          f"{len(backup['projects'])} projects to {file}")
+    return 0
+
+
+def _import(settings: Settings, file: Path, page: int) -> int:
+    """Restore page by page, each page one atomic append: an interrupted run is resumed by running it again."""
+    from ..app.transfer import parse_payload
+    from ..domain.errors import BrainError
+
+    try:
+        payload = parse_payload(json.loads(file.read_text()))
+    except (OSError, ValueError, BrainError) as exc:
+        print(f"Cannot import {file}: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 1
+    brain = build(settings)
+    ctx = Context(brain.owner, "cli-import")
+    totals: dict[str, int] = {}
+    offset = edge_offset = 0
+    total = len(payload.entries) + len(payload.edges)
+    try:
+        while True:
+            report = brain.transfer.import_page(ctx, payload, page, offset, edge_offset)
+            for key, value in report.items():
+                if isinstance(value, int) and key.endswith(("imported", "skipped", "failed")):
+                    totals[key] = totals.get(key, 0) + value
+            for failure in report["results"]:
+                print(f"  failed: {failure}", file=sys.stderr)
+            offset, edge_offset = report["next_offset"], report["next_edge_offset"]
+            _progress(offset + edge_offset, total)
+            if not report["remaining_entries"] and not report["remaining_edges"]:
+                break
+        print(file=sys.stderr)
+        print(", ".join(f"{k} {v}" for k, v in totals.items()))
+        if brain.indexer:
+            print("Embedding the restored memories for semantic search (keyword search works already)...")
+            waiting = brain.vectors.pending_count()
+            while (report := brain.indexer.run_once(256)).remaining:
+                _progress(waiting - report.remaining, waiting, "embedded")
+            _progress(waiting, waiting, "embedded")
+            print(file=sys.stderr)
+    finally:
+        brain.close()
+    return 0
+
+
+def _progress(done: int, total: int, label: str = "restored", width: int = 30) -> None:
+    filled = width * done // max(total, 1)
+    print(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
 
 
 def _replay(settings: Settings) -> int:

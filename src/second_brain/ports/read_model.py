@@ -25,6 +25,16 @@ class EntryRow:
 
 
 @dataclass(frozen=True)
+class EdgeRow:
+    source_id: str
+    target_id: str
+    type: str
+    weight: float
+    provenance: str
+    created_at: int
+
+
+@dataclass(frozen=True)
 class ProjectRow:
     slug: str
     workspace: str
@@ -110,6 +120,12 @@ class ReadModel(Protocol):
                     superseded: bool = False) -> list[Connection]:
         """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out
         (unless `superseded` and reached by a supersedes edge)."""
+
+    def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
+        """Every memory in these workspaces, deprecated ones included, oldest first (for an export)."""
+
+    def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
+        """Every edge in these workspaces, oldest first (for an export)."""
 
     def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
         """Projects in those workspaces, by name."""

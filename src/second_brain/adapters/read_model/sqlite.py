@@ -16,6 +16,7 @@ from ...domain.events import (
     MemoryCaptured,
     MemoryClassified,
     MemoryForgotten,
+    MemoryImported,
     MemoryRecalled,
     MemoryRevised,
     StatusChanged,
@@ -25,9 +26,15 @@ from ...domain.events import (
 )
 from ...domain.links import LinkCreated, LinkRemoved
 from ...domain.memory import appended, classified_tags
-from ...domain.projects import ProjectCreated, ProjectDeleted, ProjectUpdated
+from ...domain.projects import (
+    ProjectCreated,
+    ProjectDeleted,
+    ProjectImported,
+    ProjectUpdated,
+)
 from ...ports.read_model import (
     Connection,
+    EdgeRow,
     EntryRow,
     Filters,
     KeywordHit,
@@ -91,7 +98,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
-    schema = 5
+    schema = 6
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
@@ -115,15 +122,21 @@ class SQLiteReadModel:
             if isinstance(event, (LinkCreated, LinkRemoved)):
                 _apply_link(conn, event, envelope.at)
                 continue
-            if isinstance(event, (ProjectCreated, ProjectUpdated, ProjectDeleted)):
+            if isinstance(event, (ProjectCreated, ProjectImported, ProjectUpdated, ProjectDeleted)):
                 _apply_project(conn, envelope)
                 continue
-            if isinstance(event, MemoryCaptured):
+            if isinstance(event, (MemoryCaptured, MemoryImported)):
+                if isinstance(event, MemoryImported):  # restored as it was: its times and counters
+                    history = (event.created_at, event.updated_at, event.recall_count, event.importance_score,
+                               event.contradiction_wins, event.contradiction_losses)
+                else:
+                    history = (envelope.at, envelope.at, 0, 0, 0, 0)
                 cursor = conn.execute(
-                    "INSERT INTO entries (id, workspace, actor, content, tags, source, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO entries (id, workspace, actor, content, tags, source, created_at, updated_at,"
+                    " recall_count, importance_score, contradiction_wins, contradiction_losses)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (memory_id, event.workspace, envelope.actor, event.content, json.dumps(event.tags),
-                     event.source, envelope.at, envelope.at),
+                     event.source, *history),
                 )
                 rid = cursor.lastrowid
                 _count(conn, event.workspace, +1)
@@ -312,6 +325,20 @@ class SQLiteReadModel:
         ).fetchall()
         return [Connection(_row(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"]) for r in rows]
 
+    def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
+        marks = ", ".join("?" for _ in workspaces)
+        rows = self._read(f"SELECT e.* FROM entries e WHERE e.workspace IN ({marks}) ORDER BY e.created_at, e.rid",
+                          tuple(workspaces)).fetchall()
+        return [_row(r) for r in rows]
+
+    def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
+        marks = ", ".join("?" for _ in workspaces)
+        rows = self._read(
+            "SELECT source_id, target_id, type, weight, provenance, created_at FROM edges"
+            f" WHERE workspace IN ({marks}) ORDER BY created_at, source_id, target_id, type", tuple(workspaces),
+        ).fetchall()
+        return [EdgeRow(*r) for r in rows]
+
     def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
         where, params = _where(Filters(tuple(workspaces)))
         rows = self._read(
@@ -407,14 +434,22 @@ def _apply_link(conn: sqlite3.Connection, event: LinkCreated | LinkRemoved, at: 
         "INSERT INTO edges (source_id, target_id, type, weight, provenance, workspace, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, type) DO UPDATE SET"
         " weight = excluded.weight, provenance = excluded.provenance, updated_at = excluded.updated_at",
-        (event.source_id, event.target_id, event.type, event.weight, event.provenance, ends[0][0], at, at),
+        (event.source_id, event.target_id, event.type, event.weight, event.provenance, ends[0][0],
+         event.created_at or at, at),
     )
 
 
 def _apply_project(conn: sqlite3.Connection, envelope: Envelope) -> None:
     workspace, event = envelope.workspace, envelope.event
     slug = envelope.stream_id.removeprefix(f"project-{workspace}-")
-    if isinstance(event, ProjectCreated):
+    if isinstance(event, ProjectImported):
+        conn.execute(
+            "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (workspace, event.slug, event.name, event.description, json.dumps(event.aliases), event.status,
+             event.created_at, event.updated_at),
+        )
+    elif isinstance(event, ProjectCreated):
         conn.execute(
             "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, NULL)",

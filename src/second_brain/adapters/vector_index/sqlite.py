@@ -15,6 +15,7 @@ from ...domain.events import (
     MemoryAppended,
     MemoryCaptured,
     MemoryForgotten,
+    MemoryImported,
     MemoryRevised,
     StatusChanged,
 )
@@ -82,7 +83,7 @@ class SQLiteVectorIndex:
                 _delete_entry(conn, entry_id)
             elif isinstance(envelope.event, StatusChanged) and envelope.event.status == "deprecated":
                 _delete_entry(conn, entry_id)
-            elif isinstance(envelope.event, (MemoryCaptured, MemoryAppended, MemoryRevised)) or (
+            elif isinstance(envelope.event, (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised)) or (
                 isinstance(envelope.event, StatusChanged)  # back from deprecation: no vectors left
                 and not conn.execute("SELECT 1 FROM vector_state WHERE entry_id = ?", (entry_id,)).fetchone()
             ):
@@ -312,7 +313,7 @@ class SQLiteVectorIndex:
 
 
 NEVER_INDEXED = ("status:deprecated",)
-CONTENT_EVENTS = (MemoryCaptured, MemoryAppended, MemoryRevised, StatusChanged)
+CONTENT_EVENTS = (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, StatusChanged)
 
 
 def _delete_entry(conn: sqlite3.Connection, entry_id: str) -> None:

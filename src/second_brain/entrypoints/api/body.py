@@ -23,21 +23,27 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+async def json_object(request: Request, max_bytes: int = MAX_BODY_BYTES) -> dict[str, Any]:
+    """The request body as a JSON object, whatever the Content-Type; 400 if it is not one, 413 if too big."""
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw.extend(chunk)
+        if len(raw) > max_bytes:
+            raise BodyTooLarge(f"Request body too large: at most {max_bytes} bytes")
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InvalidInput("Invalid JSON body") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("Invalid JSON body: expected a JSON object")
+    return data
+
+
 def json_body(model: type[Model]) -> Any:
     """A dependency that reads the request body as a JSON object and validates it as `model`."""
 
     async def parse(request: Request) -> Model:
-        raw = bytearray()
-        async for chunk in request.stream():
-            raw.extend(chunk)
-            if len(raw) > MAX_BODY_BYTES:
-                raise BodyTooLarge(f"Request body too large: at most {MAX_BODY_BYTES} bytes")
-        try:
-            data = json.loads(raw) if raw.strip() else {}
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise InvalidInput("Invalid JSON body") from None
-        if not isinstance(data, dict):
-            raise InvalidInput("Invalid JSON body: expected a JSON object")
+        data = await json_object(request)
         try:
             return model.model_validate(data)
         except ValidationError as exc:
