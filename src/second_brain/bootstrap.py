@@ -20,6 +20,7 @@ from .app.memories import MemoryService
 from .app.projects import ProjectService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
+from .app.settings_service import SettingsService
 from .app.transfer import Transfer
 from .app.triage import Triage
 from .domain.errors import BrainError
@@ -47,6 +48,7 @@ class Brain:
     links: LinkService
     projects: ProjectService
     transfer: Transfer
+    config: SettingsService
     llm: LanguageModel
     indexer: Indexer | None
     worker: IndexingWorker | None
@@ -68,7 +70,7 @@ class Brain:
 
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     clock = clock or SystemClock()
-    timezone = ZoneInfo(settings.timezone)
+    ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Queries get every core; background indexing gets one, so captures and recalls are not starved by it.
     background = embedder or load_embedder(settings, threads=1)
@@ -84,11 +86,13 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     if worker:
         vectors.on_pending = worker.notify
     llm = load_llm(settings)
-    triage = Triage(read_model, vectors, indexer.embed, llm, catch_up=indexer.catch_up) if indexer else None
+    config = SettingsService(store, clock, settings.timezone)
+    triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
+                    catch_up=indexer.catch_up) if indexer else None
     has_model = not isinstance(llm, NoLanguageModel)
     # A configured model refines the rules' classification of each new memory, off the request path.
     classifier = ThreadPoolExecutor(1, thread_name_prefix="classifier") if has_model else None
-    memories = MemoryService(store, clock, timezone, triage=triage, llm=llm if has_model else None)
+    memories = MemoryService(store, clock, config.timezone, triage=triage, llm=llm if has_model else None)
     if classifier:
         memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
     return Brain(
@@ -98,8 +102,9 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         vectors=vectors,
         memories=memories,
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
-        recall=RecallService(read_model, vectors, embedder, clock, reranker=load_reranker(settings),
-                             timezone=timezone),
+        recall=RecallService(read_model, vectors, embedder, clock, config.recall_config,
+                             reranker=load_reranker(settings), timezone=config.timezone),
+        config=config,
         links=links,
         projects=ProjectService(store, read_model, clock),
         transfer=Transfer(store, read_model, clock),

@@ -45,7 +45,7 @@ class MemoryService:
         self,
         store: EventStore,
         clock: Clock,
-        timezone: ZoneInfo,
+        timezone: ZoneInfo | Callable[[], ZoneInfo],
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         triage: Triage | None = None,
         llm: LanguageModel | None = None,
@@ -56,10 +56,14 @@ class MemoryService:
         self.on_stored = on_stored  # told of every memory a capture stored or changed
         self.store = store
         self.clock = clock
-        self.timezone = timezone
+        self._timezone = timezone  # a zone, or where to read the configured one per request
         self.new_id = new_id
         self._recalled_day = ""
         self._recalled: set[str] = set()
+
+    @property
+    def timezone(self) -> ZoneInfo:
+        return self._timezone() if callable(self._timezone) else self._timezone
 
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,

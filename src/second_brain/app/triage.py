@@ -72,13 +72,13 @@ def is_protected(entry: EntryRow) -> bool:
 
 class Triage:
     def __init__(self, read_model: ReadModel, vectors: VectorIndex, embed: Callable[[str], np.ndarray],
-                 llm: LanguageModel, config: DuplicateConfig | None = None,
+                 llm: LanguageModel, config: Callable[[], DuplicateConfig] = DuplicateConfig,
                  catch_up: Callable[[], object] = lambda: None) -> None:
         self.read_model = read_model
         self.vectors = vectors
         self.embed = embed
         self.llm = llm
-        self.config = config or DuplicateConfig()
+        self.config = config  # read once per capture: an admin's change applies to the next one
         self.catch_up = catch_up  # index the few memories still pending, so a note sent twice is caught
 
     def assess(self, content: str, source: str, workspace: str) -> Verdict:
@@ -89,33 +89,31 @@ class Triage:
         except Exception:  # the check is a service to the user, never a reason to lose the note
             log.exception("duplicate check skipped")
             return STORE
-        hits = self.vectors.search(vector, Filters((workspace,)), self.config.candidates)
-        similar = [(row, hit.score) for hit in hits if hit.score >= self.config.candidate_threshold
+        config = self.config()
+        hits = self.vectors.search(vector, Filters((workspace,)), config.candidates)
+        similar = [(row, hit.score) for hit in hits if hit.score >= config.candidate_threshold
                    if (row := self.read_model.get(hit.entry_id, (workspace,))) is not None]
         if not similar:
             return STORE
         top, top_score = similar[0]
-        if (top_score >= self.config.block_threshold and contradictions.adds_nothing(top.content, content)
+        if (top_score >= config.block_threshold and contradictions.adds_nothing(top.content, content)
                 and not contradictions.conflict(top.content, content)):
             return Verdict("block", top, top_score)
-        verdict = self._ask_model(content, similar) or self._apply_rules(content, similar)
+        verdict = self._ask_model(content, similar, config) or self._apply_rules(content, similar, config)
         return self._protect(verdict, source)
 
-    def _apply_rules(self, content: str, similar: list[tuple[EntryRow, float]]) -> Verdict:
+    def _apply_rules(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
         for row, score in similar:
             reason = contradictions.conflict(row.content, content)
             if reason:
                 return Verdict("contradiction", row, score, reason)
-        return self._flag_or_store(similar)
+        return _flag_or_store(similar, config)
 
-    def _flag_or_store(self, similar: list[tuple[EntryRow, float]]) -> Verdict:
-        top, score = similar[0]
-        return Verdict("flag", top, score) if score >= self.config.flag_threshold else STORE
-
-    def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]]) -> Verdict | None:
+    def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig
+                   ) -> Verdict | None:
         """The model's verdict, or None when there is no model or its answer is unusable (rules decide)."""
         by_id = {row.id: (row, score) for row, score in similar}
-        flagged = similar[0][1] >= self.config.flag_threshold
+        flagged = similar[0][1] >= config.flag_threshold
         messages = verdict_messages(content, [row for row, _ in similar], full=flagged)
         try:
             answer = parse_json(self.llm.complete(messages, max_tokens=600 if flagged else 120))
@@ -135,10 +133,10 @@ class Triage:
             merged = str(answer.get("merged_content") or "")
             if action == "merge" and not keeps_everything(merged, target[0].content, content):
                 log.warning("the merged note the model wrote drops facts; both notes are kept")
-                return self._flag_or_store(similar)
+                return _flag_or_store(similar, config)
             return Verdict(action, *target, reason=_reason(answer), merged_content=merged.strip())
         if action == "keep_both":
-            return self._flag_or_store(similar)
+            return _flag_or_store(similar, config)
         return None
 
     def _protect(self, verdict: Verdict, source: str) -> Verdict:
@@ -154,6 +152,11 @@ class Triage:
             return Verdict("keep_canonical", target, verdict.score,
                            "A session transcript never overrides a memory from another source.")
         return verdict
+
+
+def _flag_or_store(similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
+    top, score = similar[0]
+    return Verdict("flag", top, score) if score >= config.flag_threshold else STORE
 
 
 def keeps_everything(merged: str, *originals: str) -> bool:

@@ -121,6 +121,22 @@ class ContradictionLost:
 
 
 @dataclass(frozen=True)
+class ConfigChanged:
+    """An admin set these runtime settings (on the `config` stream)."""
+
+    values: dict[str, Any]
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ConfigReset:
+    """An admin put one runtime setting back to its default."""
+
+    key: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class MemoryForgotten:
     """Tombstone: the store erases the content of every earlier event of the stream."""
 
@@ -148,7 +164,7 @@ REGISTRY: dict[str, type] = {
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
         TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
         MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
-        ProjectImported,
+        ProjectImported, ConfigChanged, ConfigReset,
     )
 }
 

@@ -28,7 +28,6 @@ from ..domain.errors import BrainError
 from ..domain.identity import Identity
 from . import operations as ops
 
-OUTPUT_BUDGET = 12_000  # characters of one recall or list_recent reply (RECALL_OUTPUT_BUDGET)
 LIST_SNIPPET_CHARS = 400
 INSTRUCTIONS = (
     "Second Brain is the user's long-term memory. Use `recall` before answering anything that may depend on "
@@ -115,21 +114,22 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
                      after: Millis = None, before: Millis = None,
                      kind: Annotated[str | None, Field(description="\"episodic\" (events) or \"semantic\" "
                                                                    "(facts).")] = None,
-                     hops: Annotated[int, Field(description="Also follow links this many steps, 0-3.")] = 0,
+                     hops: Annotated[int | None, Field(description="Also follow links this many steps, 0-3 "
+                                                                   "(default: the DEFAULT_HOPS setting).")] = None,
                      workspace: Workspace = None, team: Team = None, project: Project = None) -> str:
         """Search long-term memory by meaning and by exact words, best match first. Long memories come back
         shortened: call get on any result marked [truncated …] before relying on it."""
         def run(brain: Brain, ctx: Context) -> tuple[dict[str, Any], int]:
             chosen = ops.filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind,
                                  project=project)
+            depth = brain.config.value("DEFAULT_HOPS") if hops is None else hops
             request = RecallRequest(ops.required(query, "query"), max(1, min(20, topK)), chosen, False,
-                                    max(0, min(3, hops)))
+                                    max(0, min(3, depth)))
             response = brain.recall.recall(ctx, request)
             brain.memories.record_recalls(ctx, [r["id"] for r in response["results"]])
-            return response, len(response["results"])
+            return response
 
-        response, _ = await call(run)
-        return render_recall(response, OUTPUT_BUDGET)
+        return render_recall(await call(run), brain.config.value("RECALL_OUTPUT_BUDGET"))
 
     @mcp.tool(structured_output=False)
     async def list_recent(n: Annotated[int, Field(description="How many, 1-50.")] = 10,
@@ -145,7 +145,7 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
                                  project=project)
             return brain.queries.recent(ctx, chosen, max(1, min(50, n)))
 
-        return render_list(await call(run), OUTPUT_BUDGET)
+        return render_list(await call(run), brain.config.value("RECALL_OUTPUT_BUDGET"))
 
     @mcp.tool(structured_output=False)
     async def get(id: MemoryId) -> str:

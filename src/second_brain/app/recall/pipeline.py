@@ -59,9 +59,9 @@ class Candidates:
 class RecallService:
     def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
                  config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
-                 timezone: ZoneInfo = UTC) -> None:
+                 timezone: ZoneInfo | Callable[[], ZoneInfo] = UTC) -> None:
         self.read_model = read_model
-        self.timezone = timezone
+        self._timezone = timezone  # a zone, or where to read the configured one per request
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
@@ -72,7 +72,8 @@ class RecallService:
         config = self.config()
         text, filters = request.query, request.filters
         if filters.after is None and filters.before is None:  # "last week", "yesterday": a window, unless one is given
-            window = temporal.time_window(text, self.clock.now_ms(), self.timezone)
+            zone = self._timezone() if callable(self._timezone) else self._timezone
+            window = temporal.time_window(text, self.clock.now_ms(), zone)
             if window:
                 text, filters = window.query, replace(filters, after=window.after, before=window.before)
         parsed = query.parse(text)

@@ -17,7 +17,7 @@ from ... import __version__
 from ...bootstrap import Brain
 from ...settings import Settings
 from ..mcp_server import BearerGate, build_mcp, current_identity
-from . import chat, errors, links, memories, projects, reminders, transfer
+from . import chat, config, errors, links, memories, projects, reminders, transfer
 from .auth import BearerAuth
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
@@ -52,6 +52,7 @@ def create_app(brain: Brain, token: str) -> FastAPI:
     app.include_router(reminders.router)
     app.include_router(chat.router)
     app.include_router(transfer.router)
+    app.include_router(config.router)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def shell() -> str:
