@@ -1,6 +1,7 @@
 """Shared fixtures: a clock that stands still, identities, and envelope builders."""
 
 import itertools
+import os
 
 import pytest
 
@@ -40,3 +41,19 @@ def envelope(stream_id: str, version: int, event: object, at: int = 1_000, actor
         stream_id=stream_id, version=version, event=event, actor=actor, workspace="personal-owner",
         request_id=f"req-{next(_request_ids)}", at=at,
     )
+
+
+@pytest.fixture(scope="session")
+def opensearch_url(tmp_path_factory):
+    """A reachable OpenSearch: $OPENSEARCH_URL, or the in-JVM test node, started once for the session."""
+    if os.environ.get("OPENSEARCH_URL"):
+        yield os.environ["OPENSEARCH_URL"].rstrip("/")
+        return
+    from tests.support.opensearch_node import OpenSearchNode
+
+    node = OpenSearchNode(tmp_path_factory.mktemp("opensearch")).start()
+    print(f"\nOpenSearch test node green after {node.startup_seconds:.1f} s at {node.url}")
+    try:
+        yield node.url
+    finally:
+        node.stop()

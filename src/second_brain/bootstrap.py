@@ -27,8 +27,11 @@ from .domain.errors import BrainError
 from .domain.identity import Identity, owner
 from .ports.clock import Clock, SystemClock
 from .ports.embedder import Embedder
+from .ports.event_store import EventStore
 from .ports.llm import LanguageModel
+from .ports.read_model import ReadModel
 from .ports.reranker import Reranker
+from .ports.vector_index import VectorIndex
 from .settings import Settings
 
 log = logging.getLogger("second_brain")
@@ -39,9 +42,9 @@ class Brain:
     """Everything an entry point needs, wired once."""
 
     settings: Settings
-    db: SQLiteDatabase
-    store: SQLiteEventStore
-    vectors: SQLiteVectorIndex
+    db: SQLiteDatabase | None  # the embedded brain's database; None on AWS
+    store: EventStore
+    vectors: VectorIndex
     memories: MemoryService
     queries: MemoryQueries
     recall: RecallService
@@ -65,12 +68,12 @@ class Brain:
             self.worker.stop()
         if self.classifier:
             self.classifier.shutdown(wait=True, cancel_futures=True)
-        self.db.close()
+        if self.db:
+            self.db.close()
 
 
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
-    clock = clock or SystemClock()
-    ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
+    """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Queries get every core; background indexing gets one, so captures and recalls are not starved by it.
     background = embedder or load_embedder(settings, threads=1)
@@ -80,12 +83,20 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
     store = SQLiteEventStore(db, projections=[read_model, vectors])
     store.catch_up()
+    brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, background,
+                     load_llm(settings), load_reranker(settings), db=db)
+    if brain.worker:
+        vectors.on_pending = brain.worker.notify
+    return brain
+
+
+def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,
+             embedder: Embedder | None, background: Embedder | None, llm: LanguageModel,
+             reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True) -> Brain:
+    """The application services over whichever adapters the deployment chose."""
+    ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
     indexer = Indexer(vectors, background, on_indexed=links.infer) if background else None
-    worker = IndexingWorker(indexer) if indexer else None
-    if worker:
-        vectors.on_pending = worker.notify
-    llm = load_llm(settings)
     config = SettingsService(store, clock, settings.timezone)
     triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
                     catch_up=indexer.catch_up) if indexer else None
@@ -102,15 +113,15 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
         vectors=vectors,
         memories=memories,
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
-        recall=RecallService(read_model, vectors, embedder, clock, config.recall_config,
-                             reranker=load_reranker(settings), timezone=config.timezone),
+        recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker,
+                             timezone=config.timezone),
         config=config,
         links=links,
         projects=ProjectService(store, read_model, clock),
         transfer=Transfer(store, read_model, clock),
         llm=llm,
         indexer=indexer,
-        worker=worker,
+        worker=IndexingWorker(indexer) if indexer and worker else None,
         owner=owner(settings.owner_name),
         classifier=classifier,
     )

@@ -7,6 +7,7 @@ from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.app.recall.query import parse
 from second_brain.bootstrap import build
+from tests.support.brains import make_brain
 from second_brain.domain.identity import Identity
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
@@ -14,11 +15,17 @@ from second_brain.settings import Settings
 WS = ("personal-owner",)
 
 
-@pytest.fixture
-def brain(tmp_path, clock):
-    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=FakeEmbedder())
+@pytest.fixture(params=["sqlite", "opensearch"])
+def brain(request, tmp_path, clock):
+    brain = make_brain(request.param, request, tmp_path, clock, FakeEmbedder())
+    brain.backend = request.param
     yield brain
     brain.close()
+
+
+def sqlite_only(brain):
+    if brain.backend != "sqlite":
+        pytest.skip("about the SQLite projection's own transaction and schema")
 
 
 def capture(brain, ctx, clock, content, tags=(), step=1000):
@@ -127,6 +134,7 @@ def test_stats_count_topics_and_ignore_bookkeeping(brain, ctx, clock):
 
 
 def test_replay_rebuilds_projections_that_answer_the_same(brain, ctx, clock):
+    sqlite_only(brain)
     ids = [capture(brain, ctx, clock, f"Release note {n} for DATABASE_URL rotation", ["ops"]) for n in range(10)]
     brain.memories.append(ctx, ids[0], "rotated again")
     brain.memories.update(ctx, ids[1], "Rewritten release note #changed", None)
@@ -148,6 +156,7 @@ def test_replay_rebuilds_projections_that_answer_the_same(brain, ctx, clock):
 
 
 def test_a_failing_projection_rolls_the_append_back(brain, ctx, clock):
+    sqlite_only(brain)
     class Broken:
         name = "broken"
 

@@ -1,0 +1,36 @@
+"""Brains for the contract suites: the embedded SQLite one, and one whose read model and vector index are
+OpenSearch (the AWS adapter) over an in-memory log, projected right after each append."""
+
+import itertools
+
+from opensearchpy import OpenSearch
+
+from second_brain.adapters.event_store.memory import InMemoryEventStore
+from second_brain.adapters.event_store.projecting import ProjectingEventStore
+from second_brain.adapters.llm.none import NoLanguageModel
+from second_brain.adapters.opensearch.index import OpenSearchIndex
+from second_brain.bootstrap import Brain, assemble, build
+from second_brain.settings import Settings
+
+_prefixes = itertools.count()
+
+
+def sqlite_brain(tmp_path, clock, embedder) -> Brain:
+    return build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder)
+
+
+def opensearch_brain(url: str, tmp_path, clock, embedder) -> Brain:
+    log = InMemoryEventStore()
+    index = OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=f"contract-{next(_prefixes)}",
+                            dimension=embedder.dimension, refresh=True)
+    index.drop()
+    index.create()
+    store = ProjectingEventStore(log, [index])
+    return assemble(Settings(data_dir=tmp_path / "unused"), clock, store, index, index, embedder, embedder,
+                    NoLanguageModel(), None, worker=False)
+
+
+def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:
+    if backend == "sqlite":
+        return sqlite_brain(tmp_path, clock, embedder)
+    return opensearch_brain(request.getfixturevalue("opensearch_url"), tmp_path, clock, embedder)

@@ -1,0 +1,68 @@
+"""The test suite's OpenSearch: OPENSEARCH_URL if set, else one in-JVM node built from tests/opensearch-node
+(Maven, Java 17) and started on a free port for the session."""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+NODE = Path(__file__).parents[1] / "opensearch-node"
+CLASSPATH = ["target/classes", "target/lib/*", "target/knn/*"]
+
+
+def build() -> None:
+    """`mvn package` once; again only when the pom or the Java source is newer than the build."""
+    jar = NODE / "target" / "opensearch-node-1.jar"
+    sources = [NODE / "pom.xml", *NODE.glob("src/**/*.java")]
+    if jar.exists() and (NODE / "target" / "knn").exists() and all(
+            s.stat().st_mtime <= jar.stat().st_mtime for s in sources):
+        return
+    if shutil.which("mvn") is None or shutil.which("java") is None:
+        raise RuntimeError("the OpenSearch test node needs Java 17 and Maven (apt install openjdk-17-jdk maven)")
+    subprocess.run(["mvn", "-q", "-B", "package", "-DskipTests"], cwd=NODE, check=True, timeout=1200)
+
+
+class OpenSearchNode:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.startup_seconds = 0.0
+
+    def start(self, timeout: float = 120) -> "OpenSearchNode":
+        build()
+        started = time.monotonic()
+        log = open(self.home / "node.log", "w")  # noqa: SIM115 (closed with the process)
+        self.process = subprocess.Popen(
+            ["java", "-Xms512m", "-Xmx512m", "-cp", os.pathsep.join(CLASSPATH), "secondbrain.OpenSearchNode",
+             str(self.home / "node"), str(self.port)],
+            cwd=NODE, stdout=log, stderr=subprocess.STDOUT)
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the OpenSearch node exited: {(self.home / 'node.log').read_text()[-3000:]}")
+            try:
+                health = httpx.get(f"{self.url}/_cluster/health", params={"wait_for_status": "green",
+                                                                          "timeout": "1s"}, timeout=5)
+                if health.status_code == 200 and health.json()["status"] == "green":
+                    self.startup_seconds = time.monotonic() - started
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.2)
+        self.stop()
+        raise TimeoutError("the OpenSearch node did not turn green")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()  # by its pid: the JVM's shutdown hook closes the node
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
