@@ -139,7 +139,7 @@ def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: ob
 
 def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
     """The configured embedder, or None (keyword-only recall) if it is off or cannot load."""
-    if settings.embedder == "none":
+    if settings.embedder != "local":  # none, or a cloud embedder the AWS composition builds
         return None
     from .adapters.embedder.local import MiniLMEmbedder
 
@@ -154,6 +154,12 @@ def load_llm(settings: Settings) -> LanguageModel:
     """The configured language model; without one, callers use their deterministic fallbacks."""
     if settings.llm == "none":
         return NoLanguageModel()
+    if settings.llm == "bedrock":
+        import boto3
+
+        from .adapters.llm.bedrock import BedrockConverseModel
+
+        return BedrockConverseModel(boto3.client("bedrock-runtime"), settings.llm_model)
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     return OpenAICompatibleModel(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout)
 

@@ -8,12 +8,22 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
+from second_brain.adapters.event_store.dynamodb import (
+    DynamoDBEventStore,
+    table_definition,
+)
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.adapters.event_store.sqlite import SQLiteEventStore
 from second_brain.adapters.sqlite_database import SQLiteDatabase
 from second_brain.domain.errors import ConcurrencyConflict
-from second_brain.domain.events import Erased, MemoryCaptured, MemoryForgotten, MemoryRevised, StatusChanged, to_data
+from second_brain.domain.events import (
+    Erased,
+    MemoryCaptured,
+    MemoryForgotten,
+    MemoryRevised,
+    StatusChanged,
+    to_data,
+)
 from tests.conftest import envelope
 
 

@@ -6,9 +6,9 @@ import pytest
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.bootstrap import build
-from tests.support.brains import make_brain
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
+from tests.support.brains import make_brain
 
 WS = ("personal-owner",)
 

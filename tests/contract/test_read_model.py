@@ -2,15 +2,15 @@
 
 import pytest
 
-from second_brain.app.memories import Context
 from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app.memories import Context
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.app.recall.query import parse
 from second_brain.bootstrap import build
-from tests.support.brains import make_brain
 from second_brain.domain.identity import Identity
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
+from tests.support.brains import make_brain
 
 WS = ("personal-owner",)
 

@@ -3,7 +3,13 @@
 import pytest
 
 from second_brain.domain.errors import InvalidInput
-from second_brain.domain.text import MAX_TAG_CHARS, MAX_TAGS, extract_hashtags, is_topic_tag, normalize_tags
+from second_brain.domain.text import (
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    extract_hashtags,
+    is_topic_tag,
+    normalize_tags,
+)
 
 
 @pytest.mark.parametrize(

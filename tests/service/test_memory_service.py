@@ -1,12 +1,18 @@
 """The command side with an in-memory store: envelopes, scope, retries, time-zone labels."""
 
-import pytest
 from zoneinfo import ZoneInfo
+
+import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.app.memories import Context, MemoryService
 from second_brain.domain.errors import ConcurrencyConflict, NotFound
-from second_brain.domain.events import MemoryAppended, MemoryCaptured, MemoryClassified, StatusChanged
+from second_brain.domain.events import (
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryClassified,
+    StatusChanged,
+)
 from second_brain.domain.identity import Identity
 
 

@@ -5,7 +5,13 @@ import time
 import pytest
 
 from second_brain.app.recall.config import RecallConfig
-from second_brain.app.recall.rerank import RerankStage, blend, excerpt, has_identifier, should_rerank
+from second_brain.app.recall.rerank import (
+    RerankStage,
+    blend,
+    excerpt,
+    has_identifier,
+    should_rerank,
+)
 
 RANKED = [("a", 1.0), ("b", 0.95), ("c", 0.9), ("d", 0.5)]
 CONTENTS = {"a": "alpha", "b": "beta", "c": "gamma", "d": "delta"}

@@ -88,7 +88,7 @@ class DynamoDBEventStore:
             TableName=self.table, ConsistentRead=True,
             KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": stream_id}},
         )
-        return [_envelope(item) for item in items]
+        return [envelope_from_item(item) for item in items]
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         items = self._query(
@@ -98,7 +98,7 @@ class DynamoDBEventStore:
             ExpressionAttributeValues={":log": {"S": "all"}, ":after": {"N": str(after)}},
             max_items=limit,
         )
-        return [_envelope(item) for item in items]
+        return [envelope_from_item(item) for item in items]
 
     def head(self) -> int:
         item = self.client.get_item(TableName=self.table, Key=_key(HEAD_STREAM, 0), ConsistentRead=True).get("Item")
@@ -160,7 +160,8 @@ def _item(event: Envelope) -> dict[str, Any]:
     }
 
 
-def _envelope(item: dict[str, Any]) -> Envelope:
+def envelope_from_item(item: dict[str, Any]) -> Envelope:
+    """An event as stored in the table (and as a DynamoDB Streams NewImage carries it)."""
     return Envelope(
         stream_id=item["stream_id"]["S"],
         version=int(item["version"]["N"]),

@@ -27,12 +27,13 @@ SHELL = """<!doctype html>
 """
 
 
-def create_app(brain: Brain, token: str) -> FastAPI:
+def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastAPI:
+    """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it."""
     auth = BearerAuth(token, brain.owner)
     mcp = build_mcp(brain, current_identity)
     # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
     mcp.streamable_http_app(json_response=True, stateless_http=True,
-                            transport_security=transport_security(brain.settings))
+                            transport_security=transport_security(brain.settings, public_url))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -75,15 +76,15 @@ def create_app(brain: Brain, token: str) -> FastAPI:
     return app
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
+def transport_security(settings: Settings, public_url: str | None = None) -> TransportSecuritySettings:
     """Host and Origin checks on /mcp (DNS rebinding): local names, the bound host, and the public URL."""
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     if settings.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
         hosts.append(f"{settings.host}:*")
         origins.append(f"http://{settings.host}:*")
-    if settings.public_url:
-        public = urlsplit(settings.public_url)
+    if public_url or settings.public_url:
+        public = urlsplit(public_url or settings.public_url or "")
         hosts += [public.netloc, f"{public.hostname}:*"]
         origins += [f"{public.scheme}://{public.netloc}", f"{public.scheme}://{public.hostname}:*"]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,

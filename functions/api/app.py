@@ -1,0 +1,27 @@
+"""API Gateway (REST, {proxy+}) → the brain's FastAPI app, through Mangum."""
+
+from functools import cache
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from mangum import Mangum
+
+from second_brain.aws.composition import Clients, build_aws, owner_token
+from second_brain.entrypoints.api.app import create_app
+from second_brain.settings import Settings
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
+
+
+@cache
+def asgi() -> Mangum:
+    settings, clients = Settings(), Clients()
+    aws = build_aws(settings, clients)
+    aws.index.create()
+    return Mangum(create_app(aws.brain, owner_token(settings, clients)), lifespan="off")
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict, context: object) -> dict:
+    return asgi()(event, context)

@@ -1,0 +1,34 @@
+"""EventBridge Scheduler, nightly: make sure the indexes exist and embed whatever is still pending."""
+
+from functools import cache
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+
+from second_brain.aws.composition import AwsBrain, Clients, build_aws
+from second_brain.aws.streams import embed_pending
+from second_brain.settings import Settings
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
+
+
+@cache
+def brain() -> AwsBrain:
+    return build_aws(Settings(), Clients())
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict, context: object) -> dict:
+    aws = brain()
+    aws.index.create()
+    total = {"vectorized": 0, "failed": 0, "remaining": 0}
+    while True:  # pending memories, in rounds, until none is left or a round makes no progress
+        report = embed_pending(aws, limit=256)
+        total = {k: total[k] + report[k] for k in ("vectorized", "failed")} | {"remaining": report["remaining"]}
+        if not report["remaining"] or not report["vectorized"]:
+            break
+    metrics.add_metric(name="Vectorized", unit=MetricUnit.Count, value=total["vectorized"])
+    logger.info("nightly maintenance", extra=total)
+    return {"ok": True, **total}

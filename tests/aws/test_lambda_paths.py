@@ -1,0 +1,220 @@
+"""Every Lambda path of the AWS deployment, offline: DynamoDB (with Streams) and Secrets Manager through
+moto, OpenSearch as the real test node, the handlers in functions/ fed the sample events in events/."""
+
+import asyncio
+import copy
+import importlib.util
+import json
+import threading
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+import boto3
+import pytest
+from moto import mock_aws
+from opensearchpy import OpenSearch
+
+from second_brain.adapters.event_store.dynamodb import table_definition
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+TOKEN = "lambda-owner-token"
+CONTEXT = SimpleNamespace(function_name="test", function_version="$LATEST", memory_limit_in_mb=512,
+                          invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:test",
+                          aws_request_id="req-1", log_group_name="/aws/lambda/test", log_stream_name="s")
+
+
+def load(name: str):
+    """A fresh copy of functions/<name>/app.py (its cached brain goes with it)."""
+    spec = importlib.util.spec_from_file_location(f"fn_{name}_{uuid.uuid4().hex}", ROOT / "functions" / name / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Streams:
+    """The events table's stream, read as Lambda's event source mapping would, batch by batch.
+
+    moto implements the stream itself (records appended on every write, transactions included), but its
+    dynamodbstreams API answers "Not yet implemented" with this botocore, so the records are read from
+    moto's table model; they are the same StreamRecord objects get_records would serve.
+    """
+
+    def __init__(self, table: str) -> None:
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.dynamodb.models import dynamodb_backends
+
+        self.table = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_table(table)
+        self.arn = boto3.client("dynamodb").describe_table(TableName=table)["Table"]["LatestStreamArn"]
+        self.seen = 0
+
+    def batch(self) -> dict:
+        records = self.table.stream_shard.items[self.seen :]
+        self.seen += len(records)
+        return {"Records": [{**json.loads(json.dumps(r.to_json(), default=str)), "eventSourceARN": self.arn}
+                            for r in records]}
+
+
+@pytest.fixture
+def aws(monkeypatch, opensearch_url):
+    prefix = f"lambda-{uuid.uuid4().hex[:8]}"
+    for key, value in {"AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x",
+                       "AWS_SECRET_ACCESS_KEY": "x", "POWERTOOLS_TRACE_DISABLED": "1",
+                       "POWERTOOLS_SERVICE_NAME": "second-brain", "BRAIN_EVENTS_TABLE": "events",
+                       "BRAIN_OPENSEARCH_URL": opensearch_url, "BRAIN_OPENSEARCH_PREFIX": prefix,
+                       "BRAIN_EMBEDDER": "none", "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token",
+                       "BRAIN_PROJECT_INLINE": "false"}.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        boto3.client("dynamodb").create_table(**table_definition("events"))
+        boto3.client("secretsmanager").create_secret(Name="brain/owner-token", SecretString=TOKEN)
+        yield SimpleNamespace(api=load("api"), projector=load("projector"), streams=Streams("events"),
+                              search=OpenSearch(opensearch_url), prefix=prefix)
+
+
+def call(api, method: str, path: str, body: dict | None = None, query: dict | None = None, token: str = TOKEN):
+    event = json.loads((EVENTS / "api-capture.json").read_text())
+    event |= {"path": path, "httpMethod": method, "body": json.dumps(body) if body is not None else None,
+              "queryStringParameters": query, "multiValueQueryStringParameters":
+                  {k: [v] for k, v in query.items()} if query else None}
+    event["headers"]["Authorization"] = f"Bearer {token}"
+    event["multiValueHeaders"]["Authorization"] = [f"Bearer {token}"]
+    response = api.handler(event, CONTEXT)
+    return response["statusCode"], json.loads(response["body"])
+
+
+def project(aws) -> dict:
+    """Feed everything new on the table's stream to the projector, as one batch."""
+    return aws.projector.handler(aws.streams.batch(), CONTEXT)
+
+
+def table_text() -> str:
+    return json.dumps(boto3.client("dynamodb").scan(TableName="events")["Items"])
+
+
+def test_a_capture_flows_from_api_gateway_through_the_stream_to_a_recall(aws):
+    status, captured = call(aws.api, "POST", "/capture", {"content": "The pricing floor is $6k per year #pricing"})
+    assert status == 200 and captured["ok"] is True
+    memory_id = captured["id"]
+    assert "The pricing floor is $6k per year" in table_text()  # the event is in the table
+    assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 404  # not projected yet
+
+    assert project(aws) == {"batchItemFailures": []}
+    status, found = call(aws.api, "GET", "/recall", query={"query": "pricing floor"})
+    assert status == 200 and [r["id"] for r in found["results"]] == [memory_id]
+
+    call(aws.api, "POST", "/append", {"id": memory_id, "addition": "Raised to $7k."})
+    other = call(aws.api, "POST", "/capture", {"content": "Dana owns the enterprise pricing sheet"})[1]["id"]
+    project(aws)  # a link needs both ends readable
+    assert call(aws.api, "POST", "/link", {"source_id": memory_id, "target_id": other, "type": "caused_by"})[0] == 200
+    project(aws)
+    entry = call(aws.api, "GET", "/entry", query={"id": memory_id})[1]["entry"]
+    assert entry["content"].endswith("Raised to $7k.") and [t["event"] for t in entry["timeline"]][-1] == "appended"
+    [edge] = call(aws.api, "GET", "/connections", query={"id": memory_id})[1]["connections"]
+    assert (edge["id"], edge["type"]) == (other, "caused_by")
+
+    call(aws.api, "POST", "/update", {"id": other, "content": "Dana and Lee own the pricing sheet"})
+    project(aws)
+    assert call(aws.api, "GET", "/entry", query={"id": other})[1]["entry"]["content"] == "Dana and Lee own the pricing sheet"
+
+    assert call(aws.api, "POST", "/forget", {"id": memory_id})[1]["ok"] is True
+    project(aws)
+    assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 404
+    assert "pricing floor is $6k" not in table_text()  # the tombstone erased the content from the table
+    assert call(aws.api, "GET", "/connections", query={"id": other})[1]["connections"] == []
+    assert call(aws.api, "GET", "/count")[1] == {"count": 1}
+
+
+def test_bad_tokens_get_the_envelope(aws):
+    status, body = call(aws.api, "GET", "/count", token="wrong")
+    assert (status, body) == (401, {"ok": False, "error": "Unauthorized", "code": "invalid_token"})
+
+
+def test_one_poisoned_record_is_reported_alone(aws):
+    call(aws.api, "POST", "/capture", {"content": "First note about herons"})
+    call(aws.api, "POST", "/capture", {"content": "Second note about egrets"})
+    batch = aws.streams.batch()
+    events = [r for r in batch["Records"] if r["dynamodb"]["NewImage"]["stream_id"]["S"].startswith("memory-")]
+    poisoned = events[0]
+    poisoned["dynamodb"]["NewImage"]["type"] = {"S": "NoSuchEvent"}
+    response = aws.projector.handler(batch, CONTEXT)
+    assert response == {"batchItemFailures": [{"itemIdentifier": poisoned["dynamodb"]["SequenceNumber"]}]}
+    assert call(aws.api, "GET", "/recall", query={"query": "egrets"})[1]["results"]  # the others went through
+
+
+def test_a_redelivered_out_of_order_batch_projects_exactly_like_a_clean_one(aws):
+    first = call(aws.api, "POST", "/capture", {"content": "Kestrel nest on the north tower"})[1]["id"]
+    second = call(aws.api, "POST", "/capture", {"content": "Kestrel chicks fledged in June"})[1]["id"]
+    aws.projector.handler(aws.streams.batch(), CONTEXT)
+    call(aws.api, "POST", "/append", {"id": first, "addition": "Three eggs."})
+    call(aws.api, "POST", "/link", {"source_id": first, "target_id": second})
+    call(aws.api, "POST", "/status", {"id": second, "status": "canonical"})
+    batch = aws.streams.batch()
+    assert aws.projector.handler(batch, CONTEXT) == {"batchItemFailures": []}
+    clean = snapshot(aws)
+
+    messy = copy.deepcopy(batch)
+    messy["Records"] = list(reversed(messy["Records"])) + messy["Records"][: len(messy["Records"]) // 2]
+    assert aws.projector.handler(messy, CONTEXT) == {"batchItemFailures": []}
+    assert snapshot(aws) == clean
+
+
+def test_two_invocations_racing_on_one_memory_lose_nothing(aws):
+    memory_id = call(aws.api, "POST", "/capture", {"content": "Osprey count at the lake"})[1]["id"]
+    second = load("api")  # another Lambda container
+    store = type(aws.api.asgi().app.state.brain.store.inner)
+    original = store.append
+    raced, started = [], []
+
+    def append_after_a_rival(self, events):
+        if not started and events[0].stream_id == f"memory-{memory_id}" and events[0].version > 1:
+            started.append(True)  # only the first write is overtaken (the rival's own goes straight through)
+
+            # The rival container runs to completion between our read of the stream and our write.
+            def rival() -> None:
+                asyncio.set_event_loop(asyncio.new_event_loop())
+                raced.append(call(second, "POST", "/append", {"id": memory_id, "addition": "Rival: 4 ospreys."}))
+
+            thread = threading.Thread(target=rival)
+            thread.start()
+            thread.join()
+        return original(self, events)
+
+    store.append = append_after_a_rival
+    try:
+        status, body = call(aws.api, "POST", "/append", {"id": memory_id, "addition": "Mine: 5 ospreys."})
+    finally:
+        store.append = original
+    assert raced and raced[0][0] == 200 and status == 200 and body["ok"] is True  # lost the race, retried
+    project(aws)
+    content = call(aws.api, "GET", "/entry", query={"id": memory_id})[1]["entry"]["content"]
+    assert "Rival: 4 ospreys." in content and "Mine: 5 ospreys." in content
+
+
+def test_the_mcp_function_url_lists_tools_and_checks_the_token(aws):
+    mcp = load("mcp")
+    event = json.loads((EVENTS / "function-url-mcp.json").read_text())
+    event["headers"]["authorization"] = f"Bearer {TOKEN}"
+    for _ in range(2):  # the session manager runs once per app: a second invocation must work too
+        response = mcp.handler(copy.deepcopy(event), CONTEXT)
+        assert response["statusCode"] == 200, response
+        tools = json.loads(response["body"])["result"]["tools"]
+        assert len(tools) == 14 and "remember" in {t["name"] for t in tools}
+    event["headers"]["authorization"] = "Bearer nope"
+    assert mcp.handler(event, CONTEXT)["statusCode"] == 401
+
+
+def test_the_nightly_schedule_runs_maintenance(aws):
+    maintenance = load("maintenance")
+    event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
+    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0}
+
+
+def snapshot(aws) -> dict:
+    found = {}
+    for suffix in ("entries", "edges", "projects"):
+        index = f"{aws.prefix}-{suffix}"
+        hits = aws.search.search(index=index, body={"size": 1000, "query": {"match_all": {}}})["hits"]["hits"]
+        found[suffix] = sorted((h["_id"], json.dumps(h["_source"], sort_keys=True)) for h in hits)
+    return found
