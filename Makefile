@@ -3,7 +3,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 DATA_DIR ?= data
 
-.PHONY: run test bench clean
+TOOLS := .venv-tools/bin
+
+.PHONY: run test bench validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +22,22 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/brain serve --host 127.0.0.1 --port 8787 --data-dir $(DATA_DIR)
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev validate
 	$(BIN)/python -m pytest
+
+# The SAM template, checked offline: cfn-lint, then SAM's own validation with its linter.
+# The tools live in their own venv: aws-sam-cli pins versions the app does not share.
+$(TOOLS)/.installed:
+	$(PYTHON) -m venv .venv-tools
+	$(TOOLS)/python -m pip install --quiet --upgrade pip 'cfn-lint>=1.20,<2' 'aws-sam-cli>=1.120,<2'
+	touch $@
+
+validate: $(TOOLS)/.installed
+	$(TOOLS)/cfn-lint template.yaml
+	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(TOOLS)/sam validate --lint --template template.yaml
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/capture.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .venv-tools .pytest_cache

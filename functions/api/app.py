@@ -22,6 +22,6 @@ def asgi() -> Mangum:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-@metrics.log_metrics
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: object) -> dict:
     return asgi()(event, context)

@@ -19,7 +19,7 @@ def brain() -> AwsBrain:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-@metrics.log_metrics
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: object) -> dict:
     aws = brain()
     aws.index.create()

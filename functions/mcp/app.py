@@ -24,7 +24,7 @@ def brain() -> tuple[AwsBrain, str]:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-@metrics.log_metrics
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: object) -> dict:
     aws, token = brain()
     domain = event.get("requestContext", {}).get("domainName")

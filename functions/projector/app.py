@@ -35,7 +35,7 @@ def record_handler(record: DynamoDBRecord) -> None:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-@metrics.log_metrics
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: object) -> dict:
     response = process_partial_response(event=event, record_handler=record_handler, processor=processor,
                                         context=context)

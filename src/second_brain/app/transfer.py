@@ -30,6 +30,7 @@ from .handling import Context, envelopes, retrying
 
 FORMAT_VERSION = 3
 MAX_PAGE = 1000
+MAX_APPEND = 90  # events per append: a DynamoDB transaction holds 100 items, one of them the position counter
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
 
 
@@ -147,6 +148,12 @@ class Transfer:
             "results": results, "vectorize_hint": VECTORIZE_HINT,
         }
 
+    def _append(self, batch: list[Envelope]) -> None:
+        """The page in as few appends as the store allows (one on SQLite; slices of 90 events on DynamoDB).
+        Each memory's events stay together, so an interrupted import resumes cleanly at any slice."""
+        for chunk in _chunks(batch, MAX_APPEND):
+            self.store.append(chunk)
+
     def _entries(self, ctx: Context, page: list[ExportedEntry], report: dict[str, Any],
                  results: list[dict[str, Any]]) -> None:
         workspace = ctx.identity.personal_workspace
@@ -164,8 +171,7 @@ class Transfer:
                     failed.append({"id": entry.id, "error": exc.message})
                     continue
                 batch += envelopes(ctx, memory_stream(entry.id), 0, events, workspace, self.clock.now_ms())
-            if batch:
-                self.store.append(batch)
+            self._append(batch)
             return len(page) - skipped - len(failed), skipped, failed
 
         imported, skipped, failed = retrying(attempt)
@@ -201,8 +207,7 @@ class Transfer:
                                           edge.created_at)
                 batch += envelopes(ctx, stream, state.version, [event], ctx.identity.personal_workspace,
                                    self.clock.now_ms())
-            if batch:
-                self.store.append(batch)
+            self._append(batch)
             return len(page) - skipped - len(failed), skipped, failed
 
         imported, skipped, failed = retrying(attempt)
@@ -235,14 +240,25 @@ class Transfer:
                 event = ProjectImported(slug, project.name.strip(), project.description, aliases, project.status,
                                         workspace, project.created_at or now, project.updated_at)
                 batch += envelopes(ctx, stream, state.version, [event], workspace, now)
-            if batch:
-                self.store.append(batch)
+            self._append(batch)
             return len(batch), skipped, failed
 
         imported, skipped, failed = retrying(attempt)
         report["projects_imported"] += imported
         report["projects_skipped"] += skipped
         results += failed
+
+
+def _chunks(batch: list[Envelope], size: int) -> list[list[Envelope]]:
+    """Consecutive slices of at most `size` events that never split one stream's events."""
+    chunks: list[list[Envelope]] = []
+    for envelope in batch:
+        same_stream = chunks and chunks[-1][-1].stream_id == envelope.stream_id
+        if chunks and (same_stream or len(chunks[-1]) < size):
+            chunks[-1].append(envelope)
+        else:
+            chunks.append([envelope])
+    return chunks
 
 
 def _restore(entry: ExportedEntry, workspace: str) -> list[object]:
