@@ -73,13 +73,16 @@ def aws(monkeypatch, opensearch_url):
                               search=OpenSearch(opensearch_url), prefix=prefix)
 
 
-def call(api, method: str, path: str, body: dict | None = None, query: dict | None = None, token: str = TOKEN):
+def call(api, method: str, path: str, body: dict | None = None, query: dict | None = None, token: str = TOKEN,
+         headers: dict | None = None):
     event = json.loads((EVENTS / "api-capture.json").read_text())
     event |= {"path": path, "httpMethod": method, "body": json.dumps(body) if body is not None else None,
               "queryStringParameters": query, "multiValueQueryStringParameters":
                   {k: [v] for k, v in query.items()} if query else None}
     event["headers"]["Authorization"] = f"Bearer {token}"
     event["multiValueHeaders"]["Authorization"] = [f"Bearer {token}"]
+    for name, value in (headers or {}).items():
+        event["headers"][name], event["multiValueHeaders"][name] = value, [value]
     response = api.handler(event, CONTEXT)
     return response["statusCode"], json.loads(response["body"])
 
@@ -123,6 +126,14 @@ def test_a_capture_flows_from_api_gateway_through_the_stream_to_a_recall(aws):
     assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 404
     assert "pricing floor is $6k" not in table_text()  # the tombstone erased the content from the table
     assert call(aws.api, "GET", "/connections", query={"id": other})[1]["connections"] == []
+    assert call(aws.api, "GET", "/count")[1] == {"count": 1}
+
+
+def test_a_capture_retried_by_the_client_with_its_idempotency_key_lands_once(aws):
+    body, key = {"content": "Order the replacement router"}, {"Idempotency-Key": "lambda-retry-1"}
+    first = call(aws.api, "POST", "/capture", body, headers=key)
+    assert first[0] == 200 and call(aws.api, "POST", "/capture", body, headers=key) == first
+    project(aws)
     assert call(aws.api, "GET", "/count")[1] == {"count": 1}
 
 

@@ -248,3 +248,29 @@ def test_two_clients_racing_to_merge_into_one_memory_lose_nothing(smart, model):
     assert any(o.get("action") == "merged" and o["id"] == old for o in outcomes)
     verdicts = [r for r in endpoint.requests if "New note:" in r["messages"][-1]["content"]]
     assert len(verdicts) >= 3, "one client should have lost the race and decided again on the merged note"
+
+
+# -- Idempotency-Key ------------------------------------------------------------------------------------------------
+
+
+def test_a_capture_retried_with_its_idempotency_key_is_stored_once(api):
+    headers = {"Idempotency-Key": "retry-7f3a"}
+    body = {"content": "Book the venue for the spring offsite", "tags": ["events"]}
+    first = api.post("/capture", json=body, headers=headers).json()
+    assert first["ok"] is True and api.post("/capture", json=body, headers=headers).json() == first
+    assert api.get("/count").json() == {"count": 1}
+    other = api.post("/capture", json={"content": "Something else entirely"}, headers=headers)
+    assert other.status_code == 409 and "different capture" in other.json()["error"]
+    assert api.post("/capture", json=body, headers={"Idempotency-Key": ""}).status_code == 400
+
+
+def test_racing_duplicates_with_one_idempotency_key_store_one_memory(api):
+    body = {"content": "Renew the domain name before it lapses in March"}
+
+    def send(_):
+        return api.post("/capture", json=body, headers={"Idempotency-Key": "race-1"}).json()
+
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(send, range(6)))
+    assert len({a["id"] for a in answers}) == 1 and all(a["ok"] for a in answers)
+    assert api.get("/count").json() == {"count": 1}

@@ -1,5 +1,7 @@
 """The command side: load a memory from its stream, decide, append; retry on a concurrent writer."""
 
+import functools
+import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -10,8 +12,15 @@ from zoneinfo import ZoneInfo
 from ..domain import commands as c
 from ..domain import links, text
 from ..domain.classification import classify
-from ..domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound
+from ..domain.errors import (
+    AlreadyExists,
+    ConcurrencyConflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+)
 from ..domain.events import (
+    CaptureAnswered,
     ContradictionLost,
     ContradictionWon,
     DuplicateSuspected,
@@ -40,6 +49,14 @@ class CaptureOutcome:
     tags: tuple[str, ...]
     verdict: Verdict
 
+    @property
+    def match_id(self) -> str | None:
+        return self.verdict.target.id if self.verdict.target else self.verdict.match_id or None
+
+
+def idempotency_stream(actor: str, key: str) -> str:
+    return f"idempotency-{actor}-{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+
 class MemoryService:
     def __init__(
         self,
@@ -67,26 +84,39 @@ class MemoryService:
 
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
-        anchor: tuple[int, str] | None = None,
+        anchor: tuple[int, str] | None = None, idempotency_key: str | None = None,
     ) -> CaptureOutcome:
-        """Store a new note, or fold it into what is stored, as the triage decides; one atomic append."""
+        """Store a new note, or fold it into what is stored, as the triage decides; one atomic append.
+
+        With an idempotency key, the answer is recorded in that same append, on the key's own stream: a
+        retry (or a racing duplicate) of the request loses the race for that stream and returns the answer
+        the first one got, so the note is never stored twice.
+        """
         memory_id = self.new_id()
         command = c.Capture(content, tuple(tags), source, ctx.identity.personal_workspace, volatility)
         captured = decide(command, Memory(memory_id))[0]
         if anchor is not None:
             validate(c.SetTimeAnchor(anchor[0], anchor[1], 0))
+        key_stream = idempotency_stream(ctx.identity.actor_id, idempotency_key) if idempotency_key else None
+        request_hash = hashlib.sha256(repr((captured.content, captured.tags, captured.source, anchor)).encode()
+                                      ).hexdigest()
 
         def attempt() -> CaptureOutcome:
+            if key_stream and (answered := self.store.read_stream(key_stream)):
+                return _replayed(answered[-1].event, request_hash)
             verdict = (self.triage.assess(captured.content, captured.source, captured.workspace)
                        if self.triage else STORE)
             if verdict.action == "block":
+                if key_stream and (answered := self.store.read_stream(key_stream)):
+                    return _replayed(answered[-1].event, request_hash)  # our own twin, stored meanwhile
                 return CaptureOutcome(verdict.target.id, verdict.target.tags, verdict)  # type: ignore[union-attr]
+            answer = functools.partial(_answer, ctx, key_stream, request_hash, self.clock.now_ms())
             try:
                 if verdict.action in ("merge", "replace"):
-                    return self._fold(ctx, captured, verdict)
-                return self._store(ctx, memory_id, captured, anchor, verdict)
+                    return self._fold(ctx, captured, verdict, answer)
+                return self._store(ctx, memory_id, captured, anchor, verdict, answer)
             except NotFound:  # the matched memory was forgotten meanwhile: nothing left to compare with
-                return self._store(ctx, memory_id, captured, anchor, STORE)
+                return self._store(ctx, memory_id, captured, anchor, STORE, answer)
 
         outcome = retrying(attempt)
         if self.on_stored and outcome.verdict.action != "block":
@@ -94,7 +124,7 @@ class MemoryService:
         return outcome
 
     def _store(self, ctx: Context, memory_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None,
-               verdict: Verdict) -> CaptureOutcome:
+               verdict: Verdict, answer: Callable[[CaptureOutcome], list[Envelope]]) -> CaptureOutcome:
         """A new memory, with what the verdict does to the one it matched, in one batch."""
         tags = list(captured.tags)
         events: list[object] = []
@@ -126,11 +156,12 @@ class MemoryService:
         if anchor is not None:
             events.append(TimeAnchorSet(*anchor))
         batch = envelopes(ctx, memory_stream(memory_id), 0, events, captured.workspace, now)
-        self.store.append(batch + others)
-        memory = reduce(evolve, events, Memory(memory_id))
-        return CaptureOutcome(memory_id, memory.tags, verdict)
+        outcome = CaptureOutcome(memory_id, reduce(evolve, events, Memory(memory_id)).tags, verdict)
+        self.store.append(batch + others + answer(outcome))
+        return outcome
 
-    def _fold(self, ctx: Context, captured: MemoryCaptured, verdict: Verdict) -> CaptureOutcome:
+    def _fold(self, ctx: Context, captured: MemoryCaptured, verdict: Verdict,
+              answer: Callable[[CaptureOutcome], list[Envelope]]) -> CaptureOutcome:
         """Merge the note into the memory it matched, or replace that memory's text with it."""
         state = self._as_judged(ctx, verdict)
         content = verdict.merged_content if verdict.action == "merge" else captured.content
@@ -145,8 +176,10 @@ class MemoryService:
         if tuple(tags) != state.tags:
             events.append(TagsChanged(tuple(tags)))
         events.append(MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules"))
-        memory = self._append(ctx, state, events)
-        return CaptureOutcome(memory.id, memory.tags, verdict)
+        outcome = CaptureOutcome(state.id, reduce(evolve, events, state).tags, verdict)
+        batch = envelopes(ctx, memory_stream(state.id), state.version, events, state.workspace, self.clock.now_ms())
+        self.store.append(batch + answer(outcome))
+        return outcome
 
     def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory:
         """The matched memory, if it still reads as it did when judged; else the verdict is stale: decide again."""
@@ -251,3 +284,24 @@ class MemoryService:
         self.store.append(envelopes(ctx, memory_stream(state.id), state.version, events, workspace,
                                     self.clock.now_ms()))
         return reduce(evolve, events, state)
+
+
+def _answer(ctx: Context, key_stream: str | None, request_hash: str, now: int,
+            outcome: CaptureOutcome) -> list[Envelope]:
+    """The idempotency record of a capture's answer, to append with it (nothing without a key)."""
+    if key_stream is None:
+        return []
+    verdict = outcome.verdict
+    event = CaptureAnswered(request_hash, outcome.id, outcome.tags, verdict.action, outcome.match_id or "",
+                            verdict.score, verdict.reason)
+    return envelopes(ctx, key_stream, 0, [event], ctx.identity.personal_workspace, now)
+
+
+def _replayed(event: object, request_hash: str) -> CaptureOutcome:
+    """The answer recorded for an idempotency key, if this is the same request."""
+    if not isinstance(event, CaptureAnswered):
+        raise TypeError(f"unexpected event on an idempotency stream: {event!r}")
+    if event.request_hash != request_hash:
+        raise AlreadyExists("This Idempotency-Key was already used for a different capture")
+    verdict = Verdict(event.action, None, event.score, event.reason, match_id=event.match_id)
+    return CaptureOutcome(event.memory_id, event.tags, verdict)

@@ -50,6 +50,7 @@ class Verdict:
     score: float = 0.0
     reason: str = ""
     merged_content: str = ""
+    match_id: str = ""  # when replayed from an idempotency record, which keeps the id but not the row
 
 
 STORE = Verdict("store")

@@ -121,6 +121,21 @@ class ContradictionLost:
 
 
 @dataclass(frozen=True)
+class CaptureAnswered:
+    """What a capture sent with an Idempotency-Key answered (on the key's own stream), so a retry of the same
+    request gets the same answer instead of a second memory."""
+
+    request_hash: str  # sha256 of the request, to refuse the same key on a different request
+    memory_id: str
+    tags: tuple[str, ...]
+    action: str  # the triage verdict: store, flag, merge, replace, contradiction, keep_canonical
+    match_id: str
+    score: float
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class ConfigChanged:
     """An admin set these runtime settings (on the `config` stream)."""
 
@@ -164,7 +179,7 @@ REGISTRY: dict[str, type] = {
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
         TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
         MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
-        ProjectImported, ConfigChanged, ConfigReset,
+        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered,
     )
 }
 

@@ -53,7 +53,7 @@ def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: st
 def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | None = None,
             source: str | None = None, workspace: str | None = None, volatility: str | None = None,
             project: str | None = None, when: str | None = None, when_kind: str | None = None,
-            default_source: str = "api") -> dict[str, Any]:
+            default_source: str = "api", idempotency_key: str | None = None) -> dict[str, Any]:
     if workspace not in (None, "personal"):
         workspaces_for(ctx, workspace)  # rejects unknown layers
         raise InvalidInput("This brain has no company workspace yet: capture to personal")
@@ -69,7 +69,10 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
         anchor = (parse_when(when, brain.memories.timezone), when_kind or "wake")
     elif when_kind is not None:
         raise InvalidInput("when_kind requires when")
-    outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor)
+    if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
+        raise InvalidInput("Idempotency-Key must be 1 to 255 characters")
+    outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
+                                     idempotency_key.strip() if idempotency_key else None)
     if outcome.verdict.action != "block":
         for slug in dict.fromkeys(slugs):
             brain.projects.ensure(ctx, slug)
@@ -80,7 +83,7 @@ def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:
     """The reference's response for each outcome of a capture."""
     verdict = outcome.verdict
     score = round(verdict.score * 100, 1)
-    match_id = verdict.target.id if verdict.target else None
+    match_id = outcome.match_id
     if verdict.action == "block":
         return {"ok": False, "duplicate": True, "matchId": match_id, "score": score,
                 "message": "Near-exact duplicate detected — not stored"}

@@ -69,7 +69,8 @@ StatusIn = Annotated[StatusBody, Depends(json_body(StatusBody))]
 @router.post("/capture")
 def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     return ops.capture(request.app.state.brain, ctx, body.content, body.tags, body.source, body.workspace,
-                       body.volatility, body.project, body.when, body.when_kind)
+                       body.volatility, body.project, body.when, body.when_kind,
+                       idempotency_key=request.headers.get("idempotency-key"))
 
 
 @router.post("/append")
