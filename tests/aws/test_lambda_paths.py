@@ -229,3 +229,16 @@ def snapshot(aws) -> dict:
         hits = aws.search.search(index=index, body={"size": 1000, "query": {"match_all": {}}})["hits"]["hits"]
         found[suffix] = sorted((h["_id"], json.dumps(h["_source"], sort_keys=True)) for h in hits)
     return found
+
+
+def test_brain_replay_rebuilds_the_indexes_from_the_log(aws, capsys):
+    from second_brain.entrypoints.cli import replay_aws
+    from second_brain.settings import Settings
+
+    memory_id = call(aws.api, "POST", "/capture", {"content": "Wren song recorded at dawn"})[1]["id"]
+    project(aws)
+    before = call(aws.api, "GET", "/recall", query={"query": "wren song"})[1]["results"]
+    aws.search.indices.delete(index=f"{aws.prefix}-entries")  # the index is lost
+    assert replay_aws(Settings()) == 0 and "Replayed" in capsys.readouterr().out
+    after = call(aws.api, "GET", "/recall", query={"query": "wren song"})[1]["results"]
+    assert [r["id"] for r in after] == [r["id"] for r in before] == [memory_id]

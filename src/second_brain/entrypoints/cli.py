@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
 
     replay = commands.add_parser("replay", help="drop every projection and rebuild it from the event log")
     replay.add_argument("--data-dir", type=Path, help="where the brain is stored")
+    replay.add_argument("--aws", action="store_true", help="rebuild the OpenSearch indexes from the DynamoDB log "
+                        "(BRAIN_EVENTS_TABLE, BRAIN_OPENSEARCH_URL and the embedder settings)")
 
     mcp = commands.add_parser("mcp", help="serve the MCP tools over stdio, for desktop AI clients")
     mcp.add_argument("--data-dir", type=Path, help="where the brain is stored")
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {k: v for k, v in vars(args).items() if k in ("host", "port", "data_dir") and v is not None}
     settings = Settings(**overrides)
     if args.command == "replay":
-        return _replay(settings)
+        return replay_aws(settings) if args.aws else _replay(settings)
     if args.command == "mcp":
         return _mcp(settings)
     if args.command == "export":
@@ -147,6 +149,29 @@ def _import(settings: Settings, file: Path, page: int) -> int:
 def _progress(done: int, total: int, label: str = "restored", width: int = 30) -> None:
     filled = width * done // max(total, 1)
     print(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
+
+
+def replay_aws(settings: Settings) -> int:
+    """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory."""
+    from ..aws.composition import build_aws
+
+    aws = build_aws(settings)
+    started = time.perf_counter()
+    aws.index.drop()
+    aws.index.create()
+    position = events = 0
+    while batch := aws.log.read_all(after=position, limit=1000):
+        aws.index.apply(batch)
+        events += len(batch)
+        position = batch[-1].position
+        print(f"\rprojected {events} events", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    embedded = 0
+    while aws.brain.indexer and (report := aws.brain.indexer.run_once(256)).vectorized:
+        embedded += report.vectorized
+    print(f"Replayed {events} events into {settings.opensearch_prefix}-* and embedded {embedded} memories "
+          f"in {time.perf_counter() - started:.1f}s")
+    return 0
 
 
 def _replay(settings: Settings) -> int:
