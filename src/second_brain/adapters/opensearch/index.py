@@ -336,15 +336,7 @@ class OpenSearchIndex:
         return True
 
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
-        clauses: list[dict] = [{"terms": {"workspace": list(filters.workspaces)}}]
-        for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
-            if tag:
-                clauses.append({"term": {"tags": tag}})
-        if filters.any_tags:
-            clauses.append({"terms": {"tags": list(filters.any_tags)}})
-        if filters.after is not None or filters.before is not None:
-            clauses.append({"range": {"created_at": {k: v for k, v in (("gte", filters.after),
-                                                                         ("lte", filters.before)) if v is not None}}})
+        clauses = _clauses(filters, actor=False)  # passages carry no author
         k = min(MAX_RESULTS, max(limit * 4, 10))
         body = {"size": k, "_source": ["entry_id", "is_update"], "query": {"knn": {"vector": {
             "vector": [float(x) for x in query], "k": k, "filter": {"bool": {"filter": clauses}}}}}}
@@ -434,7 +426,11 @@ def _row(source: dict) -> EntryRow:
 
 
 def _filter(filters: Filters) -> dict:
-    """The filter clauses of a read; the workspace scope is never optional."""
+    """A read's filter; the workspace scope is never optional."""
+    return {"bool": {"filter": _clauses(filters)}}
+
+
+def _clauses(filters: Filters, actor: bool = True) -> list[dict]:
     clauses: list[dict] = [{"terms": {"workspace": list(filters.workspaces)}}]
     for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
         if tag:
@@ -444,9 +440,9 @@ def _filter(filters: Filters) -> dict:
     if filters.after is not None or filters.before is not None:
         bounds = {k: v for k, v in (("gte", filters.after), ("lte", filters.before)) if v is not None}
         clauses.append({"range": {"created_at": bounds}})
-    if filters.actor is not None:
+    if actor and filters.actor is not None:
         clauses.append({"term": {"actor": filters.actor}})
-    return {"bool": {"filter": clauses}}
+    return clauses
 
 
 def _recall_filter(filters: Filters) -> dict:
