@@ -141,8 +141,12 @@ def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
     """The configured embedder, or None (keyword-only recall) if it is off or cannot load."""
     if settings.embedder != "local":  # none, or a cloud embedder the AWS composition builds
         return None
-    from .adapters.embedder.local import MiniLMEmbedder
-
+    try:
+        from .adapters.embedder.local import MiniLMEmbedder
+    except ImportError as exc:
+        log.error("semantic search is unavailable: the local model is not installed (pip install "
+                  "'second-brain[local]'): %s", exc)
+        return None
     try:
         return MiniLMEmbedder(threads=threads)
     except BrainError as exc:

@@ -1,7 +1,7 @@
 """The read model and the vector index on OpenSearch (the AWS deployment), behind the same two ports the
 SQLite brain implements, so the recall pipeline's fusion and ranking stay in shared code.
 
-Four indexes, mapped in infra/opensearch/: entries (the read model, with a 3-gram subfield for the keyword
+Four indexes, mapped in mappings/ (linked from infra/opensearch/): entries (the read model, with a 3-gram subfield for the keyword
 side), passages (one knn_vector per passage, lucene HNSW, cosine), edges and projects.
 
 The projection rebuilds each touched stream's document from the whole stream (app/folds.py) rather than
@@ -35,7 +35,7 @@ from ...ports.read_model import (
 )
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 
-MAPPINGS = Path(__file__).resolve().parents[4] / "infra" / "opensearch"
+MAPPINGS = Path(__file__).resolve().parent / "mappings"  # infra/opensearch links here
 NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
 ENTRY_FIELDS = ("id", "content", "tags", "source", "workspace", "actor", "created_at", "updated_at",
                 "importance_score", "recall_count", "contradiction_wins", "contradiction_losses", "when_at",

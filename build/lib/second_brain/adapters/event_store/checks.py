@@ -1,0 +1,32 @@
+"""Checks every event store makes before it writes, whatever its backend."""
+
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+
+from ...domain.errors import ConcurrencyConflict
+from ...domain.events import Envelope
+
+
+def expected_versions(events: Sequence[Envelope]) -> dict[str, int]:
+    """Per stream, the version the stream must be at for this batch to apply (its first new version - 1).
+
+    Within a batch, each stream's versions must be contiguous and increasing.
+    """
+    expected: dict[str, int] = {}
+    ordered = sorted(enumerate(events), key=lambda pair: (pair[1].stream_id, pair[0]))
+    for stream_id, group in groupby(ordered, key=lambda pair: pair[1].stream_id):
+        versions = [event.version for _, event in group]
+        if versions != list(range(versions[0], versions[0] + len(versions))) or versions[0] < 1:
+            raise ValueError(f"versions for {stream_id} must be contiguous and start at 1 or more: {versions}")
+        expected[stream_id] = versions[0] - 1
+    return expected
+
+
+def check_expected_versions(events: Sequence[Envelope], current: Mapping[str, int]) -> None:
+    """Raise ConcurrencyConflict unless every stream is exactly at the version the batch expects."""
+    for stream_id, version in expected_versions(events).items():
+        if current.get(stream_id, 0) != version:
+            raise ConcurrencyConflict(
+                f"stream {stream_id} is at version {current.get(stream_id, 0)}, expected {version}",
+                stream_id=stream_id,
+            )

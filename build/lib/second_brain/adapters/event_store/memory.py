@@ -1,0 +1,52 @@
+"""In-memory event store, for unit tests and as the simplest reading of the contract."""
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ...domain.events import Envelope, Erased, is_tombstone
+from .checks import check_expected_versions
+
+Subscriber = Callable[[list[Envelope]], None]
+
+
+class InMemoryEventStore:
+    def __init__(self, subscribers: Sequence[Subscriber] = ()) -> None:
+        self._log: list[Envelope] = []
+        self._streams: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+        self._subscribers = list(subscribers)
+
+    def append(self, events: Sequence[Envelope]) -> list[Envelope]:
+        with self._lock:
+            current = {s: len(self._streams.get(s, [])) for s in {e.stream_id for e in events}}
+            check_expected_versions(events, current)
+            stored = []
+            for event in events:
+                stored_event = replace(event, position=len(self._log) + 1)
+                self._log.append(stored_event)
+                self._streams.setdefault(event.stream_id, []).append(len(self._log) - 1)
+                stored.append(stored_event)
+                if is_tombstone(event.event):
+                    self._erase(event.stream_id, before=event.version)
+        for subscriber in self._subscribers:
+            subscriber(stored)
+        return stored
+
+    def _erase(self, stream_id: str, before: int) -> None:
+        for index in self._streams[stream_id]:
+            event = self._log[index]
+            if event.version < before and not isinstance(event.event, Erased):
+                self._log[index] = replace(event, event=Erased(event.type))
+
+    def read_stream(self, stream_id: str) -> list[Envelope]:
+        with self._lock:
+            return [self._log[i] for i in self._streams.get(stream_id, [])]
+
+    def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
+        with self._lock:
+            return self._log[after : after + limit]
+
+    def head(self) -> int:
+        return len(self._log)
+

@@ -1,0 +1,197 @@
+"""SQLite event store: the log and the projections it feeds are written in one transaction."""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from ...domain.errors import ConcurrencyConflict
+from ...domain.events import Envelope, from_data, is_tombstone, to_data
+from ..sqlite_database import SQLiteDatabase
+from .checks import check_expected_versions
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    stream_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    erased INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (stream_id, version)
+);
+CREATE TABLE IF NOT EXISTS projection_positions (
+    name TEXT PRIMARY KEY, position INTEGER NOT NULL, schema INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+class SQLiteProjection(Protocol):
+    name: str
+    schema: int  # bump when the tables change: the projection is then dropped and replayed at start-up
+
+    def create(self, conn: sqlite3.Connection) -> None:
+        """Create the projection's tables if they are missing."""
+
+    def drop(self, conn: sqlite3.Connection) -> None:
+        """Drop the projection's tables."""
+
+    def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
+        """Apply events inside the caller's transaction."""
+
+    def after_commit(self, events: Sequence[Envelope] | None) -> None:
+        """Bring state kept outside the database up to date; None means everything was rebuilt."""
+
+
+class SQLiteEventStore:
+    def __init__(self, db: SQLiteDatabase, projections: Sequence[SQLiteProjection] = ()) -> None:
+        self.db = db
+        self.projections = list(projections)
+        with db.write() as conn:
+            _run_script(conn, SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(projection_positions)")}
+            if "schema" not in columns:  # a brain written before projections carried a schema number
+                conn.execute("ALTER TABLE projection_positions ADD COLUMN schema INTEGER NOT NULL DEFAULT 0")
+            for projection in self.projections:
+                row = conn.execute("SELECT schema FROM projection_positions WHERE name = ?",
+                                   (projection.name,)).fetchone()
+                if row is None or row[0] != projection.schema:  # new or changed: rebuilt from the log by catch_up
+                    projection.drop(conn)
+                    conn.execute(
+                        "INSERT INTO projection_positions (name, position, schema) VALUES (?, 0, ?)"
+                        " ON CONFLICT(name) DO UPDATE SET position = 0, schema = excluded.schema",
+                        (projection.name, projection.schema),
+                    )
+                projection.create(conn)
+
+    def append(self, events: Sequence[Envelope]) -> list[Envelope]:
+        erased_any = False
+        with self.db.write() as conn:
+            streams = {e.stream_id for e in events}
+            current = {s: _current_version(conn, s) for s in streams}
+            check_expected_versions(events, current)
+            stored = []
+            for event in events:
+                try:
+                    cursor = conn.execute(
+                        "INSERT INTO events (stream_id, version, type, schema_version, data, actor, workspace,"
+                        " request_id, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (event.stream_id, event.version, event.type, event.schema_version,
+                         json.dumps(to_data(event.event), ensure_ascii=False), event.actor, event.workspace,
+                         event.request_id, event.at),
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise ConcurrencyConflict(f"stream {event.stream_id} moved on", stream_id=event.stream_id) from exc
+                stored.append(replace(event, position=cursor.lastrowid))
+                if is_tombstone(event.event):
+                    conn.execute(
+                        "UPDATE events SET data = '{}', erased = 1 WHERE stream_id = ? AND version < ?",
+                        (event.stream_id, event.version),
+                    )
+                    erased_any = True
+            self._project(conn, stored)
+        for projection in self.projections:
+            projection.after_commit(stored)
+        if erased_any:
+            self.db.purge_wal()
+        return stored
+
+    def _project(self, conn: sqlite3.Connection, stored: list[Envelope]) -> None:
+        for projection in self.projections:
+            projection.apply(conn, stored)
+            set_position(conn, projection.name, stored[-1].position)
+
+    def read_stream(self, stream_id: str) -> list[Envelope]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM events WHERE stream_id = ? ORDER BY version", (stream_id,)
+        ).fetchall()
+        return [_envelope(row) for row in rows]
+
+    def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?", (after, limit)
+        ).fetchall()
+        return [_envelope(row) for row in rows]
+
+    def head(self) -> int:
+        row = self.db.connection().execute("SELECT MAX(position) FROM events").fetchone()
+        return row[0] or 0
+
+    def rebuild_projections(self, batch: int = 2000) -> int:
+        """Drop every projection and replay the whole log into it, in one transaction; returns events replayed."""
+        with self.db.write() as conn:
+            for projection in self.projections:
+                projection.drop(conn)
+                projection.create(conn)
+                set_position(conn, projection.name, 0)
+            replayed = self._feed(conn, after=0, batch=batch)
+        for projection in self.projections:
+            projection.after_commit(None)
+        return replayed
+
+    def catch_up(self, batch: int = 2000) -> int:
+        """Apply whatever a projection has not seen yet (a projection added since the log was written)."""
+        with self.db.write() as conn:
+            behind = min((get_position(conn, p.name) for p in self.projections), default=self.head())
+            replayed = self._feed(conn, after=behind, batch=batch)
+        for projection in self.projections:
+            projection.after_commit(None)
+        return replayed
+
+    def _feed(self, conn: sqlite3.Connection, after: int, batch: int) -> int:
+        replayed = 0
+        while events := self.read_all(after, batch):
+            for projection in self.projections:
+                seen = get_position(conn, projection.name)
+                fresh = [e for e in events if e.position > seen]
+                if fresh:
+                    projection.apply(conn, fresh)
+                    set_position(conn, projection.name, fresh[-1].position)
+            after = events[-1].position
+            replayed += len(events)
+        return replayed
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    # executescript would COMMIT the open transaction; run statement by statement instead.
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _current_version(conn: sqlite3.Connection, stream_id: str) -> int:
+    row = conn.execute("SELECT MAX(version) FROM events WHERE stream_id = ?", (stream_id,)).fetchone()
+    return row[0] or 0
+
+
+def set_position(conn: sqlite3.Connection, name: str, position: int) -> None:
+    conn.execute(
+        "INSERT INTO projection_positions (name, position) VALUES (?, ?)"
+        " ON CONFLICT(name) DO UPDATE SET position = excluded.position",
+        (name, position),
+    )
+
+
+def get_position(conn: sqlite3.Connection, name: str) -> int:
+    row = conn.execute("SELECT position FROM projection_positions WHERE name = ?", (name,)).fetchone()
+    return row[0] if row else 0
+
+
+def _envelope(row: sqlite3.Row) -> Envelope:
+    return Envelope(
+        stream_id=row["stream_id"],
+        version=row["version"],
+        event=from_data(row["type"], json.loads(row["data"]), erased=bool(row["erased"])),
+        actor=row["actor"],
+        workspace=row["workspace"],
+        request_id=row["request_id"],
+        at=row["at"],
+        position=row["position"],
+        schema_version=row["schema_version"],
+    )

@@ -1,0 +1,325 @@
+"""Vectors persisted as float32 blobs in the brain's SQLite file, searched exactly in an in-memory matrix.
+
+Exact cosine is the quality limit and fast enough to about a million passages (a 100k x 384
+matrix-vector product is a few milliseconds). Filters become a boolean mask before the top-k cut.
+"""
+
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ...domain.events import (
+    Envelope,
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryForgotten,
+    MemoryImported,
+    MemoryRevised,
+    StatusChanged,
+)
+from ...ports.read_model import Filters
+from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
+from ..read_model.sqlite import NEVER_RECALLED, tag_rids
+from ..sqlite_database import SQLiteDatabase
+
+TABLES = [
+    """CREATE TABLE IF NOT EXISTS vectors (
+        entry_id TEXT NOT NULL, passage INTEGER NOT NULL, is_update INTEGER NOT NULL,
+        text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (entry_id, passage)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS vector_state (
+        entry_id TEXT PRIMARY KEY, version INTEGER NOT NULL, model_id TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    # The work queue, so finding what to embed costs the number of pending memories, not of all memories.
+    "CREATE TABLE IF NOT EXISTS vector_pending (entry_id TEXT PRIMARY KEY) WITHOUT ROWID",
+]
+# The cache survives replays: it is keyed by what was embedded. Which memory each passage came from,
+# in any of its versions, is kept beside it, so forgetting a memory can take its cached vectors too.
+CACHE_TABLES = [
+    """CREATE TABLE IF NOT EXISTS embedding_cache (
+        model_id TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_hash)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS embedded_passages (
+        entry_id TEXT NOT NULL, text_hash TEXT NOT NULL, PRIMARY KEY (entry_id, text_hash)
+    ) WITHOUT ROWID""",
+]
+
+
+class SQLiteVectorIndex:
+    name = "vectors"
+    schema = 1
+
+    def __init__(self, db: SQLiteDatabase, model_id: str, dimension: int,
+                 on_pending: Callable[[], None] = lambda: None) -> None:
+        self.db = db
+        self.model_id = model_id  # vectors of any other model count as missing: a model change re-indexes
+        self.dimension = dimension
+        self.on_pending = on_pending  # told when committed events leave memories to embed
+        self._lock = threading.RLock()
+        self._reset()
+
+    # -- projection: forgetting and deprecation remove vectors in the append's transaction ----------
+
+    def create(self, conn: sqlite3.Connection) -> None:
+        for statement in [*TABLES, *CACHE_TABLES]:
+            conn.execute(statement)
+
+    def drop(self, conn: sqlite3.Connection) -> None:
+        for table in ("vectors", "vector_state", "vector_pending"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+    def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
+        for envelope in events:
+            entry_id = envelope.stream_id.removeprefix("memory-")
+            if isinstance(envelope.event, MemoryForgotten):
+                # Vectors can be inverted back into text: the cached ones of every version of this memory go too.
+                conn.execute(
+                    "DELETE FROM embedding_cache WHERE text_hash IN"
+                    " (SELECT text_hash FROM embedded_passages WHERE entry_id = ?)", (entry_id,),
+                )
+                conn.execute("DELETE FROM embedded_passages WHERE entry_id = ?", (entry_id,))
+                _delete_entry(conn, entry_id)
+            elif isinstance(envelope.event, StatusChanged) and envelope.event.status == "deprecated":
+                _delete_entry(conn, entry_id)
+            elif isinstance(envelope.event, (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised)) or (
+                isinstance(envelope.event, StatusChanged)  # back from deprecation: no vectors left
+                and not conn.execute("SELECT 1 FROM vector_state WHERE entry_id = ?", (entry_id,)).fetchone()
+            ):
+                conn.execute("INSERT OR IGNORE INTO vector_pending (entry_id) VALUES (?)", (entry_id,))
+
+    def after_commit(self, events: Sequence[Envelope] | None) -> None:
+        if events is None:
+            self.reconcile()
+            self.load()
+            self.on_pending()
+            return
+        for envelope in events:
+            event = envelope.event
+            if isinstance(event, MemoryForgotten) or (isinstance(event, StatusChanged) and event.status == "deprecated"):
+                self._forget_rows(envelope.stream_id.removeprefix("memory-"))
+            elif isinstance(event, CONTENT_EVENTS):
+                self.on_pending()
+
+    # -- indexing -------------------------------------------------------------------------------------
+
+    def reconcile(self) -> None:
+        """Queue every memory whose vectors are missing, stale or of another model (at start-up and after a replay)."""
+        with self.db.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO vector_pending (entry_id) SELECT e.id FROM entries e"
+                " LEFT JOIN vector_state s ON s.entry_id = e.id"
+                " WHERE (s.version IS NULL OR s.version < e.content_version OR s.model_id != ?)"
+                " AND NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_rid = e.rid AND t.tag = ?)",
+                (self.model_id, *NEVER_INDEXED),
+            )
+
+    def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
+        only = f" AND e.id IN ({', '.join('?' for _ in ids)})" if ids is not None else ""
+        rows = self.db.connection().execute(
+            f"SELECT e.id, e.content, e.content_version, e.workspace FROM vector_pending p"
+            f" JOIN entries e ON e.id = p.entry_id WHERE 1{only} ORDER BY e.rid LIMIT ?",
+            (*(ids or ()), limit),
+        ).fetchall()
+        return [PendingEntry(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def vector_count(self, entry_id: str) -> int:
+        return self.db.connection().execute("SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
+
+    def pending_count(self, older_than: int | None = None) -> int:
+        sql = "SELECT COUNT(*) FROM vector_pending p JOIN entries e ON e.id = p.entry_id"
+        if older_than is None:
+            return self.db.connection().execute(sql).fetchone()[0]
+        return self.db.connection().execute(sql + " WHERE e.created_at < ?", (older_than,)).fetchone()[0]
+
+    def is_indexed(self, entry_id: str) -> bool:
+        row = self.db.connection().execute(
+            "SELECT s.version >= e.content_version AND s.model_id = ? FROM entries e"
+            " JOIN vector_state s ON s.entry_id = e.id WHERE e.id = ?", (self.model_id, entry_id)).fetchone()
+        return bool(row and row[0])
+
+    def cached(self, model_id: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        hashes = list(dict.fromkeys(text_hashes))
+        for start in range(0, len(hashes), 500):
+            batch = hashes[start : start + 500]
+            rows = self.db.connection().execute(
+                f"SELECT text_hash, vector FROM embedding_cache WHERE model_id = ? AND text_hash IN"
+                f" ({', '.join('?' for _ in batch)})",
+                (model_id, *batch),
+            ).fetchall()
+            found.update({h: np.frombuffer(v, dtype=np.float32) for h, v in rows})
+        return found
+
+    def store(self, model_id: str, entry: PendingEntry, passages: Sequence[PassageVector]) -> bool:
+        with self.db.write() as conn:
+            row = conn.execute("SELECT rid, content_version, created_at, workspace FROM entries WHERE id = ?",
+                               (entry.id,)).fetchone()
+            if row is None or row["content_version"] != entry.version:
+                return False
+            _delete_entry(conn, entry.id)
+            conn.executemany(
+                "INSERT INTO vectors (entry_id, passage, is_update, text_hash, vector) VALUES (?, ?, ?, ?, ?)",
+                [(entry.id, i, int(p.is_update), p.text_hash, _blob(p.vector)) for i, p in enumerate(passages)],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO embedding_cache (model_id, text_hash, vector) VALUES (?, ?, ?)",
+                [(model_id, p.text_hash, _blob(p.vector)) for p in passages],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO embedded_passages (entry_id, text_hash) VALUES (?, ?)",
+                [(entry.id, p.text_hash) for p in passages],
+            )
+            conn.execute("INSERT INTO vector_state (entry_id, version, model_id) VALUES (?, ?, ?)",
+                         (entry.id, entry.version, model_id))
+            conn.execute("DELETE FROM vector_pending WHERE entry_id = ?", (entry.id,))
+        with self._lock:
+            self._forget_rows(entry.id)
+            for p in passages:
+                self._add_row(entry.id, row["rid"], row["created_at"], row["workspace"], p.is_update, p.vector)
+        return True
+
+    # -- search ---------------------------------------------------------------------------------------
+
+    def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
+        with self._lock:
+            size = self._size
+            if size == 0 or limit <= 0:
+                return []
+            mask = self._mask(filters, size)
+            if not mask.any():
+                return []
+            scores = self._matrix[:size] @ query.astype(np.float32)
+            if not mask.all():
+                scores = np.where(mask, scores, -np.inf)
+            hits: list[VectorHit] = []
+            seen: set[str] = set()
+            want = min(size, max(limit * 4, 64))
+            while True:
+                top = np.argpartition(-scores, want - 1)[:want] if want < size else np.arange(size)
+                for row in top[np.argsort(-scores[top])]:
+                    if not np.isfinite(scores[row]):
+                        break
+                    entry_id = self._entry[row]
+                    if entry_id not in seen:
+                        seen.add(entry_id)
+                        hits.append(VectorHit(entry_id, float(scores[row]), bool(self._is_update[row])))
+                        if len(hits) == limit:
+                            return hits
+                if want >= size:
+                    return hits
+                hits, seen, want = [], set(), min(size, want * 4)  # many passages per memory: look deeper
+
+    def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
+        with self._lock:
+            owners = [(entry_id, row) for entry_id in entry_ids for row in self._rows_by_entry.get(entry_id, ())]
+            if not owners:
+                return {}
+            rows = np.fromiter((row for _, row in owners), dtype=np.int64, count=len(owners))
+            scores = self._matrix[rows] @ query.astype(np.float32)
+            hits: dict[str, VectorHit] = {}
+            for (entry_id, row), score in zip(owners, scores.tolist()):
+                if entry_id not in hits or score > hits[entry_id].score:
+                    hits[entry_id] = VectorHit(entry_id, score, bool(self._is_update[row]))
+            return hits
+
+    def vector_of(self, entry_id: str) -> np.ndarray | None:
+        with self._lock:
+            rows = self._rows_by_entry.get(entry_id)
+            return self._matrix[rows[0]].copy() if rows else None
+
+    def _mask(self, filters: Filters, size: int) -> np.ndarray:
+        codes = [self._workspace_codes[w] for w in filters.workspaces if w in self._workspace_codes]
+        mask = self._alive[:size].copy()
+        if len(codes) < len(self._workspace_codes):  # some stored workspace is out of scope
+            mask &= np.isin(self._workspace[:size], codes)
+        if filters.after is not None:
+            mask &= self._created[:size] >= filters.after
+        if filters.before is not None:
+            mask &= self._created[:size] <= filters.before
+        conn = self.db.connection()
+        for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
+            if tag:
+                mask &= np.isin(self._rid[:size], tag_rids(conn, [tag]))
+        if filters.any_tags:
+            mask &= np.isin(self._rid[:size], tag_rids(conn, filters.any_tags))
+        excluded = tag_rids(conn, NEVER_RECALLED)
+        if len(excluded):
+            mask &= ~np.isin(self._rid[:size], excluded)
+        return mask
+
+    # -- the in-memory matrix -------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read every stored vector into memory (at start-up, and after a replay)."""
+        with self._lock:
+            self._reset()
+            if not self.dimension:
+                return  # no embedder: nothing to search
+            rows = self.db.connection().execute(
+                "SELECT v.entry_id, e.rid, e.created_at, e.workspace, v.is_update, v.vector"
+                " FROM vectors v JOIN entries e ON e.id = v.entry_id JOIN vector_state s ON s.entry_id = v.entry_id"
+                " WHERE s.model_id = ? ORDER BY e.rid, v.passage", (self.model_id,)
+            )
+            for entry_id, rid, created_at, workspace, is_update, blob in rows:
+                self._add_row(entry_id, rid, created_at, workspace, bool(is_update), np.frombuffer(blob, np.float32))
+
+    def _reset(self) -> None:
+        self._size = 0
+        self._matrix = np.zeros((1024, self.dimension), dtype=np.float32)
+        self._entry: list[str] = []
+        self._rid = np.zeros(1024, dtype=np.int64)
+        self._created = np.zeros(1024, dtype=np.int64)
+        self._workspace = np.zeros(1024, dtype=np.int32)
+        self._is_update = np.zeros(1024, dtype=bool)
+        self._alive = np.zeros(1024, dtype=bool)
+        self._rows_by_entry: dict[str, list[int]] = {}
+        self._workspace_codes: dict[str, int] = {}
+        self._dead = 0
+
+    def _add_row(self, entry_id: str, rid: int, created_at: int, workspace: str, is_update: bool,
+                 vector: np.ndarray) -> None:
+        if self._size == len(self._rid):
+            self._grow()
+        row = self._size
+        self._matrix[row] = vector
+        self._entry.append(entry_id)
+        self._rid[row] = rid
+        self._created[row] = created_at
+        self._workspace[row] = self._workspace_codes.setdefault(workspace, len(self._workspace_codes))
+        self._is_update[row] = is_update
+        self._alive[row] = True
+        self._rows_by_entry.setdefault(entry_id, []).append(row)
+        self._size += 1
+
+    def _grow(self) -> None:
+        capacity = len(self._rid) * 2
+        self._matrix = np.resize(self._matrix, (capacity, self.dimension))
+        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive"):
+            old = getattr(self, name)
+            grown = np.zeros(capacity, dtype=old.dtype)
+            grown[: len(old)] = old
+            setattr(self, name, grown)
+
+    def _forget_rows(self, entry_id: str) -> None:
+        with self._lock:
+            for row in self._rows_by_entry.pop(entry_id, []):
+                self._alive[row] = False
+                self._matrix[row] = 0.0
+                self._dead += 1
+            if self._dead > 1024 and self._dead > self._size // 4:
+                self.load()  # compact: rebuild from the table rather than shuffle rows in place
+
+
+NEVER_INDEXED = ("status:deprecated",)
+CONTENT_EVENTS = (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, StatusChanged)
+
+
+def _delete_entry(conn: sqlite3.Connection, entry_id: str) -> None:
+    for table in ("vectors", "vector_state", "vector_pending"):
+        conn.execute(f"DELETE FROM {table} WHERE entry_id = ?", (entry_id,))
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()

@@ -1,0 +1,49 @@
+"""Answers from a language model grounded in memories: POST /chat (streamed) and the insight on recall."""
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..domain.errors import LanguageModelUnavailable
+from ..ports.llm import LanguageModel, Message
+
+log = logging.getLogger("second_brain.chat")
+
+SYSTEM = (
+    "You are the user's second brain. Answer the question using only the memories provided. "
+    "If they do not hold the answer, say so plainly instead of guessing. Be brief."
+)
+MAX_MEMORY_CHARS = 24_000
+
+
+def chat_messages(query: str, memories: str) -> list[Message]:
+    context = memories.strip()[:MAX_MEMORY_CHARS] or "(no memories were provided)"
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Memories:\n{context}\n\nQuestion: {query.strip()}"},
+    ]
+
+
+def answer(model: LanguageModel, query: str, memories: str) -> Iterator[str]:
+    return model.stream(chat_messages(query, memories), max_tokens=600)
+
+
+INSIGHT_SYSTEM = (
+    "You tell a person what their own stored memories say about their question, in two to four sentences, "
+    "using only those memories. Mention disagreements between them. No preamble."
+)
+INSIGHT_EXCERPT_CHARS = 800
+
+
+def insight(model: LanguageModel, query: str, results: Sequence[dict[str, Any]]) -> str | None:
+    """A short synthesis of the recalled memories, when there are at least two; None without a usable model."""
+    if len(results) < 2:
+        return None
+    memories = "\n".join(f"- {r['content'][:INSIGHT_EXCERPT_CHARS]}" for r in results)
+    messages = [{"role": "system", "content": INSIGHT_SYSTEM},
+                {"role": "user", "content": f"Question: {query.strip()}\n\nMemories:\n{memories}"}]
+    try:
+        return model.complete(messages, max_tokens=300).strip() or None
+    except LanguageModelUnavailable as exc:
+        log.info("no insight for this recall: %s", exc.message)
+        return None

@@ -1,0 +1,165 @@
+"""Background indexing: embed new and changed memories, reusing every vector already computed."""
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ports.embedder import Embedder
+from ..ports.vector_index import PassageVector, PendingEntry, VectorIndex
+from .chunking import chunk_memory
+
+log = logging.getLogger("second_brain.indexing")
+RECENT_VECTORS = 512
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    vectorized: int
+    failed: int
+    remaining: int
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Indexer:
+    """Turns pending entries into vectors; a failure leaves the entry pending, never lost."""
+
+    def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32,
+                 on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
+        self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # texts embedded at capture, for the worker
+        self._recent_lock = threading.Lock()
+
+    def embed(self, text: str) -> np.ndarray:
+        """One text's vector, now (the duplicate check); remembered so indexing the memory reuses it."""
+        key = text_hash(text)
+        with self._recent_lock:
+            if key in self._recent:
+                return self._recent[key]
+        vector = np.asarray(self.embedder.embed_batch([text])[0], dtype=np.float32)
+        with self._recent_lock:
+            self._recent[key] = vector
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
+        return vector
+
+    def catch_up(self, at_most: int = 16, wait: float = 2.0) -> bool:
+        """Index the few pending memories whose vectors are at hand (waiting for the worker if it is at it);
+        whether it ran. A capture calls this before its duplicate check, so a note sent twice is caught.
+        Under a bulk load (more than `at_most` pending) it returns at once: the check sees what is indexed."""
+        if self.index.pending_count() > at_most or not self._lock.acquire(timeout=wait):
+            return False
+        try:
+            pending = self.index.pending(at_most + 1)
+            if len(pending) > at_most:
+                return False
+            with self._recent_lock:  # only what costs no model call: notes whose vectors the capture computed
+                ready = [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
+            if ready:
+                self._index_batch(ready)
+            return True
+        finally:
+            self._lock.release()
+
+    def run_once(self, limit: int) -> IndexReport:
+        with self._lock:
+            pending = self.index.pending(limit)
+            vectorized = failed = 0
+            for start in range(0, len(pending), self.batch_size):
+                done, errors = self._index_batch(pending[start : start + self.batch_size])
+                vectorized += done
+                failed += errors
+            return IndexReport(vectorized, failed, self.index.pending_count())
+
+    def index_now(self, entry_id: str) -> int:
+        """Embed one entry at once; the number of vectors it now has (0 if embedding failed: it stays pending)."""
+        with self._lock:
+            pending = self.index.pending(1, ids=[entry_id])
+            if pending:
+                self._index_batch(pending)
+        return self.index.vector_count(entry_id) if self.index.is_indexed(entry_id) else 0
+
+    def _index_batch(self, entries: list[PendingEntry]) -> tuple[int, int]:
+        chunks = {e.id: chunk_memory(e.content) for e in entries}
+        hashes = {c.text: text_hash(c.text) for cs in chunks.values() for c in cs}
+        vectors = self.index.cached(self.embedder.model_id, list(hashes.values()))
+        with self._recent_lock:
+            vectors.update({h: self._recent[h] for h in hashes.values() if h in self._recent and h not in vectors})
+        missing = [text for text, h in hashes.items() if h not in vectors]
+        if missing:
+            try:
+                embedded = self.embedder.embed_batch(missing)
+                if len(embedded) != len(missing):
+                    raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(missing)} texts")
+            except Exception:  # any embedder failure: the entries stay pending and are retried later
+                if len(entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
+                    results = [self._index_batch([entry]) for entry in entries]
+                    return sum(r[0] for r in results), sum(r[1] for r in results)
+                log.exception("embedding memory %s failed; it stays pending", entries[0].id)
+                return 0, 1
+            vectors.update({hashes[text]: vector for text, vector in zip(missing, embedded, strict=True)})
+        stored = 0
+        for entry in entries:
+            passages = [PassageVector(hashes[c.text], c.is_update, np.asarray(vectors[hashes[c.text]]))
+                        for c in chunks[entry.id]]
+            if self.index.store(self.embedder.model_id, entry, passages):
+                stored += 1
+                if self.on_indexed:
+                    try:
+                        self.on_indexed(entry, passages[0].vector)
+                    except Exception:  # inferring links is a bonus: never a reason to redo the embedding
+                        log.exception("after indexing %s", entry.id)
+        return stored, 0
+
+
+class IndexingWorker:
+    """A daemon thread that drains the pending set; woken by captures, backing off after failures."""
+
+    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 30.0) -> None:
+        self.indexer = indexer
+        self.batch = batch
+        self.idle_seconds = idle_seconds  # commits wake the worker; the timeout is only a safety net
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="indexing-worker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def notify(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        backoff = 1.0
+        while not self._stop.is_set():
+            try:
+                report = self.indexer.run_once(self.batch)
+            except Exception:
+                log.exception("indexing pass failed")
+                report = IndexReport(0, 1, 1)
+            if report.failed:
+                wait, backoff = backoff, min(backoff * 2, 60.0)
+            elif report.remaining:
+                backoff = 1.0
+                continue  # more is waiting: go again at once
+            else:
+                wait, backoff = self.idle_seconds, 1.0
+            self._wake.wait(wait)
+            self._wake.clear()

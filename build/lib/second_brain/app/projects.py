@@ -1,0 +1,95 @@
+"""Projects: the registry commands, and turning a slug into the tags a filter matches."""
+
+from functools import reduce
+from typing import Any
+
+from ..domain import projects as p
+from ..domain.errors import AlreadyExists, InvalidInput, NotFound
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from ..ports.read_model import ProjectRow, ReadModel
+from .handling import Context, envelopes, retrying
+
+KNOWN_SHOWN = 10
+
+
+class UnknownProject(NotFound):
+    """A read named a project that is not in scope; the answer lists the ones that are."""
+
+
+class ProjectService:
+    def __init__(self, store: EventStore, read_model: ReadModel, clock: Clock) -> None:
+        self.store = store
+        self.read_model = read_model
+        self.clock = clock
+
+    def create(self, ctx: Context, name: str, slug: str | None = None, description: str = "",
+               aliases: list[str] | None = None) -> dict[str, Any]:
+        slug = p.check_slug(slug.strip() if slug else p.slugify(name))
+        workspace = ctx.identity.personal_workspace
+        self._decide(ctx, workspace, slug, lambda state: p.decide_create(state, name, description, aliases or []))
+        return self.view(ctx, self._row(ctx, slug))
+
+    def update(self, ctx: Context, slug: str, name: str | None = None, description: str | None = None,
+               aliases: list[str] | None = None, status: str | None = None) -> dict[str, Any]:
+        row = self._row(ctx, slug)
+        self._decide(ctx, row.workspace, row.slug,
+                     lambda state: p.decide_update(state, name, description, aliases, status))
+        return self.view(ctx, self._row(ctx, slug))
+
+    def delete(self, ctx: Context, slug: str) -> None:
+        row = self._row(ctx, slug)
+        self._decide(ctx, row.workspace, row.slug, p.decide_delete)
+
+    def ensure(self, ctx: Context, slug: str) -> str:
+        """The slug of a capture's project, created on the spot if it does not exist yet."""
+        slug = p.check_slug(slug.strip())
+        if not any(r.slug == slug for r in self.read_model.projects(ctx.identity.readable)):
+            try:
+                self.create(ctx, slug, slug)
+            except AlreadyExists:
+                pass  # created by a concurrent capture meanwhile: that is all we wanted
+        return slug
+
+    def tags_for(self, ctx: Context, slug: str) -> tuple[str, ...]:
+        """What a project filter matches: its project:<slug> tag and its aliases."""
+        row = self._row(ctx, slug)
+        return (f"project:{row.slug}", *row.aliases)
+
+    def list(self, ctx: Context, workspaces: tuple[str, ...], include_archived: bool, counts: bool
+             ) -> list[dict[str, Any]]:
+        rows = self.read_model.projects(workspaces, include_archived)
+        views = [self.view(ctx, row) for row in rows]
+        if counts:
+            for view, row in zip(views, rows, strict=True):
+                view["count"] = self.read_model.tag_count(f"project:{row.slug}", (row.workspace,))
+        return views
+
+    def view(self, ctx: Context, row: ProjectRow) -> dict[str, Any]:
+        return {
+            "id": row.slug, "name": row.name, "description": row.description, "aliases": list(row.aliases),
+            "status": row.status, "workspace_id": row.workspace, "layer": ctx.identity.layer(row.workspace),
+            "created_at": row.created_at, "updated_at": row.updated_at,
+        }
+
+    def _row(self, ctx: Context, slug: str) -> ProjectRow:
+        rows = self.read_model.projects(ctx.identity.readable)
+        found = [r for r in rows if r.slug == slug.strip()]
+        if not found:
+            known = [r.slug for r in rows if r.status == "active"][:KNOWN_SHOWN]
+            raise UnknownProject(f'unknown project "{slug.strip()}"', known_projects=known)
+        if len(found) > 1:
+            raise InvalidInput(f'project "{slug}" exists in more than one workspace: say which with workspace')
+        return found[0]
+
+    def _decide(self, ctx: Context, workspace: str, slug: str, decide: Any) -> None:
+        stream = p.project_stream(workspace, slug)
+
+        def attempt() -> None:
+            history = (e.event for e in self.store.read_stream(stream))
+            state = reduce(p.evolve_project, history, p.Project(slug, workspace))
+            batch = envelopes(ctx, stream, state.version, decide(state), workspace, self.clock.now_ms())
+            if batch:
+                self.store.append(batch)
+
+        retrying(attempt)

@@ -1,0 +1,60 @@
+"""The read side: entries, lists, counts, tags and stats, always scoped to the caller."""
+
+from dataclasses import replace
+from typing import Any
+
+from ..domain.errors import NotFound
+from ..domain.events import memory_stream
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from ..ports.read_model import Filters, ReadModel
+from ..ports.vector_index import VectorIndex
+from .memories import Context
+from .views import anchored_view, entry_view, full_entry_view
+
+
+class MemoryQueries:
+    def __init__(self, read_model: ReadModel, store: EventStore, vectors: VectorIndex, clock: Clock,
+                 grace_ms: int = 300_000) -> None:
+        self.read_model = read_model
+        self.store = store
+        self.vectors = vectors
+        self.clock = clock
+        self.grace_ms = grace_ms
+
+    def entry(self, ctx: Context, entry_id: str) -> dict[str, Any]:
+        entry_id = entry_id.strip()
+        row = self.read_model.get(entry_id, ctx.identity.readable)
+        if row is None:
+            raise NotFound(f"No entry found with ID: {entry_id}")
+        row = replace(row, indexed=self.vectors.is_indexed(entry_id))
+        return full_entry_view(row, ctx.identity, self.store.read_stream(memory_stream(entry_id)))
+
+    def recent(self, ctx: Context, filters: Filters, limit: int) -> list[dict[str, Any]]:
+        return [entry_view(row, ctx.identity) for row in self.read_model.recent(filters, limit)]
+
+    def due(self, ctx: Context, horizon_ms: int) -> dict[str, Any]:
+        """Anchored memories: overdue ones, and those coming up within the horizon."""
+        now = self.clock.now_ms()
+        rows = self.read_model.anchored(ctx.identity.readable, now + horizon_ms)
+        overdue = [anchored_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at < now]
+        upcoming = [anchored_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at >= now]
+        return {"overdue": overdue, "upcoming": upcoming,
+                "counts": {"overdue": len(overdue), "upcoming": len(upcoming)}}
+
+    def loops(self, ctx: Context, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+        rows, total = self.read_model.loops(ctx.identity.readable, limit, offset)
+        return [anchored_view(r, ctx.identity) for r in rows], total
+
+    def count(self, ctx: Context) -> int:
+        return self.read_model.count(ctx.identity.readable)
+
+    def tags(self, ctx: Context, counts: bool) -> list[Any]:
+        tag_counts = self.read_model.tag_counts(ctx.identity.readable)
+        return [{"tag": t.tag, "count": t.count} for t in tag_counts] if counts else [t.tag for t in tag_counts]
+
+    def stats(self, ctx: Context) -> dict[str, Any]:
+        now = self.clock.now_ms()
+        stats = self.read_model.stats(ctx.identity.readable, now)
+        unvectorized = self.vectors.pending_count(older_than=now - self.grace_ms)
+        return {**stats, "unvectorized": unvectorized, "vectorize_grace_ms": self.grace_ms}

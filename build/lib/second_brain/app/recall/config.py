@@ -1,0 +1,56 @@
+"""Every weight and threshold of recall, in one object (the /config API edits the same names)."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    # keyword arm
+    keyword_candidate_limit: int = 500
+    common_word_limit: int = 100  # newest matches taken when every word is too common to rank cheaply
+    substring_match_weight: float = 0.25
+    query_saturation_fraction: float = 0.3  # a word in more than this share of memories is not distinctive
+    max_query_terms: int = 6
+    fts_match_budget: int = 2000  # sum of document frequencies one OR query may rank
+    # vector arm
+    vector_pool: int = 200
+    # fusion: each arm's scores are normalised to [0, 1] within the query, sharpened, then mixed
+    keyword_weight: float = 0.7
+    dense_weight: float = 0.3
+    dense_floor: float = 0.3  # cosine at or under this counts as no semantic evidence
+    keyword_sharpness: float = 2.0  # >1 favours memories holding all the rare words over those holding some
+    dense_sharpness: float = 1.0
+    # episodic context: memories written next to a strong match (same source, minutes apart) share its score
+    context_weight: float = 0.5
+    context_reach: int = 2  # neighbours on each side
+    context_window_ms: int = 600_000
+    context_seeds: int = 20
+    rank_pool: int = 500  # candidates, best fused first, that the ranking signals are computed for
+    # ranking signals
+    recency_floor: float = 0.6
+    recency_floor_durable: float = 0.9
+    recency_floor_volatile: float = 0.15
+    half_life_days: dict[str, float] = field(
+        default_factory=lambda: {"task": 7.0, "context": 180.0, "work": 90.0, "default": 30.0}
+    )
+    contradiction_importance_step: float = 1.0
+    tag_boost_step: float = 0.15
+    tag_boost_max: float = 1.5
+    rolled_up_weight: float = 0.4
+    mmr_lambda: float = 0.7
+    mmr_redundancy: float = 0.7  # only similarity above this counts as repetition in the diversity pass
+    relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
+    # graph expansion (hops > 0): linked memories score seed x decay^hop x edge weight
+    graph_hop_decay: float = 0.6
+    graph_fanout: int = 8
+    graph_max_nodes: int = 50
+    # cross-encoder: "auto" runs it when the top two are within the margin and the query has no identifier
+    rerank_mode: str = "auto"
+    rerank_ambiguity_margin: float = 0.15
+    rerank_candidates: int = 30
+    rerank_timeout_ms: int = 1500
+    # output
+    snippet_chars: int = 400
+    full_match_chars: int = 4000
+    full_matches: int = 2
+    strong_match_ratio: float = 0.75

@@ -1,0 +1,75 @@
+"""The keyword arm's pure parts: which words to search on, how much each counts, how a memory scores."""
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ...domain.text import stem
+from ...ports.read_model import TermStats
+from .config import RecallConfig
+
+
+@dataclass(frozen=True)
+class KeywordPlan:
+    forms: dict[str, str]  # query word -> the form searched and matched (its stem)
+    search_terms: list[str]  # forms the trigram index is asked for
+    short_terms: list[str]  # under three characters: scored, and searched by scan only when alone
+    idf: dict[str, float]  # weight of every query word's form, rare words heaviest
+    require_all_first: bool  # many matches: rank memories holding every word first, then any
+    word_starts: dict[str, re.Pattern[str]] = field(default_factory=dict)  # form -> "begins a word" pattern
+
+    def __post_init__(self) -> None:
+        self.word_starts.update({f: re.compile(rf"(?<!\w){re.escape(f)}") for f in self.idf})
+
+
+def forms_of(tokens: list[str]) -> dict[str, str]:
+    return {t: stem(t) for t in tokens}
+
+
+def plan(tokens: list[str], stats: TermStats, config: RecallConfig) -> KeywordPlan:
+    """Drop words too common to tell memories apart, keep the rarest, and decide how to fetch."""
+    forms = forms_of(tokens)
+    total = max(stats.total, 1)
+    terms = list(dict.fromkeys(forms.values()))
+    idf = {f: math.log(1 + total / (stats.df.get(f, 0) + 1)) for f in terms}
+    long_terms = [f for f in terms if len(f) >= 3 and stats.df.get(f, 0) > 0]
+    distinctive = [f for f in long_terms if stats.df[f] / total <= config.query_saturation_fraction]
+    chosen = distinctive or long_terms
+    rarest = sorted(chosen, key=lambda f: stats.df[f])[: config.max_query_terms]
+    search_terms = [f for f in chosen if f in rarest]  # keep the query's own order
+    over_budget = sum(stats.df[f] for f in search_terms) > config.fts_match_budget
+    return KeywordPlan(
+        forms=forms,
+        search_terms=search_terms,
+        short_terms=[f for f in terms if len(f) < 3],
+        idf=idf,
+        require_all_first=over_budget and len(search_terms) > 1,
+    )
+
+
+def within_budget(terms: list[str], stats: TermStats, budget: int) -> list[str]:
+    """The rarest terms whose match counts together fit the budget (possibly none)."""
+    kept: list[str] = []
+    spent = 0
+    for term in sorted(terms, key=lambda t: stats.df.get(t, 0)):
+        if spent + stats.df.get(term, 0) > budget:
+            break
+        kept.append(term)
+        spent += stats.df.get(term, 0)
+    return kept
+
+
+def term_weight(lowered: str, form: str, idf: float, config: RecallConfig, word_start: re.Pattern[str] | None = None
+                ) -> float:
+    """Full weight for the word itself or a word it begins (adopt → adoption); a share for a match inside a word."""
+    if form not in lowered:
+        return 0.0
+    if (word_start or re.compile(rf"(?<!\w){re.escape(form)}")).search(lowered):
+        return idf
+    return idf * config.substring_match_weight
+
+
+def keyword_score(content: str, plan: KeywordPlan, config: RecallConfig) -> float:
+    """Sum of the query words' weights found in the memory."""
+    lowered = content.lower()
+    return sum(term_weight(lowered, form, weight, config, plan.word_starts[form]) for form, weight in plan.idf.items())

@@ -1,0 +1,240 @@
+"""GET /recall: both arms, fusion, ranking signals, diversity and bounded snippets."""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from ...ports.clock import Clock
+from ...ports.embedder import Embedder
+from ...ports.read_model import EntryRow, Filters, ReadModel
+from ...ports.reranker import Reranker
+from ...ports.vector_index import VectorIndex
+from ..memories import Context
+from ..views import entry_view
+from . import keyword, query, ranking, temporal
+from .config import RecallConfig
+from .rerank import RerankStage
+from .snippets import Budget, allowance, snippet
+
+log = logging.getLogger("second_brain.recall")
+UTC = ZoneInfo("UTC")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    query: str
+    top_k: int = 5
+    filters: Filters = Filters(())
+    full: bool = False
+    hops: int = 0
+
+
+@dataclass(frozen=True)
+class Via:
+    """How a graph-expanded result was reached."""
+
+    hop: int
+    type: str
+    provenance: str
+    linked_at: int
+    related_to: str
+
+
+@dataclass
+class Candidates:
+    """What the two arms found, before ranking."""
+
+    entries: dict[str, EntryRow] = field(default_factory=dict)
+    keyword: dict[str, float] = field(default_factory=dict)
+    dense: dict[str, float] = field(default_factory=dict)
+    updated: set[str] = field(default_factory=set)
+    via: dict[str, Via] = field(default_factory=dict)
+    semantic_unavailable: bool = False
+
+
+class RecallService:
+    def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
+                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
+                 timezone: ZoneInfo | Callable[[], ZoneInfo] = UTC) -> None:
+        self.read_model = read_model
+        self._timezone = timezone  # a zone, or where to read the configured one per request
+        self.vectors = vectors
+        self.embedder = embedder
+        self.clock = clock
+        self.config = config
+        self.rerank = RerankStage(reranker)
+
+    def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
+        config = self.config()
+        text, filters = request.query, request.filters
+        if filters.after is None and filters.before is None:  # "last week", "yesterday": a window, unless one is given
+            zone = self._timezone() if callable(self._timezone) else self._timezone
+            window = temporal.time_window(text, self.clock.now_ms(), zone)
+            if window:
+                text, filters = window.query, replace(filters, after=window.after, before=window.before)
+        parsed = query.parse(text)
+        ranked, found = self.rank(parsed, filters, request.top_k, config)
+        if request.hops > 0 and ranked:
+            ranked = self._expand(ctx, ranked, found, filters, request, config)
+        response: dict[str, Any] = {
+            "ok": True,
+            "query_used": " ".join(parsed.tokens) or parsed.text,
+            "results": self._render(ctx, ranked, found, parsed, request.full, config),
+            "insight": None,
+            "semantic_unavailable": found.semantic_unavailable,
+        }
+        if not ranked:
+            response["message"] = (
+                "Nothing found matching that query. Semantic search is unavailable, so only exact-word matches "
+                "were searched; check the server log for the embedder's error."
+                if found.semantic_unavailable else "Nothing found matching that query."
+            )
+        return response
+
+    def rank(self, parsed: query.ParsedQuery, filters: Filters, top_k: int, config: RecallConfig
+             ) -> tuple[list[tuple[str, float]], Candidates]:
+        """The ordered (id, score) results and the candidates they came from."""
+        found = Candidates()
+        plan = self._keyword_arm(parsed, filters, config, found)
+        vector = self._dense_arm(parsed, filters, config, found)
+        found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
+        self._complete(found, plan, vector, config)
+        now = self.clock.now_ms()
+        fused = ranking.fuse(found.keyword, found.dense, config)
+        # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
+        contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
+                            reverse=True)[: config.rank_pool]
+        own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
+               for key in contenders}
+        scored = ranking.with_context(own, self._neighbours(own, config, found), config)
+        ordered = sorted(scored.items(), key=lambda item: (-item[1], -found.entries[item[0]].created_at))
+        if ordered:
+            floor = ordered[0][1] * config.relevance_floor
+            ordered = [item for item in ordered if item[1] >= floor]
+        contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
+        ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
+        vector_of = self.vectors.vector_of if self.vectors else (lambda _: None)
+        return ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy), found
+
+    def _keyword_arm(self, parsed: query.ParsedQuery, filters: Filters, config: RecallConfig,
+                     found: Candidates) -> keyword.KeywordPlan | None:
+        if not parsed.tokens:
+            return None
+        stats = self.read_model.term_stats(list(set(keyword.forms_of(parsed.tokens).values())), filters.workspaces)
+        plan = keyword.plan(parsed.tokens, stats, config)
+        limit = config.keyword_candidate_limit
+        if plan.search_terms:
+            # Ranking costs grow with matches: words that match too many memories are fetched newest first,
+            # which stops at the limit, while the rare ones (together within the budget) are ranked by bm25.
+            hits = []
+            common = config.common_word_limit
+            if plan.require_all_first:
+                hits = self.read_model.keyword_search(plan.search_terms, filters, common, require_all=True,
+                                                      newest_first=True)
+            rare = keyword.within_budget(plan.search_terms, stats, config.fts_match_budget)
+            if rare:
+                hits += self.read_model.keyword_search(rare, filters, limit)
+            elif not plan.require_all_first:
+                rarest = min(plan.search_terms, key=lambda t: stats.df.get(t, 0))
+                hits += self.read_model.keyword_search([rarest], filters, common, newest_first=True)
+        else:
+            hits = self.read_model.scan_search(plan.short_terms, filters, limit)
+        for rank, hit in enumerate(hits):
+            if hit.entry.id in found.keyword:
+                continue
+            score = keyword.keyword_score(hit.entry.content, plan, config)
+            if score > 0:
+                found.entries[hit.entry.id] = hit.entry
+                found.keyword[hit.entry.id] = score + 1e-6 / (rank + 1)  # bm25 order breaks ties
+        return plan
+
+    def _dense_arm(self, parsed: query.ParsedQuery, filters: Filters, config: RecallConfig,
+                   found: Candidates) -> np.ndarray | None:
+        if self.embedder is None or self.vectors is None:
+            found.semantic_unavailable = True
+            return None
+        try:
+            vector = self.embedder.embed_batch([parsed.text])[0]
+            hits = self.vectors.search(vector, filters, config.vector_pool)
+        except Exception:  # the keyword arm still answers
+            log.exception("semantic search failed; answering from keywords only")
+            found.semantic_unavailable = True
+            return None
+        for hit in hits:
+            found.dense[hit.entry_id] = hit.score
+            if hit.is_update:
+                found.updated.add(hit.entry_id)
+        return vector
+
+    def _complete(self, found: Candidates, plan: keyword.KeywordPlan | None, vector: np.ndarray | None,
+                  config: RecallConfig) -> None:
+        """Score every candidate on both arms, so a memory found by one is not zero on the other."""
+        if plan is not None:
+            for key in found.dense.keys() - found.keyword.keys():
+                score = keyword.keyword_score(found.entries[key].content, plan, config) if key in found.entries else 0
+                if score > 0:
+                    found.keyword[key] = score
+        if vector is not None and self.vectors is not None:
+            for key, hit in self.vectors.scores_for(vector, list(found.keyword.keys() - found.dense.keys())).items():
+                found.dense[key] = hit.score
+                if hit.is_update:
+                    found.updated.add(key)
+
+    def _neighbours(self, own: dict[str, float], config: RecallConfig,
+                    found: Candidates) -> dict[str, list[tuple[str, int]]]:
+        """The memories written beside the strongest matches."""
+        if config.context_weight <= 0:
+            return {}
+        seeds = sorted(own, key=own.__getitem__, reverse=True)[: config.context_seeds]
+        return self.read_model.neighbours([found.entries[k] for k in seeds], config.context_reach,
+                                          config.context_window_ms)
+
+    def _expand(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates, filters: Filters,
+                request: RecallRequest, config: RecallConfig) -> list[tuple[str, float]]:
+        """Breadth-first over links from the direct matches; a linked memory scores its seed's score times
+        decay^hop times the edge weight, so a strong seed's neighbour can outrank a weak direct match."""
+        scores = dict(ranked)
+        frontier = [key for key, _ in ranked]
+        seen = set(frontier)
+        for hop in range(1, request.hops + 1):
+            reached: list[str] = []
+            for seed in frontier:
+                for link in self.read_model.connections(seed, ctx.identity.readable, None, config.graph_fanout):
+                    key = link.entry.id
+                    if key in seen or len(seen) >= config.graph_max_nodes:
+                        continue
+                    seen.add(key)
+                    found.entries[key] = link.entry
+                    found.via[key] = Via(hop, link.type, link.provenance, link.linked_at, seed)
+                    scores[key] = scores[seed] * config.graph_hop_decay * link.weight
+                    reached.append(key)
+            frontier = reached
+        allowed = set(self.read_model.hydrate(list(found.via), filters))  # filters and exclusions hold for them too
+        merged = [(k, s) for k, s in scores.items() if k not in found.via or k in allowed]
+        return sorted(merged, key=lambda item: -item[1])[: request.top_k]
+
+    def _render(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates,
+                parsed: query.ParsedQuery, full: bool, config: RecallConfig) -> list[dict[str, Any]]:
+        budget = Budget(config.snippet_chars, config.full_match_chars, config.full_matches, config.strong_match_ratio)
+        top = ranked[0][1] if ranked else 1.0
+        results = []
+        for index, (key, score) in enumerate(ranked):
+            entry = found.entries[key]
+            via = found.via.get(key)
+            normalized = score / top if top > 0 else 1.0
+            limit = allowance(index, normalized, budget)
+            content, truncated = (entry.content, False) if full else snippet(entry.content, limit, parsed.tokens)
+            view = entry_view(entry, ctx.identity)
+            results.append({
+                "id": entry.id, "content": content, "truncated": truncated, "full_length": len(entry.content),
+                "score": round(normalized * 100, 1), "tags": view["tags"], "source": entry.source,
+                "created_at": entry.created_at, "updated": key in found.updated,
+                "hop": via.hop if via else 0, "workspace": view["workspace"], "actor_name": view["actor_name"],
+                "via_provenance": via.provenance if via else None, "via_type": via.type if via else None,
+                "linked_at": via.linked_at if via else None, "related_to": via.related_to if via else None,
+            })
+        return results

@@ -1,0 +1,77 @@
+"""From what the caller typed to the words recall searches on: tag syntax, tokens, framing words."""
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+TAG_SYNTAX = re.compile(r"(?<!\S)tag:(\S+)", re.IGNORECASE)
+HASHTAG = re.compile(r"(?<![\w#])#([^\W\d]\w*(?:-\w+)*)")
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3100-\u312f\u3000-\u303f\uff66-\uff9f"
+CJK_RUN = re.compile(f"([{CJK}]+)")
+# Particles and auxiliaries that glue CJK words together; they carry no topic.
+CJK_STOP = re.compile(
+    "について|ください|教えて|ですか|ました|ません|でした|します|して|した|です|ます|こと|ため|から|まで|なぜ|"
+    "什么|怎么|为什么|没有|可以|我们|这个|因为|所以|但是|如果|已经|关于|"
+    "[のはがをにでともへやかねよ的了是在和吗呢]"
+)
+EDGE = re.compile(r"^[^\w#]+|[^\w%]+$")
+STOPWORDS = frozenset(
+    "the a an and or of to in on for is are was were be been i me my we you it this that these those with about "
+    "from at as by do did does what when where who whom how why which am can could would will shall should may "
+    "might must our your their its his her he she they them us any some there than then so not no yes if into "
+    "over after before just also very much many more most".split()
+)
+FRAME_WORDS = frozenset(
+    "user wants want know tried tell show find help remind recommended please have has had done "
+    "remember recall get give look".split()
+)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    text: str  # the query with tag syntax taken out: what the embedder sees
+    tokens: list[str]  # distinct search words, lowercased, framing dropped
+    tags: list[str]  # tag: syntax and hashtags, lowercased
+
+    @property
+    def long_tokens(self) -> list[str]:
+        """Three characters or more: what a trigram index can match."""
+        return [t for t in self.tokens if len(t) >= 3]
+
+    @property
+    def short_tokens(self) -> list[str]:
+        return [t for t in self.tokens if len(t) < 3]
+
+
+def parse(query: str) -> ParsedQuery:
+    tags = [t.lower() for t in TAG_SYNTAX.findall(query)]
+    text = TAG_SYNTAX.sub(" ", query).strip() or query.strip()
+    tags += [t.lower() for t in HASHTAG.findall(text)]
+    return ParsedQuery(text=text, tokens=significant(tokenize(text)), tags=list(dict.fromkeys(tags)))
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased words; identifiers stay whole (ERR_TLS_90412, config.yaml, v1.9, #149, SB-024)."""
+    tokens: list[str] = []
+    for raw in unicodedata.normalize("NFKC", text).lower().split():
+        for part in CJK_RUN.split(raw):
+            if not part:
+                continue
+            if CJK_RUN.fullmatch(part):
+                tokens.extend(w for w in CJK_STOP.split(part) if w)
+                continue
+            word = EDGE.sub("", part).removesuffix("'s").removesuffix("’s").rstrip(".")
+            if any(ch.isalnum() for ch in word):
+                tokens.append(word)
+    return list(dict.fromkeys(tokens))
+
+
+def significant(tokens: list[str]) -> list[str]:
+    """Drop stopwords, then framing words, each only while something else is left to search on."""
+    for noise in (STOPWORDS, FRAME_WORDS):
+        kept = [t for t in tokens if t not in noise]
+        if kept:
+            tokens = kept
+    # A lone CJK character is too common to search on unless it is all there is.
+    longer = [t for t in tokens if not (len(t) == 1 and CJK_RUN.fullmatch(t))]
+    return longer or tokens

@@ -1,0 +1,119 @@
+"""Ranking signals as small pure functions: fusion, time decay, importance, tag boost, diversity."""
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ...ports.read_model import EntryRow
+from .config import RecallConfig
+
+DAY_MS = 86_400_000
+
+
+def normalize(scores: dict[str, float], sharpness: float = 1.0) -> dict[str, float]:
+    """Scale to [0, 1] by the best score, so neither arm's units decide the mix; a power > 1 sharpens."""
+    best = max(scores.values(), default=0.0)
+    return {k: (v / best) ** sharpness for k, v in scores.items()} if best > 0 else {k: 0.0 for k in scores}
+
+
+def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig) -> dict[str, float]:
+    """Weighted sum of both arms, each normalised within the query; cosines under the floor count zero."""
+    kw = normalize(keyword, config.keyword_sharpness)
+    lifted = {k: max(0.0, v - config.dense_floor) for k, v in dense.items()}
+    dn = normalize(lifted, config.dense_sharpness)
+    return {
+        key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
+        for key in {*kw, *dn}
+    }
+
+
+def with_context(scores: dict[str, float], neighbours: dict[str, list[tuple[str, int]]],
+                 config: RecallConfig) -> dict[str, float]:
+    """A relevant memory also earns a share of its strongest neighbour's score, divided by the steps between them.
+
+    A conversation's answer often sits one turn from the words that match the question. Only memories
+    with some relevance of their own gain: context ranks evidence, it never adds unrelated results.
+    """
+    context: dict[str, float] = {}
+    for seed, near in neighbours.items():
+        for key, distance in near:
+            if scores.get(key, 0.0) > 0:
+                share = scores[seed] * config.context_weight / distance
+                context[key] = max(context.get(key, 0.0), share)
+    return {key: score + context.get(key, 0.0) for key, score in scores.items()}
+
+
+def recency(entry: EntryRow, now: int, config: RecallConfig) -> float:
+    """floor + (1 - floor)·e^(-age/half-life): an old strong match is outranked, never buried."""
+    tags = set(entry.tags)
+    half_life = next((config.half_life_days[t] for t in ("task", "context", "work") if t in tags),
+                     config.half_life_days["default"])
+    age_days = max(0, now - entry.created_at) / DAY_MS
+    floor = recency_floor(entry, config)
+    return floor + (1 - floor) * math.exp(-age_days / half_life)
+
+
+def recency_floor(entry: EntryRow, config: RecallConfig) -> float:
+    tags = set(entry.tags)
+    if "status:canonical" in tags or entry.importance_score >= 4 or "volatility:durable" in tags:
+        return config.recency_floor_durable
+    if "volatility:volatile" in tags or "task" in tags:
+        return config.recency_floor_volatile
+    return config.recency_floor
+
+
+def frequency(entry: EntryRow) -> float:
+    return 1 + math.log1p(entry.recall_count)
+
+
+def importance(entry: EntryRow, config: RecallConfig) -> float:
+    """0.88–1.2: importance, nudged up by contradictions won and down by contradictions lost."""
+    net = entry.contradiction_wins - entry.contradiction_losses
+    if entry.importance_score == 0 and net == 0:
+        return 1.0
+    base = entry.importance_score or 3
+    effective = min(5.0, max(1.0, base + math.copysign(math.log1p(abs(net)), net) * config.contradiction_importance_step))
+    return 0.8 + 0.4 * effective / 5
+
+
+def tag_boost(entry: EntryRow, query_tags: Sequence[str], config: RecallConfig) -> float:
+    overlap = len(set(entry.tags) & set(query_tags))
+    return min(config.tag_boost_max, 1 + config.tag_boost_step * overlap)
+
+
+def signal_multiplier(entry: EntryRow, now: int, query_tags: Sequence[str], config: RecallConfig) -> float:
+    """Everything but relevance, in one factor."""
+    weight = min(1.0, recency(entry, now, config) * frequency(entry))
+    weight *= importance(entry, config) * tag_boost(entry, query_tags, config)
+    if "rolled-up" in entry.tags:
+        weight *= config.rolled_up_weight
+    return weight
+
+
+def mmr(ranked: Sequence[tuple[str, float]], vector_of: Callable[[str], np.ndarray | None], k: int,
+        lam: float, redundancy: float = 0.0) -> list[tuple[str, float]]:
+    """Maximal marginal relevance: trade a little relevance for not repeating what is already picked.
+
+    Only similarity above `redundancy` counts against a candidate, so near-repeats are pushed down
+    while memories that are merely on the same topic keep their place.
+    """
+    if not ranked:
+        return []
+    best = ranked[0][1] or 1.0
+    pool = list(ranked[: max(k * 4, k)])
+    vectors = {key: vector_of(key) for key, _ in pool}
+    picked: list[tuple[str, float]] = []
+
+    def penalty(key: str) -> float:
+        vector = vectors[key]
+        if vector is None:
+            return 0.0
+        similarity = max((float(vector @ vectors[p]) for p, _ in picked if vectors[p] is not None), default=0.0)
+        return max(0.0, similarity - redundancy) / (1.0 - redundancy)
+
+    while pool and len(picked) < k:
+        choice = max(pool, key=lambda item: lam * item[1] / best - (1 - lam) * penalty(item[0]))
+        pool.remove(choice)
+        picked.append(choice)
+    return picked

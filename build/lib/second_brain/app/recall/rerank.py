@@ -1,0 +1,92 @@
+"""The cross-encoder stage: when to call it, what it sees, and how its verdict blends in.
+
+Whatever happens inside the model (an error, a timeout), the caller gets the order it passed in.
+"""
+
+import logging
+import re
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from ...ports.reranker import Reranker
+from .config import RecallConfig
+
+log = logging.getLogger("second_brain.rerank")
+
+IDENTIFIER = re.compile(
+    r"^#\d+$"  # issue and PR numbers
+    r"|[_/]"  # snake_case, paths, units per unit
+    r"|(?=.*[a-z])(?=.*\d)"  # letters with digits: v1.9, abc123, t2d, eng-1234
+    r"|^\d+(?:[.-]\d+){2,}"  # dates, versions, addresses: 2026-09-24, 10.0.0.1
+    r"|^\d{3,}-\d{3,}$"  # ranges of years: 1999-2005
+    r"|^[a-z]{2,}\.[a-z]{2,}$",  # file names: config.yaml
+    re.IGNORECASE,
+)
+EDGE = re.compile(r"^[^\w#]+|[^\w]+$")
+
+
+def has_identifier(query: str) -> bool:
+    """True if any word of the query looks like an identifier, where exact words beat any model."""
+    return any(IDENTIFIER.search(EDGE.sub("", word)) for word in query.split() if EDGE.sub("", word))
+
+
+def should_rerank(query: str, scores: Sequence[float], config: RecallConfig) -> bool:
+    if config.rerank_mode == "off" or len(scores) < 3:
+        return False
+    if config.rerank_mode == "on":
+        return True
+    ambiguous = scores[1] >= (1 - config.rerank_ambiguity_margin) * scores[0]
+    return ambiguous and not has_identifier(query)
+
+
+def excerpt(content: str, terms: Sequence[str], limit: int = 400) -> str:
+    """At most `limit` characters, centred on the first query word found."""
+    if len(content) <= limit:
+        return content
+    lowered = content.lower()
+    hits = [lowered.find(t) for t in terms if len(t) >= 3 and lowered.find(t) >= 0]
+    start = max(0, min(hits) - limit // 4) if hits else 0
+    return content[start : start + limit]
+
+
+def blend(ranked: list[tuple[str, float]], model_scores: Sequence[float]) -> list[tuple[str, float]]:
+    """Scale each scored candidate by its model percentile (0.25x to 2x) and keep the block above the rest."""
+    n = len(model_scores)
+    order = sorted(range(n), key=lambda i: (-model_scores[i], i))  # ties keep submission order
+    percentile = {index: 0.5 if len(set(model_scores)) == 1 else 1 - rank / max(n - 1, 1)
+                  for rank, index in enumerate(order)}
+    block = [(key, score * max(0.25, 1 + (2 * percentile[i] - 1))) for i, (key, score) in enumerate(ranked[:n])]
+    rest = ranked[n:]
+    if rest:
+        lift = rest[0][1] - min(score for _, score in block)
+        if lift > 0:
+            block = [(key, score + lift + 1e-9) for key, score in block]
+    return sorted(block, key=lambda item: -item[1]) + list(rest)
+
+
+class RerankStage:
+    def __init__(self, reranker: Reranker | None) -> None:
+        self.reranker = reranker
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reranker") if reranker else None
+
+    def apply(self, query: str, terms: Sequence[str], ranked: list[tuple[str, float]], contents: dict[str, str],
+              config: RecallConfig) -> list[tuple[str, float]]:
+        if self.reranker is None or self._pool is None:
+            return ranked
+        if not should_rerank(query, [score for _, score in ranked], config):
+            return ranked
+        head = ranked[: config.rerank_candidates]
+        passages = [excerpt(contents[key], terms) for key, _ in head]
+        future = self._pool.submit(self.reranker.rerank, query[:256], passages)
+        try:
+            scores = future.result(timeout=config.rerank_timeout_ms / 1000)
+            if len(scores) != len(head):
+                raise ValueError(f"reranker returned {len(scores)} scores for {len(head)} passages")
+        except FutureTimeout:
+            log.warning("reranker timed out after %d ms; keeping the order", config.rerank_timeout_ms)
+            return ranked
+        except Exception:
+            log.exception("reranker failed; keeping the order")
+            return ranked
+        return blend(ranked, scores)

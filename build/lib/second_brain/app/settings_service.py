@@ -1,0 +1,220 @@
+"""Runtime settings (GET/PATCH/DELETE /config): shipped defaults, and the overrides an admin set, as events.
+
+Only overrides are stored, so an improved default in a later release still reaches a setting nobody
+touched. Every read folds the `config` stream afresh, so a change applies to the very next request,
+in every process that shares the log. A stored value that no longer validates (a setting renamed or
+narrowed since) is ignored, never fatal.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..domain.errors import Forbidden, InvalidInput, NotFound
+from ..domain.events import ConfigChanged, ConfigReset
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from .handling import Context, envelopes, retrying
+from .recall.config import RecallConfig
+from .triage import DuplicateConfig
+
+STREAM = "config"
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    field: str = ""  # the RecallConfig or DuplicateConfig field it sets, if any
+
+    def check(self, value: Any) -> Any:
+        """The value if valid for this setting, else InvalidInput naming the setting."""
+        kind = type(self.default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not kind:
+            raise InvalidInput(f"{self.key} must be {_kind_name(kind)}")
+        if self.choices and value not in self.choices:
+            raise InvalidInput(f"{self.key} must be one of: {', '.join(self.choices)}")
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise InvalidInput(f"{self.key} must be between {self.low} and {self.high}")
+        if self.key == "TIMEZONE":
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise InvalidInput(f"TIMEZONE must be an IANA time zone such as Europe/Berlin, not {value!r}") from None
+        return value
+
+
+def _recall(key: str, field: str, description: str, low: float | None = None, high: float | None = None,
+            choices: tuple[str, ...] = ()) -> Setting:
+    return Setting(key, getattr(RecallConfig(), field), description, low, high, choices, field)
+
+
+def _capture(key: str, field: str, description: str, low: float, high: float) -> Setting:
+    return Setting(key, getattr(DuplicateConfig(), field), description, low, high, (), field)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    _recall("RERANK_MODE", "rerank_mode", "Cross-encoder reranking: auto (close calls without identifiers), on, "
+            "off. Needs a reranker model.", choices=("auto", "on", "off")),
+    _recall("RERANK_AMBIGUITY_MARGIN", "rerank_ambiguity_margin", "In auto mode, rerank when the runner-up scores "
+            "within this share of the leader.", 0.0, 1.0),
+    _recall("RERANK_TIMEOUT_MS", "rerank_timeout_ms", "Give up on the reranker after this long.", 100, 10_000),
+    _recall("KEYWORD_CANDIDATE_LIMIT", "keyword_candidate_limit", "The most candidates the keyword side returns.",
+            50, 2000),
+    _recall("SUBSTRING_MATCH_WEIGHT", "substring_match_weight", "A word found only inside longer words earns this "
+            "share of its weight.", 0.0, 1.0),
+    _recall("QUERY_SATURATION_FRACTION", "query_saturation_fraction", "A query word in more than this share of "
+            "memories is not distinctive.", 0.01, 1.0),
+    _recall("MAX_QUERY_TERMS", "max_query_terms", "The rarest query words the keyword side searches.", 1, 16),
+    _recall("KEYWORD_WEIGHT", "keyword_weight", "Weight of exact-word evidence in fusion.", 0.0, 1.0),
+    _recall("DENSE_WEIGHT", "dense_weight", "Weight of semantic similarity in fusion.", 0.0, 1.0),
+    _recall("MMR_LAMBDA", "mmr_lambda", "Relevance against diversity in the diversity pass.", 0.0, 1.0),
+    _recall("RECENCY_FLOOR", "recency_floor", "Lowest recency multiplier of an ordinary memory.", 0.0, 1.0),
+    _recall("RECENCY_FLOOR_DURABLE", "recency_floor_durable", "... of a durable, canonical or important memory.",
+            0.0, 1.0),
+    _recall("RECENCY_FLOOR_VOLATILE", "recency_floor_volatile", "... of a volatile memory.", 0.0, 1.0),
+    _recall("CONTRADICTION_IMPORTANCE_STEP", "contradiction_importance_step", "How much contradictions won or lost "
+            "move a memory's importance.", 0.0, 5.0),
+    _recall("TAG_BOOST_STEP", "tag_boost_step", "Boost per tag shared with the query.", 0.0, 1.0),
+    _recall("TAG_BOOST_MAX", "tag_boost_max", "Largest tag boost.", 1.0, 3.0),
+    _recall("RELEVANCE_FLOOR", "relevance_floor", "Results under this share of the best score are dropped.",
+            0.0, 1.0),
+    _recall("GRAPH_HOP_DECAY", "graph_hop_decay", "Score kept per hop by linked memories.", 0.0, 1.0),
+    Setting("DEFAULT_HOPS", 0, "Graph hops when a recall does not say; an explicit value, even 0, wins.", 0, 3),
+    _recall("SNIPPET_MAX_CHARS", "snippet_chars", "Length of a shortened result.", 100, 4000),
+    _recall("FULL_MATCH_MAX_CHARS", "full_match_chars", "Length a strong top result may keep.", 400, 50_000),
+    _recall("RECALL_FULL_MATCHES", "full_matches", "How many top results may stay long.", 0, 20),
+    _recall("STRONG_MATCH_RATIO", "strong_match_ratio", "Share of the best score a result needs to stay long.",
+            0.0, 1.0),
+    Setting("RECALL_OUTPUT_BUDGET", 12_000, "Characters of one MCP recall or list_recent reply.", 1000, 100_000),
+    _capture("DUPLICATE_BLOCK_THRESHOLD", "block_threshold", "Cosine at which a note adding no word is refused as "
+             "a repeat.", 0.5, 1.0),
+    _capture("DUPLICATE_FLAG_THRESHOLD", "flag_threshold", "Cosine at which a note is stored tagged "
+             "duplicate-candidate.", 0.3, 1.0),
+    _capture("CANDIDATE_SCORE_THRESHOLD", "candidate_threshold", "Cosine at which a stored note is checked for a "
+             "contradiction.", 0.0, 1.0),
+    Setting("TIMEZONE", "UTC", "Time zone for date-only reminders, dated update labels and time phrases in "
+            "recall."),
+)
+BY_KEY = {s.key: s for s in SETTINGS}
+RECALL_FIELDS = {f.name for f in fields(RecallConfig)}
+DUPLICATE_FIELDS = {f.name for f in fields(DuplicateConfig)}
+
+
+class SettingsService:
+    def __init__(self, store: EventStore, clock: Clock, timezone: str = "UTC") -> None:
+        self.store = store
+        self.clock = clock
+        self.defaults = {s.key: s.default for s in SETTINGS} | {"TIMEZONE": timezone}
+
+    def overrides(self) -> dict[str, Any]:
+        """The valid overrides in the log, folded."""
+        stored: dict[str, Any] = {}
+        for envelope in self.store.read_stream(STREAM):
+            event = envelope.event
+            if isinstance(event, ConfigChanged):
+                stored.update(event.values)
+            elif isinstance(event, ConfigReset):
+                stored.pop(event.key, None)
+        valid = {}
+        for key, value in stored.items():
+            try:
+                valid[key] = BY_KEY[key].check(value)
+            except (KeyError, InvalidInput):
+                continue
+        try:
+            _check_together({**self.defaults, **valid})
+        except InvalidInput:  # a default moved under an override: that group falls back to its defaults
+            valid = {k: v for k, v in valid.items() if k not in FLOORS + THRESHOLDS}
+        return valid
+
+    def effective(self) -> dict[str, Any]:
+        return {**self.defaults, **self.overrides()}
+
+    def view(self) -> dict[str, Any]:
+        overrides = self.overrides()
+        return {"ok": True, "config": {**self.defaults, **overrides}, "overrides": overrides,
+                "defaults": dict(self.defaults)}
+
+    def patch(self, ctx: Context, values: Any) -> dict[str, Any]:
+        """Check every value, then the result as a whole; nothing is written unless all of it holds."""
+        _admin(ctx)
+        if not isinstance(values, dict):
+            raise InvalidInput("Send an object of setting names to values")
+        for key, value in values.items():
+            if key not in BY_KEY:
+                raise InvalidInput(f"Unknown setting: {key}")
+            BY_KEY[key].check(value)
+
+        def attempt() -> None:
+            history = self.store.read_stream(STREAM)
+            _check_together({**self.effective(), **values})
+            if values:
+                self.store.append(envelopes(ctx, STREAM, len(history), [ConfigChanged(dict(values))], "",
+                                            self.clock.now_ms()))
+
+        retrying(attempt)
+        return {"ok": True, "config": self.effective()}
+
+    def reset(self, ctx: Context, key: str) -> dict[str, Any]:
+        _admin(ctx)
+        if key not in BY_KEY:
+            raise NotFound(f"Unknown setting: {key}")
+
+        def attempt() -> None:
+            history = self.store.read_stream(STREAM)
+            _check_together({k: v for k, v in self.effective().items() if k != key} | {key: self.defaults[key]})
+            self.store.append(envelopes(ctx, STREAM, len(history), [ConfigReset(key)], "", self.clock.now_ms()))
+
+        retrying(attempt)
+        return {"ok": True, "config": self.effective()}
+
+    # -- what the services read, per request --------------------------------------------------------------------------
+
+    def recall_config(self) -> RecallConfig:
+        chosen = {BY_KEY[k].field: v for k, v in self.overrides().items() if BY_KEY[k].field in RECALL_FIELDS}
+        return replace(RecallConfig(), **chosen)
+
+    def duplicate_config(self) -> DuplicateConfig:
+        chosen = {BY_KEY[k].field: v for k, v in self.overrides().items() if BY_KEY[k].field in DUPLICATE_FIELDS}
+        return replace(DuplicateConfig(), **chosen)
+
+    def value(self, key: str) -> Any:
+        return self.effective()[key]
+
+    def timezone(self) -> ZoneInfo:
+        return ZoneInfo(self.value("TIMEZONE"))
+
+    def provider(self, key: str) -> Callable[[], Any]:
+        return lambda: self.value(key)
+
+
+FLOORS = ("RECENCY_FLOOR_VOLATILE", "RECENCY_FLOOR", "RECENCY_FLOOR_DURABLE")
+THRESHOLDS = ("CANDIDATE_SCORE_THRESHOLD", "DUPLICATE_FLAG_THRESHOLD", "DUPLICATE_BLOCK_THRESHOLD")
+
+
+def _check_together(config: dict[str, Any]) -> None:
+    """Invariants across settings: volatile <= ordinary <= durable floors; candidate < flag < block."""
+    volatile, ordinary, durable = (config[k] for k in FLOORS)
+    if not volatile <= ordinary <= durable:
+        raise InvalidInput("RECENCY_FLOOR_VOLATILE <= RECENCY_FLOOR <= RECENCY_FLOOR_DURABLE must hold")
+    candidate, flag, block = (config[k] for k in THRESHOLDS)
+    if not candidate < flag < block:
+        raise InvalidInput("CANDIDATE_SCORE_THRESHOLD < DUPLICATE_FLAG_THRESHOLD < DUPLICATE_BLOCK_THRESHOLD "
+                           "must hold")
+
+
+def _admin(ctx: Context) -> None:
+    if ctx.identity.role != "admin":
+        raise Forbidden("Only an admin may change settings")
+
+
+def _kind_name(kind: type) -> str:
+    return {int: "an integer", float: "a number", str: "a string"}[kind]

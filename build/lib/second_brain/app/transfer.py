@@ -1,0 +1,280 @@
+"""Export and import in the reference product's version 3 format, so a backup moves either way.
+
+An import is paged and idempotent: each call restores a slice of the (oldest-first) entries, or, once
+they are done, a slice of the edges, as one atomic append; ids and edges already present are skipped.
+A malformed payload is refused whole before anything is written. Everything lands in the caller's
+personal workspace.
+"""
+
+from functools import reduce
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..domain import links, text
+from ..domain.errors import BrainError, InvalidInput
+from ..domain.events import Envelope, MemoryImported, TimeAnchorSet, memory_stream
+from ..domain.memory import WHEN_KINDS
+from ..domain.projects import (
+    Project,
+    ProjectImported,
+    check_fields,
+    check_slug,
+    evolve_project,
+    project_stream,
+)
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from ..ports.read_model import ReadModel
+from .handling import Context, envelopes, retrying
+
+FORMAT_VERSION = 3
+MAX_PAGE = 1000
+MAX_APPEND = 90  # events per append: a DynamoDB transaction holds 100 items, one of them the position counter
+VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class ExportedEntry(_Strict):
+    id: str = Field(min_length=1, max_length=128)
+    content: str = Field(min_length=1)
+    tags: list[str] = []
+    source: str = "api"
+    created_at: int = Field(ge=0)
+    updated_at: int | None = Field(None, ge=0)
+    recall_count: int = Field(0, ge=0)
+    importance_score: int = Field(0, ge=0, le=5)
+    contradiction_wins: int = Field(0, ge=0)
+    contradiction_losses: int = Field(0, ge=0)
+    when_at: int | None = None
+    when_kind: str | None = None
+
+
+class ExportedEdge(_Strict):
+    source_id: str = Field(min_length=1)
+    target_id: str = Field(min_length=1)
+    type: str = "relates_to"
+    weight: float = Field(0.5, ge=0, le=1)
+    provenance: str = "explicit"
+    created_at: int | None = Field(None, ge=0)
+
+
+class ExportedProject(_Strict):
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    description: str = ""
+    aliases: list[str] = []
+    status: str = "active"
+    created_at: int | None = Field(None, ge=0)
+    updated_at: int | None = Field(None, ge=0)
+
+
+class ImportPayload(_Strict):
+    entries: list[ExportedEntry] = []
+    edges: list[ExportedEdge] = []
+    projects: list[ExportedProject] = []
+
+
+def parse_payload(data: Any) -> ImportPayload:
+    """The payload, or a 400 naming the first thing wrong with it (nothing is written for a bad payload)."""
+    if not isinstance(data, dict):
+        raise InvalidInput("Malformed import payload: expected an object with entries and edges")
+    try:
+        return ImportPayload.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+        raise InvalidInput(f"Malformed import payload: {where}: {first['msg']}") from exc
+
+
+class Transfer:
+    def __init__(self, store: EventStore, read_model: ReadModel, clock: Clock) -> None:
+        self.store = store
+        self.read_model = read_model
+        self.clock = clock
+
+    def export(self, ctx: Context) -> dict[str, Any]:
+        workspaces = ctx.identity.readable
+        return {
+            "ok": True,
+            "exported_at": self.clock.now_ms(),
+            "version": FORMAT_VERSION,
+            "entries": [
+                {"id": r.id, "content": r.content, "tags": list(r.tags), "source": r.source,
+                 "created_at": r.created_at, "updated_at": r.updated_at, "recall_count": r.recall_count,
+                 "importance_score": r.importance_score, "contradiction_wins": r.contradiction_wins,
+                 "contradiction_losses": r.contradiction_losses,
+                 **({"when_at": r.when_at, "when_kind": r.when_kind} if r.when_at is not None else {})}
+                for r in self.read_model.all_entries(workspaces)
+            ],
+            "edges": [
+                {"source_id": e.source_id, "target_id": e.target_id, "type": e.type, "weight": e.weight,
+                 "provenance": e.provenance, "created_at": e.created_at}
+                for e in self.read_model.all_edges(workspaces)
+            ],
+            "projects": [
+                {"id": p.slug, "name": p.name, "description": p.description, "aliases": list(p.aliases),
+                 "status": p.status, "created_at": p.created_at, "updated_at": p.updated_at}
+                for p in self.read_model.projects(workspaces)
+            ],
+        }
+
+    def import_page(self, ctx: Context, payload: ImportPayload, limit: int = 40, offset: int = 0,
+                    edge_offset: int = 0) -> dict[str, Any]:
+        limit = max(1, min(MAX_PAGE, limit))
+        offset, edge_offset = max(0, offset), max(0, edge_offset)
+        entries = sorted(payload.entries, key=lambda e: (e.created_at, e.id))  # oldest first, as if typed in order
+        report: dict[str, Any] = {"imported": 0, "skipped": 0, "failed": 0, "edges_imported": 0, "edges_skipped": 0,
+                                  "edges_failed": 0, "projects_imported": 0, "projects_skipped": 0}
+        results: list[dict[str, Any]] = []
+        if offset == 0 and edge_offset == 0:  # the first page restores the (few) projects
+            self._projects(ctx, payload.projects, report, results)
+        if offset < len(entries):
+            page = entries[offset : offset + limit]
+            self._entries(ctx, page, report, results)
+            offset += len(page)
+        elif edge_offset < len(payload.edges):
+            page_edges = payload.edges[edge_offset : edge_offset + limit]
+            self._edges(ctx, page_edges, report, results)
+            edge_offset += len(page_edges)
+        return {
+            "ok": True, **report,
+            "remaining_entries": max(0, len(entries) - offset),
+            "remaining_edges": max(0, len(payload.edges) - edge_offset),
+            "next_offset": min(offset, len(entries)), "next_edge_offset": edge_offset,
+            "results": results, "vectorize_hint": VECTORIZE_HINT,
+        }
+
+    def _append(self, batch: list[Envelope]) -> None:
+        """The page in as few appends as the store allows (one on SQLite; slices of 90 events on DynamoDB).
+        Each memory's events stay together, so an interrupted import resumes cleanly at any slice."""
+        for chunk in _chunks(batch, MAX_APPEND):
+            self.store.append(chunk)
+
+    def _entries(self, ctx: Context, page: list[ExportedEntry], report: dict[str, Any],
+                 results: list[dict[str, Any]]) -> None:
+        workspace = ctx.identity.personal_workspace
+
+        def attempt() -> tuple[int, int, list[dict[str, Any]]]:
+            batch: list[Envelope] = []
+            skipped, failed = 0, []
+            for entry in page:
+                if self.store.read_stream(memory_stream(entry.id)):
+                    skipped += 1  # restored before (or the id is taken): a re-run changes nothing
+                    continue
+                try:
+                    events = _restore(entry, workspace)
+                except BrainError as exc:
+                    failed.append({"id": entry.id, "error": exc.message})
+                    continue
+                batch += envelopes(ctx, memory_stream(entry.id), 0, events, workspace, self.clock.now_ms())
+            self._append(batch)
+            return len(page) - skipped - len(failed), skipped, failed
+
+        imported, skipped, failed = retrying(attempt)
+        report["imported"] += imported
+        report["skipped"] += skipped
+        report["failed"] += len(failed)
+        results += failed
+
+    def _edges(self, ctx: Context, page: list[ExportedEdge], report: dict[str, Any],
+               results: list[dict[str, Any]]) -> None:
+        def attempt() -> tuple[int, int, list[dict[str, Any]]]:
+            batch: list[Envelope] = []
+            skipped, failed, seen = 0, [], set()
+            for edge in page:
+                try:
+                    source_id, target_id = links.endpoints(edge.source_id, edge.target_id, edge.type)
+                    if edge.provenance not in links.PROVENANCES:
+                        raise InvalidInput(f"Unknown provenance: {edge.provenance}")
+                    ends = [self.read_model.get(x, (ctx.identity.personal_workspace,)) for x in (source_id, target_id)]
+                    if None in ends:
+                        raise InvalidInput("Both memories must have been imported first")
+                except BrainError as exc:
+                    failed.append({"source_id": edge.source_id, "target_id": edge.target_id, "error": exc.message})
+                    continue
+                stream = links.edge_stream(source_id, target_id, edge.type)
+                history = (e.event for e in self.store.read_stream(stream))
+                state = reduce(links.evolve_edge, history, links.Edge(source_id, target_id, edge.type))
+                if state.exists or stream in seen:
+                    skipped += 1
+                    continue
+                seen.add(stream)
+                event = links.LinkCreated(source_id, target_id, edge.type, edge.weight, edge.provenance,
+                                          edge.created_at)
+                batch += envelopes(ctx, stream, state.version, [event], ctx.identity.personal_workspace,
+                                   self.clock.now_ms())
+            self._append(batch)
+            return len(page) - skipped - len(failed), skipped, failed
+
+        imported, skipped, failed = retrying(attempt)
+        report["edges_imported"] += imported
+        report["edges_skipped"] += skipped
+        report["edges_failed"] += len(failed)
+        results += failed
+
+    def _projects(self, ctx: Context, projects: list[ExportedProject], report: dict[str, Any],
+                  results: list[dict[str, Any]]) -> None:
+        workspace = ctx.identity.personal_workspace
+        now = self.clock.now_ms()
+
+        def attempt() -> tuple[int, int, list[dict[str, Any]]]:
+            batch: list[Envelope] = []
+            skipped, failed = 0, []
+            for project in projects:
+                try:
+                    slug = check_slug(project.id.strip().lower())
+                    aliases = check_fields(project.name, project.description, project.aliases, project.status)
+                except BrainError as exc:
+                    failed.append({"project": project.id, "error": exc.message})
+                    continue
+                stream = project_stream(workspace, slug)
+                history = (e.event for e in self.store.read_stream(stream))
+                state = reduce(evolve_project, history, Project(slug, workspace))
+                if state.exists:
+                    skipped += 1
+                    continue
+                event = ProjectImported(slug, project.name.strip(), project.description, aliases, project.status,
+                                        workspace, project.created_at or now, project.updated_at)
+                batch += envelopes(ctx, stream, state.version, [event], workspace, now)
+            self._append(batch)
+            return len(batch), skipped, failed
+
+        imported, skipped, failed = retrying(attempt)
+        report["projects_imported"] += imported
+        report["projects_skipped"] += skipped
+        results += failed
+
+
+def _chunks(batch: list[Envelope], size: int) -> list[list[Envelope]]:
+    """Consecutive slices of at most `size` events that never split one stream's events."""
+    chunks: list[list[Envelope]] = []
+    for envelope in batch:
+        same_stream = chunks and chunks[-1][-1].stream_id == envelope.stream_id
+        if chunks and (same_stream or len(chunks[-1]) < size):
+            chunks[-1].append(envelope)
+        else:
+            chunks.append([envelope])
+    return chunks
+
+
+def _restore(entry: ExportedEntry, workspace: str) -> list[object]:
+    """The events that restore one exported entry; a BrainError if it breaks a rule of this brain."""
+    text.check_length(entry.content)
+    if not entry.content.strip():
+        raise InvalidInput("Missing or empty content")
+    tags = tuple(text.normalize_tags(entry.tags))
+    events: list[object] = [MemoryImported(
+        entry.content, tags, entry.source.strip() or "api", workspace, entry.created_at,
+        entry.updated_at if entry.updated_at is not None else entry.created_at, entry.recall_count,
+        entry.importance_score, entry.contradiction_wins, entry.contradiction_losses,
+    )]
+    if entry.when_at is not None:
+        kind = entry.when_kind or "wake"
+        if kind not in WHEN_KINDS:
+            raise InvalidInput("when_kind must be one of: due, event, wake")
+        events.append(TimeAnchorSet(entry.when_at, kind))
+    return events

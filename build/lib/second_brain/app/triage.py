@@ -1,0 +1,243 @@
+"""What a new note means for the memories already stored: a repeat, a near-duplicate, a contradiction,
+something to merge with or to replace, or simply new.
+
+Similarity only finds the candidates. MiniLM scores a contradiction ("not allergic to peanuts") as high
+as a paraphrase, so nothing is blocked unless the new note adds no word to the old one, and nothing is
+merged, replaced or retired unless a language model or a contradiction rule says so.
+"""
+
+import json
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..domain import contradictions
+from ..domain.classification import Classification
+from ..domain.errors import LanguageModelUnavailable
+from ..ports.llm import LanguageModel
+from ..ports.read_model import EntryRow, Filters, ReadModel
+from ..ports.vector_index import VectorIndex
+
+log = logging.getLogger("second_brain.triage")
+
+# Session logs: "we decided X... actually Y" in a transcript is no evidence that a stored memory is wrong.
+TRANSCRIPT_SOURCES = frozenset({"claude-code", "codex-session", "cursor-session"})
+SAMPLE_WHOLE_CHARS = 1500
+SAMPLE_PART_CHARS = 500
+MODEL_EXCERPT_CHARS = 600
+PROTECTED_IMPORTANCE = 4
+
+
+@dataclass(frozen=True)
+class DuplicateConfig:
+    """Thresholds on MiniLM cosine, calibrated by bench/duplicates.py on tests/data/note_pairs.jsonl."""
+
+    block_threshold: float = 0.97  # and the new note adds no word: a repeat, not stored
+    flag_threshold: float = 0.90  # stored, tagged duplicate-candidate
+    candidate_threshold: float = 0.50  # similar enough to be checked for a contradiction
+    candidates: int = 5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """store | block | flag | merge | replace | contradiction | keep_canonical."""
+
+    action: str
+    target: EntryRow | None = None
+    score: float = 0.0
+    reason: str = ""
+    merged_content: str = ""
+    match_id: str = ""  # when replayed from an idempotency record, which keeps the id but not the row
+
+
+STORE = Verdict("store")
+
+
+def duplicate_sample(content: str) -> str:
+    """The text compared: the whole note up to 1,500 characters, else 500 each from start, middle and end."""
+    if len(content) <= SAMPLE_WHOLE_CHARS:
+        return content
+    middle = len(content) // 2
+    half = SAMPLE_PART_CHARS // 2
+    return "\n...\n".join((content[:SAMPLE_PART_CHARS], content[middle - half : middle + half],
+                           content[-SAMPLE_PART_CHARS:]))
+
+
+def is_protected(entry: EntryRow) -> bool:
+    """Important or confirmed memories are never merged into or replaced without the user."""
+    return entry.importance_score >= PROTECTED_IMPORTANCE or "status:canonical" in entry.tags
+
+
+class Triage:
+    def __init__(self, read_model: ReadModel, vectors: VectorIndex, embed: Callable[[str], np.ndarray],
+                 llm: LanguageModel, config: Callable[[], DuplicateConfig] = DuplicateConfig,
+                 catch_up: Callable[[], object] = lambda: None) -> None:
+        self.read_model = read_model
+        self.vectors = vectors
+        self.embed = embed
+        self.llm = llm
+        self.config = config  # read once per capture: an admin's change applies to the next one
+        self.catch_up = catch_up  # index the few memories still pending, so a note sent twice is caught
+
+    def assess(self, content: str, source: str, workspace: str) -> Verdict:
+        """The verdict on a new note; any failure along the way means the note is simply stored."""
+        try:
+            self.catch_up()
+            vector = self.embed(duplicate_sample(content))
+        except Exception:  # the check is a service to the user, never a reason to lose the note
+            log.exception("duplicate check skipped")
+            return STORE
+        config = self.config()
+        hits = self.vectors.search(vector, Filters((workspace,)), config.candidates)
+        similar = [(row, hit.score) for hit in hits if hit.score >= config.candidate_threshold
+                   if (row := self.read_model.get(hit.entry_id, (workspace,))) is not None]
+        if not similar:
+            return STORE
+        top, top_score = similar[0]
+        if (top_score >= config.block_threshold and contradictions.adds_nothing(top.content, content)
+                and not contradictions.conflict(top.content, content)):
+            return Verdict("block", top, top_score)
+        verdict = self._ask_model(content, similar, config) or self._apply_rules(content, similar, config)
+        return self._protect(verdict, source)
+
+    def _apply_rules(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
+        for row, score in similar:
+            reason = contradictions.conflict(row.content, content)
+            if reason:
+                return Verdict("contradiction", row, score, reason)
+        return _flag_or_store(similar, config)
+
+    def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig
+                   ) -> Verdict | None:
+        """The model's verdict, or None when there is no model or its answer is unusable (rules decide)."""
+        by_id = {row.id: (row, score) for row, score in similar}
+        flagged = similar[0][1] >= config.flag_threshold
+        messages = verdict_messages(content, [row for row, _ in similar], full=flagged)
+        try:
+            answer = parse_json(self.llm.complete(messages, max_tokens=600 if flagged else 120))
+        except LanguageModelUnavailable:
+            return None
+        if answer is None:
+            log.warning("the language model's verdict was not JSON; the rules decide")
+            return None
+        if not flagged:
+            target = by_id.get(str(answer.get("conflicting_id", "")))
+            if answer.get("contradicts") is True and target:
+                return Verdict("contradiction", *target, reason=_reason(answer))
+            return STORE if answer.get("contradicts") is False else None
+        action = answer.get("action")
+        target = by_id.get(str(answer.get("target_id", "")))
+        if action in ("contradiction", "replace", "merge") and target:
+            merged = str(answer.get("merged_content") or "")
+            if action == "merge" and not keeps_everything(merged, target[0].content, content):
+                log.warning("the merged note the model wrote drops facts; both notes are kept")
+                return _flag_or_store(similar, config)
+            return Verdict(action, *target, reason=_reason(answer), merged_content=merged.strip())
+        if action == "keep_both":
+            return _flag_or_store(similar, config)
+        return None
+
+    def _protect(self, verdict: Verdict, source: str) -> Verdict:
+        target = verdict.target
+        if target is None:
+            return verdict
+        transcript = source in TRANSCRIPT_SOURCES and target.source != source
+        if verdict.action in ("merge", "replace") and (is_protected(target) or transcript):
+            return Verdict("flag", target, verdict.score)
+        if verdict.action == "contradiction" and "status:canonical" in target.tags:
+            return Verdict("keep_canonical", target, verdict.score, "Conflicts with a confirmed canonical memory.")
+        if verdict.action == "contradiction" and transcript:
+            return Verdict("keep_canonical", target, verdict.score,
+                           "A session transcript never overrides a memory from another source.")
+        return verdict
+
+
+def _flag_or_store(similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
+    top, score = similar[0]
+    return Verdict("flag", top, score) if score >= config.flag_threshold else STORE
+
+
+def keeps_everything(merged: str, *originals: str) -> bool:
+    """Whether a merged note plausibly holds both originals: every number and most of their words."""
+    if not merged.strip():
+        return False
+    merged_words = set(contradictions.words(merged))
+    for original in originals:
+        words = set(contradictions.words(original))
+        numbers = {w for w in words if w[:1].isdigit()}
+        content = contradictions.content_words(list(words))
+        if not numbers <= merged_words:
+            return False
+        if content and len(content & contradictions.content_words(list(merged_words))) < 0.6 * len(content):
+            return False
+    return True
+
+
+VERDICT_SYSTEM = (
+    "You keep a personal memory store tidy. You compare a new note with similar stored notes and answer "
+    "with a single JSON object and nothing else."
+)
+
+
+def verdict_messages(content: str, stored: Sequence[EntryRow], full: bool) -> list[dict[str, str]]:
+    notes = "\n".join(f"[{row.id}] {row.content[:MODEL_EXCERPT_CHARS]}" for row in stored)
+    if full:
+        task = (
+            'Choose one action:\n- "contradiction": the new note says something incompatible with a stored note, '
+            'which is now outdated;\n- "replace": the new note is a newer, complete version of a stored note;\n'
+            '- "merge": they overlap and one combined note is better (write it in merged_content, keeping every '
+            'fact of both);\n- "keep_both": anything else.\n'
+            'Answer {"action": "...", "target_id": "<id of the stored note>", "merged_content": "...", '
+            '"reason": "<one sentence>"}'
+        )
+    else:
+        task = ('Does the new note contradict one of the stored notes? Answer '
+                '{"contradicts": true or false, "conflicting_id": "<id>", "reason": "<one sentence>"}')
+    return [{"role": "system", "content": VERDICT_SYSTEM},
+            {"role": "user", "content": f"New note:\n{content[:2000]}\n\nStored notes:\n{notes}\n\n{task}"}]
+
+
+CLASSIFY_SYSTEM = "You classify notes for a personal memory store. Answer with a single JSON object and nothing else."
+KIND_SYNONYMS = {"event": "episodic", "decision": "episodic", "milestone": "episodic", "episodic": "episodic",
+                 "fact": "semantic", "preference": "semantic", "knowledge": "semantic", "belief": "semantic",
+                 "semantic": "semantic"}
+
+
+def classify_with_model(llm: LanguageModel, content: str, fallback: Classification) -> tuple[Classification, bool] | None:
+    """The model's importance and kind (the rules' volatility kept), and whether it calls the note canonical."""
+    messages = [{"role": "system", "content": CLASSIFY_SYSTEM}, {"role": "user", "content": (
+        f"Note:\n{content[:500]}\n\nAnswer {{\"importance\": 1-5, \"canonical\": true if it is a confirmed, "
+        f"authoritative fact, \"kind\": \"episodic\" (something that happened) or \"semantic\" (a lasting fact)}}")}]
+    try:
+        answer = parse_json(llm.complete(messages, max_tokens=80))
+    except LanguageModelUnavailable:
+        return None
+    if answer is None:
+        return None
+    importance = answer.get("importance")
+    kind = KIND_SYNONYMS.get(str(answer.get("kind", "")).lower())
+    if not isinstance(importance, int) or isinstance(importance, bool) or not 1 <= importance <= 5 or kind is None:
+        return None
+    return Classification(importance, kind, fallback.volatility), answer.get("canonical") is True
+
+
+JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_json(text: str) -> dict | None:
+    """The JSON object in a model's answer (models like to wrap it in prose or code fences), or None."""
+    match = JSON_OBJECT.search(text or "")
+    if not match:
+        return None
+    try:
+        value = json.loads(match.group(0))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reason(answer: dict) -> str:
+    return str(answer.get("reason") or "The new note supersedes the older one.")[:500]

@@ -1,0 +1,112 @@
+"""How entries and their timelines look to clients (shared by REST and, later, MCP)."""
+
+from typing import Any
+
+from ..domain.events import (
+    ContradictionLost,
+    ContradictionWon,
+    DuplicateSuspected,
+    Envelope,
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryClassified,
+    MemoryImported,
+    MemoryRecalled,
+    MemoryRevised,
+    StatusChanged,
+    TagsChanged,
+    TimeAnchorSet,
+)
+from ..domain.identity import Identity
+from ..ports.read_model import EntryRow
+
+TIMELINE_NAMES = {
+    "MemoryCaptured": "created",
+    "MemoryImported": "imported",
+    "MemoryAppended": "appended",
+    "MemoryRevised": "updated",
+    "TagsChanged": "tags_changed",
+    "StatusChanged": "status_changed",
+    "MemoryRecalled": "recalled",
+    "TimeAnchorSet": "time_anchor_set",
+    "TimeAnchorCleared": "time_anchor_cleared",
+    "MemoryClassified": "classified",
+    "DuplicateSuspected": "duplicate_suspected",
+    "ContradictionWon": "contradiction_won",
+    "ContradictionLost": "contradiction_lost",
+    "MemoryForgotten": "deleted",
+}
+
+
+def actor_name(identity: Identity, actor: str) -> str:
+    return identity.name if actor == identity.actor_id else actor
+
+
+def entry_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
+    """An entry as /list returns it: personal memories never name their author."""
+    layer = identity.layer(row.workspace)
+    return {
+        "id": row.id,
+        "content": row.content,
+        "tags": list(row.tags),
+        "source": row.source,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "importance_score": row.importance_score,
+        "recall_count": row.recall_count,
+        "contradiction_wins": row.contradiction_wins,
+        "contradiction_losses": row.contradiction_losses,
+        "workspace": layer,
+        "actor_name": actor_name(identity, row.actor) if layer == "company" else None,
+        "can_edit": identity.can_edit(row.workspace, row.actor),
+    }
+
+
+def anchored_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
+    """An entry with its time anchor, as /due and /loops return it."""
+    return {**entry_view(row, identity), "when_at": row.when_at, "when_kind": row.when_kind}
+
+
+def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope]) -> dict[str, Any]:
+    """An entry as /entry returns it: everything, its author and its audit timeline."""
+    view = entry_view(row, identity)
+    view["actor_name"] = actor_name(identity, row.actor)
+    view["indexed"] = row.indexed
+    view["when_at"] = row.when_at
+    view["when_kind"] = row.when_kind if row.when_at is not None else None
+    view["timeline"] = [timeline_item(e, identity) for e in events]
+    return view
+
+
+def timeline_item(envelope: Envelope, identity: Identity) -> dict[str, Any]:
+    return {
+        "event": TIMELINE_NAMES.get(envelope.type, envelope.type),
+        "created_at": envelope.at,
+        "actor_name": actor_name(identity, envelope.actor),
+        "payload": _payload(envelope.event),
+    }
+
+
+def _payload(event: object) -> dict[str, Any]:
+    if isinstance(event, (MemoryCaptured, MemoryImported)):
+        return {"source": event.source, "tags": list(event.tags)}
+    if isinstance(event, MemoryAppended):
+        return {"chars": len(event.addition)}
+    if isinstance(event, MemoryRevised):
+        return {"chars": len(event.content), **({"reason": event.reason} if event.reason else {})}
+    if isinstance(event, MemoryClassified):
+        return {"importance": event.importance, "kind": event.kind, "volatility": event.volatility or None,
+                "canonical": event.canonical, "method": event.method}
+    if isinstance(event, DuplicateSuspected):
+        return {"match_id": event.match_id, "score": round(event.score * 100, 1)}
+    if isinstance(event, (ContradictionWon, ContradictionLost)):
+        return {"other_id": event.other_id, "reason": event.reason}
+    if isinstance(event, TagsChanged):
+        return {"tags": list(event.tags)}
+    if isinstance(event, StatusChanged):
+        return {"status": event.status}
+    if isinstance(event, MemoryRecalled):
+        return {"day": event.day}
+    if isinstance(event, TimeAnchorSet):
+        return {"when_at": event.when_at, "when_kind": event.when_kind}
+    return {}

@@ -1,0 +1,195 @@
+"""The composition root: settings in, a wired brain out. Nothing else builds adapters."""
+
+import logging
+import os
+import secrets
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from .adapters.event_store.sqlite import SQLiteEventStore
+from .adapters.llm.none import NoLanguageModel
+from .adapters.llm.openai_compat import OpenAICompatibleModel
+from .adapters.read_model.sqlite import SQLiteReadModel
+from .adapters.sqlite_database import SQLiteDatabase
+from .adapters.vector_index.sqlite import SQLiteVectorIndex
+from .app.indexing import Indexer, IndexingWorker
+from .app.links import LinkService
+from .app.memories import MemoryService
+from .app.projects import ProjectService
+from .app.queries import MemoryQueries
+from .app.recall.pipeline import RecallService
+from .app.settings_service import SettingsService
+from .app.transfer import Transfer
+from .app.triage import Triage
+from .domain.errors import BrainError
+from .domain.identity import Identity, owner
+from .ports.clock import Clock, SystemClock
+from .ports.embedder import Embedder
+from .ports.event_store import EventStore
+from .ports.llm import LanguageModel
+from .ports.read_model import ReadModel
+from .ports.reranker import Reranker
+from .ports.vector_index import VectorIndex
+from .settings import Settings
+
+log = logging.getLogger("second_brain")
+
+
+@dataclass
+class Brain:
+    """Everything an entry point needs, wired once."""
+
+    settings: Settings
+    db: SQLiteDatabase | None  # the embedded brain's database; None on AWS
+    store: EventStore
+    vectors: VectorIndex
+    memories: MemoryService
+    queries: MemoryQueries
+    recall: RecallService
+    links: LinkService
+    projects: ProjectService
+    transfer: Transfer
+    config: SettingsService
+    llm: LanguageModel
+    indexer: Indexer | None
+    worker: IndexingWorker | None
+    owner: Identity
+    classifier: ThreadPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Start background work (the indexing worker)."""
+        if self.worker:
+            self.worker.start()
+
+    def close(self) -> None:
+        if self.worker:
+            self.worker.stop()
+        if self.classifier:
+            self.classifier.shutdown(wait=True, cancel_futures=True)
+        if self.db:
+            self.db.close()
+
+
+def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
+    """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # Queries get every core; background indexing gets one, so captures and recalls are not starved by it.
+    background = embedder or load_embedder(settings, threads=1)
+    embedder = embedder or (load_embedder(settings) if background else None)
+    db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
+    read_model = SQLiteReadModel(db)
+    vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
+    store = SQLiteEventStore(db, projections=[read_model, vectors])
+    store.catch_up()
+    brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, background,
+                     load_llm(settings), load_reranker(settings), db=db)
+    if brain.worker:
+        vectors.on_pending = brain.worker.notify
+    return brain
+
+
+def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,
+             embedder: Embedder | None, background: Embedder | None, llm: LanguageModel,
+             reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True) -> Brain:
+    """The application services over whichever adapters the deployment chose."""
+    ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
+    links = LinkService(store, read_model, clock, vectors if embedder else None)
+    indexer = Indexer(vectors, background, on_indexed=links.infer) if background else None
+    config = SettingsService(store, clock, settings.timezone)
+    triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
+                    catch_up=indexer.catch_up) if indexer else None
+    has_model = not isinstance(llm, NoLanguageModel)
+    # A configured model refines the rules' classification of each new memory, off the request path.
+    classifier = ThreadPoolExecutor(1, thread_name_prefix="classifier") if has_model else None
+    memories = MemoryService(store, clock, config.timezone, triage=triage, llm=llm if has_model else None)
+    if classifier:
+        memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
+    return Brain(
+        settings=settings,
+        db=db,
+        store=store,
+        vectors=vectors,
+        memories=memories,
+        queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
+        recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker,
+                             timezone=config.timezone),
+        config=config,
+        links=links,
+        projects=ProjectService(store, read_model, clock),
+        transfer=Transfer(store, read_model, clock),
+        llm=llm,
+        indexer=indexer,
+        worker=IndexingWorker(indexer) if indexer and worker else None,
+        owner=owner(settings.owner_name),
+        classifier=classifier,
+    )
+
+
+def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: object) -> None:
+    def run() -> None:
+        try:
+            task(*args)
+        except Exception:  # a failed refinement leaves the rules' classification in place
+            log.exception("classifying with the language model failed")
+
+    executor.submit(run)
+
+
+def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
+    """The configured embedder, or None (keyword-only recall) if it is off or cannot load."""
+    if settings.embedder != "local":  # none, or a cloud embedder the AWS composition builds
+        return None
+    try:
+        from .adapters.embedder.local import MiniLMEmbedder
+    except ImportError as exc:
+        log.error("semantic search is unavailable: the local model is not installed (pip install "
+                  "'second-brain[local]'): %s", exc)
+        return None
+    try:
+        return MiniLMEmbedder(threads=threads)
+    except BrainError as exc:
+        log.error("semantic search is unavailable: %s", exc.message)
+        return None
+
+
+def load_llm(settings: Settings) -> LanguageModel:
+    """The configured language model; without one, callers use their deterministic fallbacks."""
+    if settings.llm == "none":
+        return NoLanguageModel()
+    if settings.llm == "bedrock":
+        import boto3
+
+        from .adapters.llm.bedrock import BedrockConverseModel
+
+        return BedrockConverseModel(boto3.client("bedrock-runtime"), settings.llm_model)
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return OpenAICompatibleModel(settings.llm_base_url, settings.llm_model, key, settings.llm_timeout)
+
+
+def load_reranker(settings: Settings) -> Reranker | None:
+    """The user's ONNX cross-encoder, if one is configured and loads; recall works without it."""
+    if settings.reranker_dir is None:
+        return None
+    from .adapters.reranker.onnx import OnnxCrossEncoder
+
+    try:
+        return OnnxCrossEncoder(settings.reranker_dir)
+    except Exception as exc:  # a broken model file must not stop the brain from serving
+        log.error("the reranker at %s is unavailable: %s", settings.reranker_dir, exc)
+        return None
+
+
+def resolve_token(settings: Settings) -> tuple[str, bool]:
+    """The owner token: from the environment, else the saved one, else a new one saved owner-only."""
+    if settings.auth_token is not None and settings.auth_token.get_secret_value().strip():
+        return settings.auth_token.get_secret_value().strip(), False
+    path = settings.token_path
+    if path.exists():
+        return path.read_text().strip(), False
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    return token, True

@@ -1,0 +1,61 @@
+"""Commands: what a caller asks the brain to do to one memory."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capture:
+    content: str
+    tags: tuple[str, ...] = ()
+    source: str = "api"
+    workspace: str = ""
+    volatility: str | None = None
+
+
+@dataclass(frozen=True)
+class Append:
+    addition: str
+    dated: str
+    volatility: str | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    content: str
+    tags: tuple[str, ...] | None = None  # None leaves the tag set alone (hashtags still merge in)
+    volatility: str | None = None
+
+
+@dataclass(frozen=True)
+class SetStatus:
+    status: str
+
+
+@dataclass(frozen=True)
+class ChangeTags:
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SetTimeAnchor:
+    when_at: int
+    when_kind: str
+    now: int  # a snooze must move the anchor into the future
+
+
+@dataclass(frozen=True)
+class ClearTimeAnchor:
+    pass
+
+
+@dataclass(frozen=True)
+class RecordRecall:
+    day: str
+
+
+@dataclass(frozen=True)
+class Forget:
+    pass
+
+
+Command = Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall | Forget

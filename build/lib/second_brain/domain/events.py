@@ -1,0 +1,228 @@
+"""Every event that exists, the envelope they travel in, and the registry of stored type names."""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from .links import LinkCreated, LinkRemoved
+from .projects import ProjectCreated, ProjectDeleted, ProjectImported, ProjectUpdated
+
+
+@dataclass(frozen=True)
+class MemoryCaptured:
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryImported:
+    """A memory restored from an export, with the times and counters it had there."""
+
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    created_at: int
+    updated_at: int
+    recall_count: int
+    importance_score: int
+    contradiction_wins: int
+    contradiction_losses: int
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryAppended:
+    addition: str
+    dated: str  # the "[Update <date>]" label, fixed at decision time so replays agree
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryRevised:
+    content: str
+    reason: str = ""  # "" for an update; "merged" or "replaced" when a newer note was folded in
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class TagsChanged:
+    tags: tuple[str, ...]
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryRecalled:
+    """A recall returned the memory; recorded at most once per memory per day, so polling cannot inflate it."""
+
+    day: str  # ISO date in the brain's time zone
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class TimeAnchorSet:
+    """The memory is due, happens, or should resurface at `when_at`; a snooze sets it again."""
+
+    when_at: int  # unix ms
+    when_kind: str  # due | event | wake
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class TimeAnchorCleared:
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryClassified:
+    """How much the memory matters (1-5), what kind it is, how long it stays true; by rules or by a model."""
+
+    importance: int
+    kind: str  # episodic | semantic
+    volatility: str  # durable | state | volatile | "" (only fills in a volatility nobody gave)
+    canonical: bool
+    method: str  # rules | model
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class DuplicateSuspected:
+    """Stored although a very similar memory exists; it carries the duplicate-candidate tag."""
+
+    match_id: str
+    score: float  # cosine, 0-1
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ContradictionWon:
+    """This memory survived a contradiction with `other_id`."""
+
+    other_id: str
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ContradictionLost:
+    """This memory lost a contradiction with `other_id` (deprecated, or kept as a draft)."""
+
+    other_id: str
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class CaptureAnswered:
+    """What a capture sent with an Idempotency-Key answered (on the key's own stream), so a retry of the same
+    request gets the same answer instead of a second memory."""
+
+    request_hash: str  # sha256 of the request, to refuse the same key on a different request
+    memory_id: str
+    tags: tuple[str, ...]
+    action: str  # the triage verdict: store, flag, merge, replace, contradiction, keep_canonical
+    match_id: str
+    score: float
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ConfigChanged:
+    """An admin set these runtime settings (on the `config` stream)."""
+
+    values: dict[str, Any]
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ConfigReset:
+    """An admin put one runtime setting back to its default."""
+
+    key: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryForgotten:
+    """Tombstone: the store erases the content of every earlier event of the stream."""
+
+    SCHEMA: ClassVar[int] = 1
+    TOMBSTONE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What an erased event reads back as: its type survives, its content does not."""
+
+    original_type: str
+    SCHEMA: ClassVar[int] = 1
+
+
+DomainEvent = (
+    MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
+    | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon | ContradictionLost
+    | MemoryForgotten | Erased
+)
+
+REGISTRY: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
+        TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
+        MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
+        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered,
+    )
+}
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One event as stored: where it belongs, who caused it, when, and its global position."""
+
+    stream_id: str
+    version: int
+    event: Any
+    actor: str
+    workspace: str
+    request_id: str
+    at: int  # unix milliseconds
+    position: int = 0  # assigned by the store on append
+    schema_version: int = field(default=1)
+
+    @property
+    def type(self) -> str:
+        if isinstance(self.event, Erased):
+            return self.event.original_type
+        return type(self.event).__name__
+
+
+def is_tombstone(event: object) -> bool:
+    """True for events after which a stream's earlier content must be erased."""
+    return bool(getattr(event, "TOMBSTONE", False))
+
+
+def to_data(event: object) -> dict[str, Any]:
+    """The JSON-ready payload of an event (tuples become lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(event).items()}  # type: ignore[call-overload]
+
+
+def from_data(type_name: str, data: dict[str, Any], erased: bool = False) -> object:
+    """Rebuild an event from its stored type name and payload."""
+    if erased:
+        return Erased(type_name)
+    cls = REGISTRY[type_name]
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return cls(**fields)
+
+
+def memory_stream(memory_id: str) -> str:
+    return f"memory-{memory_id}"

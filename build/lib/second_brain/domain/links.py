@@ -1,0 +1,93 @@
+"""Typed relationship edges between memories, one stream per edge, as pure decide/evolve."""
+
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from .errors import InvalidInput
+
+LABELS = {
+    "relates_to": "Related to",
+    "supersedes": "Supersedes",
+    "caused_by": "Caused by",
+    "decided": "Decided",
+    "about_person": "About person",
+    "part_of_project": "Part of project",
+    "follows": "Follows",
+}
+UNDIRECTED = frozenset({"relates_to"})
+EPISODIC_ONLY = frozenset({"decided", "follows"})
+PROVENANCES = ("explicit", "inferred", "system")
+
+
+@dataclass(frozen=True)
+class LinkCreated:
+    source_id: str
+    target_id: str
+    type: str
+    weight: float
+    provenance: str
+    created_at: int | None = None  # set by an import, to keep the time the edge was first made
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class LinkRemoved:
+    source_id: str
+    target_id: str
+    type: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class Edge:
+    source_id: str
+    target_id: str
+    type: str
+    exists: bool = False
+    weight: float = 0.0
+    provenance: str = ""
+    version: int = 0
+
+
+def check_type(link_type: str) -> str:
+    if link_type not in LABELS:
+        raise InvalidInput(f"Unknown link type: {link_type}. Use one of: {', '.join(LABELS)}")
+    return link_type
+
+
+def endpoints(source_id: str, target_id: str, link_type: str) -> tuple[str, str]:
+    """The stored direction: undirected pairs in canonical (sorted) order."""
+    source_id, target_id = source_id.strip(), target_id.strip()
+    if not source_id or not target_id:
+        raise InvalidInput("Missing or empty source_id or target_id")
+    if source_id == target_id:
+        raise InvalidInput("Cannot link an entry to itself")
+    if check_type(link_type) in UNDIRECTED and target_id < source_id:
+        return target_id, source_id
+    return source_id, target_id
+
+
+def edge_stream(source_id: str, target_id: str, link_type: str) -> str:
+    return f"link-{link_type}-{source_id}-{target_id}"
+
+
+def decide_link(edge: Edge, weight: float, provenance: str) -> list[object]:
+    """Linking is idempotent: an existing edge keeps the stronger weight and the stronger provenance."""
+    if not 0.0 <= weight <= 1.0:
+        raise InvalidInput("weight must be between 0 and 1")
+    if edge.exists and edge.weight >= weight and (edge.provenance == provenance or provenance != "explicit"):
+        return []
+    kept = provenance if not edge.exists or provenance == "explicit" else edge.provenance
+    return [LinkCreated(edge.source_id, edge.target_id, edge.type, max(weight, edge.weight), kept)]
+
+
+def decide_unlink(edge: Edge) -> list[object]:
+    return [LinkRemoved(edge.source_id, edge.target_id, edge.type)] if edge.exists else []
+
+
+def evolve_edge(edge: Edge, event: object) -> Edge:
+    if isinstance(event, LinkCreated):
+        return replace(edge, exists=True, weight=event.weight, provenance=event.provenance, version=edge.version + 1)
+    if isinstance(event, LinkRemoved):
+        return replace(edge, exists=False, weight=0.0, provenance="", version=edge.version + 1)
+    raise TypeError(f"unknown event {event!r}")

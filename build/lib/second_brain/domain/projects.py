@@ -1,0 +1,144 @@
+"""Projects: a registry row per (workspace, slug); membership itself is the memory's project:<slug> tag."""
+
+import re
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+from . import text
+from .errors import AlreadyExists, InvalidInput, NotFound
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+MAX_NAME = 120
+MAX_DESCRIPTION = 1000
+MAX_ALIASES = 16
+STATUSES = ("active", "archived")
+
+
+@dataclass(frozen=True)
+class ProjectCreated:
+    slug: str
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    workspace: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ProjectImported:
+    """A project restored from an export, as it was there."""
+
+    slug: str
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    status: str
+    workspace: str
+    created_at: int
+    updated_at: int | None
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ProjectUpdated:
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    status: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ProjectDeleted:
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class Project:
+    slug: str
+    workspace: str
+    exists: bool = False
+    name: str = ""
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    status: str = "active"
+    version: int = 0
+
+
+def project_stream(workspace: str, slug: str) -> str:
+    return f"project-{workspace}-{slug}"
+
+
+def slugify(name: str) -> str:
+    """Lowercase, spaces to hyphens, anything else illegal stripped."""
+    slug = re.sub(r"[^a-z0-9_-]", "", re.sub(r"\s+", "-", name.strip().lower()))
+    return slug.lstrip("_-")[:64]
+
+
+def check_slug(slug: str) -> str:
+    if not SLUG.match(slug):
+        raise InvalidInput(f"Invalid project slug {slug!r}: use lowercase letters, digits, - and _ (at most 64)")
+    return slug
+
+
+def check_fields(name: str, description: str, aliases: list[str] | tuple[str, ...], status: str) -> tuple[str, ...]:
+    if not name.strip():
+        raise InvalidInput("Missing or empty name")
+    if len(name) > MAX_NAME:
+        raise InvalidInput(f"name is too long: at most {MAX_NAME} characters")
+    if len(description) > MAX_DESCRIPTION:
+        raise InvalidInput(f"description is too long: at most {MAX_DESCRIPTION} characters")
+    if status not in STATUSES:
+        raise InvalidInput("status must be active or archived")
+    cleaned = text.normalize_tags(list(aliases))
+    if len(cleaned) > MAX_ALIASES:
+        raise InvalidInput(f"Too many aliases: at most {MAX_ALIASES}")
+    for alias in cleaned:
+        if alias.startswith(text.RESERVED_PREFIXES):
+            raise InvalidInput(f"Alias {alias!r} uses a reserved prefix: aliases are plain topic tags")
+    return tuple(cleaned)
+
+
+def decide_create(state: Project, name: str, description: str, aliases: list[str]) -> list[object]:
+    if state.exists:
+        raise AlreadyExists(f'project "{state.slug}" already exists')
+    cleaned = check_fields(name, description, aliases, "active")
+    return [ProjectCreated(check_slug(state.slug), name.strip(), description, cleaned, state.workspace)]
+
+
+def decide_update(state: Project, name: str | None, description: str | None, aliases: list[str] | None,
+                  status: str | None) -> list[object]:
+    if not state.exists:
+        raise NotFound(f'unknown project "{state.slug}"')
+    new = ProjectUpdated(
+        name=state.name if name is None else name.strip(),
+        description=state.description if description is None else description,
+        aliases=state.aliases if aliases is None else tuple(aliases),
+        status=state.status if status is None else status,
+    )
+    new = replace(new, aliases=check_fields(new.name, new.description, new.aliases, new.status))
+    unchanged = (new.name, new.description, new.aliases, new.status) == (
+        state.name, state.description, state.aliases, state.status)
+    return [] if unchanged else [new]
+
+
+def decide_delete(state: Project) -> list[object]:
+    if not state.exists:
+        raise NotFound(f'unknown project "{state.slug}"')
+    return [ProjectDeleted()]
+
+
+def evolve_project(state: Project, event: object) -> Project:
+    version = state.version + 1
+    if isinstance(event, ProjectCreated):
+        return replace(state, exists=True, name=event.name, description=event.description, aliases=event.aliases,
+                       status="active", version=version)
+    if isinstance(event, ProjectImported):
+        return replace(state, exists=True, name=event.name, description=event.description, aliases=event.aliases,
+                       status=event.status, version=version)
+    if isinstance(event, ProjectUpdated):
+        return replace(state, name=event.name, description=event.description, aliases=event.aliases,
+                       status=event.status, version=version)
+    if isinstance(event, ProjectDeleted):
+        return Project(state.slug, state.workspace, version=version)
+    raise TypeError(f"unknown event {event!r}")

@@ -1,0 +1,111 @@
+"""Pure text rules for captured content: hashtags, tags, volatility and status values."""
+
+import re
+
+from .errors import InvalidInput
+
+HASHTAG = re.compile(r"(?<![\w#&/=?.:-])#(\w+(?:-\w+)*)")
+# Spans where a '#' is part of something else: URLs, fenced code blocks and inline code.
+PROTECTED_SPANS = re.compile(
+    r"```.*?(?:```|\Z)"  # fenced code, to its closing fence or the end of the note
+    r"|`[^`\n]*`"  # inline code
+    r"|\b(?:https?|ftp)://\S+"  # URLs with a scheme
+    r"|\bwww\.\S+",
+    re.DOTALL,
+)
+
+VOLATILITIES = ("durable", "state", "volatile")
+STATUSES = ("canonical", "draft", "deprecated")
+MAX_CONTENT_CHARS = 200_000
+MAX_TAGS = 64
+MAX_TAG_CHARS = 128
+RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
+PIPELINE_MARKERS = frozenset(
+    {"synthesized", "auto-pattern", "auto-insight", "duplicate-candidate", "contradiction-resolved", "rolled-up"}
+)
+
+
+def extract_hashtags(content: str) -> tuple[str, list[str]]:
+    """Split hashtags out of content; digits-only tags, URLs and code are left untouched.
+
+    Unlike the reference, whitespace is preserved: only the hashtag and one space beside it go.
+    """
+    protected = [m.span() for m in PROTECTED_SPANS.finditer(content)]
+    tags: list[str] = []
+    kept: list[str] = []
+    cursor = 0
+    for match in HASHTAG.finditer(content):
+        start, end = match.span()
+        if match.group(1).isdigit() or any(a <= start < b for a, b in protected):
+            continue
+        tags.append(match.group(1).lower())
+        if start > cursor and content[start - 1] in " \t":
+            start -= 1
+        elif end < len(content) and content[end] in " \t":
+            end += 1
+        kept.append(content[cursor:start])
+        cursor = end
+    if not tags:
+        return content, []
+    kept.append(content[cursor:])
+    text = "".join(kept).strip()
+    return (text or content), dedupe(tags)
+
+
+def check_length(content: str) -> None:
+    """A memory is a note, not a data dump: refuse content past the limit rather than store a fragment."""
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"content is too long: at most {MAX_CONTENT_CHARS} characters")
+
+
+def dedupe(tags: list[str]) -> list[str]:
+    """Keep the first occurrence of each tag, in order."""
+    return list(dict.fromkeys(tags))
+
+
+def normalize_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
+    """Trim and lowercase caller tags, drop empty ones, enforce the limits."""
+    cleaned = dedupe([t.strip().lower() for t in tags if t.strip()])
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"Too many tags: at most {MAX_TAGS} are allowed")
+    for tag in cleaned:
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidInput(f"Tag too long: at most {MAX_TAG_CHARS} characters ({tag[:40]}…)")
+    return cleaned
+
+
+def check_volatility(volatility: str | None) -> None:
+    """Volatility values are matched case-sensitively, as the reference does."""
+    if volatility is not None and volatility not in VOLATILITIES:
+        raise InvalidInput("volatility must be one of: durable, state, volatile")
+
+
+def with_prefixed(tags: list[str], prefix: str, value: str | None) -> list[str]:
+    """Replace any tag under `prefix` (case-insensitively) with `prefix + value`."""
+    if value is None:
+        return tags
+    kept = [t for t in tags if not t.lower().startswith(prefix)]
+    return [*kept, prefix + value]
+
+
+def is_topic_tag(tag: str) -> bool:
+    """A tag a person chose, as opposed to the brain's own bookkeeping."""
+    lowered = tag.lower()
+    return not (lowered.startswith(RESERVED_PREFIXES) or lowered in PIPELINE_MARKERS or lowered.isdigit())
+
+
+# Light English suffix stripping: "adopting" searches "adopt", which also finds "adoption" and "adopted".
+SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
+MIN_STEM = 4
+
+
+def stem(token: str) -> str:
+    """The form a word is searched by: itself, or its stem for plain lowercase English words."""
+    if not token.isascii() or not token.isalpha() or len(token) < MIN_STEM + 2:
+        return token
+    for _ in range(2):  # a plural, then a verb ending: "meetings" -> "meeting" -> "meet"
+        suffix = next((s for s in SUFFIXES if token.endswith(s) and len(token) - len(s) >= MIN_STEM), None)
+        if suffix is None:
+            break
+        token = token[: -len(suffix)]
+    return token

@@ -1,0 +1,91 @@
+"""The FastAPI app factory: one brain in, one app out, no global state."""
+
+import contextlib
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
+
+from ... import __version__
+from ...bootstrap import Brain
+from ...settings import Settings
+from ..mcp_server import BearerGate, build_mcp, current_identity
+from . import chat, config, errors, links, memories, projects, reminders, transfer
+from .auth import BearerAuth
+
+REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
+SHELL = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Second Brain</title></head>
+<body><h1>Second Brain</h1><p>Version {version}. The API is served here; send a bearer token.</p></body></html>
+"""
+
+
+def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastAPI:
+    """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it."""
+    auth = BearerAuth(token, brain.owner)
+    mcp = build_mcp(brain, current_identity)
+    # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
+    mcp.streamable_http_app(json_response=True, stateless_http=True,
+                            transport_security=transport_security(brain.settings, public_url))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+
+    app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
+    app.state.brain = brain
+    app.state.auth = auth
+    app.router.routes.append(
+        Route("/mcp", BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth), methods=["GET", "POST", "DELETE"]))
+    errors.install(app)
+    app.include_router(memories.router)
+    app.include_router(links.router)
+    app.include_router(projects.router)
+    app.include_router(reminders.router)
+    app.include_router(chat.router)
+    app.include_router(transfer.router)
+    app.include_router(config.router)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def shell() -> str:
+        return SHELL.format(version=__version__)
+
+    @app.middleware("http")
+    async def request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        given = request.headers.get("x-request-id", "")
+        request.state.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        response = await call_next(request)
+        response.headers["X-Request-Id"] = request.state.request_id
+        return response
+
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=["*"],
+        allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
+    )
+    return app
+
+
+def transport_security(settings: Settings, public_url: str | None = None) -> TransportSecuritySettings:
+    """Host and Origin checks on /mcp (DNS rebinding): local names, the bound host, and the public URL."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if settings.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        hosts.append(f"{settings.host}:*")
+        origins.append(f"http://{settings.host}:*")
+    if public_url or settings.public_url:
+        public = urlsplit(public_url or settings.public_url or "")
+        hosts += [public.netloc, f"{public.hostname}:*"]
+        origins += [f"{public.scheme}://{public.netloc}", f"{public.scheme}://{public.hostname}:*"]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)

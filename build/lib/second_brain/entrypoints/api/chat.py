@@ -1,0 +1,44 @@
+"""POST /chat: server-sent events carrying the model's answer as it is written."""
+
+import json
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+from pydantic import StrictStr
+
+from ...adapters.llm.none import MESSAGE, NoLanguageModel
+from ...app.chat import answer
+from ...domain.errors import LanguageModelUnavailable
+from ..operations import required
+from .body import Body, json_body
+from .memories import Ctx
+
+router = APIRouter()
+
+
+class ChatBody(Body):
+    query: StrictStr | None = None
+    memories: StrictStr | None = None
+
+
+ChatIn = Annotated[ChatBody, Depends(json_body(ChatBody))]
+
+
+@router.post("/chat")
+def chat(ctx: Ctx, body: ChatIn, request: Request) -> StreamingResponse:
+    query = required(body.query, "query")
+    model = request.app.state.brain.llm
+    if isinstance(model, NoLanguageModel):
+        raise LanguageModelUnavailable(MESSAGE)
+
+    def events() -> Iterator[str]:
+        try:
+            for piece in answer(model, query, body.memories or ""):
+                yield f"data: {json.dumps({'response': piece})}\n\n"
+        except LanguageModelUnavailable as exc:  # the stream has started: report in-band
+            yield f"event: error\ndata: {json.dumps({'ok': False, 'error': exc.message})}\n\n"
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream")

@@ -1,0 +1,38 @@
+"""REST routes for the memory graph: link, unlink, connections."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import StrictStr
+
+from .. import operations as ops
+from .body import Body, json_body
+from .memories import Ctx
+from .params import text_param
+
+router = APIRouter()
+
+
+class LinkBody(Body):
+    source_id: StrictStr | None = None
+    target_id: StrictStr | None = None
+    type: StrictStr | None = None
+
+
+LinkIn = Annotated[LinkBody, Depends(json_body(LinkBody))]
+
+
+@router.post("/link")
+def link(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
+    return ops.link(request.app.state.brain, ctx, body.source_id, body.target_id, body.type)
+
+
+@router.post("/unlink")
+def unlink(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
+    return ops.unlink(request.app.state.brain, ctx, body.source_id, body.target_id, body.type)
+
+
+@router.get("/connections")
+def connections(ctx: Ctx, request: Request) -> dict[str, Any]:
+    params = request.query_params
+    return ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"))

@@ -1,0 +1,35 @@
+"""Query-string parameters parsed the reference's way: strict integers, clamped ranges."""
+
+import re
+
+from starlette.datastructures import QueryParams
+
+from ...domain.errors import InvalidInput
+
+INTEGER = re.compile(r"^[+-]?\d+$")
+TRUTHY = ("1", "true", "yes")
+
+
+def int_param(params: QueryParams, name: str, default: int | None, low: int | None = None,
+              high: int | None = None) -> int | None:
+    """Malformed integers are rejected (400); out-of-range ones are clamped, not rejected."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    if not INTEGER.match(raw.strip()):
+        raise InvalidInput(f"{name} must be an integer")
+    value = int(raw)
+    if low is not None:
+        value = max(low, value)
+    if high is not None:
+        value = min(high, value)
+    return value
+
+
+def flag_param(params: QueryParams, name: str) -> bool:
+    return params.get(name, "").strip().lower() in TRUTHY
+
+
+def text_param(params: QueryParams, name: str) -> str | None:
+    value = params.get(name)
+    return value.strip() if value and value.strip() else None

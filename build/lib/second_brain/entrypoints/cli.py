@@ -1,0 +1,191 @@
+"""The `brain` command: serve, mcp, export, import, replay, version."""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .. import __version__
+from ..app.handling import Context
+from ..bootstrap import build, resolve_token
+from ..settings import Settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="brain", description="Second Brain: a memory service for people and agents.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="serve the REST API on one embedded brain")
+    serve.add_argument("--host", help="interface to bind (default 127.0.0.1, or BRAIN_HOST)")
+    serve.add_argument("--port", type=int, help="port to listen on (default 8787, or BRAIN_PORT)")
+    serve.add_argument("--data-dir", type=Path, help="where the brain is stored (default ./data, or BRAIN_DATA_DIR)")
+
+    replay = commands.add_parser("replay", help="drop every projection and rebuild it from the event log")
+    replay.add_argument("--data-dir", type=Path, help="where the brain is stored")
+    replay.add_argument("--aws", action="store_true", help="rebuild the OpenSearch indexes from the DynamoDB log "
+                        "(BRAIN_EVENTS_TABLE, BRAIN_OPENSEARCH_URL and the embedder settings)")
+
+    mcp = commands.add_parser("mcp", help="serve the MCP tools over stdio, for desktop AI clients")
+    mcp.add_argument("--data-dir", type=Path, help="where the brain is stored")
+
+    export = commands.add_parser("export", help="write every memory, edge and project to a JSON file (format 3)")
+    export.add_argument("file", type=Path)
+    export.add_argument("--data-dir", type=Path, help="where the brain is stored")
+
+    restore = commands.add_parser("import", help="restore an export (this brain's or the reference product's)")
+    restore.add_argument("file", type=Path)
+    restore.add_argument("--data-dir", type=Path, help="where the brain is stored (stop `brain serve` first)")
+    restore.add_argument("--page", type=int, default=500, help="entries or edges per atomic step (max 1000)")
+
+    commands.add_parser("version", help="print the version")
+
+    args = parser.parse_args(argv)
+    if args.command == "version":
+        print(f"second-brain {__version__}")
+        return 0
+    overrides = {k: v for k, v in vars(args).items() if k in ("host", "port", "data_dir") and v is not None}
+    settings = Settings(**overrides)
+    if args.command == "replay":
+        return replay_aws(settings) if args.aws else _replay(settings)
+    if args.command == "mcp":
+        return _mcp(settings)
+    if args.command == "export":
+        return _export(settings, args.file)
+    if args.command == "import":
+        return _import(settings, args.file, args.page)
+    return _serve(settings)
+
+
+def _serve(settings: Settings) -> int:
+    import uvicorn
+
+    from .api.app import create_app
+
+    brain = build(settings)
+    token, generated = resolve_token(settings)
+    if generated:
+        print(f"Generated an owner token (saved to {settings.token_path}, shown only this once):\n\n  {token}\n",
+              flush=True)
+    print(f"Second Brain {__version__} serving http://{settings.host}:{settings.port} "
+          f"(data in {settings.data_dir.resolve()})", flush=True)
+    brain.start()
+    try:
+        uvicorn.run(create_app(brain, token), host=settings.host, port=settings.port, log_level="warning")
+    finally:
+        brain.close()
+    return 0
+
+
+def _mcp(settings: Settings) -> int:
+    """MCP over stdin/stdout: the client launched us, so the caller is the brain's owner. Logs go to stderr."""
+    import logging
+
+    from .mcp_server import build_mcp
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    brain = build(settings)
+    brain.start()
+    try:
+        build_mcp(brain, lambda: brain.owner).run("stdio")
+    finally:
+        brain.close()
+    return 0
+
+
+def _export(settings: Settings, file: Path) -> int:
+    brain = build(settings)
+    try:
+        backup = brain.transfer.export(Context(brain.owner, "cli-export"))
+    finally:
+        brain.close()
+    file.write_text(json.dumps(backup, ensure_ascii=False))
+    print(f"Exported {len(backup['entries'])} memories, {len(backup['edges'])} edges and "
+          f"{len(backup['projects'])} projects to {file}")
+    return 0
+
+
+def _import(settings: Settings, file: Path, page: int) -> int:
+    """Restore page by page, each page one atomic append: an interrupted run is resumed by running it again."""
+    from ..app.transfer import parse_payload
+    from ..domain.errors import BrainError
+
+    try:
+        payload = parse_payload(json.loads(file.read_text()))
+    except (OSError, ValueError, BrainError) as exc:
+        print(f"Cannot import {file}: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 1
+    brain = build(settings)
+    ctx = Context(brain.owner, "cli-import")
+    totals: dict[str, int] = {}
+    offset = edge_offset = 0
+    total = len(payload.entries) + len(payload.edges)
+    try:
+        while True:
+            report = brain.transfer.import_page(ctx, payload, page, offset, edge_offset)
+            for key, value in report.items():
+                if isinstance(value, int) and key.endswith(("imported", "skipped", "failed")):
+                    totals[key] = totals.get(key, 0) + value
+            for failure in report["results"]:
+                print(f"  failed: {failure}", file=sys.stderr)
+            offset, edge_offset = report["next_offset"], report["next_edge_offset"]
+            _progress(offset + edge_offset, total)
+            if not report["remaining_entries"] and not report["remaining_edges"]:
+                break
+        print(file=sys.stderr)
+        print(", ".join(f"{k} {v}" for k, v in totals.items()))
+        if brain.indexer:
+            print("Embedding the restored memories for semantic search (keyword search works already)...")
+            waiting = brain.vectors.pending_count()
+            while (report := brain.indexer.run_once(256)).remaining:
+                _progress(waiting - report.remaining, waiting, "embedded")
+            _progress(waiting, waiting, "embedded")
+            print(file=sys.stderr)
+    finally:
+        brain.close()
+    return 0
+
+
+def _progress(done: int, total: int, label: str = "restored", width: int = 30) -> None:
+    filled = width * done // max(total, 1)
+    print(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
+
+
+def replay_aws(settings: Settings) -> int:
+    """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory."""
+    from ..aws.composition import build_aws
+
+    aws = build_aws(settings)
+    started = time.perf_counter()
+    aws.index.drop()
+    aws.index.create()
+    position = events = 0
+    while batch := aws.log.read_all(after=position, limit=1000):
+        aws.index.apply(batch)
+        events += len(batch)
+        position = batch[-1].position
+        print(f"\rprojected {events} events", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    embedded = 0
+    while aws.brain.indexer and (report := aws.brain.indexer.run_once(256)).vectorized:
+        embedded += report.vectorized
+    print(f"Replayed {events} events into {settings.opensearch_prefix}-* and embedded {embedded} memories "
+          f"in {time.perf_counter() - started:.1f}s")
+    return 0
+
+
+def _replay(settings: Settings) -> int:
+    if not settings.database_path.exists():
+        print(f"No brain at {settings.database_path}", file=sys.stderr)
+        return 1
+    brain = build(settings)
+    started = time.perf_counter()
+    count = brain.store.rebuild_projections()
+    print(f"Replayed {count} events into {len(brain.store.projections)} projection(s) "
+          f"in {time.perf_counter() - started:.2f}s")
+    brain.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

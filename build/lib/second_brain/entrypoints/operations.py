@@ -1,0 +1,156 @@
+"""What the REST API and the MCP server both offer: the same validation, the same calls, the same answers.
+
+Each function takes plain values (already read from a query string, a JSON body or tool arguments),
+so the two entry points differ only in how they parse and how they print.
+"""
+
+from typing import Any
+
+from ..app.handling import Context
+from ..app.memories import CaptureOutcome
+from ..app.time_anchors import parse_when
+from ..bootstrap import Brain
+from ..domain.errors import InvalidInput
+from ..domain.projects import check_slug
+from ..ports.read_model import Filters
+
+LAYERS = ("personal", "company")
+
+
+def required(value: str | None, name: str) -> str:
+    if value is None or not value.strip():
+        raise InvalidInput(f"Missing or empty {name}")
+    return value
+
+
+def workspaces_for(ctx: Context, layer: str | None) -> tuple[str, ...]:
+    """The readable workspaces, narrowed to one layer when the caller asks for it."""
+    if layer is None:
+        return ctx.identity.readable
+    if layer == "personal":
+        return (ctx.identity.personal_workspace,)
+    if layer == "company":
+        return ctx.identity.company_workspaces
+    raise InvalidInput("workspace must be personal or company")
+
+
+def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: str | None = None,
+            after: int | None = None, before: int | None = None, kind: str | None = None,
+            actor: str | None = None, project: str | None = None) -> Filters:
+    if actor is not None and actor.lower() in ("me", ctx.identity.actor_id, ctx.identity.name.lower()):
+        actor = ctx.identity.actor_id
+    return Filters(
+        workspaces=workspaces_for(ctx, workspace),
+        tag=tag.lower() if tag else None,
+        after=after,
+        before=before,
+        kind=kind if kind in ("episodic", "semantic") else None,  # unrecognised kinds are ignored
+        actor=actor,
+        any_tags=brain.projects.tags_for(ctx, project) if project else (),
+    )
+
+
+def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | None = None,
+            source: str | None = None, workspace: str | None = None, volatility: str | None = None,
+            project: str | None = None, when: str | None = None, when_kind: str | None = None,
+            default_source: str = "api", idempotency_key: str | None = None) -> dict[str, Any]:
+    if workspace not in (None, "personal"):
+        workspaces_for(ctx, workspace)  # rejects unknown layers
+        raise InvalidInput("This brain has no company workspace yet: capture to personal")
+    content = required(content, "content")
+    tags = list(tags or [])
+    if project is not None:
+        tags.append(f"project:{project.strip()}")
+    # A project named on capture, or a literal project: tag, must be a valid slug; unknown ones are created.
+    slugs = [check_slug(t.strip().lower().removeprefix("project:")) for t in tags
+             if t.strip().lower().startswith("project:")]
+    anchor = None
+    if when is not None:
+        anchor = (parse_when(when, brain.memories.timezone), when_kind or "wake")
+    elif when_kind is not None:
+        raise InvalidInput("when_kind requires when")
+    if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
+        raise InvalidInput("Idempotency-Key must be 1 to 255 characters")
+    outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
+                                     idempotency_key.strip() if idempotency_key else None)
+    if outcome.verdict.action != "block":
+        for slug in dict.fromkeys(slugs):
+            brain.projects.ensure(ctx, slug)
+    return capture_response(outcome)
+
+
+def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:
+    """The reference's response for each outcome of a capture."""
+    verdict = outcome.verdict
+    score = round(verdict.score * 100, 1)
+    match_id = outcome.match_id
+    if verdict.action == "block":
+        return {"ok": False, "duplicate": True, "matchId": match_id, "score": score,
+                "message": "Near-exact duplicate detected — not stored"}
+    if verdict.action == "merge":
+        return {"ok": True, "id": outcome.id, "action": "merged", "tags": list(outcome.tags),
+                "message": "Memories merged into a single combined entry"}
+    if verdict.action == "replace":
+        return {"ok": True, "id": outcome.id, "action": "replaced", "tags": list(outcome.tags),
+                "message": "New memory replaced an outdated existing entry"}
+    response: dict[str, Any] = {"ok": True, "id": outcome.id, "tags": list(outcome.tags)}
+    if verdict.action == "flag":
+        response |= {"warning": "similar", "matchId": match_id, "score": score,
+                     "message": "Stored but similar entry exists — tagged as duplicate-candidate"}
+    elif verdict.action == "contradiction":
+        response |= {"resolved_conflict": match_id, "reason": verdict.reason}
+    elif verdict.action == "keep_canonical":
+        response |= {"status": "draft", "kept_canonical": match_id, "reason": verdict.reason}
+    return response
+
+
+def append(brain: Brain, ctx: Context, memory_id: str | None, addition: str | None,
+           volatility: str | None = None) -> dict[str, Any]:
+    memory = brain.memories.append(ctx, required(memory_id, "id"), required(addition, "addition"), volatility)
+    return {"ok": True, "id": memory.id, "message": "Update appended successfully with timestamp"}
+
+
+def update(brain: Brain, ctx: Context, memory_id: str | None, content: str | None, tags: list[str] | None = None,
+           volatility: str | None = None) -> dict[str, Any]:
+    memory = brain.memories.update(ctx, required(memory_id, "id"), required(content, "content"), tags, volatility)
+    # The keyword index already holds the new text; vectors are made now, or stay pending if that fails.
+    vectors = brain.indexer.index_now(memory.id) if brain.indexer else 0
+    response: dict[str, Any] = {"ok": True, "id": memory.id, "vectors": vectors}
+    if not vectors:
+        response["semantic_unavailable"] = True
+    return response
+
+
+def forget(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
+    memory_id = required(memory_id, "id").strip()
+    vectors = brain.vectors.vector_count(memory_id)
+    memory = brain.memories.forget(ctx, memory_id)
+    return {"ok": True, "id": memory.id, "deletedVectors": vectors}
+
+
+def set_status(brain: Brain, ctx: Context, memory_id: str | None, status: str | None) -> dict[str, Any]:
+    memory = brain.memories.set_status(ctx, required(memory_id, "id"), required(status, "status"))
+    return {"ok": True, "id": memory.id, "status": status}
+
+
+def link(brain: Brain, ctx: Context, source_id: str | None, target_id: str | None,
+         link_type: str | None = None) -> dict[str, Any]:
+    source_id, target_id, link_type = brain.links.link(
+        ctx, required(source_id, "source_id"), required(target_id, "target_id"), link_type or "relates_to")
+    return {"ok": True, "source_id": source_id, "target_id": target_id, "type": link_type}
+
+
+def unlink(brain: Brain, ctx: Context, source_id: str | None, target_id: str | None,
+           link_type: str | None = None) -> dict[str, Any]:
+    deleted = brain.links.unlink(ctx, required(source_id, "source_id"), required(target_id, "target_id"), link_type)
+    return {"ok": True, "deleted": deleted}
+
+
+def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: str | None = None) -> dict[str, Any]:
+    memory_id = required(memory_id, "id").strip()
+    return {"ok": True, "id": memory_id, "connections": brain.links.connections(ctx, memory_id, link_type)}
+
+
+def list_projects(brain: Brain, ctx: Context, workspace: str | None = None, include_archived: bool = False,
+                  counts: bool = False) -> dict[str, Any]:
+    return {"projects": brain.projects.list(ctx, workspaces_for(ctx, workspace), include_archived, counts)}

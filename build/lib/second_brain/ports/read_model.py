@@ -1,0 +1,143 @@
+"""The read model port: entries as the API shows them, and the keyword search over them."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    id: str
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    actor: str
+    created_at: int
+    updated_at: int
+    importance_score: int = 0
+    recall_count: int = 0
+    contradiction_wins: int = 0
+    contradiction_losses: int = 0
+    indexed: bool = False
+    when_at: int | None = None
+    when_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    source_id: str
+    target_id: str
+    type: str
+    weight: float
+    provenance: str
+    created_at: int
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    slug: str
+    workspace: str
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    status: str
+    created_at: int
+    updated_at: int | None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which entries a read may see: always a workspace scope, optionally narrowed."""
+
+    workspaces: tuple[str, ...]
+    tag: str | None = None
+    any_tags: tuple[str, ...] = ()  # a project: its project:<slug> tag or any of its aliases
+    after: int | None = None  # unix ms, inclusive
+    before: int | None = None  # unix ms, inclusive
+    kind: str | None = None
+    actor: str | None = None
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    entry: EntryRow
+    score: float  # higher is better; comparable only within one search
+
+
+@dataclass(frozen=True)
+class TermStats:
+    total: int  # memories in scope
+    df: dict[str, int]  # memories containing each term (an upper bound where exact counting is too dear)
+
+
+@dataclass(frozen=True)
+class Connection:
+    entry: EntryRow  # the neighbour
+    type: str
+    weight: float
+    provenance: str
+    linked_at: int
+
+
+@dataclass(frozen=True)
+class TagCount:
+    tag: str
+    count: int
+
+
+class ReadModel(Protocol):
+    def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
+        """One entry by id, or None if it does not exist in those workspaces."""
+
+    def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
+        """Newest first."""
+
+    def count(self, workspaces: Sequence[str]) -> int:
+        """Entries in those workspaces."""
+
+    def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
+        """Every tag in use, alphabetically, with how many entries carry it."""
+
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
+        """How many memories hold each term, for telling rare words from common ones."""
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]:
+        """Entries holding any (or every) term, best bm25 (or newest) first; filters applied before the cut."""
+
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
+        """Entries holding any term, found by scanning (for words a trigram cannot match), newest first."""
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
+        """The entries with these ids that pass the filters and the recall exclusions."""
+
+    def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        """For each entry, the memories written just before and after it (same workspace and source,
+        within the window), up to `reach` on each side, with their distance in steps."""
+
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False) -> list[Connection]:
+        """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out
+        (unless `superseded` and reached by a supersedes edge)."""
+
+    def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
+        """Every memory in these workspaces, deprecated ones included, oldest first (for an export)."""
+
+    def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
+        """Every edge in these workspaces, oldest first (for an export)."""
+
+    def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
+        """Projects in those workspaces, by name."""
+
+    def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
+        """How many entries carry this exact tag."""
+
+    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
+        """Entries with a time anchor earlier than `before`, soonest first, deprecated ones left out."""
+
+    def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
+        """Open commitments (tagged task), newest first, and how many there are."""
+
+    def stats(self, workspaces: Sequence[str], now: int) -> dict:
+        """Summary figures for GET /stats."""

@@ -1,0 +1,66 @@
+"""The one settings class: read once, from BRAIN_* environment variables."""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BRAIN_", extra="ignore")
+
+    data_dir: Path = Field(Path("data"), description="Directory holding the brain's SQLite file and token.")
+    host: str = Field("127.0.0.1", description="Interface `brain serve` binds to.")
+    port: int = Field(8787, description="Port `brain serve` listens on.")
+    public_url: str | None = Field(
+        None, description="The URL clients use to reach this brain (e.g. https://brain.example.com); MCP accepts "
+        "requests addressed to its host, besides localhost.")
+    auth_token: SecretStr | None = Field(
+        None, description="Owner bearer token; when unset one is generated on first start and saved in data_dir."
+    )
+    owner_name: str = Field("Owner", description="Display name of the brain's owner in timelines.")
+    timezone: str = Field("UTC", description="Time zone for dated labels, date-only values and time phrases in recall.")
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
+        "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
+    )
+    embedder: Literal["local", "none", "bedrock", "sagemaker"] = Field(
+        "local", description="`local`: all-MiniLM-L6-v2 shipped in a package; `none`: keyword-only recall; on AWS "
+        "`bedrock` (Titan Text Embeddings v2) or `sagemaker` (a text-embeddings-inference endpoint)."
+    )
+    embedding_model: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id.")
+    embedding_dimension: int = Field(1024, description="Vector dimension of the AWS embedder (Titan v2: 256, 512 "
+                                     "or 1024; bge-small and MiniLM: 384).")
+    embedding_endpoint: str | None = Field(None, description="SageMaker endpoint of the embedder.")
+    reranker: Literal["none", "bedrock", "sagemaker"] = Field(
+        "none", description="On AWS: Bedrock Rerank (Cohere Rerank 3.5) or a SageMaker cross-encoder endpoint.")
+    reranker_endpoint: str | None = Field(None, description="SageMaker endpoint of the reranker.")
+    events_table: str = Field("second-brain-events", description="On AWS: the DynamoDB table holding the log.")
+    opensearch_url: str | None = Field(None, description="On AWS: the OpenSearch domain endpoint (https://...).")
+    opensearch_prefix: str = Field("brain", description="Prefix of this brain's OpenSearch indexes.")
+    project_inline: bool = Field(True, description="On AWS: the API also projects its own writes, so a capture "
+                                 "is readable at once; the stream projector repeats it idempotently.")
+    auth_token_secret: str | None = Field(None, description="On AWS: Secrets Manager secret id holding the owner "
+                                          "token.")
+    auth_token_parameter: str | None = Field(None, description="On AWS: SSM SecureString parameter holding the "
+                                             "owner token.")
+    reranker_dir: Path | None = Field(
+        None, description="A directory with an ONNX cross-encoder (model.onnx, tokenizer.json); unset: no reranker."
+    )
+    llm: Literal["none", "openai", "bedrock"] = Field(
+        "none", description="`openai`: any OpenAI-compatible chat endpoint (Ollama, llama.cpp, vLLM); `bedrock`: "
+        "Bedrock Converse with BRAIN_LLM_MODEL as the model id; `none`: no model."
+    )
+    llm_base_url: str = Field("http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible API.")
+    llm_model: str = Field("llama3.2", description="Model name sent to the language-model endpoint.")
+    llm_api_key: SecretStr | None = Field(None, description="Bearer key for the language-model endpoint, if it needs one.")
+    llm_timeout: float = Field(30.0, description="Seconds to wait for the language model before giving up.")
+    vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "brain.sqlite3"
+
+    @property
+    def token_path(self) -> Path:
+        return self.data_dir / "auth_token"
