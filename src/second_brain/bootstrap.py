@@ -92,7 +92,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
 
 def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,
              embedder: Embedder | None, background: Embedder | None, llm: LanguageModel,
-             reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True) -> Brain:
+             reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True,
+             background_classification: bool = True) -> Brain:
     """The application services over whichever adapters the deployment chose."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
@@ -102,7 +103,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
                     catch_up=indexer.catch_up) if indexer else None
     has_model = not isinstance(llm, NoLanguageModel)
     # A configured model refines the rules' classification of each new memory, off the request path.
-    classifier = ThreadPoolExecutor(1, thread_name_prefix="classifier") if has_model else None
+    classifier = (ThreadPoolExecutor(1, thread_name_prefix="classifier")
+                  if has_model and background_classification else None)
     memories = MemoryService(store, clock, config.timezone, triage=triage, llm=llm if has_model else None)
     if classifier:
         memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)

@@ -136,6 +136,15 @@ def test_vector_search_filters_before_the_cut(brain, ctx, clock, embedder):
     assert len(hits) == 10 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
+def test_vector_search_filters_on_the_tags_a_memory_has_now(brain, ctx, embedder):
+    memory = brain.memories.capture(ctx, "harbour crane maintenance schedule", ["ops"], "api")
+    brain.indexer.run_once(100)
+    brain.memories.update(ctx, memory.id, "harbour crane maintenance schedule", ["ops", "project:atlas"])
+    brain.indexer.run_once(100)
+    query = embedder.embed_batch(["harbour crane"])[0]
+    assert [h.entry_id for h in brain.vectors.search(query, Filters(WS, tag="project:atlas"), 5)] == [memory.id]
+
+
 def test_best_passage_per_memory(brain, ctx, embedder):
     long_note = ("Filler sentence about gardening. " * 60) + "The launch code is walrus."
     memory = brain.memories.capture(ctx, long_note, [], "api")

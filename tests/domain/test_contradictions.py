@@ -21,8 +21,9 @@ def test_the_pair_set_is_large_enough_to_mean_something():
 
 
 def test_the_rules_catch_most_contradictions_and_few_false_ones():
-    # Measured 22/24 and 2/41 when written; these bounds catch a rule that regresses.
-    assert rate("contradiction") >= 0.9
+    # Measured 21/24 and 2/47 (after a review showed swapped-claim negations retiring true memories, the
+    # negation rule got stricter and lost one contradiction); these bounds catch a rule that regresses.
+    assert rate("contradiction") >= 0.85
     assert rate("paraphrase") == 0 and rate("duplicate") == 0
     others = [p for p in PAIRS if p["label"] != "contradiction"]
     assert sum(bool(conflict(p["old"], p["new"])) for p in others) <= 2
@@ -43,6 +44,8 @@ def test_each_rule(old, new, why):
     ("thread 3 note 5", "thread 3 note 6"),  # numbers that name things are no values
     ("Invoice 1042 was paid in full.", "Invoice 1043 was paid in full."),
     ("I am allergic to peanuts.", "Peanuts give me an allergic reaction."),  # a paraphrase
+    ("Tom is allergic to peanuts.", "Tom is not allergic to shellfish."),  # two different claims
+    ("The flight leaves at 9am.", "The flight returns at 6pm."),
     ("Renew the passport", "Book the flights to Lisbon"),  # not about the same thing
     ("The office is open.", "The office is not a place for meetings about the budget review."),
 ])

@@ -103,17 +103,17 @@ class MemoryService:
 
         def attempt() -> CaptureOutcome:
             if key_stream and (answered := self.store.read_stream(key_stream)):
-                return _replayed(answered[-1].event, request_hash)
+                return self._replayed(ctx, answered[-1].event, request_hash)
             verdict = (self.triage.assess(captured.content, captured.source, captured.workspace)
                        if self.triage else STORE)
             if verdict.action == "block":
                 if key_stream and (answered := self.store.read_stream(key_stream)):
-                    return _replayed(answered[-1].event, request_hash)  # our own twin, stored meanwhile
+                    return self._replayed(ctx, answered[-1].event, request_hash)  # our own twin, stored meanwhile
                 return CaptureOutcome(verdict.target.id, verdict.target.tags, verdict)  # type: ignore[union-attr]
             answer = functools.partial(_answer, ctx, key_stream, request_hash, self.clock.now_ms())
             try:
                 if verdict.action in ("merge", "replace"):
-                    return self._fold(ctx, captured, verdict, answer)
+                    return self._fold(ctx, captured, anchor, verdict, answer)
                 return self._store(ctx, memory_id, captured, anchor, verdict, answer)
             except NotFound:  # the matched memory was forgotten meanwhile: nothing left to compare with
                 return self._store(ctx, memory_id, captured, anchor, STORE, answer)
@@ -160,7 +160,7 @@ class MemoryService:
         self.store.append(batch + others + answer(outcome))
         return outcome
 
-    def _fold(self, ctx: Context, captured: MemoryCaptured, verdict: Verdict,
+    def _fold(self, ctx: Context, captured: MemoryCaptured, anchor: tuple[int, str] | None, verdict: Verdict,
               answer: Callable[[CaptureOutcome], list[Envelope]]) -> CaptureOutcome:
         """Merge the note into the memory it matched, or replace that memory's text with it."""
         state = self._as_judged(ctx, verdict)
@@ -176,6 +176,8 @@ class MemoryService:
         if tuple(tags) != state.tags:
             events.append(TagsChanged(tuple(tags)))
         events.append(MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules"))
+        if anchor is not None:  # the newer note's reminder goes with it
+            events.append(TimeAnchorSet(*anchor))
         outcome = CaptureOutcome(state.id, reduce(evolve, events, state).tags, verdict)
         batch = envelopes(ctx, memory_stream(state.id), state.version, events, state.workspace, self.clock.now_ms())
         self.store.append(batch + answer(outcome))
@@ -187,6 +189,18 @@ class MemoryService:
         if state.content != verdict.target.content:  # type: ignore[union-attr]
             raise ConcurrencyConflict(f"Entry {state.id} changed while the capture was being decided")
         return state
+
+    def _replayed(self, ctx: Context, event: object, request_hash: str) -> CaptureOutcome:
+        """The answer recorded for an idempotency key, if this is the same request (tags as they are now)."""
+        if not isinstance(event, CaptureAnswered):
+            raise TypeError(f"unexpected event on an idempotency stream: {event!r}")
+        if event.request_hash != request_hash:
+            raise AlreadyExists("This Idempotency-Key was already used for a different capture")
+        try:
+            tags = self.load(ctx, event.memory_id)[0].tags
+        except NotFound:  # forgotten since
+            tags = ()
+        return CaptureOutcome(event.memory_id, tags, Verdict(event.action, None, event.score, match_id=event.match_id))
 
     def classify_with_model(self, ctx: Context, memory_id: str) -> bool:
         """Refine a memory's rule-based classification with the language model; whether it changed anything."""
@@ -292,16 +306,5 @@ def _answer(ctx: Context, key_stream: str | None, request_hash: str, now: int,
     if key_stream is None:
         return []
     verdict = outcome.verdict
-    event = CaptureAnswered(request_hash, outcome.id, outcome.tags, verdict.action, outcome.match_id or "",
-                            verdict.score, verdict.reason)
+    event = CaptureAnswered(request_hash, outcome.id, verdict.action, outcome.match_id or "", verdict.score)
     return envelopes(ctx, key_stream, 0, [event], ctx.identity.personal_workspace, now)
-
-
-def _replayed(event: object, request_hash: str) -> CaptureOutcome:
-    """The answer recorded for an idempotency key, if this is the same request."""
-    if not isinstance(event, CaptureAnswered):
-        raise TypeError(f"unexpected event on an idempotency stream: {event!r}")
-    if event.request_hash != request_hash:
-        raise AlreadyExists("This Idempotency-Key was already used for a different capture")
-    verdict = Verdict(event.action, None, event.score, event.reason, match_id=event.match_id)
-    return CaptureOutcome(event.memory_id, event.tags, verdict)

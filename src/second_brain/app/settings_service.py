@@ -6,6 +6,7 @@ in every process that shares the log. A stored value that no longer validates (a
 narrowed since) is ignored, never fatal.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -37,7 +38,7 @@ class Setting:
         kind = type(self.default)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if type(value) is not kind:
+        if type(value) is not kind or (kind is float and not math.isfinite(value)):
             raise InvalidInput(f"{self.key} must be {_kind_name(kind)}")
         if self.choices and value not in self.choices:
             raise InvalidInput(f"{self.key} must be one of: {', '.join(self.choices)}")

@@ -30,7 +30,8 @@ from .handling import Context, envelopes, retrying
 
 FORMAT_VERSION = 3
 MAX_PAGE = 1000
-MAX_APPEND = 90  # events per append: a DynamoDB transaction holds 100 items, one of them the position counter
+MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: the events, a version check per
+                 # stream and the position counter
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
 
 
@@ -39,7 +40,7 @@ class _Strict(BaseModel):
 
 
 class ExportedEntry(_Strict):
-    id: str = Field(min_length=1, max_length=128)
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")  # no spaces: ids are stripped on the way in
     content: str = Field(min_length=1)
     tags: list[str] = []
     source: str = "api"

@@ -10,7 +10,8 @@ about the same thing (they share most of their content words):
 - one content word swapped for another, the rest unchanged ("favourite colour is blue" / "... green").
 
 Each rule errs on the side of "no contradiction": a missed contradiction leaves two notes side by side,
-a false one would retire a true memory (kept for audit, but out of recall).
+a false one would retire a true memory (kept for audit, but out of recall). The reasons name the rule,
+never the notes' words: they are stored on the other memory's stream, which a forget does not erase.
 """
 
 import re
@@ -95,9 +96,13 @@ def conflict(old: str, new: str) -> str | None:
     a, b = words(old), words(new)
     if not same_frame(a, b):
         return None
-    if negated(a) != negated(b) and max(len(content_words(a) - content_words(b)),
-                                        len(content_words(b) - content_words(a))) <= MAX_NEW_WORDS:
+    only_old, only_new = content_words(a) - content_words(b), content_words(b) - content_words(a)
+    # A negation contradicts only when it is about the same claim: words may be dropped on one side, never
+    # swapped ("not allergic to shellfish" says nothing about peanuts).
+    if negated(a) != negated(b) and not (only_old and only_new) and len(only_old | only_new) <= MAX_NEW_WORDS:
         return "One note negates what the other asserts."
+    if negated(a) != negated(b):
+        return None  # one side negated, and about something else: the other rules would misread the swap
     changes = _changes(a, b)
     for removed, added, before in changes:
         if len(removed) > MAX_SPAN or len(added) > MAX_SPAN:
@@ -106,20 +111,21 @@ def conflict(old: str, new: str) -> str | None:
         new_q = [w for w in added if is_quantity(w)]
         if _names(removed + added, before):
             continue
-        if old_q and new_q and set(old_q) != set(new_q):
-            return f"The notes give different values in the same place: {' '.join(old_q)} vs {' '.join(new_q)}."
+        same_words = [w for w in removed if not is_quantity(w)] == [w for w in added if not is_quantity(w)]
+        if old_q and new_q and set(old_q) != set(new_q) and same_words:  # only the value moved
+            return "The notes give different values for the same thing."
     for removed, added, _ in changes:
         for word in removed:
             opposite = ANTONYMS.get(word, set()) | ANTONYMS.get(stem(word), set())
             hit = next((w for w in added if w in opposite or stem(w) in opposite), None)
             if hit:
-                return f"The notes say opposite things: {word} vs {hit}."
+                return "The notes say opposite things."
     if len(changes) == 1 and len(content_words(a)) >= 3:
         removed, added, before = changes[0]
         old_c, new_c = [w for w in removed if w not in STOPWORDS], [w for w in added if w not in STOPWORDS]
         swapped = old_c and new_c and len(old_c) + len(new_c) <= MAX_SWAP_WORDS
         if swapped and not _names(old_c + new_c, before) and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
-            return f"One detail changed: {' '.join(old_c)} became {' '.join(new_c)}."
+            return "One detail changed between the notes."
     return None
 
 

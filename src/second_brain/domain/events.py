@@ -127,12 +127,10 @@ class CaptureAnswered:
 
     request_hash: str  # sha256 of the request, to refuse the same key on a different request
     memory_id: str
-    tags: tuple[str, ...]
     action: str  # the triage verdict: store, flag, merge, replace, contradiction, keep_canonical
     match_id: str
     score: float
-    reason: str
-    SCHEMA: ClassVar[int] = 1
+    SCHEMA: ClassVar[int] = 1  # no tags or reason: nothing of the note's text outlives a forget here
 
 
 @dataclass(frozen=True)

@@ -137,8 +137,11 @@ def _import(settings: Settings, file: Path, page: int) -> int:
         if brain.indexer:
             print("Embedding the restored memories for semantic search (keyword search works already)...")
             waiting = brain.vectors.pending_count()
-            while (report := brain.indexer.run_once(256)).remaining:
+            while (report := brain.indexer.run_once(256)).remaining and report.vectorized:
                 _progress(waiting - report.remaining, waiting, "embedded")
+            if report.remaining:
+                print(f"\n{report.remaining} memories could not be embedded now; `brain serve` retries them",
+                      file=sys.stderr)
             _progress(waiting, waiting, "embedded")
             print(file=sys.stderr)
     finally:

@@ -106,6 +106,12 @@ class OpenSearchIndex:
             doc["needs_vectors"] = True
         self.client.update(index=self.entries, id=entry_id, body={"doc": doc, "doc_as_upsert": True},
                            refresh=self.refresh, retry_on_conflict=3)
+        if current and not deprecated and current.get("tags") != doc["tags"]:
+            # Vector search filters on the passages' copy of the tags: it must follow the entry's.
+            passages = self._scan(self.passages, {"term": {"entry_id": entry_id}}, [])
+            if passages:
+                helpers.bulk(self.client, [{"_op_type": "update", "_index": self.passages, "_id": p["_id"],
+                                            "doc": {"tags": doc["tags"]}} for p in passages], refresh=self.refresh)
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
         folded = fold_edge(history)
