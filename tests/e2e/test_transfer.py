@@ -138,3 +138,10 @@ def test_brain_export_and_import_on_the_command_line(tmp_path, server):
     broken.write_text('{"entries": [{"id": "x"}]}')
     refused = run_cli("import", str(broken), "--data-dir", str(tmp_path / "other"))
     assert refused.returncode == 1 and "entries[0].content" in refused.stderr
+
+
+def test_an_id_given_twice_in_one_payload_is_restored_once(api):
+    entry = {"id": "twice-1", "content": "Listed twice in the backup", "created_at": 1_700_000_000_000}
+    page = api.post("/import", json={"entries": [entry, entry]}).json()
+    assert (page["imported"], page["skipped"], page["failed"]) == (1, 1, 0)
+    assert api.get("/count").json() == {"count": 1}

@@ -6,6 +6,7 @@ A malformed payload is refused whole before anything is written. Everything land
 personal workspace.
 """
 
+from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
@@ -159,94 +160,82 @@ class Transfer:
                  results: list[dict[str, Any]]) -> None:
         workspace = ctx.identity.personal_workspace
 
-        def attempt() -> tuple[int, int, list[dict[str, Any]]]:
-            batch: list[Envelope] = []
-            skipped, failed = 0, []
-            for entry in page:
-                if self.store.read_stream(memory_stream(entry.id)):
-                    skipped += 1  # restored before (or the id is taken): a re-run changes nothing
-                    continue
-                try:
-                    events = _restore(entry, workspace)
-                except BrainError as exc:
-                    failed.append({"id": entry.id, "error": exc.message})
-                    continue
-                batch += envelopes(ctx, memory_stream(entry.id), 0, events, workspace, self.clock.now_ms())
-            self._append(batch)
-            return len(page) - skipped - len(failed), skipped, failed
+        def plan(entry: ExportedEntry) -> list[Envelope] | None:
+            stream = memory_stream(entry.id)
+            if self.store.read_stream(stream):
+                return None  # restored before (or the id is taken): a re-run changes nothing
+            return envelopes(ctx, stream, 0, _restore(entry, workspace), workspace, self.clock.now_ms())
 
-        imported, skipped, failed = retrying(attempt)
-        report["imported"] += imported
-        report["skipped"] += skipped
-        report["failed"] += len(failed)
-        results += failed
+        self._restore_all(page, plan, lambda e: {"id": e.id}, "", report, results)
 
     def _edges(self, ctx: Context, page: list[ExportedEdge], report: dict[str, Any],
                results: list[dict[str, Any]]) -> None:
-        def attempt() -> tuple[int, int, list[dict[str, Any]]]:
-            batch: list[Envelope] = []
-            skipped, failed, seen = 0, [], set()
-            for edge in page:
-                try:
-                    source_id, target_id = links.endpoints(edge.source_id, edge.target_id, edge.type)
-                    if edge.provenance not in links.PROVENANCES:
-                        raise InvalidInput(f"Unknown provenance: {edge.provenance}")
-                    ends = [self.read_model.get(x, (ctx.identity.personal_workspace,)) for x in (source_id, target_id)]
-                    if None in ends:
-                        raise InvalidInput("Both memories must have been imported first")
-                except BrainError as exc:
-                    failed.append({"source_id": edge.source_id, "target_id": edge.target_id, "error": exc.message})
-                    continue
-                stream = links.edge_stream(source_id, target_id, edge.type)
-                history = (e.event for e in self.store.read_stream(stream))
-                state = reduce(links.evolve_edge, history, links.Edge(source_id, target_id, edge.type))
-                if state.exists or stream in seen:
-                    skipped += 1
-                    continue
-                seen.add(stream)
-                event = links.LinkCreated(source_id, target_id, edge.type, edge.weight, edge.provenance,
-                                          edge.created_at)
-                batch += envelopes(ctx, stream, state.version, [event], ctx.identity.personal_workspace,
-                                   self.clock.now_ms())
-            self._append(batch)
-            return len(page) - skipped - len(failed), skipped, failed
+        workspace = ctx.identity.personal_workspace
 
-        imported, skipped, failed = retrying(attempt)
-        report["edges_imported"] += imported
-        report["edges_skipped"] += skipped
-        report["edges_failed"] += len(failed)
-        results += failed
+        def plan(edge: ExportedEdge) -> list[Envelope] | None:
+            source_id, target_id = links.endpoints(edge.source_id, edge.target_id, edge.type)
+            if edge.provenance not in links.PROVENANCES:
+                raise InvalidInput(f"Unknown provenance: {edge.provenance}")
+            if None in (self.read_model.get(x, (workspace,)) for x in (source_id, target_id)):
+                raise InvalidInput("Both memories must have been imported first")
+            stream = links.edge_stream(source_id, target_id, edge.type)
+            history = (e.event for e in self.store.read_stream(stream))
+            state = reduce(links.evolve_edge, history, links.Edge(source_id, target_id, edge.type))
+            if state.exists:
+                return None
+            event = links.LinkCreated(source_id, target_id, edge.type, edge.weight, edge.provenance, edge.created_at)
+            return envelopes(ctx, stream, state.version, [event], workspace, self.clock.now_ms())
+
+        describe = lambda e: {"source_id": e.source_id, "target_id": e.target_id}  # noqa: E731
+        self._restore_all(page, plan, describe, "edges_", report, results)
 
     def _projects(self, ctx: Context, projects: list[ExportedProject], report: dict[str, Any],
                   results: list[dict[str, Any]]) -> None:
         workspace = ctx.identity.personal_workspace
         now = self.clock.now_ms()
 
+        def plan(project: ExportedProject) -> list[Envelope] | None:
+            slug = check_slug(project.id.strip().lower())
+            aliases = check_fields(project.name, project.description, project.aliases, project.status)
+            stream = project_stream(workspace, slug)
+            history = (e.event for e in self.store.read_stream(stream))
+            state = reduce(evolve_project, history, Project(slug, workspace))
+            if state.exists:
+                return None
+            event = ProjectImported(slug, project.name.strip(), project.description, aliases, project.status,
+                                    workspace, project.created_at or now, project.updated_at)
+            return envelopes(ctx, stream, state.version, [event], workspace, now)
+
+        self._restore_all(projects, plan, lambda p: {"project": p.id}, "projects_", report, results)
+
+    def _restore_all(self, items: list[Any], plan: Callable[[Any], list[Envelope] | None],
+                     describe: Callable[[Any], dict[str, Any]], prefix: str, report: dict[str, Any],
+                     results: list[dict[str, Any]]) -> None:
+        """Plan each item (None: already there; a BrainError: refused, with its reason in `results`), append
+        what is new, and count it under `prefix`; a lost race is planned again against the new state."""
+
         def attempt() -> tuple[int, int, list[dict[str, Any]]]:
             batch: list[Envelope] = []
-            skipped, failed = 0, []
-            for project in projects:
+            skipped, failed, seen = 0, [], set()
+            for item in items:
                 try:
-                    slug = check_slug(project.id.strip().lower())
-                    aliases = check_fields(project.name, project.description, project.aliases, project.status)
+                    planned = plan(item)
                 except BrainError as exc:
-                    failed.append({"project": project.id, "error": exc.message})
+                    failed.append({**describe(item), "error": exc.message})
                     continue
-                stream = project_stream(workspace, slug)
-                history = (e.event for e in self.store.read_stream(stream))
-                state = reduce(evolve_project, history, Project(slug, workspace))
-                if state.exists:
+                if planned is None or planned[0].stream_id in seen:  # there, or twice in this payload
                     skipped += 1
                     continue
-                event = ProjectImported(slug, project.name.strip(), project.description, aliases, project.status,
-                                        workspace, project.created_at or now, project.updated_at)
-                batch += envelopes(ctx, stream, state.version, [event], workspace, now)
+                seen.add(planned[0].stream_id)
+                batch += planned
             self._append(batch)
-            return len(batch), skipped, failed
+            return len(items) - skipped - len(failed), skipped, failed
 
         imported, skipped, failed = retrying(attempt)
-        report["projects_imported"] += imported
-        report["projects_skipped"] += skipped
+        report[f"{prefix}imported"] += imported
+        report[f"{prefix}skipped"] += skipped
+        if f"{prefix}failed" in report:  # the documented counters have none for projects
+            report[f"{prefix}failed"] += len(failed)
         results += failed
 
 
