@@ -30,3 +30,10 @@ def test_stored_values_that_no_longer_hold_are_ignored(clock, ctx):
     settings = SettingsService(store, clock)
     assert settings.overrides() == {"MMR_LAMBDA": 0.4}  # the floor broke the invariant: its group falls back
     assert settings.recall_config().mmr_lambda == 0.4 and settings.duplicate_config().block_threshold == 0.97
+
+
+def test_one_read_gives_a_recall_its_weights_default_hops_and_time_zone(clock, ctx):
+    settings = SettingsService(InMemoryEventStore(), clock, timezone="Europe/Berlin")
+    assert (settings.recall_config().timezone, settings.recall_config().default_hops) == ("Europe/Berlin", 0)
+    settings.patch(ctx, {"TIMEZONE": "Asia/Tokyo", "DEFAULT_HOPS": 2})
+    assert (settings.recall_config().timezone, settings.recall_config().default_hops) == ("Asia/Tokyo", 2)

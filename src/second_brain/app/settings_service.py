@@ -88,7 +88,8 @@ SETTINGS: tuple[Setting, ...] = (
     _recall("RELEVANCE_FLOOR", "relevance_floor", "Results under this share of the best score are dropped.",
             0.0, 1.0),
     _recall("GRAPH_HOP_DECAY", "graph_hop_decay", "Score kept per hop by linked memories.", 0.0, 1.0),
-    Setting("DEFAULT_HOPS", 0, "Graph hops when a recall does not say; an explicit value, even 0, wins.", 0, 3),
+    _recall("DEFAULT_HOPS", "default_hops", "Graph hops when a recall does not say; an explicit value, even 0, "
+            "wins.", 0, 3),
     _recall("SNIPPET_MAX_CHARS", "snippet_chars", "Length of a shortened result.", 100, 4000),
     _recall("FULL_MATCH_MAX_CHARS", "full_match_chars", "Length a strong top result may keep.", 400, 50_000),
     _recall("RECALL_FULL_MATCHES", "full_matches", "How many top results may stay long.", 0, 20),
@@ -180,8 +181,10 @@ class SettingsService:
     # -- what the services read, per request --------------------------------------------------------------------------
 
     def recall_config(self) -> RecallConfig:
-        chosen = {BY_KEY[k].field: v for k, v in self.overrides().items() if BY_KEY[k].field in RECALL_FIELDS}
-        return replace(RecallConfig(), **chosen)
+        """Everything a recall reads, from one fold of the log: the weights, default hops and the time zone."""
+        overrides = self.overrides()
+        chosen = {BY_KEY[k].field: v for k, v in overrides.items() if BY_KEY[k].field in RECALL_FIELDS}
+        return replace(RecallConfig(), **chosen, timezone=overrides.get("TIMEZONE", self.defaults["TIMEZONE"]))
 
     def duplicate_config(self) -> DuplicateConfig:
         chosen = {BY_KEY[k].field: v for k, v in self.overrides().items() if BY_KEY[k].field in DUPLICATE_FIELDS}

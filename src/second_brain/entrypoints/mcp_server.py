@@ -122,9 +122,8 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
         def run(brain: Brain, ctx: Context) -> tuple[dict[str, Any], int]:
             chosen = ops.filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind,
                                  project=project)
-            depth = brain.config.value("DEFAULT_HOPS") if hops is None else hops
             request = RecallRequest(ops.required(query, "query"), max(1, min(20, topK)), chosen, False,
-                                    max(0, min(3, depth)))
+                                    None if hops is None else max(0, min(3, hops)))
             response = brain.recall.recall(ctx, request)
             brain.memories.record_recalls(ctx, [r["id"] for r in response["results"]])
             return response

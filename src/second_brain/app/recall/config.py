@@ -41,10 +41,12 @@ class RecallConfig:
     mmr_redundancy: float = 0.7  # only similarity above this counts as repetition in the diversity pass
     relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
     # graph expansion (hops > 0): linked memories score seed x decay^hop x edge weight
+    default_hops: int = 0  # when a recall does not say
     graph_hop_decay: float = 0.6
     graph_fanout: int = 8
     graph_max_nodes: int = 50
     # cross-encoder: "auto" runs it when the top two are within the margin and the query has no identifier
+    timezone: str = ""  # of time phrases ("yesterday"); "" is the service's own zone
     rerank_mode: str = "auto"
     rerank_ambiguity_margin: float = 0.15
     rerank_candidates: int = 30

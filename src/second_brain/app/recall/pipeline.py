@@ -30,7 +30,7 @@ class RecallRequest:
     top_k: int = 5
     filters: Filters = Filters(())
     full: bool = False
-    hops: int = 0
+    hops: int | None = None  # None: the configured default
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,13 @@ class RecallService:
         self.rerank = RerankStage(reranker)
 
     def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
-        config = self.config()
+        config = self.config()  # read once: every setting this recall uses comes from this one read
+        if request.hops is None:
+            request = replace(request, hops=config.default_hops)
         text, filters = request.query, request.filters
         if filters.after is None and filters.before is None:  # "last week", "yesterday": a window, unless one is given
-            zone = self._timezone() if callable(self._timezone) else self._timezone
+            zone = ZoneInfo(config.timezone) if config.timezone else (
+                self._timezone() if callable(self._timezone) else self._timezone)
             window = temporal.time_window(text, self.clock.now_ms(), zone)
             if window:
                 text, filters = window.query, replace(filters, after=window.after, before=window.before)

@@ -138,7 +138,7 @@ def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str,
         top_k=int_param(params, "topK", 5, 1, 20),  # type: ignore[arg-type]
         filters=filters(ctx, request),
         full=flag_param(params, "full"),
-        hops=int_param(params, "hops", request.app.state.brain.config.value("DEFAULT_HOPS"), 0, 3),  # type: ignore[arg-type]
+        hops=int_param(params, "hops", None, 0, 3),  # unset: the DEFAULT_HOPS setting
     )
     brain = request.app.state.brain
     response = brain.recall.recall(ctx, recall_request)
