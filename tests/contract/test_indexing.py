@@ -8,7 +8,7 @@ from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.bootstrap import build
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
-from tests.support.brains import make_brain
+from tests.support.brains import make_brain, sqlite_only
 
 WS = ("personal-owner",)
 
@@ -36,14 +36,9 @@ def embedder():
 @pytest.fixture(params=["sqlite", "opensearch"])
 def brain(request, tmp_path, clock, embedder):
     brain = make_brain(request.param, request, tmp_path, clock, embedder)
-    brain.backend = request.param
     yield brain
     brain.close()
 
-
-def sqlite_only(brain):
-    if brain.backend != "sqlite":
-        pytest.skip("about the SQLite vector store's own cache and replay")
 
 
 def test_capture_answers_before_embedding_and_the_indexer_catches_up(brain, ctx):
@@ -65,7 +60,7 @@ def test_an_append_embeds_only_its_own_block(brain, ctx, embedder):
 
 
 def test_a_replay_never_embeds_the_same_text_twice(brain, ctx, embedder):
-    sqlite_only(brain)
+    sqlite_only(brain, "about the SQLite vector store's own cache and replay")
     for n in range(5):
         brain.memories.capture(ctx, f"note {n}", [], "api")
     brain.indexer.run_once(100)
@@ -108,7 +103,7 @@ def test_deprecation_removes_vectors_and_revival_restores_them(brain, ctx):
 
 
 def test_forget_drops_vectors_and_the_cache_of_every_version(brain, ctx, embedder):
-    sqlite_only(brain)
+    sqlite_only(brain, "about the SQLite vector store's own cache and replay")
     brain.memories.capture(ctx, "a neighbour that stays", [], "api")
     memory = brain.memories.capture(ctx, "secret vector", [], "api")
     brain.indexer.run_once(100)

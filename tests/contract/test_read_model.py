@@ -10,7 +10,7 @@ from second_brain.bootstrap import build
 from second_brain.domain.identity import Identity
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
-from tests.support.brains import make_brain
+from tests.support.brains import make_brain, sqlite_only
 
 WS = ("personal-owner",)
 
@@ -18,14 +18,9 @@ WS = ("personal-owner",)
 @pytest.fixture(params=["sqlite", "opensearch"])
 def brain(request, tmp_path, clock):
     brain = make_brain(request.param, request, tmp_path, clock, FakeEmbedder())
-    brain.backend = request.param
     yield brain
     brain.close()
 
-
-def sqlite_only(brain):
-    if brain.backend != "sqlite":
-        pytest.skip("about the SQLite projection's own transaction and schema")
 
 
 def capture(brain, ctx, clock, content, tags=(), step=1000):
@@ -134,7 +129,7 @@ def test_stats_count_topics_and_ignore_bookkeeping(brain, ctx, clock):
 
 
 def test_replay_rebuilds_projections_that_answer_the_same(brain, ctx, clock):
-    sqlite_only(brain)
+    sqlite_only(brain, "about the SQLite projection's own transaction and schema")
     ids = [capture(brain, ctx, clock, f"Release note {n} for DATABASE_URL rotation", ["ops"]) for n in range(10)]
     brain.memories.append(ctx, ids[0], "rotated again")
     brain.memories.update(ctx, ids[1], "Rewritten release note #changed", None)
@@ -156,7 +151,7 @@ def test_replay_rebuilds_projections_that_answer_the_same(brain, ctx, clock):
 
 
 def test_a_failing_projection_rolls_the_append_back(brain, ctx, clock):
-    sqlite_only(brain)
+    sqlite_only(brain, "about the SQLite projection's own transaction and schema")
     class Broken:
         name = "broken"
 

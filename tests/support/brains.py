@@ -3,6 +3,7 @@ OpenSearch (the AWS adapter) over an in-memory log, projected right after each a
 
 import itertools
 
+import pytest
 from opensearchpy import OpenSearch
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
@@ -31,6 +32,15 @@ def opensearch_brain(url: str, tmp_path, clock, embedder) -> Brain:
 
 
 def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:
+    """A brain on `backend`, which it remembers (for `sqlite_only`)."""
     if backend == "sqlite":
-        return sqlite_brain(tmp_path, clock, embedder)
-    return opensearch_brain(request.getfixturevalue("opensearch_url"), tmp_path, clock, embedder)
+        brain = sqlite_brain(tmp_path, clock, embedder)
+    else:
+        brain = opensearch_brain(request.getfixturevalue("opensearch_url"), tmp_path, clock, embedder)
+    brain.backend = backend
+    return brain
+
+
+def sqlite_only(brain: Brain, why: str) -> None:
+    if brain.backend != "sqlite":
+        pytest.skip(why)

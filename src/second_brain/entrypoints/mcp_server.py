@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
@@ -285,8 +286,6 @@ class BearerGate:
         try:
             who = self.authenticate(Request(scope))
         except BrainError as exc:
-            from starlette.responses import JSONResponse
-
             body = {"ok": False, "error": exc.message, **exc.details}
             await JSONResponse(body, status_code=exc.status, headers={"WWW-Authenticate": "Bearer"})(
                 scope, receive, send)
