@@ -7,7 +7,6 @@ narrowed since) is ignored, never fatal.
 """
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -195,9 +194,6 @@ class SettingsService:
 
     def timezone(self) -> ZoneInfo:
         return ZoneInfo(self.value("TIMEZONE"))
-
-    def provider(self, key: str) -> Callable[[], Any]:
-        return lambda: self.value(key)
 
 
 FLOORS = ("RECENCY_FLOOR_VOLATILE", "RECENCY_FLOOR", "RECENCY_FLOOR_DURABLE")

@@ -2,7 +2,8 @@
 
 For projections that live outside the store's transaction (OpenSearch): locally and in tests this gives
 read-your-writes; on AWS the same projection runs in the projector Lambda off DynamoDB Streams instead.
-A failed projection step is not an append failure (the events are stored): `catch_up` redoes it.
+A failed projection step is not an append failure (the events are stored): on AWS the stream projector
+redoes it, and `brain replay --aws` rebuilds everything.
 """
 
 import logging
@@ -30,17 +31,8 @@ class ProjectingEventStore:
             try:
                 projection.apply(stored)
             except Exception:
-                log.exception("projecting %d events failed; catch_up will redo it", len(stored))
+                log.exception("projecting %d events failed; the stream projector will redo it", len(stored))
         return stored
-
-    def catch_up(self, after: int = 0) -> int:
-        """Re-apply every event after `after` to every projection (idempotent); the last position seen."""
-        position = after
-        while batch := self.inner.read_all(after=position, limit=1000):
-            for projection in self.projections:
-                projection.apply(batch)
-            position = batch[-1].position
-        return position
 
     def __getattr__(self, name: str):  # read_stream, read_all, head: the inner store's
         return getattr(self.inner, name)
