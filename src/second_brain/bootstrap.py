@@ -5,7 +5,6 @@ import os
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from .adapters.event_store.sqlite import SQLiteEventStore
@@ -14,6 +13,7 @@ from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
+from .app.brain import Brain
 from .app.indexing import Indexer, IndexingWorker
 from .app.links import LinkService
 from .app.memories import MemoryService
@@ -24,7 +24,7 @@ from .app.settings_service import SettingsService
 from .app.transfer import Transfer
 from .app.triage import Triage
 from .domain.errors import BrainError
-from .domain.identity import Identity, owner
+from .domain.identity import owner
 from .ports.clock import Clock, SystemClock
 from .ports.embedder import Embedder
 from .ports.event_store import EventStore
@@ -34,42 +34,8 @@ from .ports.reranker import Reranker
 from .ports.vector_index import VectorIndex
 from .settings import Settings
 
+__all__ = ["Brain", "assemble", "build"]
 log = logging.getLogger("second_brain")
-
-
-@dataclass
-class Brain:
-    """Everything an entry point needs, wired once."""
-
-    settings: Settings
-    db: SQLiteDatabase | None  # the embedded brain's database; None on AWS
-    store: EventStore
-    vectors: VectorIndex
-    memories: MemoryService
-    queries: MemoryQueries
-    recall: RecallService
-    links: LinkService
-    projects: ProjectService
-    transfer: Transfer
-    config: SettingsService
-    llm: LanguageModel
-    indexer: Indexer | None
-    worker: IndexingWorker | None
-    owner: Identity
-    classifier: ThreadPoolExecutor | None = None
-
-    def start(self) -> None:
-        """Start background work (the indexing worker)."""
-        if self.worker:
-            self.worker.start()
-
-    def close(self) -> None:
-        if self.worker:
-            self.worker.stop()
-        if self.classifier:
-            self.classifier.shutdown(wait=True, cancel_futures=True)
-        if self.db:
-            self.db.close()
 
 
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
@@ -105,7 +71,9 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     # A configured model refines the rules' classification of each new memory, off the request path.
     classifier = (ThreadPoolExecutor(1, thread_name_prefix="classifier")
                   if has_model and background_classification else None)
-    memories = MemoryService(store, clock, config.timezone, triage=triage, llm=llm if has_model else None)
+    projects = ProjectService(store, read_model, clock)
+    memories = MemoryService(store, clock, config.timezone, triage=triage, projects=projects,
+                             llm=llm if has_model else None)
     if classifier:
         memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
     return Brain(
@@ -118,7 +86,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker),
         config=config,
         links=links,
-        projects=ProjectService(store, read_model, clock),
+        projects=projects,
         transfer=Transfer(store, read_model, clock),
         llm=llm,
         indexer=indexer,

@@ -1,44 +1,25 @@
 """The command side: load a memory from its stream, decide, append; retry on a concurrent writer."""
 
-import functools
 import hashlib
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
 from zoneinfo import ZoneInfo
 
 from ..domain import commands as c
-from ..domain import links, text
+from ..domain.capture import STORE, Verdict, decide_capture
 from ..domain.classification import classify
-from ..domain.errors import (
-    AlreadyExists,
-    ConcurrencyConflict,
-    Forbidden,
-    InvalidInput,
-    NotFound,
-)
-from ..domain.events import (
-    CaptureAnswered,
-    ContradictionLost,
-    ContradictionWon,
-    DuplicateSuspected,
-    Envelope,
-    MemoryCaptured,
-    MemoryClassified,
-    MemoryRevised,
-    StatusChanged,
-    TagsChanged,
-    TimeAnchorSet,
-    memory_stream,
-)
-from ..domain.memory import Memory, decide, evolve, validate
+from ..domain.errors import AlreadyExists, ConcurrencyConflict, Forbidden, InvalidInput, NotFound
+from ..domain.events import CaptureAnswered, Envelope, MemoryClassified, memory_stream
+from ..domain.memory import Memory, decide, evolve, fold, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from .handling import Context, envelopes, retrying
-from .triage import STORE, Triage, Verdict, classify_with_model
+from .projects import ProjectService
+from .triage import Triage, classify_with_model
 
 __all__ = ["CaptureOutcome", "Context", "MemoryService"]
 
@@ -51,7 +32,7 @@ class CaptureOutcome:
 
     @property
     def match_id(self) -> str | None:
-        return self.verdict.target.id if self.verdict.target else self.verdict.match_id or None
+        return self.verdict.match_id or None
 
 
 def idempotency_stream(actor: str, key: str) -> str:
@@ -65,10 +46,12 @@ class MemoryService:
         timezone: ZoneInfo | Callable[[], ZoneInfo],
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         triage: Triage | None = None,
+        projects: ProjectService | None = None,
         llm: LanguageModel | None = None,
         on_stored: Callable[[Context, str], None] | None = None,
     ) -> None:
         self.triage = triage
+        self.projects = projects  # creates the unknown projects a capture names, in the capture's append
         self.llm = llm  # refines classification, when a real model is configured
         self.on_stored = on_stored  # told of every memory a capture stored or changed
         self.store = store
@@ -84,7 +67,7 @@ class MemoryService:
 
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
-        anchor: tuple[int, str] | None = None, idempotency_key: str | None = None,
+        anchor: tuple[int, str] | None = None, idempotency_key: str | None = None, projects: Sequence[str] = (),
     ) -> CaptureOutcome:
         """Store a new note, or fold it into what is stored, as the triage decides; one atomic append.
 
@@ -104,89 +87,36 @@ class MemoryService:
         def attempt() -> CaptureOutcome:
             if key_stream and (answered := self.store.read_stream(key_stream)):
                 return self._replayed(ctx, answered[-1].event, request_hash)
-            verdict = (self.triage.assess(captured.content, captured.source, captured.workspace)
-                       if self.triage else STORE)
-            if verdict.action == "block":
+            verdict = self.triage.assess(captured.content, captured.workspace) if self.triage else STORE
+            matched = self._as_judged(ctx, verdict)
+            decision = decide_capture(memory_id, captured, anchor, verdict, matched)
+            if decision.verdict.action == "block":
                 if key_stream and (answered := self.store.read_stream(key_stream)):
                     return self._replayed(ctx, answered[-1].event, request_hash)  # our own twin, stored meanwhile
-                return CaptureOutcome(verdict.target.id, verdict.target.tags, verdict)  # type: ignore[union-attr]
-            answer = functools.partial(_answer, ctx, key_stream, request_hash, self.clock.now_ms())
-            try:
-                if verdict.action in ("merge", "replace"):
-                    return self._fold(ctx, captured, anchor, verdict, answer)
-                return self._store(ctx, memory_id, captured, anchor, verdict, answer)
-            except NotFound:  # the matched memory was forgotten meanwhile: nothing left to compare with
-                return self._store(ctx, memory_id, captured, anchor, STORE, answer)
+                return CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
+            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
+            now = self.clock.now_ms()
+            created = self.projects.creations(ctx, projects) if self.projects and projects else []
+            changes = (*decision.changes, *created)
+            batch = [e for ch in changes for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
+            self.store.append(batch + _answer(ctx, key_stream, request_hash, now, outcome))
+            return outcome
 
         outcome = retrying(attempt)
         if self.on_stored and outcome.verdict.action != "block":
             self.on_stored(ctx, outcome.id)
         return outcome
 
-    def _store(self, ctx: Context, memory_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None,
-               verdict: Verdict, answer: Callable[[CaptureOutcome], list[Envelope]]) -> CaptureOutcome:
-        """A new memory, with what the verdict does to the one it matched, in one batch."""
-        tags = list(captured.tags)
-        events: list[object] = []
-        others: list[Envelope] = []
-        target = verdict.target
-        now = self.clock.now_ms()
-        if verdict.action == "flag":
-            tags.append("duplicate-candidate")
-            events.append(DuplicateSuspected(target.id, round(verdict.score, 4)))  # type: ignore[union-attr]
-        elif verdict.action == "contradiction":
-            tags.append("contradiction-resolved")
-            events.append(ContradictionWon(target.id, verdict.reason))  # type: ignore[union-attr]
-            old = self._as_judged(ctx, verdict)
-            others += envelopes(ctx, memory_stream(old.id), old.version,
-                                [StatusChanged("deprecated"), ContradictionLost(memory_id, verdict.reason)],
-                                old.workspace, now)
-            edge = links.Edge(memory_id, old.id, "supersedes")
-            others += envelopes(ctx, links.edge_stream(memory_id, old.id, "supersedes"), 0,
-                                links.decide_link(edge, 1.0, "system"), old.workspace, now)
-        elif verdict.action == "keep_canonical":
-            tags = text.with_prefixed(tags, "status:", "draft")
-            events.append(ContradictionLost(target.id, verdict.reason))  # type: ignore[union-attr]
-            kept = self._as_judged(ctx, verdict)
-            others += envelopes(ctx, memory_stream(kept.id), kept.version,
-                                [ContradictionWon(memory_id, verdict.reason)], kept.workspace, now)
-        judged = classify(captured.content, tuple(tags))
-        events[:0] = [replace(captured, tags=tuple(text.dedupe(tags))),
-                      MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules")]
-        if anchor is not None:
-            events.append(TimeAnchorSet(*anchor))
-        batch = envelopes(ctx, memory_stream(memory_id), 0, events, captured.workspace, now)
-        outcome = CaptureOutcome(memory_id, reduce(evolve, events, Memory(memory_id)).tags, verdict)
-        self.store.append(batch + others + answer(outcome))
-        return outcome
-
-    def _fold(self, ctx: Context, captured: MemoryCaptured, anchor: tuple[int, str] | None, verdict: Verdict,
-              answer: Callable[[CaptureOutcome], list[Envelope]]) -> CaptureOutcome:
-        """Merge the note into the memory it matched, or replace that memory's text with it."""
-        state = self._as_judged(ctx, verdict)
-        content = verdict.merged_content if verdict.action == "merge" else captured.content
-        content, hashtags = text.extract_hashtags(content)
-        # The newer note's word on how long it stays true wins; staleness is judged afresh.
-        incoming = next((t for t in captured.tags if t.startswith("volatility:")), None)
-        tags = [t for t in text.dedupe([*state.tags, *captured.tags, *hashtags])
-                if not t.startswith("volatility:") and t != "stale:as-of"]
-        tags = text.normalize_tags(tags + ([incoming] if incoming else []))
-        judged = classify(content, tuple(tags))
-        events: list[object] = [MemoryRevised(content, "merged" if verdict.action == "merge" else "replaced")]
-        if tuple(tags) != state.tags:
-            events.append(TagsChanged(tuple(tags)))
-        events.append(MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules"))
-        if anchor is not None:  # the newer note's reminder goes with it
-            events.append(TimeAnchorSet(*anchor))
-        outcome = CaptureOutcome(state.id, reduce(evolve, events, state).tags, verdict)
-        batch = envelopes(ctx, memory_stream(state.id), state.version, events, state.workspace, self.clock.now_ms())
-        self.store.append(batch + answer(outcome))
-        return outcome
-
-    def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory:
-        """The matched memory, if it still reads as it did when judged; else the verdict is stale: decide again."""
-        state, _ = self.load(ctx, verdict.target.id)  # type: ignore[union-attr]
-        if state.content != verdict.target.content:  # type: ignore[union-attr]
+    def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory | None:
+        """The matched memory, if it still reads as it did when judged (else the verdict is stale: decide
+        again); None when there is none, or it has been forgotten meanwhile."""
+        if not verdict.match_id:
+            return None
+        try:
+            state, _ = self.load(ctx, verdict.match_id)
+        except NotFound:
+            return None
+        if state.content != verdict.match_content:
             raise ConcurrencyConflict(f"Entry {state.id} changed while the capture was being decided")
         return state
 
@@ -200,7 +130,7 @@ class MemoryService:
             tags = self.load(ctx, event.memory_id)[0].tags
         except NotFound:  # forgotten since
             tags = ()
-        return CaptureOutcome(event.memory_id, tags, Verdict(event.action, None, event.score, match_id=event.match_id))
+        return CaptureOutcome(event.memory_id, tags, Verdict(event.action, event.match_id, event.score))
 
     def classify_with_model(self, ctx: Context, memory_id: str) -> bool:
         """Refine a memory's rule-based classification with the language model; whether it changed anything."""
@@ -274,7 +204,7 @@ class MemoryService:
     def load(self, ctx: Context, memory_id: str) -> tuple[Memory, list[Envelope]]:
         """A memory and its events, if it exists in a workspace the caller can read."""
         events = self.store.read_stream(memory_stream(memory_id))
-        state = reduce(evolve, (e.event for e in events), Memory(memory_id))
+        state = fold(events, Memory(memory_id))
         if not state.exists or state.workspace not in ctx.identity.readable:
             raise NotFound(f"No entry found with ID: {memory_id}")
         return state, events

@@ -1,10 +1,12 @@
 """Projects: the registry commands, and turning a slug into the tags a filter matches."""
 
+from collections.abc import Sequence
 from functools import reduce
 from typing import Any
 
 from ..domain import projects as p
-from ..domain.errors import AlreadyExists, InvalidInput, NotFound
+from ..domain.capture import Change
+from ..domain.errors import InvalidInput, NotFound
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import ProjectRow, ReadModel
@@ -41,15 +43,17 @@ class ProjectService:
         row = self._row(ctx, slug)
         self._decide(ctx, row.workspace, row.slug, p.decide_delete)
 
-    def ensure(self, ctx: Context, slug: str) -> str:
-        """The slug of a capture's project, created on the spot if it does not exist yet."""
-        slug = p.check_slug(slug.strip())
-        if not any(r.slug == slug for r in self.read_model.projects(ctx.identity.readable)):
-            try:
-                self.create(ctx, slug, slug)
-            except AlreadyExists:
-                pass  # created by a concurrent capture meanwhile: that is all we wanted
-        return slug
+    def creations(self, ctx: Context, slugs: Sequence[str]) -> list[Change]:
+        """What creates the projects a capture names that do not exist yet, to append with the capture."""
+        workspace = ctx.identity.personal_workspace
+        known = {r.slug for r in self.read_model.projects(ctx.identity.readable)}
+        changes = []
+        for slug in dict.fromkeys(slugs):
+            state = self._state(workspace, slug)
+            if slug not in known and not state.exists:
+                changes.append(Change(p.project_stream(workspace, slug), state.version, workspace,
+                                      tuple(p.decide_create(state, slug, "", []))))
+        return changes
 
     def tags_for(self, ctx: Context, slug: str) -> tuple[str, ...]:
         """What a project filter matches: its project:<slug> tag and its aliases."""
@@ -86,10 +90,13 @@ class ProjectService:
         stream = p.project_stream(workspace, slug)
 
         def attempt() -> None:
-            history = (e.event for e in self.store.read_stream(stream))
-            state = reduce(p.evolve_project, history, p.Project(slug, workspace))
+            state = self._state(workspace, slug)
             batch = envelopes(ctx, stream, state.version, decide(state), workspace, self.clock.now_ms())
             if batch:
                 self.store.append(batch)
 
         retrying(attempt)
+
+    def _state(self, workspace: str, slug: str) -> p.Project:
+        history = (e.event for e in self.store.read_stream(p.project_stream(workspace, slug)))
+        return reduce(p.evolve_project, history, p.Project(slug, workspace))

@@ -1,5 +1,6 @@
 """What a new note means for the memories already stored: a repeat, a near-duplicate, a contradiction,
-something to merge with or to replace, or simply new.
+something to merge with or to replace, or simply new. What the verdict then does (and the protections that
+soften it) is decided in domain/capture.py.
 
 Similarity only finds the candidates. MiniLM scores a contradiction ("not allergic to peanuts") as high
 as a paraphrase, so nothing is blocked unless the new note adds no word to the old one, and nothing is
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..domain import contradictions
+from ..domain.capture import STORE, Action, Verdict
 from ..domain.classification import Classification
 from ..domain.errors import LanguageModelUnavailable
 from ..ports.llm import LanguageModel
@@ -23,12 +25,9 @@ from ..ports.vector_index import VectorIndex
 
 log = logging.getLogger("second_brain.triage")
 
-# Session logs: "we decided X... actually Y" in a transcript is no evidence that a stored memory is wrong.
-TRANSCRIPT_SOURCES = frozenset({"claude-code", "codex-session", "cursor-session"})
 SAMPLE_WHOLE_CHARS = 1500
 SAMPLE_PART_CHARS = 500
 MODEL_EXCERPT_CHARS = 600
-PROTECTED_IMPORTANCE = 4
 
 
 @dataclass(frozen=True)
@@ -41,21 +40,6 @@ class DuplicateConfig:
     candidates: int = 5
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """store | block | flag | merge | replace | contradiction | keep_canonical."""
-
-    action: str
-    target: EntryRow | None = None
-    score: float = 0.0
-    reason: str = ""
-    merged_content: str = ""
-    match_id: str = ""  # when replayed from an idempotency record, which keeps the id but not the row
-
-
-STORE = Verdict("store")
-
-
 def duplicate_sample(content: str) -> str:
     """The text compared: the whole note up to 1,500 characters, else 500 each from start, middle and end."""
     if len(content) <= SAMPLE_WHOLE_CHARS:
@@ -64,11 +48,6 @@ def duplicate_sample(content: str) -> str:
     half = SAMPLE_PART_CHARS // 2
     return "\n...\n".join((content[:SAMPLE_PART_CHARS], content[middle - half : middle + half],
                            content[-SAMPLE_PART_CHARS:]))
-
-
-def is_protected(entry: EntryRow) -> bool:
-    """Important or confirmed memories are never merged into or replaced without the user."""
-    return entry.importance_score >= PROTECTED_IMPORTANCE or "status:canonical" in entry.tags
 
 
 class Triage:
@@ -82,14 +61,17 @@ class Triage:
         self.config = config  # read once per capture: an admin's change applies to the next one
         self.catch_up = catch_up  # index the few memories still pending, so a note sent twice is caught
 
-    def assess(self, content: str, source: str, workspace: str) -> Verdict:
-        """The verdict on a new note; any failure along the way means the note is simply stored."""
+    def assess(self, content: str, workspace: str) -> Verdict:
+        """The verdict on a new note, before protections; any failure along the way means it is simply stored."""
         try:
-            self.catch_up()
-            vector = self.embed(duplicate_sample(content))
+            return self._assess(content, workspace)
         except Exception:  # the check is a service to the user, never a reason to lose the note
-            log.exception("duplicate check skipped")
+            log.exception("duplicate check skipped: the note is stored as new")
             return STORE
+
+    def _assess(self, content: str, workspace: str) -> Verdict:
+        self.catch_up()
+        vector = self.embed(duplicate_sample(content))
         config = self.config()
         hits = self.vectors.search(vector, Filters((workspace,)), config.candidates)
         similar = [(row, hit.score) for hit in hits if hit.score >= config.candidate_threshold
@@ -99,15 +81,14 @@ class Triage:
         top, top_score = similar[0]
         if (top_score >= config.block_threshold and contradictions.adds_nothing(top.content, content)
                 and not contradictions.conflict(top.content, content)):
-            return Verdict("block", top, top_score)
-        verdict = self._ask_model(content, similar, config) or self._apply_rules(content, similar, config)
-        return self._protect(verdict, source)
+            return _verdict("block", top, top_score)
+        return self._ask_model(content, similar, config) or self._apply_rules(content, similar, config)
 
     def _apply_rules(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
         for row, score in similar:
             reason = contradictions.conflict(row.content, content)
             if reason:
-                return Verdict("contradiction", row, score, reason)
+                return _verdict("contradiction", row, score, reason)
         return _flag_or_store(similar, config)
 
     def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig
@@ -126,7 +107,7 @@ class Triage:
         if not flagged:
             target = by_id.get(str(answer.get("conflicting_id", "")))
             if answer.get("contradicts") is True and target:
-                return Verdict("contradiction", *target, reason=_reason(answer))
+                return _verdict("contradiction", *target, reason=_reason(answer))
             return STORE if answer.get("contradicts") is False else None
         action = answer.get("action")
         target = by_id.get(str(answer.get("target_id", "")))
@@ -135,29 +116,19 @@ class Triage:
             if action == "merge" and not keeps_everything(merged, target[0].content, content):
                 log.warning("the merged note the model wrote drops facts; both notes are kept")
                 return _flag_or_store(similar, config)
-            return Verdict(action, *target, reason=_reason(answer), merged_content=merged.strip())
+            return _verdict(action, *target, reason=_reason(answer), merged=merged.strip())
         if action == "keep_both":
             return _flag_or_store(similar, config)
         return None
 
-    def _protect(self, verdict: Verdict, source: str) -> Verdict:
-        target = verdict.target
-        if target is None:
-            return verdict
-        transcript = source in TRANSCRIPT_SOURCES and target.source != source
-        if verdict.action in ("merge", "replace") and (is_protected(target) or transcript):
-            return Verdict("flag", target, verdict.score)
-        if verdict.action == "contradiction" and "status:canonical" in target.tags:
-            return Verdict("keep_canonical", target, verdict.score, "Conflicts with a confirmed canonical memory.")
-        if verdict.action == "contradiction" and transcript:
-            return Verdict("keep_canonical", target, verdict.score,
-                           "A session transcript never overrides a memory from another source.")
-        return verdict
-
 
 def _flag_or_store(similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
     top, score = similar[0]
-    return Verdict("flag", top, score) if score >= config.flag_threshold else STORE
+    return _verdict("flag", top, score) if score >= config.flag_threshold else STORE
+
+
+def _verdict(action: Action, row: EntryRow, score: float, reason: str = "", merged: str = "") -> Verdict:
+    return Verdict(action, row.id, score, reason, merged, match_content=row.content)
 
 
 def keeps_everything(merged: str, *originals: str) -> bool:

@@ -1,5 +1,6 @@
 """The memory aggregate as two pure functions: decide(command, state) and evolve(state, event)."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from . import text
@@ -20,6 +21,7 @@ from .events import (
     ContradictionLost,
     ContradictionWon,
     DuplicateSuspected,
+    Envelope,
     Erased,
     MemoryAppended,
     MemoryCaptured,
@@ -35,16 +37,14 @@ from .events import (
 )
 
 WHEN_KINDS = ("due", "event", "wake")
-
-# Tags the brain owns: an explicit tag list on update replaces the caller's tags, never these.
-WORKER_OWNED_PREFIXES = ("kind:", "status:", "volatility:", "stale:")
-WORKER_OWNED_MARKERS = frozenset(
-    {"auto-pattern", "auto-insight", "synthesized", "rolled-up", "duplicate-candidate", "contradiction-resolved"}
-)
+DIGEST_MIN_ENTRIES = 10  # a tag needs this many eligible memories in one workspace to be rolled up
+DIGEST_RECALL_GRACE_MS = 60 * 24 * 3600 * 1000  # recalled once is still fair game for a digest after 60 days
 
 
 @dataclass(frozen=True)
 class Memory:
+    """A memory as its events made it: what the aggregate decides on, and what every projection shows."""
+
     id: str
     exists: bool = False
     forgotten: bool = False
@@ -52,11 +52,23 @@ class Memory:
     tags: tuple[str, ...] = ()
     source: str = ""
     workspace: str = ""
-    last_recalled: str = ""
-    when_at: int | None = None
-    when_kind: str = ""
+    actor: str = ""  # who captured it
+    created_at: int = 0
+    updated_at: int = 0
     importance: int = 0
-    version: int = 0
+    recall_count: int = 0
+    last_recalled: str = ""  # the day of the latest counted recall
+    contradiction_wins: int = 0
+    contradiction_losses: int = 0
+    when_at: int | None = None
+    when_kind: str | None = None
+    version: int = 0  # events on its stream: where the next append goes
+    content_version: int = 0  # moves whenever the vectors made from its text may be out of date
+    position: int = 0  # the log position of its first event: orders memories captured in the same millisecond
+
+    @property
+    def deprecated(self) -> bool:
+        return text.DEPRECATED in self.tags
 
 
 def decide(command: Command, state: Memory) -> list[object]:
@@ -90,40 +102,75 @@ def decide(command: Command, state: Memory) -> list[object]:
     raise TypeError(f"unknown command {command!r}")
 
 
-def evolve(state: Memory, event: object) -> Memory:
-    """Apply one event to the memory's state."""
+def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Memory:
+    """Apply one event to the memory's state; `envelope` (when known) gives its time, author and position.
+
+    The only place a memory's state is derived: the aggregate, the SQLite rows and the OpenSearch documents
+    are all written from it.
+    """
     version = state.version + 1
+    at = envelope.at if envelope else state.updated_at
+    if isinstance(event, MemoryForgotten):
+        return Memory(id=state.id, forgotten=True, version=version)
     if isinstance(event, MemoryCaptured):
         return replace(
             state, exists=True, content=event.content, tags=event.tags, source=event.source,
-            workspace=event.workspace, version=version,
+            workspace=event.workspace, actor=envelope.actor if envelope else "", created_at=at, updated_at=at,
+            version=version, content_version=1, position=envelope.position if envelope else 0,
         )
-    if isinstance(event, MemoryImported):
+    if isinstance(event, MemoryImported):  # restored as it was: its times and counters
         return replace(
             state, exists=True, content=event.content, tags=event.tags, source=event.source,
-            workspace=event.workspace, importance=event.importance_score, version=version,
+            workspace=event.workspace, actor=envelope.actor if envelope else "", created_at=event.created_at,
+            updated_at=event.updated_at, importance=event.importance_score, recall_count=event.recall_count,
+            contradiction_wins=event.contradiction_wins, contradiction_losses=event.contradiction_losses,
+            version=version, content_version=1, position=envelope.position if envelope else 0,
         )
-    if isinstance(event, MemoryAppended):
-        return replace(state, content=appended(state.content, event), version=version)
-    if isinstance(event, MemoryRevised):
-        return replace(state, content=event.content, version=version)
-    if isinstance(event, TagsChanged):
-        return replace(state, tags=event.tags, version=version)
-    if isinstance(event, StatusChanged):
-        return replace(state, tags=tuple(text.with_prefixed(list(state.tags), "status:", event.status)), version=version)
+    if not state.exists:  # an erased capture being replayed: nothing to show
+        return replace(state, version=version)
+    if isinstance(event, (MemoryAppended, MemoryRevised)):
+        content = appended(state.content, event) if isinstance(event, MemoryAppended) else event.content
+        return replace(state, content=content, updated_at=at, version=version,
+                       content_version=state.content_version + 1)
+    if isinstance(event, (TagsChanged, StatusChanged)):
+        tags = event.tags if isinstance(event, TagsChanged) else tuple(
+            text.with_prefixed(list(state.tags), "status:", event.status))
+        revived = state.deprecated and text.DEPRECATED not in tags  # its vectors are needed again
+        return replace(state, tags=tags, updated_at=at, version=version,
+                       content_version=state.content_version + revived)
+    if isinstance(event, MemoryClassified):
+        return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
     if isinstance(event, MemoryRecalled):
-        return replace(state, last_recalled=event.day, version=version)
+        return replace(state, recall_count=state.recall_count + 1, last_recalled=event.day, version=version)
+    if isinstance(event, ContradictionWon):
+        return replace(state, contradiction_wins=state.contradiction_wins + 1, version=version)
+    if isinstance(event, ContradictionLost):
+        return replace(state, contradiction_losses=state.contradiction_losses + 1, version=version)
     if isinstance(event, TimeAnchorSet):
         return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
     if isinstance(event, TimeAnchorCleared):
         return replace(state, when_at=None, version=version)
-    if isinstance(event, MemoryClassified):
-        return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
-    if isinstance(event, MemoryForgotten):
-        return Memory(id=state.id, forgotten=True, version=version)
-    if isinstance(event, (Erased, DuplicateSuspected, ContradictionWon, ContradictionLost)):
+    if isinstance(event, (Erased, DuplicateSuspected)):
         return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
+
+
+def fold(envelopes: Iterable[Envelope], state: Memory) -> Memory:
+    """The state after these stored events: a whole stream from `Memory(id)`, or the rest of one."""
+    for envelope in envelopes:
+        state = evolve(state, envelope.event, envelope)
+    return state
+
+
+def digest_eligible(memory: Memory, now: int) -> bool:
+    """Whether nightly compression may roll this memory into a digest (which tags it is rolled under aside).
+
+    Adapters that count candidates in their query language translate exactly these conditions.
+    """
+    return (memory.importance < text.PROTECTED_IMPORTANCE and memory.contradiction_wins == 0
+            and not any(tag in text.NEVER_DIGESTED for tag in memory.tags)
+            and (memory.recall_count == 0
+                 or (memory.recall_count < 2 and memory.created_at < now - DIGEST_RECALL_GRACE_MS)))
 
 
 def appended(content: str, event: MemoryAppended) -> str:
@@ -192,7 +239,7 @@ def _update(command: Update, state: Memory) -> list[object]:
     if command.tags is None:
         tags = text.dedupe([*state.tags, *hashtags])
     else:
-        owned = [t for t in state.tags if _worker_owned(t)]
+        owned = [t for t in state.tags if text.is_worker_owned(t)]
         tags = text.dedupe([*owned, *text.normalize_tags([*command.tags, *hashtags])])
     # New content may change how long it stays true: volatility is re-judged, not carried over.
     tags = [t for t in tags if t.lower() not in ("stale:as-of", "rolled-up") and not t.lower().startswith("volatility:")]
@@ -204,8 +251,3 @@ def _update(command: Update, state: Memory) -> list[object]:
     if tuple(tags) != state.tags:
         events.append(TagsChanged(tuple(tags)))
     return events
-
-
-def _worker_owned(tag: str) -> bool:
-    lowered = tag.lower()
-    return lowered.startswith(WORKER_OWNED_PREFIXES) or lowered in WORKER_OWNED_MARKERS

@@ -20,9 +20,17 @@ MAX_CONTENT_CHARS = 200_000
 MAX_TAGS = 64
 MAX_TAG_CHARS = 128
 RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
+# Tags the brain itself sets: bookkeeping, not topics.
 PIPELINE_MARKERS = frozenset(
     {"synthesized", "auto-pattern", "auto-insight", "duplicate-candidate", "contradiction-resolved", "rolled-up"}
 )
+# An explicit tag list on update replaces the caller's tags, never these.
+WORKER_OWNED_PREFIXES = ("kind:", "status:", "volatility:", "stale:")
+DEPRECATED = "status:deprecated"
+CANONICAL = "status:canonical"
+NEVER_RECALLED = (DEPRECATED, "auto-insight", "auto-pattern")
+NEVER_DIGESTED = ("synthesized", "auto-pattern", "auto-insight", "rolled-up")  # already a digest, or in one
+PROTECTED_IMPORTANCE = 4  # at or above: never merged, replaced or rolled up without the user
 
 
 def extract_hashtags(content: str) -> tuple[str, list[str]]:
@@ -86,6 +94,11 @@ def with_prefixed(tags: list[str], prefix: str, value: str | None) -> list[str]:
         return tags
     kept = [t for t in tags if not t.lower().startswith(prefix)]
     return [*kept, prefix + value]
+
+
+def is_worker_owned(tag: str) -> bool:
+    lowered = tag.lower()
+    return lowered.startswith(WORKER_OWNED_PREFIXES) or lowered in PIPELINE_MARKERS
 
 
 def is_topic_tag(tag: str) -> bool:

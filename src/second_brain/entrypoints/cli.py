@@ -81,7 +81,7 @@ def _mcp(settings: Settings) -> int:
     """MCP over stdin/stdout: the client launched us, so the caller is the brain's owner. Logs go to stderr."""
     import logging
 
-    from .mcp_server import build_mcp
+    from .mcp import build_mcp
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     brain = build(settings)

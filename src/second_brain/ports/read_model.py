@@ -4,6 +4,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..domain.memory import Memory
+
 
 @dataclass(frozen=True)
 class EntryRow:
@@ -22,6 +24,17 @@ class EntryRow:
     indexed: bool = False
     when_at: int | None = None
     when_kind: str | None = None
+
+    @classmethod
+    def of(cls, memory: Memory) -> "EntryRow":
+        """The row a projection writes for a memory's folded state."""
+        return cls(
+            id=memory.id, content=memory.content, tags=memory.tags, source=memory.source,
+            workspace=memory.workspace, actor=memory.actor, created_at=memory.created_at,
+            updated_at=memory.updated_at, importance_score=memory.importance, recall_count=memory.recall_count,
+            contradiction_wins=memory.contradiction_wins, contradiction_losses=memory.contradiction_losses,
+            when_at=memory.when_at, when_kind=memory.when_kind,
+        )
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ import numpy as np
 from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import ConflictError, NotFoundError
 
-from ...app.folds import fold_edge, fold_entry, fold_project
+from ...app.folds import fold_edge, fold_project
 from ...domain import text
 from ...domain.events import Envelope
+from ...domain.memory import DIGEST_MIN_ENTRIES, DIGEST_RECALL_GRACE_MS, Memory, fold
 from ...ports.event_store import EventStore
 from ...ports.read_model import (
     Connection,
@@ -36,7 +37,6 @@ from ...ports.read_model import (
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 
 MAPPINGS = Path(__file__).resolve().parent / "mappings"  # infra/opensearch links here
-NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
 ENTRY_FIELDS = ("id", "content", "tags", "source", "workspace", "actor", "created_at", "updated_at",
                 "importance_score", "recall_count", "contradiction_wins", "contradiction_losses", "when_at",
                 "when_kind")
@@ -86,19 +86,18 @@ class OpenSearchIndex:
                 self._project_project(stream_id, history)
 
     def _project_entry(self, entry_id: str, history: list[Envelope]) -> None:
-        folded = fold_entry(history)
-        if folded is None:  # forgotten (or never written): the entry, its vectors and its edges go
+        memory = fold(history, Memory(entry_id))
+        if not memory.exists:  # forgotten (or never written): the entry, its vectors and its edges go
             self.client.delete(index=self.entries, id=entry_id, refresh=self.refresh, ignore=[404])
             self._delete_passages(entry_id)
             self._delete_where(self.edges, {"bool": {"should": [
                 {"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}]}})
             return
-        row, content_version, position = folded
-        deprecated = "status:deprecated" in row.tags
+        deprecated = memory.deprecated
         current = self._source(self.entries, entry_id)
-        doc = {field: getattr(row, field) for field in ENTRY_FIELDS} | {
-            "tags": list(row.tags), "content_version": content_version, "seq": position}
-        changed = current is None or current.get("content_version") != content_version
+        doc = {field: getattr(EntryRow.of(memory), field) for field in ENTRY_FIELDS} | {
+            "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position}
+        changed = current is None or current.get("content_version") != memory.content_version
         if deprecated:
             doc["needs_vectors"] = False
             self._delete_passages(entry_id)
@@ -222,7 +221,7 @@ class OpenSearchIndex:
             row = rows.get(other)
             if row is None or row.workspace not in workspaces:
                 continue  # an end forgotten, or in a workspace the caller cannot read
-            if "status:deprecated" in row.tags and not (superseded and edge["_source"]["type"] == "supersedes"):
+            if text.DEPRECATED in row.tags and not (superseded and edge["_source"]["type"] == "supersedes"):
                 continue
             found.append(Connection(row, edge["_source"]["type"], edge["_source"]["weight"],
                                     edge["_source"]["provenance"], edge["_source"]["created_at"]))
@@ -251,7 +250,7 @@ class OpenSearchIndex:
 
     def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
         query = {"bool": {"filter": [_filter(Filters(tuple(workspaces))), {"range": {"when_at": {"lt": before}}}],
-                          "must_not": [{"term": {"tags": "status:deprecated"}}]}}
+                          "must_not": [{"term": {"tags": text.DEPRECATED}}]}}
         return self._rows(query, MAX_RESULTS, [{"when_at": "asc"}])
 
     def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
@@ -271,16 +270,16 @@ class OpenSearchIndex:
         unclassified = self._count({"bool": {"filter": [scope], "must_not": [
             {"prefix": {"tags": "status:"}}, {"prefix": {"tags": "kind:"}}]}})
         topics = [tc for tc in self.tag_counts(workspaces) if text.is_topic_tag(tc.tag)]
-        sixty_days = 60 * 24 * 3600 * 1000
-        eligible = {"bool": {"filter": [scope, {"range": {"importance_score": {"lt": 4}}},
-                                        {"term": {"contradiction_wins": 0}},
-                                        {"bool": {"should": [{"term": {"recall_count": 0}}, {"bool": {"filter": [
-                                            {"range": {"recall_count": {"lt": 2}}},
-                                            {"range": {"created_at": {"lt": now - sixty_days}}}]}}]}}],
-                             "must_not": [{"terms": {"tags": ["synthesized", "auto-pattern", "auto-insight",
-                                                              "rolled-up"]}}]}}
+        eligible = {"bool": {  # memory.digest_eligible, as a query
+            "filter": [scope, {"range": {"importance_score": {"lt": text.PROTECTED_IMPORTANCE}}},
+                       {"term": {"contradiction_wins": 0}},
+                       {"bool": {"should": [{"term": {"recall_count": 0}}, {"bool": {"filter": [
+                           {"range": {"recall_count": {"lt": 2}}},
+                           {"range": {"created_at": {"lt": now - DIGEST_RECALL_GRACE_MS}}}]}}]}}],
+            "must_not": [{"terms": {"tags": list(text.NEVER_DIGESTED)}}]}}
         buckets = self.client.search(index=self.entries, body={"size": 0, "query": eligible, "aggs": {"tags": {
-            "terms": {"field": "tags", "size": 1000, "min_doc_count": 10}}}})["aggregations"]["tags"]["buckets"]
+            "terms": {"field": "tags", "size": 1000, "min_doc_count": DIGEST_MIN_ENTRIES}}}}
+                                     )["aggregations"]["tags"]["buckets"]
         candidates = sorted(((b["key"], b["doc_count"]) for b in buckets if text.is_topic_tag(b["key"])),
                             key=lambda kv: (-kv[1], kv[0]))
         return {
@@ -309,7 +308,7 @@ class OpenSearchIndex:
 
     def is_indexed(self, entry_id: str) -> bool:
         source = self._source(self.entries, entry_id)
-        return bool(source) and source.get("needs_vectors") is False and "status:deprecated" not in source["tags"]
+        return bool(source) and source.get("needs_vectors") is False and text.DEPRECATED not in source["tags"]
 
     def vector_count(self, entry_id: str) -> int:
         return self._count({"term": {"entry_id": entry_id}}, self.passages)
@@ -324,7 +323,7 @@ class OpenSearchIndex:
         except NotFoundError:
             return False
         source = found["_source"]
-        if source["content_version"] != entry.version or "status:deprecated" in source["tags"]:
+        if source["content_version"] != entry.version or text.DEPRECATED in source["tags"]:
             return False
         self._delete_passages(entry.id)
         actions = [{"_index": self.passages, "_id": f"{entry.id}:{n}", "_source": {
@@ -453,7 +452,7 @@ def _clauses(filters: Filters, actor: bool = True) -> list[dict]:
 
 def _recall_filter(filters: Filters) -> dict:
     query = _filter(filters)
-    query["bool"]["must_not"] = [{"terms": {"tags": list(NEVER_RECALLED)}}]
+    query["bool"]["must_not"] = [{"terms": {"tags": list(text.NEVER_RECALLED)}}]
     return query
 
 

@@ -1,31 +1,17 @@
 """The entries read model and keyword index in SQLite, projected in the append's own transaction."""
 
+import itertools
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from ...domain import text
-from ...domain.events import (
-    ContradictionLost,
-    ContradictionWon,
-    Envelope,
-    MemoryAppended,
-    MemoryCaptured,
-    MemoryClassified,
-    MemoryForgotten,
-    MemoryImported,
-    MemoryRecalled,
-    MemoryRevised,
-    StatusChanged,
-    TagsChanged,
-    TimeAnchorCleared,
-    TimeAnchorSet,
-)
+from ...domain.events import Envelope
 from ...domain.links import LinkCreated, LinkRemoved
-from ...domain.memory import appended, classified_tags
+from ...domain.memory import DIGEST_MIN_ENTRIES, DIGEST_RECALL_GRACE_MS, Memory, fold
 from ...domain.projects import (
     ProjectCreated,
     ProjectDeleted,
@@ -61,7 +47,10 @@ TABLES = [
         contradiction_losses INTEGER NOT NULL DEFAULT 0,
         content_version INTEGER NOT NULL DEFAULT 1,
         when_at INTEGER,
-        when_kind TEXT
+        when_kind TEXT,
+        last_recalled TEXT NOT NULL DEFAULT '',
+        version INTEGER NOT NULL,
+        position INTEGER NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS entries_by_anchor ON entries (when_at) WHERE when_at IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS entries_by_workspace ON entries (workspace, created_at DESC)",
@@ -87,7 +76,10 @@ TABLES = [
         PRIMARY KEY (workspace, slug)
     ) WITHOUT ROWID""",
 ]
-NEVER_RECALLED = ("status:deprecated", "auto-insight", "auto-pattern")
+# The columns the fold of a memory is written to, in the order _project_memory gives their values.
+STATE_COLUMNS = ("workspace", "actor", "content", "tags", "source", "created_at", "updated_at", "importance_score",
+                 "recall_count", "last_recalled", "contradiction_wins", "contradiction_losses", "content_version",
+                 "when_at", "when_kind", "version", "position")
 EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
 SHORT_TERM_SAMPLE = 200
 DF_CACHE_SECONDS = 60.0
@@ -98,7 +90,7 @@ ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.
 
 class SQLiteReadModel:
     name = "entries"
-    schema = 6
+    schema = 7
 
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
@@ -116,78 +108,15 @@ class SQLiteReadModel:
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
         forgot = False
-        for envelope in events:
-            memory_id = envelope.stream_id.removeprefix("memory-")
-            event = envelope.event
-            if isinstance(event, (LinkCreated, LinkRemoved)):
-                _apply_link(conn, event, envelope.at)
+        for stream_id, run in _runs(events):
+            if stream_id.startswith("memory-"):
+                forgot |= _project_memory(conn, stream_id.removeprefix("memory-"), run)
                 continue
-            if isinstance(event, (ProjectCreated, ProjectImported, ProjectUpdated, ProjectDeleted)):
-                _apply_project(conn, envelope)
-                continue
-            if isinstance(event, (MemoryCaptured, MemoryImported)):
-                if isinstance(event, MemoryImported):  # restored as it was: its times and counters
-                    history = (event.created_at, event.updated_at, event.recall_count, event.importance_score,
-                               event.contradiction_wins, event.contradiction_losses)
-                else:
-                    history = (envelope.at, envelope.at, 0, 0, 0, 0)
-                cursor = conn.execute(
-                    "INSERT INTO entries (id, workspace, actor, content, tags, source, created_at, updated_at,"
-                    " recall_count, importance_score, contradiction_wins, contradiction_losses)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (memory_id, event.workspace, envelope.actor, event.content, json.dumps(event.tags),
-                     event.source, *history),
-                )
-                rid = cursor.lastrowid
-                _count(conn, event.workspace, +1)
-                conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, event.content))
-                _write_tags(conn, rid, event.tags)
-                continue
-            row = conn.execute("SELECT rid, content, tags, workspace FROM entries WHERE id = ?",
-                               (memory_id,)).fetchone()
-            if row is None:
-                continue  # an erased stream being replayed: nothing to show
-            if isinstance(event, (MemoryAppended, MemoryRevised)):
-                content = appended(row["content"], event) if isinstance(event, MemoryAppended) else event.content
-                conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
-                             (row["rid"], row["content"]))
-                conn.execute(
-                    "UPDATE entries SET content = ?, updated_at = ?, content_version = content_version + 1"
-                    " WHERE rid = ?", (content, envelope.at, row["rid"]))
-                conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (row["rid"], content))
-            elif isinstance(event, (TagsChanged, StatusChanged)):
-                tags = event.tags if isinstance(event, TagsChanged) else tuple(
-                    text.with_prefixed(json.loads(row["tags"]), "status:", event.status))
-                revived = "status:deprecated" in json.loads(row["tags"]) and "status:deprecated" not in tags
-                conn.execute(  # a memory brought back from deprecation needs its vectors again
-                    "UPDATE entries SET tags = ?, updated_at = ?, content_version = content_version + ? WHERE rid = ?",
-                    (json.dumps(tags), envelope.at, int(revived), row["rid"]))
-                conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
-                _write_tags(conn, row["rid"], tags)
-            elif isinstance(event, MemoryClassified):
-                tags = classified_tags(tuple(json.loads(row["tags"])), event)
-                conn.execute("UPDATE entries SET tags = ?, importance_score = ? WHERE rid = ?",
-                             (json.dumps(tags), event.importance, row["rid"]))
-                conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
-                _write_tags(conn, row["rid"], tags)
-            elif isinstance(event, (ContradictionWon, ContradictionLost)):
-                column = "contradiction_wins" if isinstance(event, ContradictionWon) else "contradiction_losses"
-                conn.execute(f"UPDATE entries SET {column} = {column} + 1 WHERE rid = ?", (row["rid"],))
-            elif isinstance(event, TimeAnchorSet):
-                conn.execute("UPDATE entries SET when_at = ?, when_kind = ? WHERE rid = ?",
-                             (event.when_at, event.when_kind, row["rid"]))
-            elif isinstance(event, TimeAnchorCleared):
-                conn.execute("UPDATE entries SET when_at = NULL WHERE rid = ?", (row["rid"],))
-            elif isinstance(event, MemoryRecalled):
-                conn.execute("UPDATE entries SET recall_count = recall_count + 1 WHERE rid = ?", (row["rid"],))
-            elif isinstance(event, MemoryForgotten):
-                conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
-                             (row["rid"], row["content"]))
-                conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
-                conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
-                conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (memory_id, memory_id))
-                _count(conn, row["workspace"], -1)
-                forgot = True
+            for envelope in run:
+                if isinstance(envelope.event, (LinkCreated, LinkRemoved)):
+                    _apply_link(conn, envelope.event, envelope.at)
+                elif isinstance(envelope.event, (ProjectCreated, ProjectImported, ProjectUpdated, ProjectDeleted)):
+                    _apply_project(conn, envelope)
         if forgot:
             # Merge the index segments so no trigram of the forgotten text survives in the file.
             conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
@@ -395,15 +324,16 @@ class SQLiteReadModel:
         }
 
     def _digest_candidates(self, where: str, params: Sequence[object], now: int) -> list[dict]:
-        sixty_days = 60 * 24 * 3600 * 1000
+        # memory.digest_eligible, in SQL
+        never = ", ".join("?" for _ in text.NEVER_DIGESTED)
         rows = self._read(
             f"SELECT t.tag, COUNT(*) FROM entry_tags t JOIN entries e ON e.rid = t.entry_rid WHERE {where}"
-            " AND e.importance_score < 4 AND e.contradiction_wins = 0"
+            " AND e.importance_score < ? AND e.contradiction_wins = 0"
             " AND (e.recall_count = 0 OR (e.recall_count < 2 AND e.created_at < ?))"
-            " AND NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid"
-            "   AND x.tag IN ('synthesized', 'auto-pattern', 'auto-insight', 'rolled-up'))"
-            " GROUP BY t.tag HAVING COUNT(*) >= 10 ORDER BY COUNT(*) DESC, t.tag",
-            (*params, now - sixty_days),
+            f" AND NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN ({never}))"
+            " GROUP BY t.tag HAVING COUNT(*) >= ? ORDER BY COUNT(*) DESC, t.tag",
+            (*params, text.PROTECTED_IMPORTANCE, now - DIGEST_RECALL_GRACE_MS, *text.NEVER_DIGESTED,
+             DIGEST_MIN_ENTRIES),
         ).fetchall()
         return [{"tag": tag, "count": n} for tag, n in rows if text.is_topic_tag(tag)][:10]
 
@@ -420,6 +350,68 @@ def tag_rids(conn: sqlite3.Connection, tags: Sequence[str]) -> np.ndarray:
         f"SELECT entry_rid FROM entry_tags WHERE tag IN ({', '.join('?' for _ in tags)})", tuple(tags)
     ).fetchall()
     return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+
+def _runs(events: Sequence[Envelope]) -> Iterator[tuple[str, list[Envelope]]]:
+    """Consecutive events of one stream, in log order."""
+    for stream_id, run in itertools.groupby(events, key=lambda e: e.stream_id):
+        yield stream_id, list(run)
+
+
+def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Envelope]) -> bool:
+    """Fold a memory's new events into its row (the row is the fold so far); whether the memory went."""
+    row = conn.execute("SELECT * FROM entries WHERE id = ?", (memory_id,)).fetchone()
+    before = _memory(row) if row else Memory(memory_id)
+    after = fold(run, before)
+    if not after.exists:
+        if row is not None:
+            _delete_entry(conn, row)
+        return row is not None
+    values = (after.workspace, after.actor, after.content, json.dumps(after.tags), after.source, after.created_at,
+              after.updated_at, after.importance, after.recall_count, after.last_recalled,
+              after.contradiction_wins, after.contradiction_losses, after.content_version, after.when_at,
+              after.when_kind, after.version, after.position)
+    if row is None:
+        rid = conn.execute(f"INSERT INTO entries ({', '.join(STATE_COLUMNS)}, id) VALUES ({', '.join('?' * 18)})",
+                           (*values, memory_id)).lastrowid
+        conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
+        _write_tags(conn, rid, after.tags)
+        _count(conn, after.workspace, +1)
+        return False
+    rid = row["rid"]
+    conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in STATE_COLUMNS)} WHERE rid = ?", (*values, rid))
+    if after.content != before.content:
+        conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
+                     (rid, before.content))
+        conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
+    if after.tags != before.tags:
+        conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (rid,))
+        _write_tags(conn, rid, after.tags)
+    if after.workspace != before.workspace:
+        _count(conn, before.workspace, -1)
+        _count(conn, after.workspace, +1)
+    return False
+
+
+def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
+    conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
+                 (row["rid"], row["content"]))
+    conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
+    conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
+    conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (row["id"], row["id"]))
+    _count(conn, row["workspace"], -1)
+
+
+def _memory(row: sqlite3.Row) -> Memory:
+    """A row back into the fold it was written from."""
+    return Memory(
+        id=row["id"], exists=True, content=row["content"], tags=tuple(json.loads(row["tags"])), source=row["source"],
+        workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"], updated_at=row["updated_at"],
+        importance=row["importance_score"], recall_count=row["recall_count"], last_recalled=row["last_recalled"],
+        contradiction_wins=row["contradiction_wins"], contradiction_losses=row["contradiction_losses"],
+        when_at=row["when_at"], when_kind=row["when_kind"], version=row["version"],
+        content_version=row["content_version"], position=row["position"],
+    )
 
 
 def _apply_link(conn: sqlite3.Connection, event: LinkCreated | LinkRemoved, at: int) -> None:
@@ -509,7 +501,7 @@ def _where(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
 
 def _recall_where(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
     where, params = _where(filters, by_id)
-    return f"{where} AND {ALWAYS_EXCLUDED}", [*params, *NEVER_RECALLED]
+    return f"{where} AND {ALWAYS_EXCLUDED}", [*params, *text.NEVER_RECALLED]
 
 
 def _phrase(term: str) -> str:

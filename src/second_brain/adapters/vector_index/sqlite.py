@@ -21,7 +21,8 @@ from ...domain.events import (
 )
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
-from ..read_model.sqlite import NEVER_RECALLED, tag_rids
+from ...domain.text import NEVER_RECALLED
+from ..read_model.sqlite import tag_rids
 from ..sqlite_database import SQLiteDatabase
 
 TABLES = [

@@ -5,6 +5,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ...domain import text
 from ...ports.read_model import EntryRow
 from .config import RecallConfig
 
@@ -56,7 +57,7 @@ def recency(entry: EntryRow, now: int, config: RecallConfig) -> float:
 
 def recency_floor(entry: EntryRow, config: RecallConfig) -> float:
     tags = set(entry.tags)
-    if "status:canonical" in tags or entry.importance_score >= 4 or "volatility:durable" in tags:
+    if text.CANONICAL in tags or entry.importance_score >= text.PROTECTED_IMPORTANCE or "volatility:durable" in tags:
         return config.recency_floor_durable
     if "volatility:volatile" in tags or "task" in tags:
         return config.recency_floor_volatile

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from ... import __version__
 from ...bootstrap import Brain
 from ...settings import Settings
-from ..mcp_server import BearerGate, build_mcp, current_identity
+from ..mcp import BearerGate, build_mcp, current_identity
 from . import chat, config, errors, links, memories, projects, reminders, transfer
 from .auth import BearerAuth
 

@@ -11,7 +11,7 @@ from pydantic import StrictStr
 from ...adapters.llm.none import MESSAGE, NoLanguageModel
 from ...app.chat import answer
 from ...domain.errors import LanguageModelUnavailable
-from ..operations import required
+from ...app.operations import required
 from .body import Body, json_body
 from .memories import Ctx
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import StrictStr
 
-from .. import operations as ops
+from ...app import operations as ops
 from .body import Body, json_body
 from .memories import Ctx
 from .params import text_param

@@ -5,13 +5,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictStr
 
-from ...app.chat import insight
+from ...app import operations as ops
 from ...app.memories import Context
-from ...app.recall.pipeline import RecallRequest
-from ...domain.errors import SemanticUnavailable
 from ...domain.identity import Identity
-from ...ports.read_model import Filters
-from .. import operations as ops
 from .body import Body, json_body
 from .params import flag_param, int_param, text_param
 
@@ -93,25 +89,24 @@ def status(ctx: Ctx, body: StatusIn, request: Request) -> dict[str, Any]:
     return ops.set_status(request.app.state.brain, ctx, body.id, body.status)
 
 
-def filters(ctx: Context, request: Request) -> Filters:
+def filter_args(request: Request) -> dict[str, Any]:
+    """The filters every read takes from its query string."""
     params = request.query_params
-    return ops.filters(
-        request.app.state.brain, ctx, workspace=text_param(params, "workspace"), tag=text_param(params, "tag"),
-        after=int_param(params, "after", None), before=int_param(params, "before", None),
-        kind=text_param(params, "kind"), actor=text_param(params, "actor"), project=text_param(params, "project"),
-    )
+    return {"workspace": text_param(params, "workspace"), "tag": text_param(params, "tag"),
+            "after": int_param(params, "after", None), "before": int_param(params, "before", None),
+            "kind": text_param(params, "kind"), "actor": text_param(params, "actor"),
+            "project": text_param(params, "project")}
 
 
 @router.get("/list")
 def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
-    n = int_param(request.query_params, "n", 20, 1, 100)
-    return request.app.state.brain.queries.recent(ctx, filters(ctx, request), n)
+    n = int_param(request.query_params, "n", 20)
+    return ops.list_recent(request.app.state.brain, ctx, n, most=100, **filter_args(request))  # type: ignore[arg-type]
 
 
 @router.get("/entry")
 def entry(ctx: Ctx, request: Request) -> dict[str, Any]:
-    entry_id = ops.required(request.query_params.get("id"), "id")
-    return {"ok": True, "entry": request.app.state.brain.queries.entry(ctx, entry_id)}
+    return {"ok": True, "entry": ops.get(request.app.state.brain, ctx, request.query_params.get("id"))}
 
 
 @router.get("/count")
@@ -133,26 +128,14 @@ def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
 def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     params = request.query_params
     query = ops.required(params.get("query"), "query")
-    recall_request = RecallRequest(
-        query=query,
-        top_k=int_param(params, "topK", 5, 1, 20),  # type: ignore[arg-type]
-        filters=filters(ctx, request),
-        full=flag_param(params, "full"),
-        hops=int_param(params, "hops", None, 0, 3),  # unset: the DEFAULT_HOPS setting
-    )
-    brain = request.app.state.brain
-    response = brain.recall.recall(ctx, recall_request)
-    response["insight"] = insight(brain.llm, query, response["results"])  # REST only: MCP recall never synthesises
-    background.add_task(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
-    return response
+    # REST alone adds the model's insight (MCP recall never synthesises) and counts recalls after answering.
+    return ops.recall(request.app.state.brain, ctx, query, int_param(params, "topK", 5),  # type: ignore[arg-type]
+                      hops=int_param(params, "hops", None), full=flag_param(params, "full"), insight=True,
+                      defer=background.add_task, **filter_args(request))
 
 
 @router.post("/vectorize-pending")
 def vectorize_pending(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Embed memories that have no vectors yet, now, instead of waiting for the background worker."""
-    limit = int_param(request.query_params, "limit", 50, 1, 500)
-    brain = request.app.state.brain
-    if brain.indexer is None:
-        raise SemanticUnavailable("Semantic search is unavailable: no embedder is loaded (see the server log)")
-    report = brain.indexer.run_once(limit)  # type: ignore[arg-type]
-    return {"ok": True, "vectorized": report.vectorized, "failed": report.failed, "remaining": report.remaining}
+    limit = int_param(request.query_params, "limit", 50)
+    return ops.vectorize_pending(request.app.state.brain, ctx, limit)  # type: ignore[arg-type]

@@ -6,8 +6,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import StrictStr
 
-from .. import operations as ops
-from ..operations import required, workspaces_for
+from ...app import operations as ops
 from .body import Body, json_body
 from .memories import Ctx
 from .params import flag_param, text_param
@@ -36,11 +35,9 @@ def list_projects(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 @router.post("/projects", status_code=201)
 def create_project(ctx: Ctx, body: ProjectIn, request: Request) -> JSONResponse:
-    workspaces_for(ctx, body.workspace)  # validates the layer; projects land in the personal workspace for now
-    project = request.app.state.brain.projects.create(
-        ctx, required(body.name, "name"), body.id, body.description or "", body.aliases or []
-    )
-    return JSONResponse({"ok": True, "project": project}, status_code=201)
+    created = ops.create_project(request.app.state.brain, ctx, body.name, body.id, body.description or "",
+                                 body.aliases, body.workspace)
+    return JSONResponse(created, status_code=201)
 
 
 @router.patch("/projects/{slug}")

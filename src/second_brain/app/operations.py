@@ -1,26 +1,36 @@
-"""What the REST API and the MCP server both offer: the same validation, the same calls, the same answers.
+"""One function per operation the brain offers: REST routes, MCP tools, the CLI and the Lambda handlers call
+these and only translate their protocol's input and output.
 
-Each function takes plain values (already read from a query string, a JSON body or tool arguments),
-so the two entry points differ only in how they parse and how they print.
+Each takes plain values (already read from a query string, a JSON body or tool arguments) and applies the
+rules the contract sets: required fields, workspaces, project slugs, `when`, limits, idempotency keys.
 """
 
+from collections.abc import Callable
 from typing import Any
 
-from ..app.handling import Context
-from ..app.memories import CaptureOutcome
-from ..app.time_anchors import parse_when
-from ..bootstrap import Brain
-from ..domain.errors import InvalidInput
+from ..domain.errors import InvalidInput, SemanticUnavailable
 from ..domain.projects import check_slug
 from ..ports.read_model import Filters
+from .brain import Brain
+from .chat import insight as synthesise
+from .handling import Context
+from .memories import CaptureOutcome
+from .recall.pipeline import RecallRequest
+from .time_anchors import parse_when
 
 LAYERS = ("personal", "company")
+NO_COMPANY = "This brain has no company workspace yet"
 
 
 def required(value: str | None, name: str) -> str:
     if value is None or not value.strip():
         raise InvalidInput(f"Missing or empty {name}")
     return value
+
+
+def clamp(value: int, low: int, high: int) -> int:
+    """Out-of-range limits are clamped, as the reference does, not refused."""
+    return max(low, min(high, value))
 
 
 def workspaces_for(ctx: Context, layer: str | None) -> tuple[str, ...]:
@@ -50,13 +60,15 @@ def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: st
     )
 
 
+# -- the memory lifecycle ----------------------------------------------------------------------------------------
+
 def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | None = None,
             source: str | None = None, workspace: str | None = None, volatility: str | None = None,
             project: str | None = None, when: str | None = None, when_kind: str | None = None,
             default_source: str = "api", idempotency_key: str | None = None) -> dict[str, Any]:
     if workspace not in (None, "personal"):
         workspaces_for(ctx, workspace)  # rejects unknown layers
-        raise InvalidInput("This brain has no company workspace yet: capture to personal")
+        raise InvalidInput(f"{NO_COMPANY}: capture to personal")
     content = required(content, "content")
     tags = list(tags or [])
     if project is not None:
@@ -72,10 +84,7 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
     if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
         raise InvalidInput("Idempotency-Key must be 1 to 255 characters")
     outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
-                                     idempotency_key.strip() if idempotency_key else None)
-    if outcome.verdict.action != "block":
-        for slug in dict.fromkeys(slugs):
-            brain.projects.ensure(ctx, slug)
+                                     idempotency_key.strip() if idempotency_key else None, projects=slugs)
     return capture_response(outcome)
 
 
@@ -133,6 +142,68 @@ def set_status(brain: Brain, ctx: Context, memory_id: str | None, status: str | 
     return {"ok": True, "id": memory.id, "status": status}
 
 
+def share(brain: Brain, ctx: Context, memory_id: str | None, workspace: str | None = None) -> dict[str, Any]:
+    """Move a memory between the personal and the company layer."""
+    workspaces_for(ctx, workspace or "company")
+    brain.queries.entry(ctx, required(memory_id, "id"))  # an unknown id is a clear error first
+    raise InvalidInput(f"{NO_COMPANY}: every memory stays in your personal layer")
+
+
+def list_teams(brain: Brain, ctx: Context) -> dict[str, Any]:
+    teams = [{"id": w, "name": w} for w in ctx.identity.company_workspaces]
+    return {"ok": True, "teams": teams,
+            **({} if teams else {"message": "No shared teams: this brain has only your personal workspace, "
+                                            "so leave workspace unset."})}
+
+
+# -- reads --------------------------------------------------------------------------------------------------------
+
+def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag: str | None = None,
+           after: int | None = None, before: int | None = None, kind: str | None = None, actor: str | None = None,
+           hops: int | None = None, workspace: str | None = None, project: str | None = None, full: bool = False,
+           insight: bool = False,
+           defer: Callable[..., None] | None = None) -> dict[str, Any]:
+    """Search by meaning and by words; each memory returned counts one recall (later, through `defer`,
+    when the caller can answer first)."""
+    query = required(query, "query")
+    chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,
+                     project=project)
+    request = RecallRequest(query, clamp(top_k, 1, 20), chosen, full, None if hops is None else clamp(hops, 0, 3))
+    response = brain.recall.recall(ctx, request)
+    if insight:
+        response["insight"] = synthesise(brain.llm, query, response["results"])
+    ids = [r["id"] for r in response["results"]]
+    if defer:
+        defer(brain.memories.record_recalls, ctx, ids)
+    else:
+        brain.memories.record_recalls(ctx, ids)
+    return response
+
+
+def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag: str | None = None,
+                after: int | None = None, before: int | None = None, kind: str | None = None,
+                actor: str | None = None, workspace: str | None = None, project: str | None = None
+                ) -> list[dict[str, Any]]:
+    """The newest memories first; `most` is the protocol's cap on n."""
+    chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,
+                     project=project)
+    return brain.queries.recent(ctx, chosen, clamp(n, 1, most))
+
+
+def get(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
+    return brain.queries.entry(ctx, required(memory_id, "id"))
+
+
+def vectorize_pending(brain: Brain, ctx: Context, limit: int = 50) -> dict[str, Any]:
+    """Embed memories that have no vectors yet, now, instead of waiting for the background worker."""
+    if brain.indexer is None:
+        raise SemanticUnavailable("Semantic search is unavailable: no embedder is loaded (see the server log)")
+    report = brain.indexer.run_once(clamp(limit, 1, 500))
+    return {"ok": True, "vectorized": report.vectorized, "failed": report.failed, "remaining": report.remaining}
+
+
+# -- the graph ------------------------------------------------------------------------------------------------------
+
 def link(brain: Brain, ctx: Context, source_id: str | None, target_id: str | None,
          link_type: str | None = None) -> dict[str, Any]:
     source_id, target_id, link_type = brain.links.link(
@@ -151,6 +222,38 @@ def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: st
     return {"ok": True, "id": memory_id, "connections": brain.links.connections(ctx, memory_id, link_type)}
 
 
+# -- projects and reminders ---------------------------------------------------------------------------------------
+
 def list_projects(brain: Brain, ctx: Context, workspace: str | None = None, include_archived: bool = False,
                   counts: bool = False) -> dict[str, Any]:
     return {"projects": brain.projects.list(ctx, workspaces_for(ctx, workspace), include_archived, counts)}
+
+
+def create_project(brain: Brain, ctx: Context, name: str | None, slug: str | None = None, description: str = "",
+                   aliases: list[str] | None = None, workspace: str | None = None) -> dict[str, Any]:
+    workspaces_for(ctx, workspace)  # validates the layer; projects land in the personal workspace for now
+    project = brain.projects.create(ctx, required(name, "name"), slug, description, aliases or [])
+    return {"ok": True, "project": project}
+
+
+def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | None) -> dict[str, Any]:
+    when_at = parse_when(required(until, "until"), brain.memories.timezone, "until")
+    memory = brain.memories.snooze(ctx, required(memory_id, "id"), when_at)
+    return {"ok": True, "id": memory.id, "when_at": memory.when_at, "when_kind": memory.when_kind}
+
+
+def clear_anchor(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
+    memory = brain.memories.clear_anchor(ctx, required(memory_id, "id"))
+    return {"ok": True, "id": memory.id, "cleared": True}
+
+
+def loops(brain: Brain, ctx: Context, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    limit, offset = clamp(limit, 1, 100), max(0, offset)
+    found, total = brain.queries.loops(ctx, limit, offset)
+    return {"ok": True, "loops": found, "total": total, "limit": limit, "offset": offset}
+
+
+def resolve_loop(brain: Brain, ctx: Context, memory_id: str | None, action: str | None) -> dict[str, Any]:
+    action = required(action, "action")
+    memory = brain.memories.resolve_loop(ctx, required(memory_id, "id"), action)
+    return {"ok": True, "id": memory.id, "action": action, "tags": list(memory.tags)}

@@ -1,0 +1,54 @@
+"""The application as one bundle: every service an entry point calls, wired by the composition root."""
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.identity import Identity
+from ..ports.event_store import EventStore
+from ..ports.llm import LanguageModel
+from ..ports.vector_index import VectorIndex
+from ..settings import Settings
+from .indexing import Indexer, IndexingWorker
+from .links import LinkService
+from .memories import MemoryService
+from .projects import ProjectService
+from .queries import MemoryQueries
+from .recall.pipeline import RecallService
+from .settings_service import SettingsService
+from .transfer import Transfer
+
+
+@dataclass
+class Brain:
+    """Everything an entry point needs, wired once."""
+
+    settings: Settings
+    db: Any  # the embedded brain's database (closed with the brain); None on AWS
+    store: EventStore
+    vectors: VectorIndex
+    memories: MemoryService
+    queries: MemoryQueries
+    recall: RecallService
+    links: LinkService
+    projects: ProjectService
+    transfer: Transfer
+    config: SettingsService
+    llm: LanguageModel
+    indexer: Indexer | None
+    worker: IndexingWorker | None
+    owner: Identity
+    classifier: ThreadPoolExecutor | None = None
+
+    def start(self) -> None:
+        """Start background work (the indexing worker)."""
+        if self.worker:
+            self.worker.start()
+
+    def close(self) -> None:
+        if self.worker:
+            self.worker.stop()
+        if self.classifier:
+            self.classifier.shutdown(wait=True, cancel_futures=True)
+        if self.db:
+            self.db.close()

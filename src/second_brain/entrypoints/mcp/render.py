@@ -1,0 +1,77 @@
+"""MCP output: text written for a model, bounded so a long memory or a long result list cannot flood its context."""
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+LIST_SNIPPET_CHARS = 400
+
+
+def render_recall(response: dict[str, Any], budget: int) -> str:
+    results = response["results"]
+    if not results:
+        return response.get("message", "Nothing found matching that query.")
+    head = f"{len(results)} memor{'y' if len(results) == 1 else 'ies'} for \"{response['query_used']}\", best first"
+    if response.get("semantic_unavailable"):
+        head += " (semantic search is unavailable: exact words only)"
+    blocks = [_block(n, r, f"score {r['score']}", r["content"], r["truncated"], r["full_length"])
+              for n, r in enumerate(results, 1)]
+    return _bounded(head + ":", blocks, budget)
+
+
+def render_list(entries: list[dict[str, Any]], budget: int) -> str:
+    if not entries:
+        return "No memories match."
+    blocks = []
+    for n, entry in enumerate(entries, 1):
+        content = entry["content"]
+        cut = len(content) > LIST_SNIPPET_CHARS + 90
+        blocks.append(_block(n, entry, _date(entry["created_at"]), content[:LIST_SNIPPET_CHARS] if cut else content,
+                             cut, len(content)))
+    return _bounded(f"{len(entries)} most recent, newest first:", blocks, budget)
+
+
+def render_entry(entry: dict[str, Any]) -> str:
+    lines = [
+        f"id: {entry['id']}",
+        f"tags: {', '.join(entry['tags']) or '(none)'}",
+        f"source: {entry['source']} · saved {_date(entry['created_at'])} · updated {_date(entry['updated_at'])}",
+        f"importance: {entry['importance_score']} · recalled {entry['recall_count']} times · contradictions won "
+        f"{entry['contradiction_wins']}, lost {entry['contradiction_losses']}",
+    ]
+    if entry.get("when_at") is not None:
+        lines.append(f"{entry['when_kind']}: {_date(entry['when_at'], with_time=True)}")
+    return "\n".join(lines) + "\n\n" + entry["content"]
+
+
+def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int) -> str:
+    tags = ", ".join(item["tags"])
+    text = f"[{number}] id: {item['id']} · {label} · {_date(item['created_at'])}" + (f" · tags: {tags}" if tags else "")
+    text += "\n" + content
+    if truncated:
+        text += f"\n[truncated · {full_length} chars total · get(\"{item['id']}\") for full text]"
+    return text
+
+
+def _bounded(head: str, blocks: list[str], budget: int) -> str:
+    """The head and as many whole blocks as fit the budget (always at least one), and a count of the rest."""
+    out, used = [head], len(head)
+    for block in blocks:
+        if len(out) > 1 and used + len(block) + 2 > budget:
+            break
+        out.append(block)
+        used += len(block) + 2
+    omitted = len(blocks) - (len(out) - 1)
+    if omitted:
+        out.append(f"{omitted} more match{'es' if omitted > 1 else ''} omitted to keep this reply short: "
+                   "narrow the query or use a smaller topK.")
+    return "\n\n".join(out)
+
+
+def _date(ms: int, with_time: bool = False) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC" if with_time else "%Y-%m-%d")
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,102 @@
+"""One fold, every projection: the same event sequences appended to each backend, and each entry the read
+model shows compared field by field with the domain's fold of the memory's stream."""
+
+import dataclasses
+
+import pytest
+
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.domain import events as ev
+from second_brain.domain.memory import Memory, fold
+from second_brain.ports.read_model import EntryRow
+from tests.conftest import envelope
+from tests.support.brains import make_brain
+
+WS = "personal-owner"
+DAY = 86_400_000
+
+
+@pytest.fixture(params=["sqlite", "opensearch"])
+def brain(request, tmp_path, clock):
+    brain = make_brain(request.param, request, tmp_path, clock, FakeEmbedder())
+    yield brain
+    brain.close()
+
+
+def append(brain, memory_id: str, *events: object, at: int) -> None:
+    """Events appended to a memory's stream in one batch, after what it already holds."""
+    stream = ev.memory_stream(memory_id)
+    version = len(brain.store.read_stream(stream))
+    brain.store.append([envelope(stream, version + n, event, at=at) for n, event in enumerate(events, start=1)])
+
+
+def assert_shown_as_folded(brain, memory_id: str) -> EntryRow | None:
+    """The read model's row is exactly the domain fold of the stream (or absent when the fold is gone)."""
+    folded = fold(brain.store.read_stream(ev.memory_stream(memory_id)), Memory(memory_id))
+    shown = brain.queries.read_model.get(memory_id, (WS,))
+    if not folded.exists:
+        assert shown is None
+        return None
+    assert shown is not None
+    assert dataclasses.asdict(shown) == dataclasses.asdict(EntryRow.of(folded))
+    return shown
+
+
+def test_a_whole_lifecycle_in_separate_appends(brain):
+    steps = [
+        [ev.MemoryCaptured("Pricing floor is $6k", ("pricing",), "api", WS),
+         ev.MemoryClassified(3, "semantic", "state", False, "rules")],
+        [ev.MemoryAppended("Raised to $7k", "Jan 2, 2026")],
+        [ev.TagsChanged(("pricing", "kind:semantic", "volatility:state", "work"))],
+        [ev.StatusChanged("deprecated")],
+        [ev.StatusChanged("canonical")],  # back from deprecation
+        [ev.MemoryRecalled("2026-01-03")],
+        [ev.MemoryRecalled("2026-01-04")],
+        [ev.ContradictionWon("other", "newer")],
+        [ev.ContradictionLost("another", "older")],
+        [ev.TimeAnchorSet(1_800_000_000_000, "due")],
+        [ev.TimeAnchorCleared()],
+        [ev.MemoryRevised("Pricing floor is $8k", "replaced")],
+        [ev.MemoryClassified(5, "semantic", "", True, "model")],
+    ]
+    for day, events in enumerate(steps, start=1):
+        append(brain, "m1", *events, at=day * DAY)
+        shown = assert_shown_as_folded(brain, "m1")
+    assert shown.content == "Pricing floor is $8k"
+    assert (shown.recall_count, shown.contradiction_wins, shown.contradiction_losses) == (2, 1, 1)
+    assert shown.created_at == DAY and shown.updated_at == 12 * DAY  # classification is no edit
+    assert "status:canonical" in shown.tags and shown.importance_score == 5
+
+
+def test_a_capture_decided_in_one_batch(brain):
+    append(brain, "m2", ev.MemoryCaptured("Dentist on Friday", ("health",), "claude", WS),
+           ev.MemoryClassified(2, "episodic", "volatile", False, "rules"),
+           ev.DuplicateSuspected("m0", 0.93), ev.TimeAnchorSet(1_800_000_000_000, "event"), at=5 * DAY)
+    shown = assert_shown_as_folded(brain, "m2")
+    assert shown.when_kind == "event" and "kind:episodic" in shown.tags
+
+
+def test_an_import_keeps_its_history_and_counts_on(brain):
+    append(brain, "m3", ev.MemoryImported("Restored note", ("old",), "import", WS, 1_000, 2_000, 7, 4, 2, 1),
+           at=9 * DAY)
+    append(brain, "m3", ev.MemoryRecalled("2026-02-01"), at=10 * DAY)
+    shown = assert_shown_as_folded(brain, "m3")
+    assert (shown.created_at, shown.recall_count, shown.importance_score) == (1_000, 8, 4)
+
+
+def test_a_forgotten_memory_is_shown_nowhere(brain):
+    append(brain, "m4", ev.MemoryCaptured("Secret", (), "api", WS), at=DAY)
+    append(brain, "m4", ev.MemoryForgotten(), at=2 * DAY)
+    assert assert_shown_as_folded(brain, "m4") is None
+    assert brain.queries.read_model.count((WS,)) == 0
+
+
+def test_a_replayed_log_shows_what_live_projection_showed(brain):
+    """The SQLite projection folds into the row it wrote; a rebuild folds from nothing: both must agree."""
+    append(brain, "m5", ev.MemoryCaptured("One", ("a",), "api", WS), at=DAY)
+    append(brain, "m5", ev.MemoryAppended("Two", "Jan 2, 2026"), ev.StatusChanged("deprecated"), at=2 * DAY)
+    append(brain, "m5", ev.TagsChanged(("a", "b")), ev.MemoryRecalled("2026-01-03"), at=3 * DAY)
+    live = assert_shown_as_folded(brain, "m5")
+    if brain.backend == "sqlite":
+        brain.store.rebuild_projections()
+    assert assert_shown_as_folded(brain, "m5") == live
