@@ -1,0 +1,73 @@
+"""Triage with fakes of its ports: any failure of the duplicate check means the note is simply stored."""
+
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pytest
+
+from second_brain.adapters.event_store.memory import InMemoryEventStore
+from second_brain.adapters.llm.none import NoLanguageModel
+from second_brain.app.memories import MemoryService
+from second_brain.app.triage import DuplicateConfig, Triage
+from second_brain.domain.capture import STORE
+from second_brain.domain.errors import StoreUnavailable
+from second_brain.ports.read_model import EntryRow, ReadModel
+from second_brain.ports.vector_index import VectorHit, VectorIndex
+
+WS = "personal-owner"
+STORED = EntryRow("old", "The pricing floor is $6k", ("pricing",), "api", WS, "owner", 1, 1)
+
+
+class OneRow(ReadModel):
+    def get(self, entry_id, workspaces):
+        return STORED if entry_id == STORED.id else None
+
+
+class OneHit(VectorIndex):
+    def search(self, query, filters, limit):
+        return [VectorHit(STORED.id, 0.99, False)]
+
+
+class Down:
+    """Whatever is asked of it, the backend is unreachable."""
+
+    def __call__(self, *args, **kwargs):
+        raise StoreUnavailable("the backend is down")
+
+
+class DownReadModel(ReadModel):
+    get = Down()
+
+
+class DownVectors(VectorIndex):
+    search = Down()
+
+
+def embed(text: str) -> np.ndarray:
+    return np.ones(4, dtype=np.float32) / 2
+
+
+def triage(**broken) -> Triage:
+    ports = dict(read_model=OneRow(), vectors=OneHit(), embed=embed, llm=NoLanguageModel(), config=DuplicateConfig,
+                 catch_up=lambda: None)
+    return Triage(**(ports | broken))
+
+
+def test_a_repeat_is_blocked_when_every_port_answers():
+    verdict = triage().assess(STORED.content, WS)
+    assert (verdict.action, verdict.match_id, verdict.match_content) == ("block", "old", STORED.content)
+
+
+@pytest.mark.parametrize("broken", ["read_model", "vectors", "embed", "config", "catch_up"])
+def test_a_failing_port_means_the_note_is_stored(broken):
+    failing = {"read_model": DownReadModel(), "vectors": DownVectors()}.get(broken, Down())
+    assert triage(**{broken: failing}).assess(STORED.content, WS) == STORE
+
+
+def test_a_capture_survives_a_failing_check(ctx, clock):
+    store = InMemoryEventStore()
+    memories = MemoryService(store, clock, ZoneInfo("UTC"), new_id=lambda: "new",
+                             triage=triage(vectors=DownVectors()))
+    outcome = memories.capture(ctx, STORED.content, [], "api")
+    assert (outcome.id, outcome.verdict) == ("new", STORE)
+    assert memories.load(ctx, "new")[0].content == STORED.content
