@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from second_brain.adapters.embedder.local import MiniLMEmbedder, ModelUnavailable
-from second_brain.adapters.reranker.onnx import OnnxCrossEncoder, RerankerUnavailable
+from second_brain.adapters.embedder.local import MiniLMEmbedder
+from second_brain.domain.errors import ModelUnavailable, RerankerUnavailable
+from second_brain.adapters.reranker.onnx import OnnxCrossEncoder
 from tests.support.cross_encoder import write_cross_encoder
 
 

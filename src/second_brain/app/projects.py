@@ -6,17 +6,13 @@ from typing import Any
 
 from ..domain import projects as p
 from ..domain.capture import Change
-from ..domain.errors import InvalidInput, NotFound
+from ..domain.errors import InvalidInput, UnknownProject
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import ProjectRow, ReadModel
 from .handling import Context, envelopes, retrying
 
 KNOWN_SHOWN = 10
-
-
-class UnknownProject(NotFound):
-    """A read named a project that is not in scope; the answer lists the ones that are."""
 
 
 class ProjectService:

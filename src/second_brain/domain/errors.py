@@ -1,10 +1,12 @@
-"""The one error module: every failure the core can report, by kind, never by message text."""
+"""The one error module: every failure the brain can report, by kind, never by message text.
+
+Errors say what went wrong; which HTTP status or MCP error that becomes is decided at the edge
+(entrypoints/api/errors.py).
+"""
 
 
 class BrainError(Exception):
     """Base of every error the application raises on purpose."""
-
-    status = 500
 
     def __init__(self, message: str, **details: object) -> None:
         super().__init__(message)
@@ -15,19 +17,14 @@ class BrainError(Exception):
 class InvalidInput(BrainError):
     """The caller sent something the contract does not accept (permanent)."""
 
-    status = 400
-
 
 class NotFound(BrainError):
     """The thing asked for does not exist in the caller's readable scope."""
-
-    status = 404
 
 
 class Unauthorized(BrainError):
     """Missing, malformed or unknown credential."""
 
-    status = 401
 
     def __init__(self, message: str = "Unauthorized", code: str = "invalid_token") -> None:
         super().__init__(message, code=code)
@@ -36,25 +33,17 @@ class Unauthorized(BrainError):
 class Forbidden(BrainError):
     """The identity is valid but may not do this."""
 
-    status = 403
-
 
 class ConcurrencyConflict(BrainError):
     """Another writer appended to the stream first (transient: reload and retry)."""
-
-    status = 409
 
 
 class StoreUnavailable(BrainError):
     """A backing store could not be reached (transient)."""
 
-    status = 503
-
 
 class AlreadyExists(BrainError):
     """The thing to create is already there (permanent)."""
-
-    status = 409
 
 
 class SemanticUnavailable(StoreUnavailable):
@@ -64,4 +53,18 @@ class SemanticUnavailable(StoreUnavailable):
 class LanguageModelUnavailable(BrainError):
     """No language model is configured, or it failed, timed out or answered nonsense (callers fall back)."""
 
-    status = 503
+
+class UnknownProject(NotFound):
+    """A read named a project that is not in scope; the details list the ones that are."""
+
+
+class TooLarge(BrainError):
+    """A request body past the size limit."""
+
+
+class ModelUnavailable(BrainError):
+    """The local embedding model is missing or is not the file we expect (permanent until reinstalled)."""
+
+
+class RerankerUnavailable(BrainError):
+    """The reranker directory is missing a file or holds something that is not a cross-encoder."""

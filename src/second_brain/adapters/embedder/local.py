@@ -7,17 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ...domain.errors import BrainError
+from ...domain.errors import ModelUnavailable
 from ..onnx_session import cpu_session
 
 VOCAB = Path(__file__).with_name("minilm_vocab.txt")  # bert-base-uncased WordPiece vocabulary (Apache-2.0)
 MAX_TOKENS = 256
-
-
-class ModelUnavailable(BrainError):
-    """The local embedding model is missing or is not the file we expect (permanent until reinstalled)."""
-
-    status = 503
 
 
 class MiniLMEmbedder:

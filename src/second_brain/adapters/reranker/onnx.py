@@ -6,16 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...domain.errors import BrainError
+from ...domain.errors import RerankerUnavailable
 from ..onnx_session import cpu_session
 
 MAX_TOKENS = 256
-
-
-class RerankerUnavailable(BrainError):
-    """The reranker directory is missing a file or holds something that is not a cross-encoder."""
-
-    status = 503
 
 
 class OnnxCrossEncoder:

@@ -6,15 +6,12 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...domain.errors import BrainError, InvalidInput
+from ...domain.errors import InvalidInput, TooLarge
 from ...domain.text import MAX_CONTENT_CHARS
 
 # Room for the largest allowed content, JSON-escaped, plus its tags and fields.
 MAX_BODY_BYTES = 8 * MAX_CONTENT_CHARS + 64 * 1024
 
-
-class BodyTooLarge(BrainError):
-    status = 413
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -29,7 +26,7 @@ async def json_object(request: Request, max_bytes: int = MAX_BODY_BYTES) -> dict
     async for chunk in request.stream():
         raw.extend(chunk)
         if len(raw) > max_bytes:
-            raise BodyTooLarge(f"Request body too large: at most {max_bytes} bytes")
+            raise TooLarge(f"Request body too large: at most {max_bytes} bytes")
     try:
         data = json.loads(raw) if raw.strip() else {}
     except (UnicodeDecodeError, json.JSONDecodeError):

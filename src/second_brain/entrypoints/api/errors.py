@@ -7,11 +7,22 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from ...domain import errors as e
 from ...domain.errors import BrainError
 
 log = logging.getLogger("second_brain.api")
 
+# The documented status of each kind of failure; a subclass takes its nearest listed ancestor's.
+STATUS: dict[type[BrainError], int] = {
+    e.InvalidInput: 400, e.Unauthorized: 401, e.Forbidden: 403, e.NotFound: 404, e.ConcurrencyConflict: 409,
+    e.AlreadyExists: 409, e.TooLarge: 413, e.StoreUnavailable: 503, e.LanguageModelUnavailable: 503,
+    e.ModelUnavailable: 503, e.RerankerUnavailable: 503,
+}
 STATUS_TEXT = {404: "Not found", 405: "Method not allowed", 413: "Request body too large"}
+
+
+def status_of(exc: BrainError) -> int:
+    return next((STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS), 500)
 
 
 def envelope(status: int, error: str, **extra: object) -> JSONResponse:
@@ -21,7 +32,7 @@ def envelope(status: int, error: str, **extra: object) -> JSONResponse:
 def install(app: FastAPI) -> None:
     @app.exception_handler(BrainError)
     async def brain_error(_: Request, exc: BrainError) -> JSONResponse:
-        return envelope(exc.status, exc.message, **exc.details)
+        return envelope(status_of(exc), exc.message, **exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

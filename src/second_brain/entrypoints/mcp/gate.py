@@ -10,6 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...domain.errors import BrainError
 from ...domain.identity import Identity
+from ..api.errors import status_of
 
 _identity: ContextVar[Identity | None] = ContextVar("mcp_identity", default=None)
 
@@ -29,7 +30,7 @@ class BearerGate:
             who = self.authenticate(Request(scope))
         except BrainError as exc:
             body = {"ok": False, "error": exc.message, **exc.details}
-            await JSONResponse(body, status_code=exc.status, headers={"WWW-Authenticate": "Bearer"})(
+            await JSONResponse(body, status_code=status_of(exc), headers={"WWW-Authenticate": "Bearer"})(
                 scope, receive, send)
             return
         token = _identity.set(who)
