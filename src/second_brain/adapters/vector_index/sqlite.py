@@ -154,31 +154,27 @@ class SQLiteVectorIndex:
         return found
 
     def store(self, model_id: str, entry: PendingEntry, passages: Sequence[PassageVector]) -> bool:
-        with self.db.write() as conn:
-            row = conn.execute("SELECT rid, content_version, created_at, workspace FROM entries WHERE id = ?",
-                               (entry.id,)).fetchone()
-            if row is None or row["content_version"] != entry.version:
-                return False
-            _delete_entry(conn, entry.id)
-            conn.executemany(
-                "INSERT INTO vectors (entry_id, passage, is_update, text_hash, vector) VALUES (?, ?, ?, ?, ?)",
-                [(entry.id, i, int(p.is_update), p.text_hash, _blob(p.vector)) for i, p in enumerate(passages)],
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO embedding_cache (model_id, text_hash, vector) VALUES (?, ?, ?)",
-                [(model_id, p.text_hash, _blob(p.vector)) for p in passages],
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO embedded_passages (entry_id, text_hash) VALUES (?, ?)",
-                [(entry.id, p.text_hash) for p in passages],
-            )
-            conn.execute("INSERT INTO vector_state (entry_id, version, model_id) VALUES (?, ?, ?)",
-                         (entry.id, entry.version, model_id))
-            conn.execute("DELETE FROM vector_pending WHERE entry_id = ?", (entry.id,))
-        with self._lock:
-            self._forget_rows(entry.id)
-            for p in passages:
-                self._add_row(entry.id, row["rid"], row["created_at"], row["workspace"], p.is_update, p.vector)
+        changed = False
+        try:
+            with self.db.write() as conn:
+                # Off the queue means forgotten or deprecated since `pending` read it: those vectors must not land.
+                row = conn.execute(
+                    "SELECT e.rid, e.content_version, e.created_at, e.workspace FROM entries e"
+                    " JOIN vector_pending p ON p.entry_id = e.id WHERE e.id = ?", (entry.id,)).fetchone()
+                if row is None or row["content_version"] != entry.version:
+                    return False
+                _write_vectors(conn, model_id, entry, passages)
+                # The matrix changes under the write lock, so a forget or deprecation is either committed before
+                # (and took the entry off the queue) or after (and its after_commit removes these rows).
+                changed = True
+                with self._lock:
+                    self._forget_rows(entry.id)
+                    for p in passages:
+                        self._add_row(entry.id, row["rid"], row["created_at"], row["workspace"], p.is_update, p.vector)
+        except BaseException:
+            if changed:
+                self.load()  # rolled back after the matrix changed: read it again from the table
+            raise
         return True
 
     # -- search ---------------------------------------------------------------------------------------
@@ -254,11 +250,12 @@ class SQLiteVectorIndex:
 
     def load(self) -> None:
         """Read every stored vector into memory (at start-up, and after a replay)."""
-        with self._lock:
+        # Under the write lock: a store between reading the table and swapping the matrix would be lost.
+        with self.db.write() as conn, self._lock:
             self._reset()
             if not self.dimension:
                 return  # no embedder: nothing to search
-            rows = self.db.connection().execute(
+            rows = conn.execute(
                 "SELECT v.entry_id, e.rid, e.created_at, e.workspace, v.is_update, v.vector"
                 " FROM vectors v JOIN entries e ON e.id = v.entry_id JOIN vector_state s ON s.entry_id = v.entry_id"
                 " WHERE s.model_id = ? ORDER BY e.rid, v.passage", (self.model_id,)
@@ -310,7 +307,26 @@ class SQLiteVectorIndex:
                 self._matrix[row] = 0.0
                 self._dead += 1
             if self._dead > 1024 and self._dead > self._size // 4:
-                self.load()  # compact: rebuild from the table rather than shuffle rows in place
+                self._compact()
+
+    def _compact(self) -> None:
+        # In memory, not by re-reading the table: this runs inside a store's write or after an append's commit,
+        # where reading the table again could miss or double a store in flight.
+        keep = np.flatnonzero(self._alive[: self._size])
+        size, capacity = len(keep), max(1024, 2 * len(keep))
+        matrix = np.zeros((capacity, self.dimension), dtype=np.float32)
+        matrix[:size] = self._matrix[keep]
+        self._matrix = matrix
+        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive"):
+            old = getattr(self, name)
+            kept = np.zeros(capacity, dtype=old.dtype)
+            kept[:size] = old[keep]
+            setattr(self, name, kept)
+        self._entry = [self._entry[row] for row in keep]
+        self._rows_by_entry = {}
+        for row, entry_id in enumerate(self._entry):
+            self._rows_by_entry.setdefault(entry_id, []).append(row)
+        self._size, self._dead = size, 0
 
 
 NEVER_INDEXED = ("status:deprecated",)
@@ -320,6 +336,26 @@ CONTENT_EVENTS = (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised,
 def _delete_entry(conn: sqlite3.Connection, entry_id: str) -> None:
     for table in ("vectors", "vector_state", "vector_pending"):
         conn.execute(f"DELETE FROM {table} WHERE entry_id = ?", (entry_id,))
+
+
+def _write_vectors(conn: sqlite3.Connection, model_id: str, entry: PendingEntry,
+                   passages: Sequence[PassageVector]) -> None:
+    _delete_entry(conn, entry.id)
+    conn.executemany(
+        "INSERT INTO vectors (entry_id, passage, is_update, text_hash, vector) VALUES (?, ?, ?, ?, ?)",
+        [(entry.id, i, int(p.is_update), p.text_hash, _blob(p.vector)) for i, p in enumerate(passages)],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO embedding_cache (model_id, text_hash, vector) VALUES (?, ?, ?)",
+        [(model_id, p.text_hash, _blob(p.vector)) for p in passages],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO embedded_passages (entry_id, text_hash) VALUES (?, ?)",
+        [(entry.id, p.text_hash) for p in passages],
+    )
+    conn.execute("INSERT INTO vector_state (entry_id, version, model_id) VALUES (?, ?, ?)",
+                 (entry.id, entry.version, model_id))
+    conn.execute("DELETE FROM vector_pending WHERE entry_id = ?", (entry.id,))
 
 
 def _blob(vector: np.ndarray) -> bytes:

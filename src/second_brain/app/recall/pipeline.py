@@ -58,10 +58,8 @@ class Candidates:
 
 class RecallService:
     def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
-                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
-                 timezone: ZoneInfo | Callable[[], ZoneInfo] = UTC) -> None:
+                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None) -> None:
         self.read_model = read_model
-        self._timezone = timezone  # a zone, or where to read the configured one per request
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
@@ -74,8 +72,7 @@ class RecallService:
             request = replace(request, hops=config.default_hops)
         text, filters = request.query, request.filters
         if filters.after is None and filters.before is None:  # "last week", "yesterday": a window, unless one is given
-            zone = ZoneInfo(config.timezone) if config.timezone else (
-                self._timezone() if callable(self._timezone) else self._timezone)
+            zone = ZoneInfo(config.timezone) if config.timezone else UTC
             window = temporal.time_window(text, self.clock.now_ms(), zone)
             if window:
                 text, filters = window.query, replace(filters, after=window.after, before=window.before)

@@ -33,15 +33,6 @@ class ParsedQuery:
     tokens: list[str]  # distinct search words, lowercased, framing dropped
     tags: list[str]  # tag: syntax and hashtags, lowercased
 
-    @property
-    def long_tokens(self) -> list[str]:
-        """Three characters or more: what a trigram index can match."""
-        return [t for t in self.tokens if len(t) >= 3]
-
-    @property
-    def short_tokens(self) -> list[str]:
-        return [t for t in self.tokens if len(t) < 3]
-
 
 def parse(query: str) -> ParsedQuery:
     tags = [t.lower() for t in TAG_SYNTAX.findall(query)]

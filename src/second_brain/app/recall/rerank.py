@@ -5,6 +5,7 @@ Whatever happens inside the model (an error, a timeout), the caller gets the ord
 
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -65,28 +66,53 @@ def blend(ranked: list[tuple[str, float]], model_scores: Sequence[float]) -> lis
     return sorted(block, key=lambda item: -item[1]) + list(rest)
 
 
+MAX_CALLS = 4  # model calls running at once, timed-out ones included; beyond it a recall keeps its order
+
+
 class RerankStage:
-    def __init__(self, reranker: Reranker | None) -> None:
+    def __init__(self, reranker: Reranker | None, max_calls: int = MAX_CALLS) -> None:
         self.reranker = reranker
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reranker") if reranker else None
+        self.max_calls = max_calls
+        # A call that timed out runs on and holds its slot until the model returns. The other slots stay free,
+        # so no recall queues behind it, and when every slot is held a recall skips the model instead of waiting.
+        self._slots = threading.BoundedSemaphore(max_calls)
+        self._pool = ThreadPoolExecutor(max_calls, thread_name_prefix="reranker")  # starts no thread until used
 
     def apply(self, query: str, terms: Sequence[str], ranked: list[tuple[str, float]], contents: dict[str, str],
               config: RecallConfig) -> list[tuple[str, float]]:
-        if self.reranker is None or self._pool is None:
+        if self.reranker is None:
             return ranked
         if not should_rerank(query, [score for _, score in ranked], config):
             return ranked
         head = ranked[: config.rerank_candidates]
         passages = [excerpt(contents[key], terms) for key, _ in head]
-        future = self._pool.submit(self.reranker.rerank, query[:256], passages)
+        scores = self._score(self.reranker, query[:256], passages, config.rerank_timeout_ms)
+        return ranked if scores is None else blend(ranked, scores)
+
+    def _score(self, reranker: Reranker, query: str, passages: list[str], timeout_ms: int) -> list[float] | None:
+        """The model's scores, or None if it failed, timed out or has every slot taken by calls still running."""
+        if not self._slots.acquire(blocking=False):
+            log.warning("reranker still busy with %d calls; keeping the order", self.max_calls)
+            return None
         try:
-            scores = future.result(timeout=config.rerank_timeout_ms / 1000)
-            if len(scores) != len(head):
-                raise ValueError(f"reranker returned {len(scores)} scores for {len(head)} passages")
+            future = self._pool.submit(self._call, reranker, query, passages)
+        except BaseException:
+            self._slots.release()
+            raise
+        try:
+            scores = future.result(timeout=timeout_ms / 1000)
+            if len(scores) != len(passages):
+                raise ValueError(f"reranker returned {len(scores)} scores for {len(passages)} passages")
         except FutureTimeout:
-            log.warning("reranker timed out after %d ms; keeping the order", config.rerank_timeout_ms)
-            return ranked
+            log.warning("reranker timed out after %d ms; keeping the order", timeout_ms)
+            return None
         except Exception:
             log.exception("reranker failed; keeping the order")
-            return ranked
-        return blend(ranked, scores)
+            return None
+        return scores
+
+    def _call(self, reranker: Reranker, query: str, passages: list[str]) -> list[float]:
+        try:
+            return reranker.rerank(query, passages)
+        finally:
+            self._slots.release()
