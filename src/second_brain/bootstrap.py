@@ -41,7 +41,8 @@ log = logging.getLogger("second_brain")
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    # Queries get every core; background indexing gets one, so captures and recalls are not starved by it.
+    # Requests (recall's query, capture's duplicate check) get a session on every core; background indexing gets
+    # one of its own with one thread, so requests do not queue behind a bulk load's embedding.
     background = embedder or load_embedder(settings, threads=1)
     embedder = embedder or (load_embedder(settings) if background else None)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
@@ -63,7 +64,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     """The application services over whichever adapters the deployment chose."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
-    indexer = Indexer(vectors, background, on_indexed=links.infer) if background else None
+    indexer = (Indexer(vectors, background, on_indexed=links.infer, request_embedder=embedder)
+               if background else None)
     config = SettingsService(store, clock, settings.timezone)
     triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
                     catch_up=indexer.catch_up) if indexer else None

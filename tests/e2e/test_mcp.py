@@ -56,6 +56,9 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             assert entry["source"] == "claude"  # remember defaults the source to claude, /capture to api
 
             other = json.loads(await call(client, "remember", content="Dana owns the enterprise pricing sheet"))["id"]
+            renewal = json.loads(await call(client, "remember", content="Renew the car insurance",
+                                            when=1_900_000_000_000))["id"]  # Unix ms, as the tool promises
+            assert server_entry(server, renewal)["when_at"] == 1_900_000_000_000
             assert "Update" in json.loads(await call(client, "append", id=memory_id, addition="Raised to $7k."))["message"]
             found = await call(client, "recall", query="pricing floor", topK=99)  # clamped, not refused
             assert found.startswith("2 memories for \"pricing floor\"") and memory_id in found and "Raised to $7k" in found

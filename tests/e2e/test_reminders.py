@@ -63,3 +63,14 @@ def test_loops(api):
     assert api.post("/loops/resolve", json={"id": ids[2], "action": "done"}).status_code == 400
     assert api.post("/loops/resolve", json={"id": ids[0], "action": "later"}).status_code == 400
     assert api.get("/loops", params={"limit": "x"}).status_code == 400
+
+
+def test_when_and_until_take_unix_ms_as_a_number_or_digits(api):
+    later = int((datetime.now(timezone.utc) + timedelta(days=2)).timestamp() * 1000)
+    for when, chore in ((later, "Call the bank about the mortgage"), (str(later), "Renew the passport")):
+        captured = api.post("/capture", json={"content": chore, "when": when, "when_kind": "due"})
+        assert captured.status_code == 200, captured.text
+        entry = api.get("/entry", params={"id": captured.json()["id"]}).json()["entry"]
+        assert (entry["when_at"], entry["when_kind"]) == (later, "due")
+    snoozed = api.post("/due/snooze", json={"id": captured.json()["id"], "until": later + 60_000}).json()
+    assert snoozed["when_at"] == later + 60_000

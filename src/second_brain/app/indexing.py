@@ -32,9 +32,11 @@ class Indexer:
     """Turns pending entries into vectors; a failure leaves the entry pending, never lost."""
 
     def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32,
-                 on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None) -> None:
+                 on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None,
+                 request_embedder: Embedder | None = None) -> None:
         self.index = index
-        self.embedder = embedder
+        self.embedder = embedder  # the background session: indexing
+        self.request_embedder = request_embedder or embedder  # the one a request waits on: the duplicate check
         self.batch_size = batch_size
         self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
@@ -47,7 +49,7 @@ class Indexer:
         with self._recent_lock:
             if key in self._recent:
                 return self._recent[key]
-        vector = np.asarray(self.embedder.embed_batch([text])[0], dtype=np.float32)
+        vector = np.asarray(self.request_embedder.embed_batch([text])[0], dtype=np.float32)
         with self._recent_lock:
             self._recent[key] = vector
             while len(self._recent) > RECENT_VECTORS:

@@ -64,7 +64,7 @@ def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: st
 
 def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | None = None,
             source: str | None = None, workspace: str | None = None, volatility: str | None = None,
-            project: str | None = None, when: str | None = None, when_kind: str | None = None,
+            project: str | None = None, when: str | int | None = None, when_kind: str | None = None,
             default_source: str = "api", idempotency_key: str | None = None) -> dict[str, Any]:
     if workspace not in (None, "personal"):
         workspaces_for(ctx, workspace)  # rejects unknown layers
@@ -78,7 +78,7 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
              if t.strip().lower().startswith("project:")]
     anchor = None
     if when is not None:
-        anchor = (parse_when(when, brain.memories.timezone), when_kind or "wake")
+        anchor = (parse_when(str(when), brain.memories.timezone), when_kind or "wake")
     elif when_kind is not None:
         raise InvalidInput("when_kind requires when")
     if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
@@ -236,8 +236,9 @@ def create_project(brain: Brain, ctx: Context, name: str | None, slug: str | Non
     return {"ok": True, "project": project}
 
 
-def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | None) -> dict[str, Any]:
-    when_at = parse_when(required(until, "until"), brain.memories.timezone, "until")
+def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | int | None) -> dict[str, Any]:
+    text = None if until is None else str(until)  # ISO 8601, or Unix ms as a number or a string of digits
+    when_at = parse_when(required(text, "until"), brain.memories.timezone, "until")
     memory = brain.memories.snooze(ctx, required(memory_id, "id"), when_at)
     return {"ok": True, "id": memory.id, "when_at": memory.when_at, "when_kind": memory.when_kind}
 

@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
-from pydantic import StrictStr
+from pydantic import StrictInt, StrictStr
 
 from ...app import operations as ops
 from ...app.memories import Context
@@ -21,7 +21,7 @@ class CaptureBody(Body):
     workspace: StrictStr | None = None
     volatility: StrictStr | None = None
     project: StrictStr | None = None
-    when: StrictStr | None = None
+    when: StrictStr | StrictInt | None = None  # ISO 8601 or Unix ms
     when_kind: StrictStr | None = None
 
 

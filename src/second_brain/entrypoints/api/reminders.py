@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import StrictStr
+from pydantic import StrictInt, StrictStr
 
 from ...app import operations as ops
 from .body import Body, json_body
@@ -16,7 +16,7 @@ UPCOMING_MS = 48 * 3600 * 1000
 
 class AnchorBody(Body):
     id: StrictStr | None = None
-    until: StrictStr | None = None
+    until: StrictStr | StrictInt | None = None  # ISO 8601 or Unix ms
 
 
 class LoopBody(Body):

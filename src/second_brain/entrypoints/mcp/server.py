@@ -79,8 +79,8 @@ def _writing_tools(mcp: MCPServer, call: Call) -> None:
                        volatility: Volatility = None, workspace: Workspace = None, team: Team = None,
                        project: Annotated[str | None, Field(description="A project slug; an unknown one is "
                                                                        "created.")] = None,
-                       when: Annotated[str | None, Field(description="When it is due or happens: ISO date or "
-                                                                     "date-time, or Unix ms.")] = None,
+                       when: Annotated[str | int | None, Field(description="When it is due or happens: ISO date "
+                                                                           "or date-time, or Unix ms.")] = None,
                        when_kind: Annotated[str | None, Field(description="\"due\", \"event\" or \"wake\" "
                                                                           "(default).")] = None) -> str:
         """Save a note to long-term memory. Repeats are refused, near-duplicates flagged, and a note that
