@@ -11,6 +11,7 @@ from .adapters.event_store.sqlite import SQLiteEventStore
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .adapters.read_model.sqlite import SQLiteReadModel
+from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
@@ -48,7 +49,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
-    store = SQLiteEventStore(db, projections=[read_model, vectors])
+    store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
     store.catch_up()
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, background,
                      load_llm(settings), load_reranker(settings), db=db)

@@ -169,16 +169,16 @@ def test_a_failing_projection_rolls_the_append_back(brain, ctx, clock):
 
 
 def test_a_projection_whose_schema_changed_is_rebuilt_from_the_log_at_start(tmp_path, clock, ctx):
-    from second_brain.adapters.read_model.sqlite import SQLiteReadModel
+    from second_brain.adapters.read_model.sqlite_projection import SQLiteEntryProjection
 
     first = build(Settings(data_dir=tmp_path / "b"), clock=clock, embedder=FakeEmbedder())
     memory = first.memories.capture(ctx, "survives a schema change", ["kept"], "api")
     first.db.connection().execute("DELETE FROM entries")  # stands in for a table the new code cannot read
     first.close()
-    SQLiteReadModel.schema += 1
+    SQLiteEntryProjection.schema += 1
     try:
         second = build(Settings(data_dir=tmp_path / "b"), clock=clock, embedder=FakeEmbedder())
         assert second.queries.entry(ctx, memory.id)["tags"] == ["kept", "kind:semantic"]
         second.close()
     finally:
-        SQLiteReadModel.schema -= 1
+        SQLiteEntryProjection.schema -= 1

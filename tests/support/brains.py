@@ -27,8 +27,8 @@ def opensearch_brain(url: str, tmp_path, clock, embedder) -> Brain:
     index.drop()
     index.create()
     store = ProjectingEventStore(log, [index])
-    return assemble(Settings(data_dir=tmp_path / "unused"), clock, store, index, index, embedder, embedder,
-                    NoLanguageModel(), None, worker=False)
+    return assemble(Settings(data_dir=tmp_path / "unused"), clock, store, index.read_model, index.vectors, embedder,
+                    embedder, NoLanguageModel(), None, worker=False)
 
 
 def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:

@@ -1,7 +1,7 @@
 """Linking memories: facts gathered from the read model, decisions from the pure edge functions."""
 
 from functools import reduce
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from ..domain.events import MemoryImported, memory_stream
 from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import EntryRow, Filters, ReadModel
+from ..ports.read_model import EntryReads, EntryRow, Filters, GraphReads
 from ..ports.vector_index import PendingEntry, VectorIndex
 from .handling import Context, envelopes, retrying
 from .views import entry_view
@@ -20,8 +20,12 @@ MAX_CONNECTIONS = 8
 INFERRED_PER_MEMORY = 3
 
 
+class LinkReads(EntryReads, GraphReads, Protocol):
+    """What the graph service reads."""
+
+
 class LinkService:
-    def __init__(self, store: EventStore, read_model: ReadModel, clock: Clock, vectors: VectorIndex | None = None,
+    def __init__(self, store: EventStore, read_model: LinkReads, clock: Clock, vectors: VectorIndex | None = None,
                  inferred_link_threshold: float = 0.75) -> None:
         self.store = store
         self.read_model = read_model

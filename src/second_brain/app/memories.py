@@ -11,7 +11,13 @@ from zoneinfo import ZoneInfo
 from ..domain import commands as c
 from ..domain.capture import STORE, Verdict, decide_capture
 from ..domain.classification import classify
-from ..domain.errors import AlreadyExists, ConcurrencyConflict, Forbidden, InvalidInput, NotFound
+from ..domain.errors import (
+    AlreadyExists,
+    ConcurrencyConflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+)
 from ..domain.events import CaptureAnswered, Envelope, MemoryClassified, memory_stream
 from ..domain.memory import Memory, decide, evolve, fold, validate
 from ..ports.clock import Clock

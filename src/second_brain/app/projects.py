@@ -2,21 +2,25 @@
 
 from collections.abc import Sequence
 from functools import reduce
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain import projects as p
 from ..domain.capture import Change
 from ..domain.errors import InvalidInput, UnknownProject
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import ProjectRow, ReadModel
+from ..ports.read_model import ProjectReads, ProjectRow, StatsReads
 from .handling import Context, envelopes, retrying
 
 KNOWN_SHOWN = 10
 
 
+class ProjectCatalogue(ProjectReads, StatsReads, Protocol):
+    """What the project service reads: the registry, and how many memories carry a project's tag."""
+
+
 class ProjectService:
-    def __init__(self, store: EventStore, read_model: ReadModel, clock: Clock) -> None:
+    def __init__(self, store: EventStore, read_model: ProjectCatalogue, clock: Clock) -> None:
         self.store = store
         self.read_model = read_model
         self.clock = clock

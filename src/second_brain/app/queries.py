@@ -1,20 +1,24 @@
 """The read side: entries, lists, counts, tags and stats, always scoped to the caller."""
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain.errors import NotFound
 from ..domain.events import memory_stream
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import Filters, ReadModel
+from ..ports.read_model import EntryReads, Filters, StatsReads
 from ..ports.vector_index import VectorIndex
 from .memories import Context
 from .views import anchored_view, entry_view, full_entry_view
 
 
+class QueryReads(EntryReads, StatsReads, Protocol):
+    """What the read side of the API reads."""
+
+
 class MemoryQueries:
-    def __init__(self, read_model: ReadModel, store: EventStore, vectors: VectorIndex, clock: Clock,
+    def __init__(self, read_model: QueryReads, store: EventStore, vectors: VectorIndex, clock: Clock,
                  grace_ms: int = 300_000) -> None:
         self.read_model = read_model
         self.store = store
@@ -56,5 +60,10 @@ class MemoryQueries:
     def stats(self, ctx: Context) -> dict[str, Any]:
         now = self.clock.now_ms()
         stats = self.read_model.stats(ctx.identity.readable, now)
-        unvectorized = self.vectors.pending_count(older_than=now - self.grace_ms)
-        return {**stats, "unvectorized": unvectorized, "vectorize_grace_ms": self.grace_ms}
+        return {
+            "count": stats.count, "avg_importance": stats.avg_importance, "top_tags": list(stats.top_tags),
+            "digest_candidates": [{"tag": tc.tag, "count": tc.count} for tc in stats.digest_candidates],
+            "unclassified": stats.unclassified,
+            "unvectorized": self.vectors.pending_count(older_than=now - self.grace_ms),
+            "vectorize_grace_ms": self.grace_ms,
+        }

@@ -8,7 +8,7 @@ personal workspace.
 
 from collections.abc import Callable
 from functools import reduce
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +26,7 @@ from ..domain.projects import (
 )
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import ReadModel
+from ..ports.read_model import EntryReads, GraphReads, ProjectReads
 from .handling import Context, envelopes, retrying
 
 FORMAT_VERSION = 3
@@ -34,6 +34,10 @@ MAX_PAGE = 1000
 MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: the events, a version check per
                  # stream and the position counter
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
+
+
+class BackupReads(EntryReads, GraphReads, ProjectReads, Protocol):
+    """What an export reads."""
 
 
 class _Strict(BaseModel):
@@ -93,7 +97,7 @@ def parse_payload(data: Any) -> ImportPayload:
 
 
 class Transfer:
-    def __init__(self, store: EventStore, read_model: ReadModel, clock: Clock) -> None:
+    def __init__(self, store: EventStore, read_model: BackupReads, clock: Clock) -> None:
         self.store = store
         self.read_model = read_model
         self.clock = clock

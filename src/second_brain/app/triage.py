@@ -20,7 +20,7 @@ from ..domain.capture import STORE, Action, Verdict
 from ..domain.classification import Classification
 from ..domain.errors import LanguageModelUnavailable
 from ..ports.llm import LanguageModel
-from ..ports.read_model import EntryRow, Filters, ReadModel
+from ..ports.read_model import EntryReads, EntryRow, Filters
 from ..ports.vector_index import VectorIndex
 
 log = logging.getLogger("second_brain.triage")
@@ -51,7 +51,7 @@ def duplicate_sample(content: str) -> str:
 
 
 class Triage:
-    def __init__(self, read_model: ReadModel, vectors: VectorIndex, embed: Callable[[str], np.ndarray],
+    def __init__(self, read_model: EntryReads, vectors: VectorIndex, embed: Callable[[str], np.ndarray],
                  llm: LanguageModel, config: Callable[[], DuplicateConfig] = DuplicateConfig,
                  catch_up: Callable[[], object] = lambda: None) -> None:
         self.read_model = read_model

@@ -1,4 +1,5 @@
-"""The read model port: entries as the API shows them, and the keyword search over them."""
+"""The read ports: entries as the API shows them, keyword search, the graph, projects and stats; each a small
+Protocol a service asks for, and ReadModel, what one backend offers."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -99,7 +100,16 @@ class TagCount:
     count: int
 
 
-class ReadModel(Protocol):
+@dataclass(frozen=True)
+class BrainStats:
+    count: int
+    avg_importance: float | None
+    top_tags: tuple[str, ...]  # the five most used topic tags
+    digest_candidates: tuple[TagCount, ...]  # topic tags with enough memories a digest could roll up
+    unclassified: int  # memories with neither a status nor a kind yet
+
+
+class EntryReads(Protocol):
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
         """One entry by id, or None if it does not exist in those workspaces."""
 
@@ -109,9 +119,17 @@ class ReadModel(Protocol):
     def count(self, workspaces: Sequence[str]) -> int:
         """Entries in those workspaces."""
 
-    def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
-        """Every tag in use, alphabetically, with how many entries carry it."""
+    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
+        """Entries with a time anchor earlier than `before`, soonest first, deprecated ones left out."""
 
+    def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
+        """Open commitments (tagged task), newest first, and how many there are."""
+
+    def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
+        """Every memory in these workspaces, deprecated ones included, oldest first (for an export)."""
+
+
+class KeywordSearch(Protocol):
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
         """How many memories hold each term, for telling rare words from common ones."""
 
@@ -129,28 +147,32 @@ class ReadModel(Protocol):
         """For each entry, the memories written just before and after it (same workspace and source,
         within the window), up to `reach` on each side, with their distance in steps."""
 
+
+class GraphReads(Protocol):
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
                     superseded: bool = False) -> list[Connection]:
         """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out
         (unless `superseded` and reached by a supersedes edge)."""
 
-    def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
-        """Every memory in these workspaces, deprecated ones included, oldest first (for an export)."""
-
     def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
         """Every edge in these workspaces, oldest first (for an export)."""
 
+
+class ProjectReads(Protocol):
     def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
         """Projects in those workspaces, by name."""
+
+
+class StatsReads(Protocol):
+    def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
+        """Every tag in use, alphabetically, with how many entries carry it."""
 
     def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
         """How many entries carry this exact tag."""
 
-    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
-        """Entries with a time anchor earlier than `before`, soonest first, deprecated ones left out."""
-
-    def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
-        """Open commitments (tagged task), newest first, and how many there are."""
-
-    def stats(self, workspaces: Sequence[str], now: int) -> dict:
+    def stats(self, workspaces: Sequence[str], now: int) -> BrainStats:
         """Summary figures for GET /stats."""
+
+
+class ReadModel(EntryReads, KeywordSearch, GraphReads, ProjectReads, StatsReads, Protocol):
+    """Every read port: what one backend offers. A service asks for the narrow ones it uses."""

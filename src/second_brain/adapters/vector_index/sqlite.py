@@ -22,7 +22,7 @@ from ...domain.events import (
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from ...domain.text import NEVER_RECALLED
-from ..read_model.sqlite import tag_rids
+from ..read_model.sqlite_sql import tag_rids
 from ..sqlite_database import SQLiteDatabase
 
 TABLES = [

@@ -3,14 +3,14 @@
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from ...ports.clock import Clock
 from ...ports.embedder import Embedder
-from ...ports.read_model import EntryRow, Filters, ReadModel
+from ...ports.read_model import EntryRow, Filters, GraphReads, KeywordSearch
 from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorIndex
 from ..memories import Context
@@ -22,6 +22,10 @@ from .snippets import Budget, allowance, snippet
 
 log = logging.getLogger("second_brain.recall")
 UTC = ZoneInfo("UTC")
+
+
+class RecallReads(KeywordSearch, GraphReads, Protocol):
+    """What recall reads: keyword hits, entries by id, their neighbours and links."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class Candidates:
 
 
 class RecallService:
-    def __init__(self, read_model: ReadModel, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
+    def __init__(self, read_model: RecallReads, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
                  config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None) -> None:
         self.read_model = read_model
         self.vectors = vectors

@@ -1,0 +1,94 @@
+"""This brain's four OpenSearch indexes (mapped in mappings/, linked from infra/opensearch/): entries (the read
+model, with a 3-gram subfield for the keyword side), passages (one knn_vector per passage, lucene HNSW,
+cosine), edges and projects; and the few requests every role makes of them."""
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch, helpers
+from opensearchpy.exceptions import NotFoundError
+
+from ...ports.read_model import EntryRow
+from .queries import row_of
+
+MAPPINGS = Path(__file__).resolve().parent / "mappings"  # infra/opensearch links here
+MAX_RESULTS = 10_000
+
+
+def mapping(name: str, dimension: int = 0) -> dict[str, Any]:
+    """An index definition from mappings/, with the vector dimension filled in."""
+    raw = (MAPPINGS / f"{name}.json").read_text()
+    return json.loads(raw.replace('"${DIMENSION}"', str(dimension)))
+
+
+class Indexes:
+    """The four indexes of one brain (`prefix` names them) on one cluster."""
+
+    def __init__(self, client: OpenSearch, prefix: str = "brain", dimension: int = 384,
+                 refresh: bool | str = False) -> None:
+        self.client = client
+        self.dimension = dimension
+        self.refresh = refresh  # True in tests: every write is searchable at once
+        self.entries, self.passages = f"{prefix}-entries", f"{prefix}-passages"
+        self.edges, self.projects = f"{prefix}-edges", f"{prefix}-projects"
+
+    def create(self) -> None:
+        """Create the indexes that do not exist yet (idempotent)."""
+        for index, name in ((self.entries, "entries"), (self.passages, "passages"), (self.edges, "edges"),
+                            (self.projects, "projects")):
+            if not self.client.indices.exists(index=index):
+                self.client.indices.create(index=index, body=mapping(name, self.dimension))
+
+    def drop(self) -> None:
+        for index in (self.entries, self.passages, self.edges, self.projects):
+            self.client.indices.delete(index=index, ignore_unavailable=True)
+
+    def delete_passages(self, entry_id: str) -> None:
+        self.delete_where(self.passages, {"term": {"entry_id": entry_id}})
+
+    def delete_where(self, index: str, query: dict) -> None:
+        """Delete the (few) documents a query finds; plain deletes, so no reindex module is needed."""
+        hits = self.scan(index, query, [])
+        if hits:
+            helpers.bulk(self.client, [{"_op_type": "delete", "_index": index, "_id": h["_id"]} for h in hits],
+                         refresh=self.refresh, raise_on_error=False)
+
+    def source(self, index: str, doc_id: str) -> dict | None:
+        try:
+            return self.client.get(index=index, id=doc_id)["_source"]
+        except NotFoundError:
+            return None
+
+    def mget(self, index: str, ids: Sequence[str]) -> dict[str, EntryRow]:
+        if not ids:
+            return {}
+        docs = self.client.mget(index=index, body={"ids": list(dict.fromkeys(ids))})["docs"]
+        return {d["_id"]: row_of(d["_source"]) for d in docs if d.get("found")}
+
+    def count(self, query: dict, index: str | None = None) -> int:
+        return int(self.client.count(index=index or self.entries, body={"query": query})["count"])
+
+    def search(self, index: str, query: dict, size: int, sort: list | None = None) -> list[dict]:
+        body: dict[str, Any] = {"query": query, "size": min(size, MAX_RESULTS)}
+        if sort:
+            body["sort"] = sort
+        return self.client.search(index=index, body=body)["hits"]["hits"]
+
+    def rows(self, query: dict, size: int, sort: list) -> list[EntryRow]:
+        return [row_of(h["_source"]) for h in self.search(self.entries, query, size, sort)]
+
+    def scan(self, index: str, query: dict, sort: list) -> list[dict]:
+        """Every hit, paged with search_after (no scroll context to leak)."""
+        found: list[dict] = []
+        after = None
+        while True:
+            body: dict[str, Any] = {"query": query, "size": 1000, "sort": [*sort, {"_id": "asc"}]}
+            if after:
+                body["search_after"] = after
+            hits = self.client.search(index=index, body=body)["hits"]["hits"]
+            found.extend(hits)
+            if len(hits) < 1000:
+                return found
+            after = hits[-1]["sort"]

@@ -1,0 +1,81 @@
+"""The OpenSearch projection: each touched stream's document rebuilt from the whole stream, through the
+domain's fold, so a redelivered, repeated or reordered batch leaves exactly what one clean delivery would."""
+
+from collections.abc import Sequence
+
+from opensearchpy import helpers
+
+from ...app.folds import fold_edge, fold_project
+from ...domain.events import Envelope
+from ...domain.memory import Memory, fold
+from ...ports.event_store import EventStore
+from ...ports.read_model import EntryRow
+from .indexes import Indexes
+
+ENTRY_FIELDS = ("id", "content", "tags", "source", "workspace", "actor", "created_at", "updated_at",
+                "importance_score", "recall_count", "contradiction_wins", "contradiction_losses", "when_at",
+                "when_kind")
+
+
+class OpenSearchProjection:
+    def __init__(self, indexes: Indexes, log: EventStore) -> None:
+        self.ix = indexes
+        self.log = log  # the event log the projection re-reads streams from
+
+    def apply(self, events: Sequence[Envelope]) -> None:
+        """Bring every stream these events touch up to date, from the stream itself."""
+        for stream_id in dict.fromkeys(e.stream_id for e in events):
+            history = self.log.read_stream(stream_id)
+            if stream_id.startswith("memory-"):
+                self._project_entry(stream_id.removeprefix("memory-"), history)
+            elif stream_id.startswith("link-"):
+                self._project_edge(stream_id, history)
+            elif stream_id.startswith("project-"):
+                self._project_project(stream_id, history)
+
+    def _project_entry(self, entry_id: str, history: list[Envelope]) -> None:
+        memory = fold(history, Memory(entry_id))
+        if not memory.exists:  # forgotten (or never written): the entry, its vectors and its edges go
+            self.ix.client.delete(index=self.ix.entries, id=entry_id, refresh=self.ix.refresh, ignore=[404])
+            self.ix.delete_passages(entry_id)
+            self.ix.delete_where(self.ix.edges, {"bool": {"should": [
+                {"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}]}})
+            return
+        deprecated = memory.deprecated
+        current = self.ix.source(self.ix.entries, entry_id)
+        doc = {field: getattr(EntryRow.of(memory), field) for field in ENTRY_FIELDS} | {
+            "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position}
+        changed = current is None or current.get("content_version") != memory.content_version
+        if deprecated:
+            doc["needs_vectors"] = False
+            self.ix.delete_passages(entry_id)
+        elif changed or current.get("needs_vectors") is None:
+            doc["needs_vectors"] = True
+        self.ix.client.update(index=self.ix.entries, id=entry_id, body={"doc": doc, "doc_as_upsert": True},
+                           refresh=self.ix.refresh, retry_on_conflict=3)
+        if current and not deprecated and current.get("tags") != doc["tags"]:
+            # Vector search filters on the passages' copy of the tags: it must follow the entry's.
+            passages = self.ix.scan(self.ix.passages, {"term": {"entry_id": entry_id}}, [])
+            if passages:
+                helpers.bulk(self.ix.client, [{"_op_type": "update", "_index": self.ix.passages, "_id": p["_id"],
+                                            "doc": {"tags": doc["tags"]}} for p in passages], refresh=self.ix.refresh)
+
+    def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
+        folded = fold_edge(history)
+        if folded is None:
+            self.ix.client.delete(index=self.ix.edges, id=stream_id, refresh=self.ix.refresh, ignore=[404])
+            return
+        edge, workspace = folded
+        self.ix.client.index(index=self.ix.edges, id=stream_id, refresh=self.ix.refresh, body={
+            "source_id": edge.source_id, "target_id": edge.target_id, "type": edge.type, "weight": edge.weight,
+            "provenance": edge.provenance, "workspace": workspace, "created_at": edge.created_at})
+
+    def _project_project(self, stream_id: str, history: list[Envelope]) -> None:
+        project = fold_project(history)
+        if project is None:
+            self.ix.client.delete(index=self.ix.projects, id=stream_id, refresh=self.ix.refresh, ignore=[404])
+            return
+        self.ix.client.index(index=self.ix.projects, id=stream_id, refresh=self.ix.refresh, body={
+            "slug": project.slug, "workspace": project.workspace, "name": project.name,
+            "description": project.description, "aliases": list(project.aliases), "status": project.status,
+            "created_at": project.created_at, "updated_at": project.updated_at})

@@ -1,0 +1,55 @@
+"""Query pieces shared by the OpenSearch roles: filters from a Filters, and rows from documents."""
+
+from ...domain import text
+from ...ports.read_model import EntryRow, Filters
+
+
+def row_of(source: dict) -> EntryRow:
+    return EntryRow(
+        id=source["id"], content=source["content"], tags=tuple(source["tags"]), source=source["source"],
+        workspace=source["workspace"], actor=source["actor"], created_at=source["created_at"],
+        updated_at=source["updated_at"], importance_score=source["importance_score"],
+        recall_count=source["recall_count"], contradiction_wins=source["contradiction_wins"],
+        contradiction_losses=source["contradiction_losses"], when_at=source.get("when_at"),
+        when_kind=source.get("when_kind"),
+    )
+
+
+def scope(filters: Filters) -> dict:
+    """A read's filter; the workspace scope is never optional."""
+    return {"bool": {"filter": clauses(filters)}}
+
+
+def clauses(filters: Filters, actor: bool = True) -> list[dict]:
+    clauses: list[dict] = [{"terms": {"workspace": list(filters.workspaces)}}]
+    for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
+        if tag:
+            clauses.append({"term": {"tags": tag}})
+    if filters.any_tags:
+        clauses.append({"terms": {"tags": list(filters.any_tags)}})
+    if filters.after is not None or filters.before is not None:
+        bounds = {k: v for k, v in (("gte", filters.after), ("lte", filters.before)) if v is not None}
+        clauses.append({"range": {"created_at": bounds}})
+    if actor and filters.actor is not None:
+        clauses.append({"term": {"actor": filters.actor}})
+    return clauses
+
+
+def recall_scope(filters: Filters) -> dict:
+    query = scope(filters)
+    query["bool"]["must_not"] = [{"terms": {"tags": list(text.NEVER_RECALLED)}}]
+    return query
+
+
+def both(*queries: dict) -> dict:
+    return {"bool": {"filter": list(queries)}}
+
+
+def phrase(term: str) -> dict:
+    """A term found anywhere in the text, inside words too: its trigrams, in order (a shorter term, as a word)."""
+    return {"match_phrase": {"content.tri": term}} if len(term) >= 3 else {"match": {"content": term}}
+
+
+def cosine(score: float) -> float:
+    """The lucene engine's cosinesimil score is (1 + cosine) / 2."""
+    return 2.0 * float(score) - 1.0

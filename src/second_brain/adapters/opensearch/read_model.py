@@ -1,0 +1,177 @@
+"""The read model on OpenSearch: entries, keyword search, the graph, projects, exports and stats, behind the
+same ports as SQLite, so the recall pipeline's fusion and ranking stay in shared code."""
+
+from collections.abc import Sequence
+
+from ...domain import text
+from ...domain.memory import DIGEST_MIN_ENTRIES, DIGEST_RECALL_GRACE_MS
+from ...ports.read_model import (
+    BrainStats,
+    Connection,
+    EdgeRow,
+    EntryRow,
+    Filters,
+    KeywordHit,
+    ProjectRow,
+    TagCount,
+    TermStats,
+)
+from .indexes import MAX_RESULTS, Indexes
+from .queries import both, phrase, recall_scope, row_of, scope
+
+
+class OpenSearchReadModel:
+    def __init__(self, indexes: Indexes) -> None:
+        self.ix = indexes
+
+    def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
+        source = self.ix.source(self.ix.entries, entry_id)
+        return row_of(source) if source and source["workspace"] in workspaces else None
+
+    def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
+        return self.ix.rows(scope(filters), limit, [{"created_at": "desc"}, {"seq": "desc"}])
+
+    def count(self, workspaces: Sequence[str]) -> int:
+        return self.ix.count(scope(Filters(tuple(workspaces))))
+
+    def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
+        body = {"size": 0, "query": scope(Filters(tuple(workspaces))),
+                "aggs": {"tags": {"terms": {"field": "tags", "size": 65_536, "order": {"_key": "asc"}}}}}
+        buckets = self.ix.client.search(index=self.ix.entries, body=body)["aggregations"]["tags"]["buckets"]
+        return [TagCount(b["key"], b["doc_count"]) for b in buckets]
+
+    def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
+        return self.ix.count(scope(Filters(tuple(workspaces), tag=tag)))
+
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
+        in_scope = scope(Filters(tuple(workspaces)))
+        total = self.ix.count(in_scope)
+        df = {term: self.ix.count(both(in_scope, phrase(term))) for term in dict.fromkeys(terms)}
+        return TermStats(total=total, df=df)
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]:
+        if not terms:
+            return []
+        matches = [phrase(t) for t in terms]
+        query = {"bool": {"filter": [recall_scope(filters)],
+                          **({"must": matches} if require_all else {"should": matches, "minimum_should_match": 1})}}
+        sort = [{"created_at": "desc"}, {"seq": "desc"}] if newest_first else ["_score", {"seq": "desc"}]
+        hits = self.ix.search(self.ix.entries, query, limit, sort)
+        return [KeywordHit(row_of(h["_source"]), float(h["_score"] or 0.0)) for h in hits]
+
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
+        if not terms:
+            return []
+        query = {"bool": {"filter": [recall_scope(filters)], "minimum_should_match": 1,
+                          "should": [{"match": {"content": t}} for t in terms]
+                          + [{"wildcard": {"content": {"value": f"*{t}*", "case_insensitive": True}}} for t in terms]}}
+        hits = self.ix.search(self.ix.entries, query, limit, [{"created_at": "desc"}, {"seq": "desc"}])
+        return [KeywordHit(row_of(h["_source"]), 0.0) for h in hits]
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
+        found: dict[str, EntryRow] = {}
+        for start in range(0, len(ids), 1000):
+            batch = list(ids[start : start + 1000])
+            query = both(recall_scope(filters), {"ids": {"values": batch}})
+            found.update({h["_id"]: row_of(h["_source"]) for h in self.ix.search(self.ix.entries, query, len(batch))})
+        return found
+
+    def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        seqs = {d["_id"]: d["_source"]["seq"] for d in self.ix.client.mget(
+            index=self.ix.entries, body={"ids": [e.id for e in entries]}, _source=["seq"])["docs"] if d.get("found")}
+        found: dict[str, list[tuple[str, int]]] = {}
+        for entry in entries:
+            at, seq = entry.created_at, seqs.get(entry.id, 0)
+            scope = [{"term": {"workspace": entry.workspace}}, {"term": {"source": entry.source}}]
+            near: list[tuple[str, int]] = []
+            for order, beyond, window in (("desc", "lt", {"gte": at - window_ms, "lte": at}),
+                                          ("asc", "gt", {"gte": at, "lte": at + window_ms})):
+                # (created_at, seq) strictly before (or after) the entry's own, within the window
+                side = {"bool": {"minimum_should_match": 1, "should": [
+                    {"range": {"created_at": {beyond: at}}},
+                    {"bool": {"filter": [{"term": {"created_at": at}}, {"range": {"seq": {beyond: seq}}}]}}]}}
+                query = {"bool": {"filter": [*scope, {"range": {"created_at": window}}, side]}}
+                hits = self.ix.search(self.ix.entries, query, reach, [{"created_at": order}, {"seq": order}])
+                near.extend((h["_id"], step) for step, h in enumerate(hits, start=1))
+            found[entry.id] = near
+        return found
+
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False) -> list[Connection]:
+        ends = {"bool": {"should": [{"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}],
+                         "minimum_should_match": 1}}
+        query = both(ends, {"term": {"type": link_type}}) if link_type else ends
+        edges = self.ix.search(self.ix.edges, query, MAX_RESULTS, [{"weight": "desc"}, {"created_at": "desc"}])
+        others = [e["_source"]["target_id"] if e["_source"]["source_id"] == entry_id else e["_source"]["source_id"]
+                  for e in edges]
+        rows = self.ix.mget(self.ix.entries, others)
+        found: list[Connection] = []
+        for edge, other in zip(edges, others, strict=True):
+            row = rows.get(other)
+            if row is None or row.workspace not in workspaces:
+                continue  # an end forgotten, or in a workspace the caller cannot read
+            if text.DEPRECATED in row.tags and not (superseded and edge["_source"]["type"] == "supersedes"):
+                continue
+            found.append(Connection(row, edge["_source"]["type"], edge["_source"]["weight"],
+                                    edge["_source"]["provenance"], edge["_source"]["created_at"]))
+        return found[:limit]
+
+    def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
+        query = scope(Filters(tuple(workspaces)))
+        return [row_of(h["_source"]) for h in self.ix.scan(self.ix.entries, query, [{"created_at": "asc"}, {"seq": "asc"}])]
+
+    def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
+        query = {"terms": {"workspace": list(workspaces)}}
+        edges = [EdgeRow(s["source_id"], s["target_id"], s["type"], s["weight"], s["provenance"], s["created_at"])
+                 for s in (h["_source"] for h in self.ix.scan(self.ix.edges, query, [{"created_at": "asc"}]))]
+        alive = self.ix.mget(self.ix.entries, list({x for e in edges for x in (e.source_id, e.target_id)}))
+        edges = [e for e in edges if e.source_id in alive and e.target_id in alive]
+        return sorted(edges, key=lambda e: (e.created_at, e.source_id, e.target_id, e.type))
+
+    def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
+        clauses: list[dict] = [{"terms": {"workspace": list(workspaces)}}]
+        if not include_archived:
+            clauses.append({"term": {"status": "active"}})
+        hits = self.ix.search(self.ix.projects, {"bool": {"filter": clauses}}, MAX_RESULTS)
+        rows = [ProjectRow(s["slug"], s["workspace"], s["name"], s["description"], tuple(s["aliases"]), s["status"],
+                           s["created_at"], s.get("updated_at")) for s in (h["_source"] for h in hits)]
+        return sorted(rows, key=lambda p: (p.name.lower(), p.slug))
+
+    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
+        query = {"bool": {"filter": [scope(Filters(tuple(workspaces))), {"range": {"when_at": {"lt": before}}}],
+                          "must_not": [{"term": {"tags": text.DEPRECATED}}]}}
+        return self.ix.rows(query, MAX_RESULTS, [{"when_at": "asc"}])
+
+    def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
+        query = scope(Filters(tuple(workspaces), tag="task"))
+        body = {"query": query, "from": offset, "size": limit, "sort": [{"created_at": "desc"}, {"seq": "desc"}],
+                "track_total_hits": True}
+        result = self.ix.client.search(index=self.ix.entries, body=body)
+        return [row_of(h["_source"]) for h in result["hits"]["hits"]], result["hits"]["total"]["value"]
+
+    def stats(self, workspaces: Sequence[str], now: int) -> BrainStats:
+        in_scope = scope(Filters(tuple(workspaces)))
+        body = {"size": 0, "query": in_scope, "track_total_hits": True,
+                "aggs": {"importance": {"avg": {"field": "importance_score"}}}}
+        result = self.ix.client.search(index=self.ix.entries, body=body)
+        count = result["hits"]["total"]["value"]
+        average = result["aggregations"]["importance"]["value"]
+        unclassified = self.ix.count({"bool": {"filter": [in_scope], "must_not": [
+            {"prefix": {"tags": "status:"}}, {"prefix": {"tags": "kind:"}}]}})
+        topics = [tc for tc in self.tag_counts(workspaces) if text.is_topic_tag(tc.tag)]
+        eligible = {"bool": {  # memory.digest_eligible, as a query
+            "filter": [in_scope, {"range": {"importance_score": {"lt": text.PROTECTED_IMPORTANCE}}},
+                       {"term": {"contradiction_wins": 0}},
+                       {"bool": {"should": [{"term": {"recall_count": 0}}, {"bool": {"filter": [
+                           {"range": {"recall_count": {"lt": 2}}},
+                           {"range": {"created_at": {"lt": now - DIGEST_RECALL_GRACE_MS}}}]}}]}}],
+            "must_not": [{"terms": {"tags": list(text.NEVER_DIGESTED)}}]}}
+        by_tag = {"terms": {"field": "tags", "size": 1000, "min_doc_count": DIGEST_MIN_ENTRIES}}
+        body = {"size": 0, "query": eligible, "aggs": {"tags": by_tag}}
+        buckets = self.ix.client.search(index=self.ix.entries, body=body)["aggregations"]["tags"]["buckets"]
+        candidates = sorted(((b["key"], b["doc_count"]) for b in buckets if text.is_topic_tag(b["key"])),
+                            key=lambda kv: (-kv[1], kv[0]))
+        top = sorted(topics, key=lambda tc: (-tc.count, tc.tag))[:5]
+        return BrainStats(count, None if average is None else round(average, 1), tuple(tc.tag for tc in top),
+                          tuple(TagCount(t, n) for t, n in candidates)[:10], unclassified)

@@ -1,0 +1,96 @@
+"""The vector index on OpenSearch: one knn_vector document per passage. Vectors are written by the indexer
+(the same app/indexing.py as locally), guarded by the entry document's sequence number so a content change
+made meanwhile keeps the entry pending."""
+
+from collections.abc import Sequence
+
+import numpy as np
+from opensearchpy import helpers
+from opensearchpy.exceptions import ConflictError, NotFoundError
+
+from ...domain import text
+from ...ports.read_model import Filters
+from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
+from .indexes import MAX_RESULTS, Indexes
+from .queries import clauses, cosine
+
+
+class OpenSearchVectorIndex:
+    def __init__(self, indexes: Indexes) -> None:
+        self.ix = indexes
+
+    def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
+        clauses: list[dict] = [{"term": {"needs_vectors": True}}]
+        if ids is not None:
+            clauses.append({"ids": {"values": list(ids)}})
+        hits = self.ix.search(self.ix.entries, {"bool": {"filter": clauses}}, limit, [{"seq": "asc"}])
+        return [PendingEntry(h["_id"], h["_source"]["content"], h["_source"]["content_version"],
+                             h["_source"]["workspace"]) for h in hits]
+
+    def pending_count(self, older_than: int | None = None) -> int:
+        clauses: list[dict] = [{"term": {"needs_vectors": True}}]
+        if older_than is not None:
+            clauses.append({"range": {"created_at": {"lt": older_than}}})
+        return self.ix.count({"bool": {"filter": clauses}})
+
+    def is_indexed(self, entry_id: str) -> bool:
+        source = self.ix.source(self.ix.entries, entry_id)
+        return bool(source) and source.get("needs_vectors") is False and text.DEPRECATED not in source["tags"]
+
+    def vector_count(self, entry_id: str) -> int:
+        return self.ix.count({"term": {"entry_id": entry_id}}, self.ix.passages)
+
+    def cached(self, model_id: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return {}  # no embedding cache here: the model service is the cache's reason to exist locally
+
+    def store(self, model_id: str, entry: PendingEntry, passages: Sequence[PassageVector]) -> bool:
+        """Write an entry's passages; False (it stays pending) if its content changed meanwhile."""
+        try:
+            found = self.ix.client.get(index=self.ix.entries, id=entry.id)
+        except NotFoundError:
+            return False
+        source = found["_source"]
+        if source["content_version"] != entry.version or text.DEPRECATED in source["tags"]:
+            return False
+        self.ix.delete_passages(entry.id)
+        actions = [{"_index": self.ix.passages, "_id": f"{entry.id}:{n}", "_source": {
+            "entry_id": entry.id, "workspace": source["workspace"], "tags": source["tags"],
+            "created_at": source["created_at"], "content_version": entry.version, "passage": n,
+            "is_update": passage.is_update, "vector": [float(x) for x in passage.vector]}}
+            for n, passage in enumerate(passages)]
+        helpers.bulk(self.ix.client, actions, refresh=self.ix.refresh)
+        try:
+            self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
+                               if_primary_term=found["_primary_term"], refresh=self.ix.refresh,
+                               body={"doc": {"needs_vectors": False, "indexed_version": entry.version}})
+        except ConflictError:
+            return False  # the entry changed after we read it: it stays pending, and is embedded again
+        return True
+
+    def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
+        wanted = clauses(filters, actor=False)  # passages carry no author
+        k = min(MAX_RESULTS, max(limit * 4, 10))
+        body = {"size": k, "_source": ["entry_id", "is_update"], "query": {"knn": {"vector": {
+            "vector": [float(x) for x in query], "k": k, "filter": {"bool": {"filter": wanted}}}}}}
+        best: dict[str, VectorHit] = {}
+        for hit in self.ix.client.search(index=self.ix.passages, body=body)["hits"]["hits"]:
+            entry_id = hit["_source"]["entry_id"]
+            if entry_id not in best:  # hits come best first: the first passage of a memory is its best
+                best[entry_id] = VectorHit(entry_id, cosine(hit["_score"]), hit["_source"]["is_update"])
+        return list(best.values())[:limit]
+
+    def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
+        if not entry_ids:
+            return {}
+        hits = self.ix.scan(self.ix.passages, {"terms": {"entry_id": list(entry_ids)}}, [{"passage": "asc"}])
+        best: dict[str, VectorHit] = {}
+        for hit in hits:
+            source = hit["_source"]
+            score = float(np.dot(np.asarray(source["vector"], dtype=np.float32), query))
+            if source["entry_id"] not in best or score > best[source["entry_id"]].score:
+                best[source["entry_id"]] = VectorHit(source["entry_id"], score, source["is_update"])
+        return best
+
+    def vector_of(self, entry_id: str) -> np.ndarray | None:
+        source = self.ix.source(self.ix.passages, f"{entry_id}:0")
+        return np.asarray(source["vector"], dtype=np.float32) if source else None

@@ -1,0 +1,212 @@
+"""The entries projection in SQLite: memory rows written from the domain's fold (the row is the fold so far),
+their trigram index, tags, per-workspace counts, edges and projects; applied in the append's own transaction."""
+
+import itertools
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+
+from ...domain.events import Envelope
+from ...domain.links import LinkCreated, LinkRemoved
+from ...domain.memory import Memory, fold
+from ...domain.projects import ProjectCreated, ProjectDeleted, ProjectImported, ProjectUpdated
+
+TABLES = [
+    """CREATE TABLE IF NOT EXISTS entries (
+        rid INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        workspace TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        source TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        importance_score INTEGER NOT NULL DEFAULT 0,
+        recall_count INTEGER NOT NULL DEFAULT 0,
+        contradiction_wins INTEGER NOT NULL DEFAULT 0,
+        contradiction_losses INTEGER NOT NULL DEFAULT 0,
+        content_version INTEGER NOT NULL DEFAULT 1,
+        when_at INTEGER,
+        when_kind TEXT,
+        last_recalled TEXT NOT NULL DEFAULT '',
+        version INTEGER NOT NULL,
+        position INTEGER NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS entries_by_anchor ON entries (when_at) WHERE when_at IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS entries_by_workspace ON entries (workspace, created_at DESC)",
+    """CREATE TABLE IF NOT EXISTS entry_tags (
+        tag TEXT NOT NULL, entry_rid INTEGER NOT NULL, PRIMARY KEY (tag, entry_rid)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS entry_tags_by_entry ON entry_tags (entry_rid)",
+    # External content: the index holds trigrams only, the text lives once, in entries.
+    """CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
+        content, content='entries', content_rowid='rid', tokenize='trigram'
+    )""",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts_vocab USING fts5vocab(entries_fts, 'row')",
+    "CREATE TABLE IF NOT EXISTS entry_counts (workspace TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE IF NOT EXISTS edges (
+        source_id TEXT NOT NULL, target_id TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,
+        provenance TEXT NOT NULL, workspace TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        PRIMARY KEY (source_id, target_id, type)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS edges_by_target ON edges (target_id)",
+    """CREATE TABLE IF NOT EXISTS projects (
+        workspace TEXT NOT NULL, slug TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL,
+        aliases TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER,
+        PRIMARY KEY (workspace, slug)
+    ) WITHOUT ROWID""",
+]
+# The columns the fold of a memory is written to, in the order _project_memory gives their values.
+STATE_COLUMNS = ("workspace", "actor", "content", "tags", "source", "created_at", "updated_at", "importance_score",
+                 "recall_count", "last_recalled", "contradiction_wins", "contradiction_losses", "content_version",
+                 "when_at", "when_kind", "version", "position")
+
+
+class SQLiteEntryProjection:
+    name = "entries"
+    schema = 7
+
+    def create(self, conn: sqlite3.Connection) -> None:
+        for statement in TABLES:
+            conn.execute(statement)
+
+    def drop(self, conn: sqlite3.Connection) -> None:
+        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "edges", "projects", "entries"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+    def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
+        forgot = False
+        for stream_id, run in _runs(events):
+            if stream_id.startswith("memory-"):
+                forgot |= _project_memory(conn, stream_id.removeprefix("memory-"), run)
+                continue
+            for envelope in run:
+                if isinstance(envelope.event, (LinkCreated, LinkRemoved)):
+                    _apply_link(conn, envelope.event, envelope.at)
+                elif isinstance(envelope.event, (ProjectCreated, ProjectImported, ProjectUpdated, ProjectDeleted)):
+                    _apply_project(conn, envelope)
+        if forgot:
+            # Merge the index segments so no trigram of the forgotten text survives in the file.
+            conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
+
+    # -- queries ----------------------------------------------------------------------
+
+    def after_commit(self, events: Sequence[Envelope] | None) -> None:
+        """Nothing lives outside the database for this projection."""
+
+
+def _runs(events: Sequence[Envelope]) -> Iterator[tuple[str, list[Envelope]]]:
+    """Consecutive events of one stream, in log order."""
+    for stream_id, run in itertools.groupby(events, key=lambda e: e.stream_id):
+        yield stream_id, list(run)
+
+
+def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Envelope]) -> bool:
+    """Fold a memory's new events into its row (the row is the fold so far); whether the memory went."""
+    row = conn.execute("SELECT * FROM entries WHERE id = ?", (memory_id,)).fetchone()
+    before = _memory(row) if row else Memory(memory_id)
+    after = fold(run, before)
+    if not after.exists:
+        if row is not None:
+            _delete_entry(conn, row)
+        return row is not None
+    values = (after.workspace, after.actor, after.content, json.dumps(after.tags), after.source, after.created_at,
+              after.updated_at, after.importance, after.recall_count, after.last_recalled,
+              after.contradiction_wins, after.contradiction_losses, after.content_version, after.when_at,
+              after.when_kind, after.version, after.position)
+    if row is None:
+        rid = conn.execute(f"INSERT INTO entries ({', '.join(STATE_COLUMNS)}, id) VALUES ({', '.join('?' * 18)})",
+                           (*values, memory_id)).lastrowid
+        conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
+        _write_tags(conn, rid, after.tags)
+        _count(conn, after.workspace, +1)
+        return False
+    rid = row["rid"]
+    conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in STATE_COLUMNS)} WHERE rid = ?", (*values, rid))
+    if after.content != before.content:
+        conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
+                     (rid, before.content))
+        conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
+    if after.tags != before.tags:
+        conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (rid,))
+        _write_tags(conn, rid, after.tags)
+    if after.workspace != before.workspace:
+        _count(conn, before.workspace, -1)
+        _count(conn, after.workspace, +1)
+    return False
+
+
+def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
+    conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
+                 (row["rid"], row["content"]))
+    conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
+    conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
+    conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (row["id"], row["id"]))
+    _count(conn, row["workspace"], -1)
+
+
+def _memory(row: sqlite3.Row) -> Memory:
+    """A row back into the fold it was written from."""
+    return Memory(
+        id=row["id"], exists=True, content=row["content"], tags=tuple(json.loads(row["tags"])), source=row["source"],
+        workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"], updated_at=row["updated_at"],
+        importance=row["importance_score"], recall_count=row["recall_count"], last_recalled=row["last_recalled"],
+        contradiction_wins=row["contradiction_wins"], contradiction_losses=row["contradiction_losses"],
+        when_at=row["when_at"], when_kind=row["when_kind"], version=row["version"],
+        content_version=row["content_version"], position=row["position"],
+    )
+
+
+def _apply_link(conn: sqlite3.Connection, event: LinkCreated | LinkRemoved, at: int) -> None:
+    if isinstance(event, LinkRemoved):
+        conn.execute("DELETE FROM edges WHERE source_id = ? AND target_id = ? AND type = ?",
+                     (event.source_id, event.target_id, event.type))
+        return
+    ends = conn.execute("SELECT workspace FROM entries WHERE id IN (?, ?)", (event.source_id, event.target_id)).fetchall()
+    if len(ends) < 2:
+        return  # an end was forgotten since (a replay): the edge goes with it
+    conn.execute(
+        "INSERT INTO edges (source_id, target_id, type, weight, provenance, workspace, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, type) DO UPDATE SET"
+        " weight = excluded.weight, provenance = excluded.provenance, updated_at = excluded.updated_at",
+        (event.source_id, event.target_id, event.type, event.weight, event.provenance, ends[0][0],
+         event.created_at or at, at),
+    )
+
+
+def _apply_project(conn: sqlite3.Connection, envelope: Envelope) -> None:
+    workspace, event = envelope.workspace, envelope.event
+    slug = envelope.stream_id.removeprefix(f"project-{workspace}-")
+    if isinstance(event, ProjectImported):
+        conn.execute(
+            "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (workspace, event.slug, event.name, event.description, json.dumps(event.aliases), event.status,
+             event.created_at, event.updated_at),
+        )
+    elif isinstance(event, ProjectCreated):
+        conn.execute(
+            "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, NULL)",
+            (workspace, event.slug, event.name, event.description, json.dumps(event.aliases), envelope.at),
+        )
+    elif isinstance(event, ProjectUpdated):
+        conn.execute(
+            "UPDATE projects SET name = ?, description = ?, aliases = ?, status = ?, updated_at = ?"
+            " WHERE workspace = ? AND slug = ?",
+            (event.name, event.description, json.dumps(event.aliases), event.status, envelope.at, workspace, slug),
+        )
+    else:
+        conn.execute("DELETE FROM projects WHERE workspace = ? AND slug = ?", (workspace, slug))
+
+
+def _count(conn: sqlite3.Connection, workspace: str, delta: int) -> None:
+    conn.execute(
+        "INSERT INTO entry_counts (workspace, n) VALUES (?, ?) ON CONFLICT(workspace) DO UPDATE SET n = n + excluded.n",
+        (workspace, delta),
+    )
+
+
+def _write_tags(conn: sqlite3.Connection, rid: int, tags: Sequence[str]) -> None:
+    conn.executemany("INSERT OR IGNORE INTO entry_tags (tag, entry_rid) VALUES (?, ?)", [(t, rid) for t in tags])

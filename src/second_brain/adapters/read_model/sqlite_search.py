@@ -1,0 +1,109 @@
+"""Keyword search in SQLite: FTS5 trigram matches ranked by bm25, scans for words a trigram cannot match,
+document frequencies for telling rare words from common ones, and the episodic neighbours of a hit."""
+
+import sqlite3
+import time
+from collections.abc import Sequence
+
+from ...ports.read_model import EntryRow, Filters, KeywordHit, TermStats
+from ..sqlite_database import SQLiteDatabase
+from .sqlite_sql import SQLiteReads, escape_like, phrase, recall_scope_sql, row_of
+
+EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
+SHORT_TERM_SAMPLE = 200
+DF_CACHE_SECONDS = 60.0
+DF_CACHE_SIZE = 50_000
+
+
+class SQLiteKeywordSearch(SQLiteReads):
+    def __init__(self, db: SQLiteDatabase) -> None:
+        super().__init__(db)
+        self._df_cache: dict[str, tuple[int, float]] = {}
+
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
+        conn = self.db.connection()
+        marks = ", ".join("?" for _ in workspaces)
+        total = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM entry_counts WHERE workspace IN ({marks})",
+                             tuple(workspaces)).fetchone()[0] if workspaces else 0
+        df: dict[str, int] = {}
+        for term in terms:
+            if len(term) >= 3:
+                # A word occurs in at most as many memories as its rarest trigram: an exact count only when cheap.
+                bound = min(self._trigram_df(conn, term[i : i + 3]) for i in range(len(term) - 2))
+                df[term] = bound if bound > EXACT_DF_LIMIT else conn.execute(
+                    "SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?", (phrase(term),)).fetchone()[0]
+            else:
+                sample = conn.execute(
+                    "SELECT SUM(content LIKE ? ESCAPE '\\'), COUNT(*) FROM"
+                    " (SELECT content FROM entries ORDER BY rid DESC LIMIT ?)",
+                    (f"%{escape_like(term)}%", SHORT_TERM_SAMPLE),
+                ).fetchone()
+                df[term] = round((sample[0] or 0) * total / sample[1]) if sample[1] else 0
+        return TermStats(total=total, df=df)
+
+    def _trigram_df(self, conn: sqlite3.Connection, trigram: str) -> int:
+        # Counting a common trigram walks its whole doclist: cache counts briefly, idf need not be exact.
+        trigram = trigram.lower()
+        cached = self._df_cache.get(trigram)
+        now = time.monotonic()
+        if cached and now - cached[1] < DF_CACHE_SECONDS:
+            return cached[0]
+        row = conn.execute("SELECT doc FROM entries_fts_vocab WHERE term = ?", (trigram,)).fetchone()
+        if len(self._df_cache) > DF_CACHE_SIZE:
+            self._df_cache.clear()
+        self._df_cache[trigram] = (row[0] if row else 0, now)
+        return self._df_cache[trigram][0]
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]:
+        if not terms:
+            return []
+        where, params = recall_scope_sql(filters)
+        match = (" AND " if require_all else " OR ").join(phrase(t) for t in terms)
+        # bm25 must score every match before it can sort; rowid order streams and stops at the limit.
+        order = "entries_fts.rowid DESC" if newest_first else "bm25(entries_fts)"
+        rows = self._read(
+            f"SELECT e.*, -bm25(entries_fts) AS score FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
+            f" WHERE entries_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?",
+            (match, *params, limit),
+        ).fetchall()
+        return [KeywordHit(row_of(r), float(r["score"])) for r in rows]
+
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
+        if not terms:
+            return []
+        where, params = recall_scope_sql(filters)
+        likes = " OR ".join("e.content LIKE ? ESCAPE '\\'" for _ in terms)
+        rows = self._read(
+            f"SELECT e.* FROM entries e WHERE ({likes}) AND {where} ORDER BY e.created_at DESC LIMIT ?",
+            (*(f"%{escape_like(t)}%" for t in terms), *params, limit),
+        ).fetchall()
+        return [KeywordHit(row_of(r), 0.0) for r in rows]
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
+        where, params = recall_scope_sql(filters, by_id=True)
+        found: dict[str, EntryRow] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            rows = self._read(
+                f"SELECT e.* FROM entries e WHERE e.id IN ({', '.join('?' for _ in batch)}) AND {where}",
+                (*batch, *params),
+            ).fetchall()
+            found.update({r["id"]: row_of(r) for r in rows})
+        return found
+
+    def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        found: dict[str, list[tuple[str, int]]] = {}
+        for entry in entries:
+            near: list[tuple[str, int]] = []
+            for op, order, low, high in (("<", "DESC", entry.created_at - window_ms, entry.created_at),
+                                         (">", "ASC", entry.created_at, entry.created_at + window_ms)):
+                rows = self._read(
+                    f"SELECT id FROM entries WHERE workspace = ? AND created_at BETWEEN ? AND ? AND source = ?"
+                    f" AND (created_at, rid) {op} (?, (SELECT rid FROM entries WHERE id = ?))"
+                    f" ORDER BY created_at {order}, rid {order} LIMIT ?",
+                    (entry.workspace, low, high, entry.source, entry.created_at, entry.id, reach),
+                ).fetchall()
+                near.extend((row[0], step) for step, row in enumerate(rows, start=1))
+            found[entry.id] = near
+        return found

@@ -1,0 +1,86 @@
+"""SQL pieces every SQLite read shares: the scope of a filter set, rows back into entries, term quoting."""
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...domain import text
+from ...ports.read_model import EntryRow, Filters
+from ..sqlite_database import SQLiteDatabase
+
+NOT_DEPRECATED = "NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
+ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN (" + ", ".join("?" for _ in text.NEVER_RECALLED) + "))"
+
+
+class SQLiteReads:
+    """Base of the read side: reads go through the calling thread's connection."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self.db = db
+
+    def _read(self, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
+        return self.db.connection().execute(sql, tuple(params))
+
+
+def tag_rids(conn: sqlite3.Connection, tags: Sequence[str]) -> np.ndarray:
+    """Row ids of the entries carrying any of these tags."""
+    rows = conn.execute(
+        f"SELECT entry_rid FROM entry_tags WHERE tag IN ({', '.join('?' for _ in tags)})", tuple(tags)
+    ).fetchall()
+    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+
+def scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
+    """SQL conditions on the entries alias `e` for a filter set; the workspace scope is never optional.
+
+    `by_id`: the query looks rows up by id, so the workspace index must not be chosen to drive it
+    (the unary plus keeps SQLite from scanning a whole workspace to check a few ids).
+    """
+    if not filters.workspaces:
+        return "0", []
+    column = "+e.workspace" if by_id else "e.workspace"
+    clauses = [f"{column} IN ({', '.join('?' for _ in filters.workspaces)})"]
+    params: list[object] = list(filters.workspaces)
+    for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
+        if tag:
+            clauses.append("EXISTS (SELECT 1 FROM entry_tags f WHERE f.entry_rid = e.rid AND f.tag = ?)")
+            params.append(tag)
+    if filters.any_tags:
+        marks = ", ".join("?" for _ in filters.any_tags)
+        clauses.append(f"EXISTS (SELECT 1 FROM entry_tags p WHERE p.entry_rid = e.rid AND p.tag IN ({marks}))")
+        params.extend(filters.any_tags)
+    if filters.after is not None:
+        clauses.append("e.created_at >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        clauses.append("e.created_at <= ?")
+        params.append(filters.before)
+    if filters.actor is not None:
+        clauses.append("e.actor = ?")
+        params.append(filters.actor)
+    return " AND ".join(clauses), params
+
+
+def recall_scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
+    where, params = scope_sql(filters, by_id)
+    return f"{where} AND {ALWAYS_EXCLUDED}", [*params, *text.NEVER_RECALLED]
+
+
+def phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def escape_like(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def row_of(row: sqlite3.Row) -> EntryRow:
+    return EntryRow(
+        id=row["id"], content=row["content"], tags=tuple(json.loads(row["tags"])), source=row["source"],
+        workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"],
+        updated_at=row["updated_at"], importance_score=row["importance_score"], recall_count=row["recall_count"],
+        contradiction_wins=row["contradiction_wins"], contradiction_losses=row["contradiction_losses"],
+        when_at=row["when_at"], when_kind=row["when_kind"],
+    )
