@@ -5,7 +5,7 @@ DATA_DIR ?= data
 
 TOOLS := .venv-tools/bin
 
-.PHONY: run test bench validate clean
+.PHONY: run test test-fast bench validate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-dev validate
 	$(BIN)/python -m pytest
+
+# Domain, service and SQLite contract tests: no Java, no server processes (markers: see tests/conftest.py).
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest tests/domain tests/service tests/contract -m "not opensearch and not slow"
 
 # The SAM template, checked offline: cfn-lint, then SAM's own validation with its linter.
 # The tools live in their own venv: aws-sam-cli pins versions the app does not share.

@@ -1,7 +1,8 @@
-"""Shared fixtures: a clock that stands still, identities, and envelope builders."""
+"""Shared fixtures: a clock that stands still, identities, and envelope builders; the tier markers."""
 
 import itertools
 import os
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +42,22 @@ def envelope(stream_id: str, version: int, event: object, at: int = 1_000, actor
         stream_id=stream_id, version=version, event=event, actor=actor, workspace="personal-owner",
         request_id=f"req-{next(_request_ids)}", at=at,
     )
+
+
+E2E = Path(__file__).parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what `make test-fast` leaves out: `opensearch` on every test that can reach the OpenSearch node (its
+    fixtures include `opensearch_url`, or it is parametrized with the backend "opensearch" that `make_brain`
+    takes), `slow` on every end-to-end test (each starts real server processes)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        backends = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
+        if "opensearch_url" in item.fixturenames or "opensearch" in backends:
+            item.add_marker(pytest.mark.opensearch)
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

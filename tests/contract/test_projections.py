@@ -7,8 +7,9 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.domain import events as ev
+from second_brain.domain import links, projects
 from second_brain.domain.memory import Memory, fold
-from second_brain.ports.read_model import EntryRow
+from second_brain.ports.read_model import EdgeRow, EntryRow, ProjectRow
 from tests.conftest import envelope
 from tests.support.brains import make_brain
 
@@ -100,3 +101,35 @@ def test_a_replayed_log_shows_what_live_projection_showed(brain):
     if brain.backend == "sqlite":
         brain.store.rebuild_projections()
     assert assert_shown_as_folded(brain, "m5") == live
+
+
+def test_edges_are_shown_as_folded(brain):
+    for memory_id in ("a", "b"):
+        append(brain, memory_id, ev.MemoryCaptured(f"Note {memory_id}", (), "api", WS), at=DAY)
+    stream = links.edge_stream("a", "b", "caused_by")
+    steps = [links.LinkCreated("a", "b", "caused_by", 0.4, "inferred"),
+             links.LinkCreated("a", "b", "caused_by", 0.9, "explicit"),  # stronger: kept, first time kept
+             links.LinkRemoved("a", "b", "caused_by"),
+             links.LinkCreated("a", "b", "caused_by", 0.7, "explicit", created_at=123)]  # an import's time
+    for n, event in enumerate(steps, start=1):
+        brain.store.append([envelope(stream, n, event, at=(n + 1) * DAY)])
+        edge = links.fold_edge(brain.store.read_stream(stream), links.Edge("", "", ""))
+        shown = brain.queries.read_model.all_edges((WS,))
+        assert shown == ([EdgeRow.of(edge)] if edge.exists else [])
+    assert shown[0].created_at == 123 and shown[0].weight == 0.7
+
+
+def test_projects_are_shown_as_folded(brain):
+    stream = projects.project_stream(WS, "atlas")
+    steps = [projects.ProjectCreated("atlas", "Atlas", "", (), WS),
+             projects.ProjectUpdated("Atlas 2", "the sequel", ("a2",), "archived"),
+             projects.ProjectDeleted(),
+             projects.ProjectImported("atlas", "Atlas", "restored", (), "active", WS, 50, 60)]
+    for n, event in enumerate(steps, start=1):
+        brain.store.append([envelope(stream, n, event, at=n * DAY)])
+        project = projects.fold_project(brain.store.read_stream(stream), projects.Project("", WS))
+        shown = brain.queries.read_model.projects((WS,))
+        assert shown == ([ProjectRow.of(project)] if project.exists else [])
+        if n == 2:
+            assert (shown[0].created_at, shown[0].updated_at, shown[0].status) == (DAY, 2 * DAY, "archived")
+    assert (shown[0].created_at, shown[0].updated_at) == (50, 60)

@@ -22,7 +22,6 @@ def brain(request, tmp_path, clock):
     brain.close()
 
 
-
 def capture(brain, ctx, clock, content, tags=(), step=1000):
     clock.advance(step)
     return brain.memories.capture(ctx, content, list(tags), "api").id
@@ -48,11 +47,11 @@ def test_list_is_newest_first_and_filters_by_tag_and_inclusive_time(brain, ctx, 
 
 
 def test_reads_never_cross_workspaces(brain, ctx, clock):
-    capture(brain, ctx, clock, "owner's note")
+    owners = capture(brain, ctx, clock, "owner's note")
     bob = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")
     bobs = capture(brain, bob, clock, "bob's note")
     assert brain.queries.count(ctx) == 1 and brain.queries.count(bob) == 1
-    assert recall_ids(brain, ctx, "note") != [bobs]
+    assert recall_ids(brain, ctx, "note") == [owners]
     with pytest.raises(Exception, match="No entry found"):
         brain.queries.entry(ctx, bobs)
 

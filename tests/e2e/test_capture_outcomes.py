@@ -103,13 +103,18 @@ class Script:
     def __init__(self) -> None:
         self.verdict = lambda new, stored, full: {"action": "keep_both"} if full else {"contradicts": False}
         self.classify = lambda note: {"importance": 3, "canonical": False, "kind": "semantic"}
-        self.delay = 0.0
+        self.meet: threading.Barrier | None = None  # the first verdict requests wait here for one another, once
 
     def __call__(self, body: dict) -> str:
-        time.sleep(self.delay)
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
         if system.startswith("You classify"):
             return json.dumps(self.classify(user.split("Note:\n", 1)[1].split("\n\nAnswer", 1)[0]))
+        if (meet := self.meet) is not None:
+            try:
+                meet.wait(timeout=0.8)  # within the server's 1 s model timeout
+            except threading.BrokenBarrierError:
+                pass  # they never overlapped: the test says so below
+            self.meet = None  # before either answer is sent, so a later verdict request goes straight through
         new = user.split("New note:\n", 1)[1].split("\n\nStored notes:\n", 1)[0]
         stored = dict(re.findall(r"^\[([0-9a-f-]{36})\] (.*)$", user, re.MULTILINE))
         answer = self.verdict(new, stored, '"action"' in user)
@@ -231,7 +236,7 @@ def test_two_clients_racing_to_merge_into_one_memory_lose_nothing(smart, model):
         target, text = next(iter(stored.items()))
         return {"action": "merge", "target_id": target, "merged_content": f"{text} {new}"}
 
-    script.verdict, script.delay = merge, 0.3  # both requests are in the model at the same time
+    script.verdict, script.meet = merge, threading.Barrier(2)  # both requests are in the model at the same time
     notes = ["The pricing floor for enterprise deals is $6k per year, approved by finance.",
              "The pricing floor for enterprise deals is $6k per year, set by Dana."]
     barrier = threading.Barrier(2)

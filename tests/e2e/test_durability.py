@@ -4,7 +4,6 @@ import os
 import signal
 import stat
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -34,6 +33,7 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
     sent: dict[str, str] = {}
     acknowledged: dict[str, str] = {}
     stop = threading.Event()
+    under_way = threading.Event()  # set once enough captures landed that the kill comes mid-load
 
     def load(thread: int) -> None:
         with server.client() as client:
@@ -48,17 +48,18 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
                     return
                 if response.status_code == 200:
                     acknowledged[response.json()["id"]] = content
+                    if len(acknowledged) >= 50:
+                        under_way.set()
 
     threads = [threading.Thread(target=load, args=(t,)) for t in range(4)]
     for t in threads:
         t.start()
-    time.sleep(2.0)
+    assert under_way.wait(timeout=60), "the load never got under way"
     server.process.send_signal(signal.SIGKILL)
     server.process.wait()
     stop.set()
     for t in threads:
         t.join()
-    assert len(acknowledged) > 20, "the load should have been under way when the server died"
 
     restarted = Server(server.data_dir).start()
     with restarted.client() as api:

@@ -36,6 +36,9 @@ def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:
     if backend == "sqlite":
         brain = sqlite_brain(tmp_path, clock, embedder)
     else:
+        # tests/conftest.py marks a test `opensearch` when it is parametrized with this backend; one that reaches
+        # here some other way would start Java inside `make test-fast`
+        assert request.node.get_closest_marker("opensearch"), f"{request.node.nodeid} needs @pytest.mark.opensearch"
         brain = opensearch_brain(request.getfixturevalue("opensearch_url"), tmp_path, clock, embedder)
     brain.backend = backend
     return brain

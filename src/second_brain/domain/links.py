@@ -1,9 +1,14 @@
 """Typed relationship edges between memories, one stream per edge, as pure decide/evolve."""
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from .errors import InvalidInput
+
+if TYPE_CHECKING:  # events.py imports this module's events
+    from collections.abc import Iterable
+
+    from .events import Envelope
 
 LABELS = {
     "relates_to": "Related to",
@@ -47,6 +52,9 @@ class Edge:
     weight: float = 0.0
     provenance: str = ""
     version: int = 0
+    workspace: str = ""
+    created_at: int = 0  # when the edge was first made (kept by later re-links)
+    updated_at: int = 0
 
 
 def check_type(link_type: str) -> str:
@@ -85,9 +93,21 @@ def decide_unlink(edge: Edge) -> list[object]:
     return [LinkRemoved(edge.source_id, edge.target_id, edge.type)] if edge.exists else []
 
 
-def evolve_edge(edge: Edge, event: object) -> Edge:
+def evolve_edge(edge: Edge, event: object, envelope: "Envelope | None" = None) -> Edge:
+    """The only place an edge's state is derived: the aggregate and every projection fold with it."""
+    version = edge.version + 1
+    at = envelope.at if envelope else edge.updated_at
     if isinstance(event, LinkCreated):
-        return replace(edge, exists=True, weight=event.weight, provenance=event.provenance, version=edge.version + 1)
+        created = edge.created_at if edge.exists else (event.created_at or at)
+        return replace(edge, source_id=event.source_id, target_id=event.target_id, type=event.type, exists=True,
+                       weight=event.weight, provenance=event.provenance, version=version, created_at=created,
+                       updated_at=at, workspace=envelope.workspace if envelope else edge.workspace)
     if isinstance(event, LinkRemoved):
-        return replace(edge, exists=False, weight=0.0, provenance="", version=edge.version + 1)
+        return replace(edge, exists=False, weight=0.0, provenance="", version=version)
     raise TypeError(f"unknown event {event!r}")
+
+
+def fold_edge(envelopes: "Iterable[Envelope]", edge: Edge) -> Edge:
+    for envelope in envelopes:
+        edge = evolve_edge(edge, envelope.event, envelope)
+    return edge

@@ -2,10 +2,15 @@
 
 import re
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from . import text
 from .errors import AlreadyExists, InvalidInput, NotFound
+
+if TYPE_CHECKING:  # events.py imports this module's events
+    from collections.abc import Iterable
+
+    from .events import Envelope
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 MAX_NAME = 120
@@ -63,6 +68,8 @@ class Project:
     aliases: tuple[str, ...] = ()
     status: str = "active"
     version: int = 0
+    created_at: int = 0
+    updated_at: int | None = None  # None until it is first changed
 
 
 def project_stream(workspace: str, slug: str) -> str:
@@ -128,17 +135,26 @@ def decide_delete(state: Project) -> list[object]:
     return [ProjectDeleted()]
 
 
-def evolve_project(state: Project, event: object) -> Project:
+def evolve_project(state: Project, event: object, envelope: "Envelope | None" = None) -> Project:
+    """The only place a project's state is derived: the aggregate and every projection fold with it."""
     version = state.version + 1
+    at = envelope.at if envelope else 0
     if isinstance(event, ProjectCreated):
-        return replace(state, exists=True, name=event.name, description=event.description, aliases=event.aliases,
-                       status="active", version=version)
+        return replace(state, slug=event.slug, exists=True, name=event.name, description=event.description,
+                       aliases=event.aliases, status="active", version=version, created_at=at, updated_at=None)
     if isinstance(event, ProjectImported):
-        return replace(state, exists=True, name=event.name, description=event.description, aliases=event.aliases,
-                       status=event.status, version=version)
+        return replace(state, slug=event.slug, exists=True, name=event.name, description=event.description,
+                       aliases=event.aliases, status=event.status, version=version, created_at=event.created_at,
+                       updated_at=event.updated_at)
     if isinstance(event, ProjectUpdated):
         return replace(state, name=event.name, description=event.description, aliases=event.aliases,
-                       status=event.status, version=version)
+                       status=event.status, version=version, updated_at=at)
     if isinstance(event, ProjectDeleted):
         return Project(state.slug, state.workspace, version=version)
     raise TypeError(f"unknown event {event!r}")
+
+
+def fold_project(envelopes: "Iterable[Envelope]", state: Project) -> Project:
+    for envelope in envelopes:
+        state = evolve_project(state, envelope.event, envelope)
+    return state

@@ -5,7 +5,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..domain.links import Edge
 from ..domain.memory import Memory
+from ..domain.projects import Project
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,10 @@ class EdgeRow:
     provenance: str
     created_at: int
 
+    @classmethod
+    def of(cls, edge: Edge) -> "EdgeRow":
+        return cls(edge.source_id, edge.target_id, edge.type, edge.weight, edge.provenance, edge.created_at)
+
 
 @dataclass(frozen=True)
 class ProjectRow:
@@ -58,6 +64,11 @@ class ProjectRow:
     status: str
     created_at: int
     updated_at: int | None
+
+    @classmethod
+    def of(cls, project: Project) -> "ProjectRow":
+        return cls(project.slug, project.workspace, project.name, project.description, project.aliases,
+                   project.status, project.created_at, project.updated_at)
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,16 @@
 domain's fold, so a redelivered, repeated or reordered batch leaves exactly what one clean delivery would."""
 
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from opensearchpy import helpers
 
-from ...app.folds import fold_edge, fold_project
 from ...domain.events import Envelope
+from ...domain.links import Edge, fold_edge
 from ...domain.memory import Memory, fold
+from ...domain.projects import Project, fold_project
 from ...ports.event_store import EventStore
-from ...ports.read_model import EntryRow
+from ...ports.read_model import EdgeRow, EntryRow, ProjectRow
 from .indexes import Indexes
 
 ENTRY_FIELDS = ("id", "content", "tags", "source", "workspace", "actor", "created_at", "updated_at",
@@ -61,21 +63,17 @@ class OpenSearchProjection:
                                             "doc": {"tags": doc["tags"]}} for p in passages], refresh=self.ix.refresh)
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
-        folded = fold_edge(history)
-        if folded is None:
+        edge = fold_edge(history, Edge("", "", ""))
+        if not edge.exists:
             self.ix.client.delete(index=self.ix.edges, id=stream_id, refresh=self.ix.refresh, ignore=[404])
             return
-        edge, workspace = folded
         self.ix.client.index(index=self.ix.edges, id=stream_id, refresh=self.ix.refresh, body={
-            "source_id": edge.source_id, "target_id": edge.target_id, "type": edge.type, "weight": edge.weight,
-            "provenance": edge.provenance, "workspace": workspace, "created_at": edge.created_at})
+            **asdict(EdgeRow.of(edge)), "workspace": edge.workspace})
 
     def _project_project(self, stream_id: str, history: list[Envelope]) -> None:
-        project = fold_project(history)
-        if project is None:
+        project = fold_project(history, Project("", history[0].workspace if history else ""))
+        if not project.exists:
             self.ix.client.delete(index=self.ix.projects, id=stream_id, refresh=self.ix.refresh, ignore=[404])
             return
         self.ix.client.index(index=self.ix.projects, id=stream_id, refresh=self.ix.refresh, body={
-            "slug": project.slug, "workspace": project.workspace, "name": project.name,
-            "description": project.description, "aliases": list(project.aliases), "status": project.status,
-            "created_at": project.created_at, "updated_at": project.updated_at})
+            **asdict(ProjectRow.of(project)), "aliases": list(project.aliases)})

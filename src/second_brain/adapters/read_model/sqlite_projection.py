@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 
 from ...domain.events import Envelope
-from ...domain.links import LinkCreated, LinkRemoved
+from ...domain.links import Edge, fold_edge
 from ...domain.memory import Memory, fold
-from ...domain.projects import ProjectCreated, ProjectDeleted, ProjectImported, ProjectUpdated
+from ...domain.projects import Project, fold_project
 
 TABLES = [
     """CREATE TABLE IF NOT EXISTS entries (
@@ -80,12 +80,10 @@ class SQLiteEntryProjection:
         for stream_id, run in _runs(events):
             if stream_id.startswith("memory-"):
                 forgot |= _project_memory(conn, stream_id.removeprefix("memory-"), run)
-                continue
-            for envelope in run:
-                if isinstance(envelope.event, (LinkCreated, LinkRemoved)):
-                    _apply_link(conn, envelope.event, envelope.at)
-                elif isinstance(envelope.event, (ProjectCreated, ProjectImported, ProjectUpdated, ProjectDeleted)):
-                    _apply_project(conn, envelope)
+            elif stream_id.startswith("link-"):
+                _project_edge(conn, run)
+            elif stream_id.startswith("project-"):
+                _project_project(conn, stream_id, run)
         if forgot:
             # Merge the index segments so no trigram of the forgotten text survives in the file.
             conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
@@ -158,47 +156,43 @@ def _memory(row: sqlite3.Row) -> Memory:
     )
 
 
-def _apply_link(conn: sqlite3.Connection, event: LinkCreated | LinkRemoved, at: int) -> None:
-    if isinstance(event, LinkRemoved):
-        conn.execute("DELETE FROM edges WHERE source_id = ? AND target_id = ? AND type = ?",
-                     (event.source_id, event.target_id, event.type))
+def _project_edge(conn: sqlite3.Connection, run: Sequence[Envelope]) -> None:
+    """Fold an edge's new events into its row; it is shown only while both its ends exist."""
+    first = run[0].event
+    key = (first.source_id, first.target_id, first.type)
+    row = conn.execute("SELECT * FROM edges WHERE source_id = ? AND target_id = ? AND type = ?", key).fetchone()
+    before = Edge(*key, exists=True, weight=row["weight"], provenance=row["provenance"], workspace=row["workspace"],
+                  created_at=row["created_at"], updated_at=row["updated_at"]) if row else Edge(*key)
+    after = fold_edge(run, before)
+    ends = conn.execute("SELECT COUNT(*) FROM entries WHERE id IN (?, ?)", key[:2]).fetchone()[0]
+    if not after.exists or ends < 2:  # removed, or an end was forgotten since (a replay): the edge goes with it
+        conn.execute("DELETE FROM edges WHERE source_id = ? AND target_id = ? AND type = ?", key)
         return
-    ends = conn.execute("SELECT workspace FROM entries WHERE id IN (?, ?)", (event.source_id, event.target_id)).fetchall()
-    if len(ends) < 2:
-        return  # an end was forgotten since (a replay): the edge goes with it
     conn.execute(
-        "INSERT INTO edges (source_id, target_id, type, weight, provenance, workspace, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, target_id, type) DO UPDATE SET"
-        " weight = excluded.weight, provenance = excluded.provenance, updated_at = excluded.updated_at",
-        (event.source_id, event.target_id, event.type, event.weight, event.provenance, ends[0][0],
-         event.created_at or at, at),
+        "INSERT OR REPLACE INTO edges (source_id, target_id, type, weight, provenance, workspace, created_at,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (*key, after.weight, after.provenance, after.workspace, after.created_at, after.updated_at),
     )
 
 
-def _apply_project(conn: sqlite3.Connection, envelope: Envelope) -> None:
-    workspace, event = envelope.workspace, envelope.event
-    slug = envelope.stream_id.removeprefix(f"project-{workspace}-")
-    if isinstance(event, ProjectImported):
-        conn.execute(
-            "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (workspace, event.slug, event.name, event.description, json.dumps(event.aliases), event.status,
-             event.created_at, event.updated_at),
-        )
-    elif isinstance(event, ProjectCreated):
-        conn.execute(
-            "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, ?, 'active', ?, NULL)",
-            (workspace, event.slug, event.name, event.description, json.dumps(event.aliases), envelope.at),
-        )
-    elif isinstance(event, ProjectUpdated):
-        conn.execute(
-            "UPDATE projects SET name = ?, description = ?, aliases = ?, status = ?, updated_at = ?"
-            " WHERE workspace = ? AND slug = ?",
-            (event.name, event.description, json.dumps(event.aliases), event.status, envelope.at, workspace, slug),
-        )
-    else:
+def _project_project(conn: sqlite3.Connection, stream_id: str, run: Sequence[Envelope]) -> None:
+    """Fold a project's new events into its row."""
+    workspace = run[0].workspace
+    slug = stream_id.removeprefix(f"project-{workspace}-")
+    row = conn.execute("SELECT * FROM projects WHERE workspace = ? AND slug = ?", (workspace, slug)).fetchone()
+    before = Project(slug, workspace, exists=True, name=row["name"], description=row["description"],
+                     aliases=tuple(json.loads(row["aliases"])), status=row["status"], created_at=row["created_at"],
+                     updated_at=row["updated_at"]) if row else Project(slug, workspace)
+    after = fold_project(run, before)
+    if not after.exists:
         conn.execute("DELETE FROM projects WHERE workspace = ? AND slug = ?", (workspace, slug))
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO projects (workspace, slug, name, description, aliases, status, created_at,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (workspace, slug, after.name, after.description, json.dumps(after.aliases), after.status,
+         after.created_at, after.updated_at),
+    )
 
 
 def _count(conn: sqlite3.Connection, workspace: str, delta: int) -> None:
