@@ -6,6 +6,7 @@ import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.app.memories import Context, MemoryService
+from second_brain.app.projects import ProjectService
 from second_brain.domain.errors import ConcurrencyConflict, NotFound
 from second_brain.domain.events import (
     MemoryAppended,
@@ -14,6 +15,7 @@ from second_brain.domain.events import (
     StatusChanged,
 )
 from second_brain.domain.identity import Identity
+from second_brain.ports.read_model import ReadModel
 
 
 class FlakyStore(InMemoryEventStore):
@@ -94,3 +96,33 @@ def test_a_no_op_update_appends_nothing(clock, ctx):
     head = memories.store.head()
     memories.update(ctx, "id-0", "same", None)
     assert memories.store.head() == head
+
+
+class RecordingStore(InMemoryEventStore):
+    """Remembers the streams of each append."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[set[str]] = []
+
+    def append(self, events):
+        self.batches.append({e.stream_id for e in events})
+        return super().append(events)
+
+
+class NoProjectsYet(ReadModel):
+    def projects(self, workspaces, include_archived=True):
+        return []
+
+
+def test_an_unknown_project_is_created_in_the_captures_own_append(clock, ctx):
+    store = RecordingStore()
+    projects = ProjectService(store, NoProjectsYet(), clock)
+    memories = MemoryService(store, clock, ZoneInfo("UTC"), new_id=lambda: "m1", projects=projects)
+    memories.capture(ctx, "Kick-off for atlas", ["project:atlas"], "api", projects=["atlas"])
+    assert store.batches == [{"memory-m1", "project-personal-owner-atlas"}]
+    created = store.read_stream("project-personal-owner-atlas")[0].event
+    assert (created.slug, created.name) == ("atlas", "atlas")
+    memories.new_id = lambda: "m2"
+    memories.capture(ctx, "Atlas review", [], "api", projects=["atlas"])  # it exists now: nothing more
+    assert store.batches[-1] == {"memory-m2"}
