@@ -9,8 +9,8 @@ from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.adapters.llm.none import NoLanguageModel
 from second_brain.app.memories import MemoryService
 from second_brain.app.triage import DuplicateConfig, Triage
-from second_brain.domain.capture import STORE
-from second_brain.domain.errors import StoreUnavailable
+from second_brain.domain.capture import STORE, Verdict
+from second_brain.domain.errors import ConcurrencyConflict, StoreUnavailable
 from second_brain.ports.read_model import EntryRow, ReadModel
 from second_brain.ports.vector_index import VectorHit, VectorIndex
 
@@ -71,3 +71,29 @@ def test_a_capture_survives_a_failing_check(ctx, clock):
     outcome = memories.capture(ctx, STORED.content, [], "api")
     assert (outcome.id, outcome.verdict) == ("new", STORE)
     assert memories.load(ctx, "new")[0].content == STORED.content
+
+
+class Judged(Triage):
+    """A triage whose read model showed the matched memory as it was before its last append."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+
+    def assess(self, content, workspace):
+        return self.verdict
+
+
+@pytest.mark.parametrize("action, outcome", [("block", "block"), ("flag", "flag"), ("merge", "conflict")])
+def test_only_a_verdict_that_rewrites_its_match_needs_the_text_it_judged(ctx, clock, action, outcome):
+    store = InMemoryEventStore()
+    ids = iter(["old", "new", "newer"])
+    memories = MemoryService(store, clock, ZoneInfo("UTC"), new_id=lambda: next(ids))
+    memories.capture(ctx, "The pricing floor is $6k", [], "api")
+    memories.append(ctx, "old", "Raised to $7k.")  # the read model the triage saw had not caught up with this
+    judged = Verdict(action, "old", 0.99, merged_content="merged", match_content="The pricing floor is $6k")
+    memories.triage = Judged(judged)
+    if outcome == "conflict":
+        with pytest.raises(ConcurrencyConflict):
+            memories.capture(ctx, "The pricing floor is $6k", [], "api")
+    else:
+        assert memories.capture(ctx, "The pricing floor is $6k", [], "api").verdict.action == outcome

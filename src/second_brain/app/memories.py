@@ -27,6 +27,7 @@ from .handling import Context, envelopes, retrying
 from .projects import ProjectService
 from .triage import Triage, classify_with_model
 
+REWRITES = ("merge", "replace", "contradiction")  # verdicts that act on the matched memory's text
 __all__ = ["CaptureOutcome", "Context", "MemoryService"]
 
 
@@ -114,15 +115,19 @@ class MemoryService:
         return outcome
 
     def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory | None:
-        """The matched memory, if it still reads as it did when judged (else the verdict is stale: decide
-        again); None when there is none, or it has been forgotten meanwhile."""
+        """The matched memory's current state; None when there is none, or it has been forgotten meanwhile.
+
+        A verdict that rewrites or retires it must have judged the text it has now (another capture may
+        have merged into it: then decide again). A block or a flag only points at it, so a read model
+        that lags the log cannot turn a repeat into a conflict.
+        """
         if not verdict.match_id:
             return None
         try:
             state, _ = self.load(ctx, verdict.match_id)
         except NotFound:
             return None
-        if state.content != verdict.match_content:
+        if verdict.action in REWRITES and state.content != verdict.match_content:
             raise ConcurrencyConflict(f"Entry {state.id} changed while the capture was being decided")
         return state
 
