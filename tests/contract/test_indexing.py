@@ -194,3 +194,17 @@ def test_indexing_links_a_memory_to_its_close_neighbours(brain, ctx):
     assert 0.75 <= edge["weight"] <= 1.0
     brain.indexer.run_once(10)  # nothing pending: no new edges, and linking again would be idempotent
     assert len(brain.links.connections(ctx, first, None)) == 1
+
+
+def test_a_memory_deprecated_by_its_tags_has_no_vectors_however_it_got_them(brain, ctx):
+    """Whether a memory is indexed follows its folded state, not the events that made it deprecated."""
+    born = brain.memories.capture(ctx, "quartz ledger born retired", ["status:deprecated"], "api").id
+    later = brain.memories.capture(ctx, "basalt archive retired by tags", [], "api").id
+    brain.indexer.run_once(100)
+    assert not brain.vectors.is_indexed(born) and brain.vectors.vector_count(born) == 0
+    assert brain.vectors.is_indexed(later)
+    brain.memories.update(ctx, later, "basalt archive retired by tags", ["status:deprecated"])
+    brain.indexer.run_once(100)
+    assert not brain.vectors.is_indexed(later) and brain.vectors.vector_count(later) == 0
+    query = brain.indexer.embed("basalt archive retired by tags")
+    assert later not in [hit.entry_id for hit in brain.vectors.search(query, Filters(WS), 10)]

@@ -1,4 +1,4 @@
-"""SQLiteVectorIndex.store against a forget or deprecation appended at the worst moment, forced by hooks."""
+"""The vector index's store against a forget or deprecation appended at the worst moment, forced by hooks."""
 
 from contextlib import contextmanager
 
@@ -6,7 +6,7 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.ports.read_model import Filters
-from tests.support.brains import sqlite_brain
+from tests.support.brains import make_brain, sqlite_brain
 
 WS = ("personal-owner",)
 ENDINGS = {
@@ -89,3 +89,28 @@ def test_compaction_after_many_forgets_keeps_every_live_row(brain, embedder):
         assert (vectors.vector_of(f"m{n}") == embedder.embed_batch([texts[n]])[0]).all()
         assert vectors.scores_for(embedder.embed_batch([texts[n]])[0], [f"m{n}"])[f"m{n}"].score > 0.99
     assert vectors.vector_of("m2") is None
+
+
+@pytest.mark.opensearch
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_opensearch_store_racing_an_ending_leaves_no_passages(request, tmp_path, clock, embedder, ctx, monkeypatch,
+                                                               ending):
+    """On OpenSearch the ending is projected after the store read the entry, just before it writes the passages
+    (so the projection had none to delete), and the guarded entry update then fails."""
+    from second_brain.adapters.opensearch import vector_index
+
+    brain = make_brain("opensearch", request, tmp_path, clock, embedder)
+    try:
+        memory = brain.memories.capture(ctx, "quartz ledger reconciliation", [], "api")
+        bulk, pending = vector_index.helpers.bulk, [lambda: ENDINGS[ending](brain, ctx, memory.id)]
+
+        def hooked(*args, **kwargs):
+            if pending:
+                pending.pop()()
+            return bulk(*args, **kwargs)
+
+        monkeypatch.setattr(vector_index.helpers, "bulk", hooked)
+        assert brain.indexer.run_once(10).vectorized == 0
+        assert_no_vectors_anywhere(brain, embedder, memory.id)
+    finally:
+        brain.close()

@@ -63,8 +63,13 @@ class OpenSearchVectorIndex:
             self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
                                if_primary_term=found["_primary_term"], refresh=self.ix.refresh,
                                body={"doc": {"needs_vectors": False, "indexed_version": entry.version}})
-        except ConflictError:
-            return False  # the entry changed after we read it: it stays pending, and is embedded again
+        except (ConflictError, NotFoundError):
+            # The entry changed after we read it. Changed text stays pending and is embedded again; but a forget
+            # or deprecation projected while we wrote may have missed these passages: they must not stay.
+            now = self.ix.source(self.ix.entries, entry.id)
+            if now is None or text.DEPRECATED in now["tags"]:
+                self.ix.delete_passages(entry.id)
+            return False
         return True
 
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:

@@ -10,18 +10,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...domain.events import (
-    Envelope,
-    MemoryAppended,
-    MemoryCaptured,
-    MemoryForgotten,
-    MemoryImported,
-    MemoryRevised,
-    StatusChanged,
-)
+from ...domain import text
+from ...domain.events import Envelope
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
-from ...domain.text import NEVER_RECALLED
 from ..read_model.sqlite_sql import tag_rids
 from ..sqlite_database import SQLiteDatabase
 
@@ -59,6 +51,7 @@ class SQLiteVectorIndex:
         self.dimension = dimension
         self.on_pending = on_pending  # told when committed events leave memories to embed
         self._lock = threading.RLock()
+        self._committing = threading.local()  # what the last apply of this thread's append did, for after_commit
         self._reset()
 
     # -- projection: forgetting and deprecation remove vectors in the append's transaction ----------
@@ -72,23 +65,30 @@ class SQLiteVectorIndex:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
-        for envelope in events:
-            entry_id = envelope.stream_id.removeprefix("memory-")
-            if isinstance(envelope.event, MemoryForgotten):
+        # Decided from the row the entries projection has just written from the fold, in this same transaction:
+        # what the memory is now, not which events happened to it.
+        gone, queued = set(), False
+        for entry_id in dict.fromkeys(e.stream_id.removeprefix("memory-") for e in events
+                                      if e.stream_id.startswith("memory-")):
+            row = conn.execute(
+                "SELECT e.content_version, s.version, s.model_id, EXISTS (SELECT 1 FROM entry_tags t"
+                " WHERE t.entry_rid = e.rid AND t.tag = ?) AS deprecated"
+                " FROM entries e LEFT JOIN vector_state s ON s.entry_id = e.id WHERE e.id = ?",
+                (text.DEPRECATED, entry_id)).fetchone()
+            if row is None:  # forgotten
                 # Vectors can be inverted back into text: the cached ones of every version of this memory go too.
                 conn.execute(
                     "DELETE FROM embedding_cache WHERE text_hash IN"
                     " (SELECT text_hash FROM embedded_passages WHERE entry_id = ?)", (entry_id,),
                 )
                 conn.execute("DELETE FROM embedded_passages WHERE entry_id = ?", (entry_id,))
+            if row is None or row["deprecated"]:
                 _delete_entry(conn, entry_id)
-            elif isinstance(envelope.event, StatusChanged) and envelope.event.status == "deprecated":
-                _delete_entry(conn, entry_id)
-            elif isinstance(envelope.event, (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised)) or (
-                isinstance(envelope.event, StatusChanged)  # back from deprecation: no vectors left
-                and not conn.execute("SELECT 1 FROM vector_state WHERE entry_id = ?", (entry_id,)).fetchone()
-            ):
+                gone.add(entry_id)
+            elif row["version"] is None or row["version"] < row["content_version"] or row["model_id"] != self.model_id:
                 conn.execute("INSERT OR IGNORE INTO vector_pending (entry_id) VALUES (?)", (entry_id,))
+                queued = True
+        self._committing.gone, self._committing.queued = gone, queued
 
     def after_commit(self, events: Sequence[Envelope] | None) -> None:
         if events is None:
@@ -96,12 +96,17 @@ class SQLiteVectorIndex:
             self.load()
             self.on_pending()
             return
-        for envelope in events:
-            event = envelope.event
-            if isinstance(event, MemoryForgotten) or (isinstance(event, StatusChanged) and event.status == "deprecated"):
-                self._forget_rows(envelope.stream_id.removeprefix("memory-"))
-            elif isinstance(event, CONTENT_EVENTS):
-                self.on_pending()
+        # The same thread that applied the batch, right after its commit.
+        gone, queued = getattr(self._committing, "gone", set()), getattr(self._committing, "queued", False)
+        self._committing.gone, self._committing.queued = set(), False
+        if any(entry_id in self._rows_by_entry for entry_id in gone):
+            # Under the write lock: no store is half done, and one that revived a memory since keeps its rows.
+            with self.db.write() as conn, self._lock:
+                for entry_id in gone:
+                    if not conn.execute("SELECT 1 FROM vector_state WHERE entry_id = ?", (entry_id,)).fetchone():
+                        self._forget_rows(entry_id)
+        if queued:
+            self.on_pending()
 
     # -- indexing -------------------------------------------------------------------------------------
 
@@ -113,7 +118,7 @@ class SQLiteVectorIndex:
                 " LEFT JOIN vector_state s ON s.entry_id = e.id"
                 " WHERE (s.version IS NULL OR s.version < e.content_version OR s.model_id != ?)"
                 " AND NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.entry_rid = e.rid AND t.tag = ?)",
-                (self.model_id, *NEVER_INDEXED),
+                (self.model_id, text.DEPRECATED),
             )
 
     def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
@@ -241,7 +246,7 @@ class SQLiteVectorIndex:
                 mask &= np.isin(self._rid[:size], tag_rids(conn, [tag]))
         if filters.any_tags:
             mask &= np.isin(self._rid[:size], tag_rids(conn, filters.any_tags))
-        excluded = tag_rids(conn, NEVER_RECALLED)
+        excluded = tag_rids(conn, text.NEVER_RECALLED)
         if len(excluded):
             mask &= ~np.isin(self._rid[:size], excluded)
         return mask
@@ -329,8 +334,6 @@ class SQLiteVectorIndex:
         self._size, self._dead = size, 0
 
 
-NEVER_INDEXED = ("status:deprecated",)
-CONTENT_EVENTS = (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, StatusChanged)
 
 
 def _delete_entry(conn: sqlite3.Connection, entry_id: str) -> None:
