@@ -21,6 +21,7 @@ from .app.memories import MemoryService
 from .app.projects import ProjectService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
+from .app.recall.rerank import MAX_CALLS as RERANK_CALLS
 from .app.settings_service import SettingsService
 from .app.transfer import Transfer
 from .app.triage import Triage
@@ -147,7 +148,8 @@ def load_reranker(settings: Settings) -> Reranker | None:
     from .adapters.reranker.onnx import OnnxCrossEncoder
 
     try:
-        return OnnxCrossEncoder(settings.reranker_dir)
+        # Calls that timed out may still be running beside a live one: they share the cores, not each take all.
+        return OnnxCrossEncoder(settings.reranker_dir, threads=max(1, (os.cpu_count() or 2) // RERANK_CALLS))
     except Exception as exc:  # a broken model file must not stop the brain from serving
         log.error("the reranker at %s is unavailable: %s", settings.reranker_dir, exc)
         return None

@@ -8,7 +8,7 @@ import pytest
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.domain import events as ev
 from second_brain.domain import links, projects
-from second_brain.domain.memory import Memory, fold
+from second_brain.domain.memory import Memory, digest_eligible, fold
 from second_brain.ports.read_model import EdgeRow, EntryRow, ProjectRow
 from tests.conftest import envelope
 from tests.support.brains import make_brain
@@ -133,3 +133,21 @@ def test_projects_are_shown_as_folded(brain):
         if n == 2:
             assert (shown[0].created_at, shown[0].updated_at, shown[0].status) == (DAY, 2 * DAY, "archived")
     assert (shown[0].created_at, shown[0].updated_at) == (50, 60)
+
+
+def test_digest_candidates_are_the_memories_the_domain_calls_eligible(brain, clock, ctx):
+    """Each backend counts digest candidates in its own query language; both must agree with digest_eligible."""
+    now, old = clock.now_ms(), clock.now_ms() - 90 * DAY
+    kinds = ([(2, 0, 0, old, ())] * 10  # plain: eligible
+             + [(4, 0, 0, old, ()), (2, 0, 1, old, ()), (2, 3, 0, old, ()), (2, 0, 0, old, ("rolled-up",)),
+                (2, 1, 0, now - DAY, ()),  # recalled once and recent: kept out
+                (2, 1, 0, old, ())])  # recalled once, long ago: eligible again
+    ids = []
+    for n, (importance, recalls, wins, created, extra) in enumerate(kinds):
+        ids.append(f"d{n}")
+        append(brain, f"d{n}", ev.MemoryImported(f"Ops note {n}", ("ops", *extra), "api", WS, created, created,
+                                                 recalls, importance, wins, 0), at=created)
+    folds = [fold(brain.store.read_stream(ev.memory_stream(i)), Memory(i)) for i in ids]
+    eligible = sum(digest_eligible(m, now) for m in folds)
+    assert eligible == 11  # the cases above, as the rule reads them
+    assert brain.queries.stats(ctx)["digest_candidates"] == [{"tag": "ops", "count": eligible}]

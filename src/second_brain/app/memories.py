@@ -82,6 +82,8 @@ class MemoryService:
         retry (or a racing duplicate) of the request loses the race for that stream and returns the answer
         the first one got, so the note is never stored twice.
         """
+        if projects and self.projects is None:
+            raise TypeError("a capture that names projects needs the ProjectService")
         memory_id = self.new_id()
         command = c.Capture(content, tuple(tags), source, ctx.identity.personal_workspace, volatility)
         captured = decide(command, Memory(memory_id))[0]
@@ -103,7 +105,7 @@ class MemoryService:
                 return CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
             outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
             now = self.clock.now_ms()
-            created = self.projects.creations(ctx, projects) if self.projects and projects else []
+            created = self.projects.creations(ctx, projects) if projects else []
             changes = (*decision.changes, *created)
             batch = [e for ch in changes for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
             self.store.append(batch + _answer(ctx, key_stream, request_hash, now, outcome))

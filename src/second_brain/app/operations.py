@@ -1,5 +1,5 @@
-"""One function per operation the brain offers: REST routes, MCP tools, the CLI and the Lambda handlers call
-these and only translate their protocol's input and output.
+"""One function per operation where the contract adds rules to a service call: REST routes and MCP tools call
+these and only translate their protocol's input and output (the Lambda API handler serves the same REST app).
 
 Each takes plain values (already read from a query string, a JSON body or tool arguments) and applies the
 rules the contract sets: required fields, workspaces, project slugs, `when`, limits, idempotency keys.

@@ -3,6 +3,7 @@
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ..domain import text
 from ..domain.errors import NotFound
 from ..domain.events import memory_stream
 from ..ports.clock import Clock
@@ -12,6 +13,9 @@ from ..ports.vector_index import VectorIndex
 from .memories import Context
 from .views import anchored_view, entry_view, full_entry_view
 
+
+TOP_TAGS_SHOWN = 5
+DIGEST_CANDIDATES_SHOWN = 10
 
 class QueryReads(EntryReads, StatsReads, Protocol):
     """What the read side of the API reads."""
@@ -60,9 +64,12 @@ class MemoryQueries:
     def stats(self, ctx: Context) -> dict[str, Any]:
         now = self.clock.now_ms()
         stats = self.read_model.stats(ctx.identity.readable, now)
+        topics = sorted((tc for tc in stats.tags if text.is_topic_tag(tc.tag)), key=lambda tc: (-tc.count, tc.tag))
+        candidates = [tc for tc in stats.digest_candidates if text.is_topic_tag(tc.tag)][:DIGEST_CANDIDATES_SHOWN]
         return {
-            "count": stats.count, "avg_importance": stats.avg_importance, "top_tags": list(stats.top_tags),
-            "digest_candidates": [{"tag": tc.tag, "count": tc.count} for tc in stats.digest_candidates],
+            "count": stats.count, "avg_importance": stats.avg_importance,
+            "top_tags": [tc.tag for tc in topics[:TOP_TAGS_SHOWN]],
+            "digest_candidates": [{"tag": tc.tag, "count": tc.count} for tc in candidates],
             "unclassified": stats.unclassified,
             "unvectorized": self.vectors.pending_count(older_than=now - self.grace_ms),
             "vectorize_grace_ms": self.grace_ms,

@@ -115,8 +115,8 @@ class TagCount:
 class BrainStats:
     count: int
     avg_importance: float | None
-    top_tags: tuple[str, ...]  # the five most used topic tags
-    digest_candidates: tuple[TagCount, ...]  # topic tags with enough memories a digest could roll up
+    tags: tuple[TagCount, ...]  # every tag in use
+    digest_candidates: tuple[TagCount, ...]  # tags with enough memories a digest could roll up, most first
     unclassified: int  # memories with neither a status nor a kind yet
 
 

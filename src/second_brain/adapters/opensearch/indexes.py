@@ -27,10 +27,12 @@ class Indexes:
     """The four indexes of one brain (`prefix` names them) on one cluster."""
 
     def __init__(self, client: OpenSearch, prefix: str = "brain", dimension: int = 384,
-                 refresh: bool | str = False) -> None:
+                 refresh: bool | str = "wait_for") -> None:
         self.client = client
         self.dimension = dimension
-        self.refresh = refresh  # True in tests: every write is searchable at once
+        # "wait_for": a write is searchable when the projection step returns (read-your-writes for the API);
+        # True in tests, which refresh at once.
+        self.refresh = refresh
         self.entries, self.passages = f"{prefix}-entries", f"{prefix}-passages"
         self.edges, self.projects = f"{prefix}-edges", f"{prefix}-projects"
 

@@ -14,9 +14,6 @@ from ...ports.event_store import EventStore
 from ...ports.read_model import EdgeRow, EntryRow, ProjectRow
 from .indexes import Indexes
 
-ENTRY_FIELDS = ("id", "content", "tags", "source", "workspace", "actor", "created_at", "updated_at",
-                "importance_score", "recall_count", "contradiction_wins", "contradiction_losses", "when_at",
-                "when_kind")
 
 
 class OpenSearchProjection:
@@ -45,7 +42,7 @@ class OpenSearchProjection:
             return
         deprecated = memory.deprecated
         current = self.ix.source(self.ix.entries, entry_id)
-        doc = {field: getattr(EntryRow.of(memory), field) for field in ENTRY_FIELDS} | {
+        doc = {k: v for k, v in asdict(EntryRow.of(memory)).items() if k != "indexed"} | {
             "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position}
         changed = current is None or current.get("content_version") != memory.content_version
         if deprecated:

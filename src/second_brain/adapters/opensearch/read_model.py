@@ -119,7 +119,8 @@ class OpenSearchReadModel:
 
     def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
         query = scope(Filters(tuple(workspaces)))
-        return [row_of(h["_source"]) for h in self.ix.scan(self.ix.entries, query, [{"created_at": "asc"}, {"seq": "asc"}])]
+        hits = self.ix.scan(self.ix.entries, query, [{"created_at": "asc"}, {"seq": "asc"}])
+        return [row_of(h["_source"]) for h in hits]
 
     def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
         query = {"terms": {"workspace": list(workspaces)}}
@@ -159,7 +160,6 @@ class OpenSearchReadModel:
         average = result["aggregations"]["importance"]["value"]
         unclassified = self.ix.count({"bool": {"filter": [in_scope], "must_not": [
             {"prefix": {"tags": "status:"}}, {"prefix": {"tags": "kind:"}}]}})
-        topics = [tc for tc in self.tag_counts(workspaces) if text.is_topic_tag(tc.tag)]
         eligible = {"bool": {  # memory.digest_eligible, as a query
             "filter": [in_scope, {"range": {"importance_score": {"lt": text.PROTECTED_IMPORTANCE}}},
                        {"term": {"contradiction_wins": 0}},
@@ -170,8 +170,6 @@ class OpenSearchReadModel:
         by_tag = {"terms": {"field": "tags", "size": 1000, "min_doc_count": DIGEST_MIN_ENTRIES}}
         body = {"size": 0, "query": eligible, "aggs": {"tags": by_tag}}
         buckets = self.ix.client.search(index=self.ix.entries, body=body)["aggregations"]["tags"]["buckets"]
-        candidates = sorted(((b["key"], b["doc_count"]) for b in buckets if text.is_topic_tag(b["key"])),
-                            key=lambda kv: (-kv[1], kv[0]))
-        top = sorted(topics, key=lambda tc: (-tc.count, tc.tag))[:5]
-        return BrainStats(count, None if average is None else round(average, 1), tuple(tc.tag for tc in top),
-                          tuple(TagCount(t, n) for t, n in candidates)[:10], unclassified)
+        candidates = sorted((TagCount(b["key"], b["doc_count"]) for b in buckets), key=lambda tc: (-tc.count, tc.tag))
+        return BrainStats(count, None if average is None else round(average, 1), tuple(self.tag_counts(workspaces)),
+                          tuple(candidates), unclassified)

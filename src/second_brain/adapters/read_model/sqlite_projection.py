@@ -57,10 +57,7 @@ TABLES = [
         PRIMARY KEY (workspace, slug)
     ) WITHOUT ROWID""",
 ]
-# The columns the fold of a memory is written to, in the order _project_memory gives their values.
-STATE_COLUMNS = ("workspace", "actor", "content", "tags", "source", "created_at", "updated_at", "importance_score",
-                 "recall_count", "last_recalled", "contradiction_wins", "contradiction_losses", "content_version",
-                 "when_at", "when_kind", "version", "position")
+
 
 
 class SQLiteEntryProjection:
@@ -88,7 +85,6 @@ class SQLiteEntryProjection:
             # Merge the index segments so no trigram of the forgotten text survives in the file.
             conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
 
-    # -- queries ----------------------------------------------------------------------
 
     def after_commit(self, events: Sequence[Envelope] | None) -> None:
         """Nothing lives outside the database for this projection."""
@@ -109,19 +105,17 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
         if row is not None:
             _delete_entry(conn, row)
         return row is not None
-    values = (after.workspace, after.actor, after.content, json.dumps(after.tags), after.source, after.created_at,
-              after.updated_at, after.importance, after.recall_count, after.last_recalled,
-              after.contradiction_wins, after.contradiction_losses, after.content_version, after.when_at,
-              after.when_kind, after.version, after.position)
+    columns = _columns(after)
     if row is None:
-        rid = conn.execute(f"INSERT INTO entries ({', '.join(STATE_COLUMNS)}, id) VALUES ({', '.join('?' * 18)})",
-                           (*values, memory_id)).lastrowid
+        rid = conn.execute(f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+                           tuple(columns.values())).lastrowid
         conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
         _write_tags(conn, rid, after.tags)
         _count(conn, after.workspace, +1)
         return False
     rid = row["rid"]
-    conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in STATE_COLUMNS)} WHERE rid = ?", (*values, rid))
+    conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in columns)} WHERE rid = ?",
+                 (*columns.values(), rid))
     if after.content != before.content:
         conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
                      (rid, before.content))
@@ -142,6 +136,19 @@ def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
     conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
     conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (row["id"], row["id"]))
     _count(conn, row["workspace"], -1)
+
+
+def _columns(memory: Memory) -> dict[str, object]:
+    """The row a memory's fold is written as (`_memory` reads it back)."""
+    return {
+        "id": memory.id, "workspace": memory.workspace, "actor": memory.actor, "content": memory.content,
+        "tags": json.dumps(memory.tags), "source": memory.source, "created_at": memory.created_at,
+        "updated_at": memory.updated_at, "importance_score": memory.importance, "recall_count": memory.recall_count,
+        "last_recalled": memory.last_recalled, "contradiction_wins": memory.contradiction_wins,
+        "contradiction_losses": memory.contradiction_losses, "content_version": memory.content_version,
+        "when_at": memory.when_at, "when_kind": memory.when_kind, "version": memory.version,
+        "position": memory.position,
+    }
 
 
 def _memory(row: sqlite3.Row) -> Memory:

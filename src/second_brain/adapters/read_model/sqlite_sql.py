@@ -10,8 +10,10 @@ from ...domain import text
 from ...ports.read_model import EntryRow, Filters
 from ..sqlite_database import SQLiteDatabase
 
-NOT_DEPRECATED = "NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = 'status:deprecated')"
-ALWAYS_EXCLUDED = "NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN (" + ", ".join("?" for _ in text.NEVER_RECALLED) + "))"
+NOT_DEPRECATED = f"NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = '{text.DEPRECATED}')"
+# Parameters: text.NEVER_RECALLED.
+ALWAYS_EXCLUDED = ("NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid"
+                   f" AND x.tag IN ({', '.join('?' for _ in text.NEVER_RECALLED)}))")
 
 
 class SQLiteReads:

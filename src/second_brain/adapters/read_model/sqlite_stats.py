@@ -35,9 +35,7 @@ class SQLiteStats(SQLiteReads):
             " WHERE t.entry_rid = e.rid AND (t.tag LIKE 'status:%' OR t.tag LIKE 'kind:%'))",
             params,
         ).fetchone()[0]
-        topics = [tc for tc in self.tag_counts(workspaces) if text.is_topic_tag(tc.tag)]
-        top = sorted(topics, key=lambda tc: (-tc.count, tc.tag))[:5]
-        return BrainStats(count, None if avg is None else round(avg, 1), tuple(tc.tag for tc in top),
+        return BrainStats(count, None if avg is None else round(avg, 1), tuple(self.tag_counts(workspaces)),
                           self._digest_candidates(where, params, now), unclassified)
 
     def _digest_candidates(self, where: str, params: Sequence[object], now: int) -> tuple[TagCount, ...]:
@@ -52,4 +50,4 @@ class SQLiteStats(SQLiteReads):
             (*params, text.PROTECTED_IMPORTANCE, now - DIGEST_RECALL_GRACE_MS, *text.NEVER_DIGESTED,
              DIGEST_MIN_ENTRIES),
         ).fetchall()
-        return tuple(TagCount(tag, n) for tag, n in rows if text.is_topic_tag(tag))[:10]
+        return tuple(TagCount(tag, n) for tag, n in rows)

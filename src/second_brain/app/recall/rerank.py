@@ -66,7 +66,7 @@ def blend(ranked: list[tuple[str, float]], model_scores: Sequence[float]) -> lis
     return sorted(block, key=lambda item: -item[1]) + list(rest)
 
 
-MAX_CALLS = 4  # model calls running at once, timed-out ones included; beyond it a recall keeps its order
+MAX_CALLS = 2  # model calls running at once, timed-out ones included; beyond it a recall keeps its order
 
 
 class RerankStage:

@@ -31,7 +31,6 @@ INSTRUCTIONS = (
     "them. Ids are UUIDs returned by remember, recall and list_recent."
 )
 
-Text = Annotated[str, Field(description="Plain text.")]
 MemoryId = Annotated[str, Field(description="The memory's id (a UUID from remember, recall or list_recent).")]
 Tags = Annotated[list[str] | None, Field(description="Topic tags, e.g. [\"work\", \"pricing\"]. #hashtags in the "
                                                     "text become tags too.")]
