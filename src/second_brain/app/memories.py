@@ -99,15 +99,15 @@ class MemoryService:
             verdict = self.triage.assess(captured.content, captured.workspace) if self.triage else STORE
             matched = self._as_judged(ctx, verdict)
             decision = decide_capture(memory_id, captured, anchor, verdict, matched)
+            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
             if decision.verdict.action == "block":
                 if key_stream and (answered := self.store.read_stream(key_stream)):
                     return self._replayed(ctx, answered[-1].event, request_hash)  # our own twin, stored meanwhile
-                return CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
-            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
+                return outcome
             now = self.clock.now_ms()
-            created = self.projects.creations(ctx, projects) if projects else []
-            changes = (*decision.changes, *created)
-            batch = [e for ch in changes for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
+            changes = (*decision.changes, *(self.projects.creations(ctx, projects) if projects else ()))
+            batch = [e for ch in changes
+                     for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
             self.store.append(batch + _answer(ctx, key_stream, request_hash, now, outcome))
             return outcome
 
