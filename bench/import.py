@@ -51,7 +51,7 @@ def page_through(api, payload: dict, page: int) -> dict[str, int]:
             body = {"entries": payload["entries"][offset : offset + page],
                     "projects": payload["projects"] if offset == 0 else []}
         else:
-            body = {"edges": payload["edges"][edge_offset : edge_offset + page]}
+            body = {"entries": [], "edges": payload["edges"][edge_offset : edge_offset + page]}
         response = api.post("/import", params={"limit": page}, json=body)
         response.raise_for_status()
         result = response.json()

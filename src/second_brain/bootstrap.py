@@ -42,7 +42,8 @@ log = logging.getLogger("second_brain")
 
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    settings.data_dir.chmod(0o700)  # owner-only, also when an older build made it readable to every local user
     # Requests (recall's query, capture's duplicate check) get a session on every core; background indexing gets
     # one of its own with one thread, so requests do not queue behind a bulk load's embedding.
     background = embedder or load_embedder(settings, threads=1)

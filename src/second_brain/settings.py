@@ -1,10 +1,10 @@
 """The one settings class: read once, from BRAIN_* environment variables."""
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
@@ -16,6 +16,9 @@ class Settings(BaseSettings):
     public_url: str | None = Field(
         None, description="The URL clients use to reach this brain (e.g. https://brain.example.com); MCP accepts "
         "requests addressed to its host, besides localhost.")
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins (scheme://host[:port], comma-separated) whose browser pages may "
+        "call the API; unset: only the service's own origin (BRAIN_PUBLIC_URL, else http://host:port).")
     auth_token: SecretStr | None = Field(
         None, description="Owner bearer token; when unset one is generated on first start and saved in data_dir."
     )
@@ -56,6 +59,13 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(None, description="Bearer key for the language-model endpoint, if it needs one.")
     llm_timeout: float = Field(30.0, description="Seconds to wait for the language model before giving up.")
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [origin.strip().rstrip("/") for origin in value.split(",") if origin.strip()]
+        return value
 
     @property
     def database_path(self) -> Path:

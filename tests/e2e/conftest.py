@@ -5,10 +5,12 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -31,6 +33,8 @@ class Server:
     port: int = field(default_factory=free_port)
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen | None = None
+    # The server's output goes to a file: a pipe nobody reads fills up and blocks the server mid-request.
+    output: IO[str] = field(default_factory=lambda: tempfile.TemporaryFile("w+"))
 
     @property
     def url(self) -> str:
@@ -43,7 +47,7 @@ class Server:
         env.update(self.env)
         self.process = subprocess.Popen(
             [*BRAIN, "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env, stdout=self.output, stderr=subprocess.STDOUT, text=True,
         )
         STARTED.append(self.process)
         deadline = time.monotonic() + 30
@@ -54,14 +58,18 @@ class Server:
             except httpx.TransportError:
                 time.sleep(0.05)
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.process.stdout.read()}")
+                raise RuntimeError(f"server exited: {self.read_output()}")
         raise TimeoutError("server did not start")
 
     def stop(self, sig: int = signal.SIGTERM) -> str:
         assert self.process is not None
         self.process.send_signal(sig)
-        output, _ = self.process.communicate(timeout=30)
-        return output
+        self.process.wait(timeout=30)
+        return self.read_output()
+
+    def read_output(self) -> str:
+        self.output.seek(0)
+        return self.output.read()
 
     def client(self) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}

@@ -94,7 +94,7 @@ def test_authentication(server):
         assert api.get("/count", params={"token": server.token}).status_code == 401
         assert api.get("/count").status_code == 200
     preflight = httpx.options(server.url + "/capture", headers={
-        "Origin": "https://example.com", "Access-Control-Request-Method": "POST"})
+        "Origin": server.url, "Access-Control-Request-Method": "POST"})  # the service's own origin
     assert preflight.status_code == 200
 
 

@@ -4,6 +4,12 @@ apply to the very next request."""
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from second_brain.app.handling import Context, envelopes
+from second_brain.app.settings_service import STREAM
+from second_brain.bootstrap import build
+from second_brain.domain.events import ConfigChanged
+from second_brain.settings import Settings
+
 from .conftest import Server
 
 
@@ -67,3 +73,21 @@ def test_changes_apply_to_the_next_request_and_survive_a_restart(tmp_path):
         assert api.get("/config").json()["overrides"] == {
             "DEFAULT_HOPS": 1, "TIMEZONE": "Asia/Tokyo", "DUPLICATE_FLAG_THRESHOLD": 0.95}
     restarted.stop()
+
+
+def test_stored_settings_that_no_longer_hold_are_listed_and_logged_once(tmp_path):
+    brain = build(Settings(data_dir=tmp_path / "brain"))  # as an older build, which accepted these, left them
+    brain.store.append(envelopes(Context(brain.owner, "old-build"), STREAM, 0,
+                                 [ConfigChanged({"RECENCY_FLOOR": 0.05, "MMR_LAMBDA": 2.5, "TAG_BOOST_STEP": 0.2})],
+                                 "", 1))
+    brain.close()
+    server = Server(tmp_path / "brain").start()
+    with server.client() as api:
+        for _ in range(3):
+            view = api.get("/config").json()
+            api.get("/recall", params={"query": "anything"})
+    output = server.stop()
+    assert view["overrides"] == {"TAG_BOOST_STEP": 0.2} and view["config"]["MMR_LAMBDA"] == 0.7
+    assert [(i["key"], i["value"]) for i in view["ignored"]] == [("MMR_LAMBDA", 2.5), ("RECENCY_FLOOR", 0.05)]
+    assert "MMR_LAMBDA must be between 0.0 and 1.0" in view["ignored"][0]["reason"]
+    assert output.count("WARNING") == 2 and "MMR_LAMBDA=2.5" in output and "RECENCY_FLOOR=0.05" in output, output

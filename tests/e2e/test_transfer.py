@@ -145,3 +145,39 @@ def test_an_id_given_twice_in_one_payload_is_restored_once(api):
     page = api.post("/import", json={"entries": [entry, entry]}).json()
     assert (page["imported"], page["skipped"], page["failed"]) == (1, 1, 0)
     assert api.get("/count").json() == {"count": 1}
+
+
+def test_what_is_not_a_version_3_payload_or_overflows_64_bits_is_a_400_naming_it(api):
+    good = REFERENCE["entries"][0]
+    cases = [
+        ({}, "entries"),
+        ({"version": 3}, "entries"),
+        ({"version": 2, "memories": [good]}, "version"),
+        ({"entries": [{**good, "created_at": 2**63}]}, "created_at"),  # was a 500 (OverflowError)
+        ({"entries": [{**good, "recall_count": 10**30}]}, "recall_count"),
+        ({"entries": [{**good, "when_at": -(2**64)}]}, "when_at"),
+    ]
+    for payload, where in cases:
+        response = api.post("/import", json=payload)
+        assert response.status_code == 400 and response.json()["ok"] is False, (payload, response.text)
+        assert where in response.json()["error"]
+    assert api.post("/import").status_code == 400  # no body at all
+    assert api.get("/count").json() == {"count": 0}
+
+
+def test_an_id_that_holds_other_content_is_reported_not_skipped(api):
+    kept, taken = ({"id": f"taken-{n}", "content": f"Original note {n}", "created_at": 1_700_000_000_000 + n}
+                   for n in range(2))
+    api.post("/import", json={"entries": [kept, taken]})
+    page = api.post("/import", json={"entries": [kept, {**taken, "content": "Another note, same id"}]}).json()
+    assert (page["imported"], page["skipped"], page["failed"]) == (0, 1, 1)
+    assert page["results"] == [{"id": "taken-1", "error": "The ID already holds a different memory"}]
+
+
+def test_a_small_backup_with_edges_is_restored_in_one_call(api):
+    entries = [{"id": f"pair-{n}", "content": f"Half {n} of a linked pair", "created_at": 1_700_000_000_000 + n}
+               for n in range(2)]
+    edges = [{"source_id": "pair-0", "target_id": "pair-1", "type": "caused_by"}]
+    page = api.post("/import", json={"version": 3, "entries": entries, "edges": edges}).json()
+    assert (page["imported"], page["edges_imported"], page["remaining_entries"], page["remaining_edges"]) == (
+        2, 1, 0, 0)

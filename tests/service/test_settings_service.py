@@ -37,3 +37,26 @@ def test_one_read_gives_a_recall_its_weights_default_hops_and_time_zone(clock, c
     assert (settings.recall_config().timezone, settings.recall_config().default_hops) == ("Europe/Berlin", 0)
     settings.patch(ctx, {"TIMEZONE": "Asia/Tokyo", "DEFAULT_HOPS": 2})
     assert (settings.recall_config().timezone, settings.recall_config().default_hops) == ("Asia/Tokyo", 2)
+
+
+def test_what_is_ignored_is_shown_with_its_reason_and_logged_once(clock, ctx, caplog):
+    store = InMemoryEventStore()
+    junk = ConfigChanged({"RERANK_MODE": "sometimes", "RETIRED_SETTING": 3, "RECENCY_FLOOR_VOLATILE": 0.95,
+                          "DUPLICATE_FLAG_THRESHOLD": 0.95})
+    store.append(envelopes(ctx, STREAM, 0, [junk], "", clock.now))
+    settings = SettingsService(store, clock)
+    with caplog.at_level("WARNING", logger="second_brain"):
+        for _ in range(3):
+            view = settings.view()
+            settings.recall_config()
+            settings.duplicate_config()
+    floors = "RECENCY_FLOOR_VOLATILE <= RECENCY_FLOOR <= RECENCY_FLOOR_DURABLE"
+    assert {i["key"]: (i["value"], i["reason"].split(" must hold")[0]) for i in view["ignored"]} == {
+        "RERANK_MODE": ("sometimes", "RERANK_MODE must be one of: auto, on, off"),
+        "RETIRED_SETTING": (3, "Unknown setting: RETIRED_SETTING"),
+        "RECENCY_FLOOR_VOLATILE": (0.95, floors),
+    }
+    assert view["overrides"] == {"DUPLICATE_FLAG_THRESHOLD": 0.95}  # only the broken group falls back
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 3 and all("ignored" in w for w in warnings)
+    assert any("RETIRED_SETTING" in w for w in warnings) and any(floors in w for w in warnings)

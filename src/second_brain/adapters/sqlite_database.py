@@ -1,15 +1,19 @@
 """One SQLite file in WAL mode: a connection per thread, one writer at a time; the embedded brain lives here."""
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+PRIVATE = 0o600  # memories are the owner's alone, like the token file
+
 
 class SQLiteDatabase:
     def __init__(self, path: Path | str, synchronous: str = "FULL") -> None:
         self.path = str(path)
+        _make_private(self.path)
         self._synchronous = synchronous
         self._local = threading.local()
         self._write_lock = threading.Lock()
@@ -56,3 +60,16 @@ class SQLiteDatabase:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _make_private(path: str) -> None:
+    """Create the file owner-only, and tighten what an older build left readable to everyone."""
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    # SQLite gives the -wal and -shm it creates the mode of the main file, so only leftovers need a chmod.
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE))
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.chmod(path + suffix, PRIVATE)
+        except FileNotFoundError:
+            pass

@@ -45,5 +45,5 @@ def insight(model: LanguageModel, query: str, results: Sequence[dict[str, Any]])
     try:
         return model.complete(messages, max_tokens=300).strip() or None
     except LanguageModelUnavailable as exc:
-        log.info("no insight for this recall: %s", exc.message)
+        log.debug("no insight for this recall: %s", exc.message)
         return None

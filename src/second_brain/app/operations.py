@@ -8,8 +8,9 @@ rules the contract sets: required fields, workspaces, project slugs, `when`, lim
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.errors import InvalidInput, SemanticUnavailable
+from ..domain.errors import InvalidInput, NotFound, SemanticUnavailable
 from ..domain.projects import check_slug
+from ..domain.text import MAX_ID_CHARS, check_source, shorten
 from ..ports.read_model import Filters
 from .brain import Brain
 from .chat import insight as synthesise
@@ -20,11 +21,27 @@ from .time_anchors import parse_when
 
 LAYERS = ("personal", "company")
 NO_COMPANY = "This brain has no company workspace yet"
+INT64 = (-(2**63), 2**63 - 1)  # times and counters are stored as signed 64-bit integers
 
 
 def required(value: str | None, name: str) -> str:
     if value is None or not value.strip():
         raise InvalidInput(f"Missing or empty {name}")
+    return value
+
+
+def identifier(value: str | None, name: str = "id") -> str:
+    """A required memory id; one longer than any id can be is not found, and not echoed whole."""
+    value = required(value, name)
+    if len(value.strip()) > MAX_ID_CHARS:
+        raise NotFound(f"No entry found with ID: {shorten(value.strip())}")
+    return value
+
+
+def int64(value: int | None, name: str) -> int | None:
+    """A value no store can hold (past signed 64 bits) is refused by name; limits within it are clamped."""
+    if value is not None and not INT64[0] <= value <= INT64[1]:
+        raise InvalidInput(f"{name} must fit in a signed 64-bit integer")
     return value
 
 
@@ -52,9 +69,9 @@ def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: st
     return Filters(
         workspaces=workspaces_for(ctx, workspace),
         tag=tag.lower() if tag else None,
-        after=after,
-        before=before,
-        kind=kind if kind in ("episodic", "semantic") else None,  # unrecognised kinds are ignored
+        after=int64(after, "after"),
+        before=int64(before, "before"),
+        kind=kind if kind in ("episodic", "semantic") else None,  # the spec: an unrecognised kind is ignored
         actor=actor,
         any_tags=brain.projects.tags_for(ctx, project) if project else (),
     )
@@ -77,12 +94,16 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
     slugs = [check_slug(t.strip().lower().removeprefix("project:")) for t in tags
              if t.strip().lower().startswith("project:")]
     anchor = None
+    if isinstance(when, int):
+        int64(when, "when")
     if when is not None:
         anchor = (parse_when(str(when), brain.memories.timezone), when_kind or "wake")
     elif when_kind is not None:
         raise InvalidInput("when_kind requires when")
     if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
         raise InvalidInput("Idempotency-Key must be 1 to 255 characters")
+    if source is not None:
+        check_source(source)
     outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
                                      idempotency_key.strip() if idempotency_key else None, projects=slugs)
     return capture_response(outcome)
@@ -115,13 +136,13 @@ def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:
 
 def append(brain: Brain, ctx: Context, memory_id: str | None, addition: str | None,
            volatility: str | None = None) -> dict[str, Any]:
-    memory = brain.memories.append(ctx, required(memory_id, "id"), required(addition, "addition"), volatility)
+    memory = brain.memories.append(ctx, identifier(memory_id), required(addition, "addition"), volatility)
     return {"ok": True, "id": memory.id, "message": "Update appended successfully with timestamp"}
 
 
 def update(brain: Brain, ctx: Context, memory_id: str | None, content: str | None, tags: list[str] | None = None,
            volatility: str | None = None) -> dict[str, Any]:
-    memory = brain.memories.update(ctx, required(memory_id, "id"), required(content, "content"), tags, volatility)
+    memory = brain.memories.update(ctx, identifier(memory_id), required(content, "content"), tags, volatility)
     # The keyword index already holds the new text; vectors are made now, or stay pending if that fails.
     vectors = brain.indexer.index_now(memory.id) if brain.indexer else 0
     response: dict[str, Any] = {"ok": True, "id": memory.id, "vectors": vectors}
@@ -131,21 +152,21 @@ def update(brain: Brain, ctx: Context, memory_id: str | None, content: str | Non
 
 
 def forget(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
-    memory_id = required(memory_id, "id").strip()
+    memory_id = identifier(memory_id).strip()
     vectors = brain.vectors.vector_count(memory_id)
     memory = brain.memories.forget(ctx, memory_id)
     return {"ok": True, "id": memory.id, "deletedVectors": vectors}
 
 
 def set_status(brain: Brain, ctx: Context, memory_id: str | None, status: str | None) -> dict[str, Any]:
-    memory = brain.memories.set_status(ctx, required(memory_id, "id"), required(status, "status"))
+    memory = brain.memories.set_status(ctx, identifier(memory_id), required(status, "status"))
     return {"ok": True, "id": memory.id, "status": status}
 
 
 def share(brain: Brain, ctx: Context, memory_id: str | None, workspace: str | None = None) -> dict[str, Any]:
     """Move a memory between the personal and the company layer."""
     workspaces_for(ctx, workspace or "company")
-    brain.queries.entry(ctx, required(memory_id, "id"))  # an unknown id is a clear error first
+    brain.queries.entry(ctx, identifier(memory_id))  # an unknown id is a clear error first
     raise InvalidInput(f"{NO_COMPANY}: every memory stays in your personal layer")
 
 
@@ -191,7 +212,7 @@ def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag
 
 
 def get(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
-    return brain.queries.entry(ctx, required(memory_id, "id"))
+    return brain.queries.entry(ctx, identifier(memory_id))
 
 
 def vectorize_pending(brain: Brain, ctx: Context, limit: int = 50) -> dict[str, Any]:
@@ -207,7 +228,7 @@ def vectorize_pending(brain: Brain, ctx: Context, limit: int = 50) -> dict[str, 
 def link(brain: Brain, ctx: Context, source_id: str | None, target_id: str | None,
          link_type: str | None = None) -> dict[str, Any]:
     source_id, target_id, link_type = brain.links.link(
-        ctx, required(source_id, "source_id"), required(target_id, "target_id"), link_type or "relates_to")
+        ctx, identifier(source_id, "source_id"), identifier(target_id, "target_id"), link_type or "relates_to")
     return {"ok": True, "source_id": source_id, "target_id": target_id, "type": link_type}
 
 
@@ -218,7 +239,7 @@ def unlink(brain: Brain, ctx: Context, source_id: str | None, target_id: str | N
 
 
 def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: str | None = None) -> dict[str, Any]:
-    memory_id = required(memory_id, "id").strip()
+    memory_id = identifier(memory_id).strip()
     return {"ok": True, "id": memory_id, "connections": brain.links.connections(ctx, memory_id, link_type)}
 
 
@@ -237,14 +258,14 @@ def create_project(brain: Brain, ctx: Context, name: str | None, slug: str | Non
 
 
 def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | int | None) -> dict[str, Any]:
-    text = None if until is None else str(until)  # ISO 8601, or Unix ms as a number or a string of digits
+    text = None if until is None else str(int64(until, "until") if isinstance(until, int) else until)  # ISO or ms
     when_at = parse_when(required(text, "until"), brain.memories.timezone, "until")
-    memory = brain.memories.snooze(ctx, required(memory_id, "id"), when_at)
+    memory = brain.memories.snooze(ctx, identifier(memory_id), when_at)
     return {"ok": True, "id": memory.id, "when_at": memory.when_at, "when_kind": memory.when_kind}
 
 
 def clear_anchor(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
-    memory = brain.memories.clear_anchor(ctx, required(memory_id, "id"))
+    memory = brain.memories.clear_anchor(ctx, identifier(memory_id))
     return {"ok": True, "id": memory.id, "cleared": True}
 
 
@@ -256,5 +277,5 @@ def loops(brain: Brain, ctx: Context, limit: int = 50, offset: int = 0) -> dict[
 
 def resolve_loop(brain: Brain, ctx: Context, memory_id: str | None, action: str | None) -> dict[str, Any]:
     action = required(action, "action")
-    memory = brain.memories.resolve_loop(ctx, required(memory_id, "id"), action)
+    memory = brain.memories.resolve_loop(ctx, identifier(memory_id), action)
     return {"ok": True, "id": memory.id, "action": action, "tags": list(memory.tags)}

@@ -3,11 +3,14 @@
 Only overrides are stored, so an improved default in a later release still reaches a setting nobody
 touched. Every read folds the `config` stream afresh, so a change applies to the very next request,
 in every process that shares the log. A stored value that no longer validates (a setting renamed or
-narrowed since) is ignored, never fatal.
+narrowed since, or a group whose invariant a moved default broke) is ignored, never fatal: it is logged
+once and listed under `ignored` in GET /config.
 """
 
+import logging
 import math
-from dataclasses import dataclass, fields, replace
+import threading
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -20,6 +23,7 @@ from .recall.config import RecallConfig
 from .triage import DuplicateConfig
 
 STREAM = "config"
+log = logging.getLogger("second_brain")
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,16 @@ SETTINGS: tuple[Setting, ...] = (
             "recall."),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A stored override that does not apply, and why."""
+
+    key: str
+    value: Any
+    reason: str
+
 RECALL_FIELDS = {f.name for f in fields(RecallConfig)}
 DUPLICATE_FIELDS = {f.name for f in fields(DuplicateConfig)}
 
@@ -114,9 +128,22 @@ class SettingsService:
         self.store = store
         self.clock = clock
         self.defaults = {s.key: s.default for s in SETTINGS} | {"TIMEZONE": timezone}
+        self._reported: set[tuple[str, str, str]] = set()
+        self._lock = threading.Lock()
 
     def overrides(self) -> dict[str, Any]:
         """The valid overrides in the log, folded."""
+        return self._fold()[0]
+
+    def effective(self) -> dict[str, Any]:
+        return {**self.defaults, **self.overrides()}
+
+    def view(self) -> dict[str, Any]:
+        overrides, ignored = self._fold()
+        return {"ok": True, "config": {**self.defaults, **overrides}, "overrides": overrides,
+                "defaults": dict(self.defaults), "ignored": [asdict(i) for i in sorted(ignored, key=lambda i: i.key)]}
+
+    def _fold(self) -> tuple[dict[str, Any], list[Ignored]]:
         stored: dict[str, Any] = {}
         for envelope in self.store.read_stream(STREAM):
             event = envelope.event
@@ -124,25 +151,25 @@ class SettingsService:
                 stored.update(event.values)
             elif isinstance(event, ConfigReset):
                 stored.pop(event.key, None)
-        valid = {}
+        valid, ignored = {}, []
         for key, value in stored.items():
             try:
-                valid[key] = BY_KEY[key].check(value)
-            except (KeyError, InvalidInput):
-                continue
-        try:
-            _check_together({**self.defaults, **valid})
-        except InvalidInput:  # a default moved under an override: that group falls back to its defaults
-            valid = {k: v for k, v in valid.items() if k not in FLOORS + THRESHOLDS}
-        return valid
+                valid[key] = _check(key, value)
+            except InvalidInput as exc:
+                ignored.append(Ignored(key, value, exc.message))
+        for keys, rule in _clashes({**self.defaults, **valid}):  # a default moved under an override
+            reason = f"{rule} must hold with the other values; the group falls back to its defaults"
+            ignored += [Ignored(key, valid.pop(key), reason) for key in keys if key in valid]
+        self._report(ignored)
+        return valid, ignored
 
-    def effective(self) -> dict[str, Any]:
-        return {**self.defaults, **self.overrides()}
-
-    def view(self) -> dict[str, Any]:
-        overrides = self.overrides()
-        return {"ok": True, "config": {**self.defaults, **overrides}, "overrides": overrides,
-                "defaults": dict(self.defaults)}
+    def _report(self, ignored: list[Ignored]) -> None:
+        """Log each distinct problem once, not on every request that folds the settings."""
+        with self._lock:
+            new = [i for i in ignored if (i.key, repr(i.value), i.reason) not in self._reported]
+            self._reported.update((i.key, repr(i.value), i.reason) for i in new)
+        for item in new:
+            log.warning("stored setting %s=%.200r ignored: %s", item.key, item.value, item.reason)
 
     def patch(self, ctx: Context, values: Any) -> dict[str, Any]:
         """Check every value, then the result as a whole; nothing is written unless all of it holds."""
@@ -150,9 +177,7 @@ class SettingsService:
         if not isinstance(values, dict):
             raise InvalidInput("Send an object of setting names to values")
         for key, value in values.items():
-            if key not in BY_KEY:
-                raise InvalidInput(f"Unknown setting: {key}")
-            BY_KEY[key].check(value)
+            _check(key, value)
 
         def attempt() -> None:
             history = self.store.read_stream(STREAM)
@@ -200,15 +225,28 @@ FLOORS = ("RECENCY_FLOOR_VOLATILE", "RECENCY_FLOOR", "RECENCY_FLOOR_DURABLE")
 THRESHOLDS = ("CANDIDATE_SCORE_THRESHOLD", "DUPLICATE_FLAG_THRESHOLD", "DUPLICATE_BLOCK_THRESHOLD")
 
 
+def _check(key: str, value: Any) -> Any:
+    if key not in BY_KEY:
+        raise InvalidInput(f"Unknown setting: {key}")
+    return BY_KEY[key].check(value)
+
+
+INVARIANTS = (
+    (FLOORS, "RECENCY_FLOOR_VOLATILE <= RECENCY_FLOOR <= RECENCY_FLOOR_DURABLE", lambda v, o, d: v <= o <= d),
+    (THRESHOLDS, "CANDIDATE_SCORE_THRESHOLD < DUPLICATE_FLAG_THRESHOLD < DUPLICATE_BLOCK_THRESHOLD",
+     lambda c, f, b: c < f < b),
+)
+
+
+def _clashes(config: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """The groups of settings whose invariant `config` breaks, each with its rule."""
+    return [(keys, rule) for keys, rule, holds in INVARIANTS if not holds(*(config[k] for k in keys))]
+
+
 def _check_together(config: dict[str, Any]) -> None:
     """Invariants across settings: volatile <= ordinary <= durable floors; candidate < flag < block."""
-    volatile, ordinary, durable = (config[k] for k in FLOORS)
-    if not volatile <= ordinary <= durable:
-        raise InvalidInput("RECENCY_FLOOR_VOLATILE <= RECENCY_FLOOR <= RECENCY_FLOOR_DURABLE must hold")
-    candidate, flag, block = (config[k] for k in THRESHOLDS)
-    if not candidate < flag < block:
-        raise InvalidInput("CANDIDATE_SCORE_THRESHOLD < DUPLICATE_FLAG_THRESHOLD < DUPLICATE_BLOCK_THRESHOLD "
-                           "must hold")
+    for _, rule in _clashes(config)[:1]:
+        raise InvalidInput(f"{rule} must hold")
 
 
 def _admin(ctx: Context) -> None:

@@ -1,21 +1,21 @@
 """Export and import in the reference product's version 3 format, so a backup moves either way.
 
-An import is paged and idempotent: each call restores a slice of the (oldest-first) entries, or, once
-they are done, a slice of the edges, as one atomic append; ids and edges already present are skipped.
-A malformed payload is refused whole before anything is written. Everything lands in the caller's
-personal workspace.
+An import is paged and idempotent: each call restores a slice of the (oldest-first) entries and, once
+they are done, in the same call a slice of the edges; ids and edges already present are skipped, and an
+id that holds other content is reported as failed. A malformed payload is refused whole before anything
+is written. Everything lands in the caller's personal workspace.
 """
 
 from collections.abc import Callable
 from functools import reduce
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..domain import links, text
 from ..domain.errors import BrainError, InvalidInput
 from ..domain.events import Envelope, MemoryImported, TimeAnchorSet, memory_stream
-from ..domain.memory import WHEN_KINDS
+from ..domain.memory import WHEN_KINDS, Memory, fold
 from ..domain.projects import (
     Project,
     ProjectImported,
@@ -35,6 +35,10 @@ MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: th
                  # stream and the position counter
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
 
+# The log and SQLite hold signed 64-bit integers: a larger number is a malformed payload, not a 500.
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+Count = Annotated[int, Field(ge=0, le=2**63 - 1)]  # counters and millisecond times
+
 
 class BackupReads(EntryReads, GraphReads, ProjectReads, Protocol):
     """What an export reads."""
@@ -49,13 +53,13 @@ class ExportedEntry(_Strict):
     content: str = Field(min_length=1)
     tags: list[str] = []
     source: str = "api"
-    created_at: int = Field(ge=0)
-    updated_at: int | None = Field(None, ge=0)
-    recall_count: int = Field(0, ge=0)
+    created_at: Count
+    updated_at: Count | None = None
+    recall_count: Count = 0
     importance_score: int = Field(0, ge=0, le=5)
-    contradiction_wins: int = Field(0, ge=0)
-    contradiction_losses: int = Field(0, ge=0)
-    when_at: int | None = None
+    contradiction_wins: Count = 0
+    contradiction_losses: Count = 0
+    when_at: Int64 | None = None
     when_kind: str | None = None
 
 
@@ -65,7 +69,7 @@ class ExportedEdge(_Strict):
     type: str = "relates_to"
     weight: float = Field(0.5, ge=0, le=1)
     provenance: str = "explicit"
-    created_at: int | None = Field(None, ge=0)
+    created_at: Count | None = None
 
 
 class ExportedProject(_Strict):
@@ -74,12 +78,13 @@ class ExportedProject(_Strict):
     description: str = ""
     aliases: list[str] = []
     status: str = "active"
-    created_at: int | None = Field(None, ge=0)
-    updated_at: int | None = Field(None, ge=0)
+    created_at: Count | None = None
+    updated_at: Count | None = None
 
 
 class ImportPayload(_Strict):
-    entries: list[ExportedEntry] = []
+    version: Literal[3] = FORMAT_VERSION  # optional, as in the reference's own examples, but never another
+    entries: list[ExportedEntry]
     edges: list[ExportedEdge] = []
     projects: list[ExportedProject] = []
 
@@ -87,7 +92,7 @@ class ImportPayload(_Strict):
 def parse_payload(data: Any) -> ImportPayload:
     """The payload, or a 400 naming the first thing wrong with it (nothing is written for a bad payload)."""
     if not isinstance(data, dict):
-        raise InvalidInput("Malformed import payload: expected an object with entries and edges")
+        raise InvalidInput("Malformed import payload: expected an object with entries")
     try:
         return ImportPayload.model_validate(data)
     except ValidationError as exc:
@@ -140,9 +145,9 @@ class Transfer:
             self._projects(ctx, payload.projects, report, results)
         if offset < len(entries):
             page = entries[offset : offset + limit]
-            self._entries(ctx, page, report, results)
+            self._entries(ctx, page, _firsts(entries), report, results)
             offset += len(page)
-        elif edge_offset < len(payload.edges):
+        if offset >= len(entries) and edge_offset < len(payload.edges):
             page_edges = payload.edges[edge_offset : edge_offset + limit]
             self._edges(ctx, page_edges, report, results)
             edge_offset += len(page_edges)
@@ -155,20 +160,30 @@ class Transfer:
         }
 
     def _append(self, batch: list[Envelope]) -> None:
-        """The page in as few appends as the store allows (one on SQLite; slices of 90 events on DynamoDB).
+        """The page in as few appends as the store allows (one on SQLite; slices on DynamoDB).
         Each memory's events stay together, so an interrupted import resumes cleanly at any slice."""
         for chunk in _chunks(batch, MAX_APPEND):
             self.store.append(chunk)
 
-    def _entries(self, ctx: Context, page: list[ExportedEntry], report: dict[str, Any],
-                 results: list[dict[str, Any]]) -> None:
+    def _entries(self, ctx: Context, page: list[ExportedEntry], firsts: dict[str, ExportedEntry],
+                 report: dict[str, Any], results: list[dict[str, Any]]) -> None:
         workspace = ctx.identity.personal_workspace
 
         def plan(entry: ExportedEntry) -> list[Envelope] | None:
+            if firsts[entry.id] is not entry:  # the payload lists this id again: only the oldest is restored
+                if firsts[entry.id].content == entry.content:
+                    return None
+                raise InvalidInput("The ID is listed twice with different content; the first was restored")
             stream = memory_stream(entry.id)
-            if self.store.read_stream(stream):
-                return None  # restored before (or the id is taken): a re-run changes nothing
-            return envelopes(ctx, stream, 0, _restore(entry, workspace), workspace, self.clock.now_ms())
+            history = self.store.read_stream(stream)
+            if not history:
+                return envelopes(ctx, stream, 0, _restore(entry, workspace), workspace, self.clock.now_ms())
+            here = fold(history, Memory(entry.id))
+            if here.forgotten:
+                raise InvalidInput("The ID belongs to a memory that was forgotten")
+            if here.workspace not in ctx.identity.readable or here.content != entry.content:
+                raise InvalidInput("The ID already holds a different memory")
+            return None  # restored before: a re-run changes nothing
 
         self._restore_all(page, plan, lambda e: {"id": e.id}, "", report, results)
 
@@ -241,6 +256,14 @@ class Transfer:
         if f"{prefix}failed" in report:  # the documented counters have none for projects
             report[f"{prefix}failed"] += len(failed)
         results += failed
+
+
+def _firsts(entries: list[ExportedEntry]) -> dict[str, ExportedEntry]:
+    """The first (oldest) entry listed under each id."""
+    firsts: dict[str, ExportedEntry] = {}
+    for entry in entries:
+        firsts.setdefault(entry.id, entry)
+    return firsts
 
 
 def _chunks(batch: list[Envelope], size: int) -> list[list[Envelope]]:

@@ -19,6 +19,9 @@ STATUSES = ("canonical", "draft", "deprecated")
 MAX_CONTENT_CHARS = 200_000
 MAX_TAGS = 64
 MAX_TAG_CHARS = 128
+MAX_SOURCE_CHARS = 128
+MAX_ID_CHARS = 128  # no memory id is longer: ours are UUIDs, an import keeps its own up to this
+ECHO_CHARS = 40  # how much of a caller's value an error message repeats
 RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
 # Tags the brain itself sets: bookkeeping, not topics.
 PIPELINE_MARKERS = frozenset(
@@ -66,6 +69,16 @@ def check_length(content: str) -> None:
         raise InvalidInput(f"content is too long: at most {MAX_CONTENT_CHARS} characters")
 
 
+def check_source(source: str) -> None:
+    if len(source) > MAX_SOURCE_CHARS:
+        raise InvalidInput(f"source is too long: at most {MAX_SOURCE_CHARS} characters")
+
+
+def shorten(value: str, most: int = ECHO_CHARS) -> str:
+    """A caller's value as an error message repeats it: a short prefix, never a 100k-character echo."""
+    return value if len(value) <= most else value[:most] + "…"
+
+
 def dedupe(tags: list[str]) -> list[str]:
     """Keep the first occurrence of each tag, in order."""
     return list(dict.fromkeys(tags))
@@ -78,7 +91,7 @@ def normalize_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
         raise InvalidInput(f"Too many tags: at most {MAX_TAGS} are allowed")
     for tag in cleaned:
         if len(tag) > MAX_TAG_CHARS:
-            raise InvalidInput(f"Tag too long: at most {MAX_TAG_CHARS} characters ({tag[:40]}…)")
+            raise InvalidInput(f"Tag too long: at most {MAX_TAG_CHARS} characters ({shorten(tag)})")
     return cleaned
 
 

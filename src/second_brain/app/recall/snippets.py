@@ -1,11 +1,19 @@
 """Bounded snippets: short memories whole, long ones cut to a head plus the part that matters."""
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 NOTE_COST = 90  # a cut costs its marker; never cut a memory for fewer characters than this
+MIN_TERM = 3  # shorter query words match inside too many others to place a window
+BACK_UP = 0.15  # a window starts this share of its length before the match, for context
+LONG_URL = 60
 SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
-UPDATE_BLOCK = "\n\n[Update "
+UPDATE_BLOCK = "\n[Update "
+INVISIBLE = re.compile(r"[\u200b-\u200d\u2060\ufeff]|&zwnj;")
+URL = re.compile(r"https?://\S+")
+BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
+WHITESPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)
@@ -26,10 +34,18 @@ def snippet(content: str, limit: int, query_terms: list[str]) -> tuple[str, bool
     """Cut `content` to about `limit` characters: (text, truncated)."""
     if len(content) <= limit + NOTE_COST:
         return content, False
-    head = _cut(content, int(limit * 0.6))
+    text = condense(content)
+    head = _cut(text, int(limit * 0.6))
     rest = limit - len(head)
-    tail = _latest_update(content, rest) or _best_window(content[len(head):], rest, query_terms)
+    tail = _best_window(text[len(head):], rest, query_terms, shown=head) or _latest_update(text, rest)
     return (f"{head}\n…\n{tail}" if tail else head), True
+
+
+def condense(text: str) -> str:
+    """Spend no budget on invisible characters, long links or runs of blank lines."""
+    text = INVISIBLE.sub("", text)
+    text = URL.sub(lambda m: "[link]" if len(m.group()) >= LONG_URL else m.group(), text)
+    return BLANK_LINES.sub("\n\n", text)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -49,17 +65,25 @@ def _latest_update(content: str, limit: int) -> str:
     return _cut(content[start:].strip(), limit)
 
 
-def _best_window(text: str, limit: int, terms: list[str]) -> str:
-    """The window holding the most distinct query terms, backed up a little for context."""
-    lowered = text.lower()
-    best_start, best_hits = -1, 0
-    for term in {t.lower() for t in terms if len(t) >= 3}:
-        for match in re.finditer(re.escape(term), lowered):
-            start = max(0, match.start() - int(limit * 0.15))
-            window = lowered[start : start + limit]
-            hits = sum(1 for t in terms if t.lower() in window)
-            if hits > best_hits:
-                best_start, best_hits = start, hits
-    if best_start < 0:
-        return ""
-    return _cut(text[best_start:], limit)
+def _best_window(text: str, limit: int, terms: list[str], shown: str) -> str:
+    """The window holding the most distinct query words the head does not already show, backed up for context."""
+    seen = shown.lower()
+    wanted = {t for t in map(str.lower, terms) if len(t) >= MIN_TERM and t not in seen}
+    found = {t: [m.start() for m in re.finditer(re.escape(t), text, re.IGNORECASE)] for t in wanted}
+
+    def covered(start: int) -> int:
+        end = start + limit
+        return sum(1 for t, at in found.items() if (i := bisect_left(at, start)) < len(at) and at[i] + len(t) <= end)
+
+    starts = {_word_start(text, at - int(limit * BACK_UP), at) for positions in found.values() for at in positions}
+    best = max(starts, key=lambda start: (covered(start), -start), default=None)
+    return _cut(text[best:], limit) if best is not None and covered(best) else ""
+
+
+def _word_start(text: str, start: int, match: int) -> int:
+    """`start`, moved forward past a partial word, but never past the match."""
+    start = max(0, start)
+    if start == 0 or text[start - 1].isspace():
+        return start
+    space = WHITESPACE.search(text, start, match)
+    return space.end() if space else match

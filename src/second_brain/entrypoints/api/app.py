@@ -4,13 +4,15 @@ import contextlib
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
 from starlette.routing import Route
 
 from ... import __version__
@@ -40,8 +42,8 @@ def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastA
         async with mcp.session_manager.run():
             yield
 
-    app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
-                  lifespan=lifespan)
+    app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None,
+                  openapi_url="/openapi.json", lifespan=lifespan)
     app.state.brain = brain
     app.state.auth = auth
     app.router.routes.append(
@@ -54,6 +56,7 @@ def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastA
     app.include_router(chat.router)
     app.include_router(transfer.router)
     app.include_router(config.router)
+    app.openapi = documented_400(app)  # type: ignore[method-assign]
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def shell() -> str:
@@ -68,12 +71,47 @@ def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastA
         return response
 
     app.add_middleware(
-        CORSMiddleware,
-        allow_origins=["*"],
+        EnvelopeCORS,
+        allow_origins=cors_origins(brain.settings, public_url),
         allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
         allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
     )
     return app
+
+
+def documented_400(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """The schema without FastAPI's 422: errors.install answers invalid parameters 400, as the routes document."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            for operation in (op for path in schema["paths"].values() for op in path.values()):
+                operation["responses"].pop("422", None)
+            for name in ("HTTPValidationError", "ValidationError"):
+                schema["components"]["schemas"].pop(name, None)
+        return app.openapi_schema  # type: ignore[return-value]
+
+    return openapi
+
+
+class EnvelopeCORS(CORSMiddleware):
+    """CORS for the configured origins; a refused preflight answers in the error envelope like every failure."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code != 400:
+            return response
+        return JSONResponse({"ok": False, "error": bytes(response.body).decode()}, status_code=400,
+                            headers={"Vary": "Origin"})
+
+
+def cors_origins(settings: Settings, public_url: str | None = None) -> list[str]:
+    """BRAIN_CORS_ORIGINS, else the service's own origin: no other site's pages may call it unless configured."""
+    if settings.cors_origins:
+        return settings.cors_origins
+    public = urlsplit(public_url or settings.public_url or f"http://{settings.host}:{settings.port}")
+    return [f"{public.scheme}://{public.netloc}"]
 
 
 def transport_security(settings: Settings, public_url: str | None = None) -> TransportSecuritySettings:

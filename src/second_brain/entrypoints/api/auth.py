@@ -4,11 +4,14 @@ import hashlib
 import hmac
 
 from fastapi import Request
+from fastapi.security import HTTPBearer
 
 from ...domain.errors import Unauthorized
 from ...domain.identity import Identity
 
 QUERY_TOKEN_NAMES = ("token", "access_token", "auth", "auth_token", "key")
+# Declares the scheme in the OpenAPI schema only; BearerAuth does the checking.
+BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer", description="The owner's token (BRAIN_AUTH_TOKEN).")
 
 
 class BearerAuth:

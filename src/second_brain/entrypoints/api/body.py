@@ -1,17 +1,21 @@
 """JSON bodies parsed whatever the Content-Type says (curl -d sends form encoding), into pydantic models."""
 
 import json
+import re
 from typing import Any, TypeVar
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ...app.operations import INT64, int64
 from ...domain.errors import InvalidInput, TooLarge
-from ...domain.text import MAX_CONTENT_CHARS
+from ...domain.text import MAX_CONTENT_CHARS, shorten
 
 # Room for the largest allowed content, JSON-escaped, plus its tags and fields.
 MAX_BODY_BYTES = 8 * MAX_CONTENT_CHARS + 64 * 1024
-
+MAX_DEPTH = 32  # no body needs more; json.loads would recurse past Python's limit at about 1,000
+TOO_WIDE = INT64[1] + 1  # what a longer literal parses to: int() of 4,300+ digits raises, and no field wants it
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can escape one ("\ud800"); UTF-8 cannot encode it
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -28,12 +32,45 @@ async def json_object(request: Request, max_bytes: int = MAX_BODY_BYTES) -> dict
         if len(raw) > max_bytes:
             raise TooLarge(f"Request body too large: at most {max_bytes} bytes")
     try:
-        data = json.loads(raw) if raw.strip() else {}
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(raw, parse_int=_int, parse_constant=_no_constant) if raw.strip() else {}
+    except RecursionError:
+        raise InvalidInput(f"Invalid JSON body: nested more than {MAX_DEPTH} levels deep") from None
+    except (UnicodeDecodeError, ValueError):
         raise InvalidInput("Invalid JSON body") from None
     if not isinstance(data, dict):
         raise InvalidInput("Invalid JSON body: expected a JSON object")
+    check_values(data)
     return data
+
+
+def _int(literal: str) -> int:
+    return int(literal) if len(literal) <= 20 else TOO_WIDE
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def check_values(data: dict[str, Any]) -> None:
+    """Refuse, naming the field, what would break further in: deep nesting, lone surrogates, integers past
+    64 bits."""
+    pending: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while pending:
+        value, path, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise InvalidInput(f"Invalid JSON body: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, str) and LONE_SURROGATE.search(value):
+            raise InvalidInput(f"Invalid {path}: not valid Unicode text (a lone surrogate)")
+        if isinstance(value, int) and not isinstance(value, bool):
+            int64(value, path)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if LONE_SURROGATE.search(key):
+                    raise InvalidInput("Invalid JSON body: a field name is not valid Unicode text")
+                pending.append((item, f"{path}.{shorten(key)}" if path else shorten(key), depth + 1))
+        elif isinstance(value, list):
+            pending.extend((item, f"{path}.{index}", depth + 1) for index, item in enumerate(value))
+
 
 
 def json_body(model: type[Model]) -> Any:

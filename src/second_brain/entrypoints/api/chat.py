@@ -10,10 +10,11 @@ from pydantic import StrictStr
 
 from ...adapters.llm.none import MESSAGE, NoLanguageModel
 from ...app.chat import answer
-from ...domain.errors import LanguageModelUnavailable
 from ...app.operations import required
+from ...domain.errors import LanguageModelUnavailable
 from .body import Body, json_body
-from .memories import Ctx
+from .context import Ctx
+from .openapi import documented, errors
 
 router = APIRouter()
 
@@ -26,7 +27,10 @@ class ChatBody(Body):
 ChatIn = Annotated[ChatBody, Depends(json_body(ChatBody))]
 
 
-@router.post("/chat")
+@router.post("/chat", response_class=StreamingResponse, openapi_extra=documented(ChatBody), responses={
+    200: {"description": "Server-sent events: `data: {\"response\": ...}` pieces, then `data: [DONE]`",
+          "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+    **errors(400, 413, 503)})
 def chat(ctx: Ctx, body: ChatIn, request: Request) -> StreamingResponse:
     query = required(body.query, "query")
     model = request.app.state.brain.llm

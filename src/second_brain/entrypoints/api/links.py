@@ -7,7 +7,8 @@ from pydantic import StrictStr
 
 from ...app import operations as ops
 from .body import Body, json_body
-from .memories import Ctx
+from .context import Ctx
+from .openapi import documented, errors, query
 from .params import text_param
 
 router = APIRouter()
@@ -22,17 +23,18 @@ class LinkBody(Body):
 LinkIn = Annotated[LinkBody, Depends(json_body(LinkBody))]
 
 
-@router.post("/link")
+@router.post("/link", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(LinkBody))
 def link(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
     return ops.link(request.app.state.brain, ctx, body.source_id, body.target_id, body.type)
 
 
-@router.post("/unlink")
+@router.post("/unlink", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(LinkBody))
 def unlink(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
     return ops.unlink(request.app.state.brain, ctx, body.source_id, body.target_id, body.type)
 
 
-@router.get("/connections")
+@router.get("/connections", responses=errors(400, 404), openapi_extra=documented(
+    None, query("id", "The entry whose neighbours to list", required=True), query("type", "One relationship type")))
 def connections(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
     return ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"))

@@ -6,9 +6,9 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictInt, StrictStr
 
 from ...app import operations as ops
-from ...app.memories import Context
-from ...domain.identity import Identity
 from .body import Body, json_body
+from .context import Ctx
+from .openapi import FILTERS, FLAG, documented, errors, query
 from .params import flag_param, int_param, text_param
 
 router = APIRouter()
@@ -47,44 +47,35 @@ class StatusBody(Body):
     status: StrictStr | None = None
 
 
-def context(request: Request) -> Context:
-    identity: Identity = request.app.state.auth(request)
-    return Context(identity, request.state.request_id)
-
-
-Ctx = Annotated[Context, Depends(context)]
 CaptureIn = Annotated[CaptureBody, Depends(json_body(CaptureBody))]
 AppendIn = Annotated[AppendBody, Depends(json_body(AppendBody))]
 UpdateIn = Annotated[UpdateBody, Depends(json_body(UpdateBody))]
 IdIn = Annotated[IdBody, Depends(json_body(IdBody))]
 StatusIn = Annotated[StatusBody, Depends(json_body(StatusBody))]
 
-
-
-
-@router.post("/capture")
+@router.post("/capture", responses=errors(400, 404, 409, 413, 503), openapi_extra=documented(CaptureBody))
 def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     return ops.capture(request.app.state.brain, ctx, body.content, body.tags, body.source, body.workspace,
                        body.volatility, body.project, body.when, body.when_kind,
                        idempotency_key=request.headers.get("idempotency-key"))
 
 
-@router.post("/append")
+@router.post("/append", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AppendBody))
 def append(ctx: Ctx, body: AppendIn, request: Request) -> dict[str, Any]:
     return ops.append(request.app.state.brain, ctx, body.id, body.addition, body.volatility)
 
 
-@router.post("/update")
+@router.post("/update", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(UpdateBody))
 def update(ctx: Ctx, body: UpdateIn, request: Request) -> dict[str, Any]:
     return ops.update(request.app.state.brain, ctx, body.id, body.content, body.tags, body.volatility)
 
 
-@router.post("/forget")
+@router.post("/forget", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(IdBody))
 def forget(ctx: Ctx, body: IdIn, request: Request) -> dict[str, Any]:
     return ops.forget(request.app.state.brain, ctx, body.id)
 
 
-@router.post("/status")
+@router.post("/status", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(StatusBody))
 def status(ctx: Ctx, body: StatusIn, request: Request) -> dict[str, Any]:
     return ops.set_status(request.app.state.brain, ctx, body.id, body.status)
 
@@ -98,33 +89,40 @@ def filter_args(request: Request) -> dict[str, Any]:
             "project": text_param(params, "project")}
 
 
-@router.get("/list")
+@router.get("/list", responses=errors(400, 404), openapi_extra=documented(
+    None, query("n", "Entries to return, clamped to 1-100", "integer", minimum=1, maximum=100, default=20), *FILTERS))
 def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
     n = int_param(request.query_params, "n", 20)
     return ops.list_recent(request.app.state.brain, ctx, n, most=100, **filter_args(request))  # type: ignore[arg-type]
 
 
-@router.get("/entry")
+@router.get("/entry", responses=errors(400, 404),
+            openapi_extra=documented(None, query("id", "The entry id", required=True)))
 def entry(ctx: Ctx, request: Request) -> dict[str, Any]:
     return {"ok": True, "entry": ops.get(request.app.state.brain, ctx, request.query_params.get("id"))}
 
 
-@router.get("/count")
+@router.get("/count", responses=errors())
 def count(ctx: Ctx, request: Request) -> dict[str, Any]:
     return {"count": request.app.state.brain.queries.count(ctx)}
 
 
-@router.get("/tags")
+@router.get("/tags", responses=errors(),
+            openapi_extra=documented(None, query("counts", "`1`: `{tag, count}` objects", **FLAG)))
 def tags(ctx: Ctx, request: Request) -> list[Any]:
     return request.app.state.brain.queries.tags(ctx, flag_param(request.query_params, "counts"))
 
 
-@router.get("/stats")
+@router.get("/stats", responses=errors())
 def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
     return request.app.state.brain.queries.stats(ctx)
 
 
-@router.get("/recall")
+@router.get("/recall", responses=errors(400, 404, 503), openapi_extra=documented(
+    None, query("query", "Natural-language search query", required=True, minLength=1),
+    query("topK", "Most results, clamped to 1-20", "integer", minimum=1, maximum=20, default=5),
+    query("hops", "Graph expansion depth, clamped to 0-3", "integer", minimum=0, maximum=3),
+    query("full", "`1`: complete contents instead of snippets", **FLAG), *FILTERS))
 def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     params = request.query_params
     query = ops.required(params.get("query"), "query")
@@ -134,7 +132,8 @@ def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str,
                       defer=background.add_task, **filter_args(request))
 
 
-@router.post("/vectorize-pending")
+@router.post("/vectorize-pending", responses=errors(400, 503), openapi_extra=documented(
+    None, query("limit", "Entries to embed, clamped to 1-500", "integer", minimum=1, maximum=500, default=50)))
 def vectorize_pending(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Embed memories that have no vectors yet, now, instead of waiting for the background worker."""
     limit = int_param(request.query_params, "limit", 50)

@@ -4,6 +4,7 @@ import re
 
 from starlette.datastructures import QueryParams
 
+from ...app.operations import INT64, int64
 from ...domain.errors import InvalidInput
 
 INTEGER = re.compile(r"^[+-]?\d+$")
@@ -12,13 +13,14 @@ TRUTHY = ("1", "true", "yes")
 
 def int_param(params: QueryParams, name: str, default: int | None, low: int | None = None,
               high: int | None = None) -> int | None:
-    """Malformed integers are rejected (400); out-of-range ones are clamped, not rejected."""
-    raw = params.get(name)
-    if raw is None or raw.strip() == "":
+    """Malformed integers are rejected (400); out-of-range ones are clamped, unless past 64 bits (400 too)."""
+    raw = (params.get(name) or "").strip()
+    if not raw:
         return default
-    if not INTEGER.match(raw.strip()):
+    if not INTEGER.match(raw):
         raise InvalidInput(f"{name} must be an integer")
-    value = int(raw)
+    # Anything past 19 digits is past 64 bits: never int() it, as 4,300+ digits raise.
+    value = int64(int(raw) if len(raw.lstrip("+-").lstrip("0")) <= 19 else INT64[1] + 1, name)
     if low is not None:
         value = max(low, value)
     if high is not None:

@@ -7,7 +7,8 @@ from pydantic import StrictInt, StrictStr
 
 from ...app import operations as ops
 from .body import Body, json_body
-from .memories import Ctx
+from .context import Ctx
+from .openapi import documented, errors, query
 from .params import int_param
 
 router = APIRouter()
@@ -28,28 +29,30 @@ AnchorIn = Annotated[AnchorBody, Depends(json_body(AnchorBody))]
 LoopIn = Annotated[LoopBody, Depends(json_body(LoopBody))]
 
 
-@router.get("/due")
+@router.get("/due", responses=errors())
 def due(ctx: Ctx, request: Request) -> dict[str, Any]:
     return {"ok": True, **request.app.state.brain.queries.due(ctx, UPCOMING_MS)}
 
 
-@router.post("/due/snooze")
+@router.post("/due/snooze", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AnchorBody))
 def snooze(ctx: Ctx, body: AnchorIn, request: Request) -> dict[str, Any]:
     return ops.snooze(request.app.state.brain, ctx, body.id, body.until)
 
 
-@router.post("/due/clear")
+@router.post("/due/clear", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AnchorBody))
 def clear(ctx: Ctx, body: AnchorIn, request: Request) -> dict[str, Any]:
     return ops.clear_anchor(request.app.state.brain, ctx, body.id)
 
 
-@router.get("/loops")
+@router.get("/loops", responses=errors(400), openapi_extra=documented(
+    None, query("limit", "Loops per page, clamped to 1-100", "integer", minimum=1, maximum=100, default=50),
+    query("offset", "Loops to skip", "integer", minimum=0, default=0)))
 def loops(ctx: Ctx, request: Request) -> dict[str, Any]:
     limit = int_param(request.query_params, "limit", 50)
     offset = int_param(request.query_params, "offset", 0)
     return ops.loops(request.app.state.brain, ctx, limit, offset)  # type: ignore[arg-type]
 
 
-@router.post("/loops/resolve")
+@router.post("/loops/resolve", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(LoopBody))
 def resolve(ctx: Ctx, body: LoopIn, request: Request) -> dict[str, Any]:
     return ops.resolve_loop(request.app.state.brain, ctx, body.id, body.action)

@@ -5,21 +5,25 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from ...app.transfer import parse_payload
+from ...app.transfer import ImportPayload, parse_payload
 from .body import json_object
-from .memories import Ctx
+from .context import Ctx
+from .openapi import documented, errors, query
 from .params import int_param
 
 router = APIRouter()
 MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a whole backup is resent with every page
 
 
-@router.get("/export")
+@router.get("/export", responses=errors())
 def export(ctx: Ctx, request: Request) -> dict[str, Any]:
     return request.app.state.brain.transfer.export(ctx)
 
 
-@router.post("/import")
+@router.post("/import", responses=errors(400, 413, 503), openapi_extra=documented(
+    ImportPayload, query("limit", "Rows per call, clamped to 1-1000", "integer", minimum=1, maximum=1000, default=40),
+    query("offset", "Entry offset to resume from", "integer", minimum=0, default=0),
+    query("edge_offset", "Edge offset to resume from", "integer", minimum=0, default=0)))
 async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
     payload = parse_payload(await json_object(request, MAX_IMPORT_BYTES))
