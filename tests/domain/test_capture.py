@@ -2,7 +2,7 @@
 then these events go to these streams."""
 
 from second_brain.domain import events as ev
-from second_brain.domain.capture import STORE, Change, Verdict, decide_capture
+from second_brain.domain.capture import STORE, Change, Verdict, content_stream, decide_capture, exact_repeat
 from second_brain.domain.links import LinkCreated, edge_stream
 from second_brain.domain.memory import Memory
 
@@ -113,3 +113,18 @@ def test_a_transcript_never_rewrites_another_source():
     note = ev.MemoryCaptured("We went with Friday", (), "codex-session", WS)
     decision = decide_capture("new", note, None, Verdict("replace", "old", 0.95, "x"), matched())
     assert decision.verdict.action == "flag"
+
+
+def test_one_text_has_one_stream_per_workspace_whatever_its_case_and_spacing():
+    stream = content_stream(WS, "The launch is on  Thursday")
+    assert stream.startswith(f"content-{WS}-") and stream == content_stream(WS, "the launch is on\nthursday")
+    assert stream != content_stream("team-x", "The launch is on Thursday")
+    assert stream != content_stream(WS, "The launch is on Friday")
+
+
+def test_the_memory_that_claimed_a_text_blocks_it_while_it_still_holds_it():
+    assert exact_repeat(matched(), "the launch is on thursday") == Verdict(
+        "block", "old", 1.0, match_content="The launch is on Thursday")
+    assert exact_repeat(matched(content="The launch is on Friday"), "The launch is on Thursday") is None
+    assert exact_repeat(matched(exists=False), "The launch is on Thursday") is None
+    assert exact_repeat(matched(tags=("launch", "status:deprecated")), "The launch is on Thursday") is None

@@ -1,5 +1,8 @@
 """What every command handler does around the pure decide: who asked, envelopes, retrying a lost race."""
 
+import logging
+import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -9,7 +12,12 @@ from ..domain.events import Envelope
 from ..domain.identity import Identity
 
 T = TypeVar("T")
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 12
+BACKOFF_BASE_S = 0.01  # doubles per lost race, up to the cap; a random part of it is waited (full jitter)
+BACKOFF_CAP_S = 0.25
+# What a client is told: the store's own text (stream ids, versions) is for the log only.
+CONFLICT_MESSAGE = "This changed while the request was being applied; try again"
+log = logging.getLogger("second_brain.handling")
 
 
 @dataclass(frozen=True)
@@ -32,11 +40,16 @@ def envelopes(ctx: Context, stream_id: str, version: int, events: Sequence[objec
 
 
 def retrying(attempt: Callable[[], T], attempts: int = MAX_ATTEMPTS) -> T:
-    """Run load-decide-append again, against fresh state, when another writer got there first."""
+    """Run load-decide-append again, against fresh state, when another writer got there first.
+
+    Writers racing on one stream would lose again in lockstep: each waits a random part of a growing pause.
+    """
     for number in range(attempts):
         try:
             return attempt()
-        except ConcurrencyConflict:
+        except ConcurrencyConflict as exc:
             if number == attempts - 1:
-                raise
+                log.warning("gave up after %d lost races: %s", attempts, exc.message)
+                raise ConcurrencyConflict(CONFLICT_MESSAGE) from exc
+            time.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**number)))
     raise AssertionError("unreachable")

@@ -1,6 +1,7 @@
 """The command side: load a memory from its stream, decide, append; retry on a concurrent writer."""
 
 import hashlib
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from functools import reduce
 from zoneinfo import ZoneInfo
 
 from ..domain import commands as c
-from ..domain.capture import STORE, Verdict, decide_capture
+from ..domain.capture import STORE, Verdict, content_stream, decide_capture, exact_repeat
 from ..domain.classification import classify
 from ..domain.errors import (
     AlreadyExists,
@@ -18,7 +19,7 @@ from ..domain.errors import (
     InvalidInput,
     NotFound,
 )
-from ..domain.events import CaptureAnswered, Envelope, MemoryClassified, memory_stream
+from ..domain.events import CaptureAnswered, ContentClaimed, Envelope, MemoryClassified, memory_stream
 from ..domain.memory import Memory, decide, evolve, fold, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
@@ -28,6 +29,7 @@ from .projects import ProjectService
 from .triage import Triage, classify_with_model
 
 REWRITES = ("merge", "replace", "contradiction")  # verdicts that act on the matched memory's text
+STRIPES = 64  # locks that writers of one memory in this process share (other processes race: `retrying`)
 __all__ = ["CaptureOutcome", "Context", "MemoryService"]
 
 
@@ -67,6 +69,7 @@ class MemoryService:
         self.new_id = new_id
         self._recalled_day = ""
         self._recalled: set[str] = set()
+        self._stripes = [threading.Lock() for _ in range(STRIPES)]
 
     @property
     def timezone(self) -> ZoneInfo:
@@ -78,6 +81,8 @@ class MemoryService:
     ) -> CaptureOutcome:
         """Store a new note, or fold it into what is stored, as the triage decides; one atomic append.
 
+        Every capture that stores claims its text's stream in the same append: an identical capture racing it
+        loses that stream, retries, and is blocked as a repeat of the memory that won.
         With an idempotency key, the answer is recorded in that same append, on the key's own stream: a
         retry (or a racing duplicate) of the request loses the race for that stream and returns the answer
         the first one got, so the note is never stored twice.
@@ -93,10 +98,14 @@ class MemoryService:
         request_hash = hashlib.sha256(repr((captured.content, captured.tags, captured.source, anchor)).encode()
                                       ).hexdigest()
 
+        text_stream = content_stream(captured.workspace, captured.content)
+
         def attempt() -> CaptureOutcome:
             if key_stream and (answered := self.store.read_stream(key_stream)):
                 return self._replayed(ctx, answered[-1].event, request_hash)
-            verdict = self.triage.assess(captured.content, captured.workspace) if self.triage else STORE
+            claims = self.store.read_stream(text_stream)
+            verdict = (self._repeat(ctx, claims, captured.content)
+                       or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
             matched = self._as_judged(ctx, verdict)
             decision = decide_capture(memory_id, captured, anchor, verdict, matched)
             outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
@@ -108,13 +117,25 @@ class MemoryService:
             changes = (*decision.changes, *(self.projects.creations(ctx, projects) if projects else ()))
             batch = [e for ch in changes
                      for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
-            self.store.append(batch + _answer(ctx, key_stream, request_hash, now, outcome))
+            claim = envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(outcome.id)],
+                              captured.workspace, now)
+            self.store.append(batch + claim + _answer(ctx, key_stream, request_hash, now, outcome))
             return outcome
 
         outcome = retrying(attempt)
         if self.on_stored and outcome.verdict.action != "block":
             self.on_stored(ctx, outcome.id)
         return outcome
+
+    def _repeat(self, ctx: Context, claims: list[Envelope], content: str) -> Verdict | None:
+        """A block when the memory that last stored this exact text still holds it."""
+        if not claims:
+            return None
+        try:
+            state, _ = self.load(ctx, claims[-1].event.memory_id)
+        except NotFound:  # forgotten since: the text is free again
+            return None
+        return exact_repeat(state, content)
 
     def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory | None:
         """The matched memory's current state; None when there is none, or it has been forgotten meanwhile.
@@ -157,9 +178,10 @@ class MemoryService:
         model, canonical = answer
 
         def attempt() -> bool:
-            current, _ = self.load(ctx, memory_id)
-            self._append(ctx, current, [MemoryClassified(model.importance, model.kind, model.volatility, canonical,
-                                                         "model")])
+            with self._writing(memory_id):
+                current, _ = self.load(ctx, memory_id)
+                self._append(ctx, current, [MemoryClassified(model.importance, model.kind, model.volatility,
+                                                             canonical, "model")])
             return True
 
         return retrying(attempt)
@@ -227,12 +249,18 @@ class MemoryService:
         validate(command)
 
         def attempt() -> Memory:
-            state, events = self.load(ctx, memory_id)
-            if not ctx.identity.can_edit(state.workspace, events[0].actor):
-                raise Forbidden("You may not change this memory")
-            return self._append(ctx, state, decide(command, state))
+            with self._writing(memory_id):
+                state, events = self.load(ctx, memory_id)
+                if not ctx.identity.can_edit(state.workspace, events[0].actor):
+                    raise Forbidden("You may not change this memory")
+                return self._append(ctx, state, decide(command, state))
 
         return retrying(attempt)
+
+    def _writing(self, memory_id: str) -> threading.Lock:
+        """Writers of one memory in this process take turns, instead of losing races to each other until
+        the retries run out; the lock is released before `retrying` waits."""
+        return self._stripes[hash(memory_id) % STRIPES]
 
     def _append(self, ctx: Context, state: Memory, events: list[object]) -> Memory:
         if not events:

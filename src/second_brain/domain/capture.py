@@ -1,6 +1,7 @@
 """What a capture does, as data: from the triage's verdict, the new note and the memory it matched, the
 events each stream receives. The application only gathers the inputs and appends the result."""
 
+import hashlib
 from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Literal
@@ -57,6 +58,22 @@ class CaptureDecision:
     tags: tuple[str, ...]  # that memory's tags afterwards
     verdict: Verdict  # as carried out: protections may have softened the triage's
     changes: tuple[Change, ...] = ()
+
+
+def content_stream(workspace: str, content: str) -> str:
+    """The stream every capture of this text in this workspace appends to, so identical twins cannot both win."""
+    return f"content-{workspace}-{hashlib.sha256(_same_text(content).encode()).hexdigest()[:40]}"
+
+
+def exact_repeat(claimed: Memory, content: str) -> Verdict | None:
+    """A block when the memory that last claimed this text still holds it (not forgotten, retired or rewritten)."""
+    if not claimed.exists or claimed.deprecated or _same_text(claimed.content) != _same_text(content):
+        return None
+    return Verdict("block", claimed.id, 1.0, match_content=claimed.content)
+
+
+def _same_text(content: str) -> str:
+    return " ".join(content.casefold().split())
 
 
 def is_protected(memory: Memory) -> bool:

@@ -134,6 +134,15 @@ class CaptureAnswered:
 
 
 @dataclass(frozen=True)
+class ContentClaimed:
+    """A capture stored (or folded) its text into `memory_id`, on the stream of that text's hash in its workspace:
+    an identical capture racing it loses that stream and is judged again, as a repeat of this memory."""
+
+    memory_id: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class ConfigChanged:
     """An admin set these runtime settings (on the `config` stream)."""
 
@@ -177,7 +186,7 @@ REGISTRY: dict[str, type] = {
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
         TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
         MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
-        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered,
+        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed,
     )
 }
 

@@ -7,6 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from ...app.handling import CONFLICT_MESSAGE
 from ...domain import errors as e
 from ...domain.errors import BrainError
 
@@ -32,6 +33,8 @@ def envelope(status: int, error: str, **extra: object) -> JSONResponse:
 def install(app: FastAPI) -> None:
     @app.exception_handler(BrainError)
     async def brain_error(_: Request, exc: BrainError) -> JSONResponse:
+        if isinstance(exc, e.ConcurrencyConflict):  # the store's text names streams and versions: not for clients
+            return envelope(status_of(exc), CONFLICT_MESSAGE)
         return envelope(status_of(exc), exc.message, **exc.details)
 
     @app.exception_handler(RequestValidationError)
