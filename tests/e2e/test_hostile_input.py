@@ -136,3 +136,13 @@ def test_mcp_refuses_out_of_range_times_with_a_reason(hostile):
             assert len(message) < 200, message
 
     anyio.run(session)
+
+
+def test_no_error_repeats_a_huge_value_whatever_the_field(api):
+    huge = "x" * 100_000
+    for method, path, body in (("POST", "/link", {"source_id": "a", "target_id": "b", "type": huge}),
+                               ("POST", "/projects", {"name": "p", "id": huge}),
+                               ("GET", f"/list?project={huge[:5000]}", None),
+                               ("DELETE", f"/config/{huge[:5000]}", None)):
+        response = api.request(method, path, json=body)
+        assert 400 <= response.status_code < 500 and len(response.text) < 600, (path[:20], response.text[:200])

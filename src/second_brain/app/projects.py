@@ -5,6 +5,7 @@ from functools import reduce
 from typing import Any, Protocol
 
 from ..domain import projects as p
+from ..domain import text
 from ..domain.capture import Change
 from ..domain.errors import InvalidInput, UnknownProject
 from ..ports.clock import Clock
@@ -81,7 +82,7 @@ class ProjectService:
         found = [r for r in rows if r.slug == slug.strip()]
         if not found:
             known = [r.slug for r in rows if r.status == "active"][:KNOWN_SHOWN]
-            raise UnknownProject(f'unknown project "{slug.strip()}"', known_projects=known)
+            raise UnknownProject(f'unknown project "{text.shorten(slug.strip())}"', known_projects=known)
         if len(found) > 1:
             raise InvalidInput(f'project "{slug}" exists in more than one workspace: say which with workspace')
         return found[0]

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..domain import text
 from ..domain.errors import Forbidden, InvalidInput, NotFound
 from ..domain.events import ConfigChanged, ConfigReset
 from ..ports.clock import Clock
@@ -192,7 +193,7 @@ class SettingsService:
     def reset(self, ctx: Context, key: str) -> dict[str, Any]:
         _admin(ctx)
         if key not in BY_KEY:
-            raise NotFound(f"Unknown setting: {key}")
+            raise NotFound(f"Unknown setting: {text.shorten(key)}")
 
         def attempt() -> None:
             history = self.store.read_stream(STREAM)
@@ -227,7 +228,7 @@ THRESHOLDS = ("CANDIDATE_SCORE_THRESHOLD", "DUPLICATE_FLAG_THRESHOLD", "DUPLICAT
 
 def _check(key: str, value: Any) -> Any:
     if key not in BY_KEY:
-        raise InvalidInput(f"Unknown setting: {key}")
+        raise InvalidInput(f"Unknown setting: {text.shorten(key)}")
     return BY_KEY[key].check(value)
 
 

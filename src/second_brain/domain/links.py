@@ -3,6 +3,7 @@
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
+from . import text
 from .errors import InvalidInput
 
 if TYPE_CHECKING:  # events.py imports this module's events
@@ -59,7 +60,7 @@ class Edge:
 
 def check_type(link_type: str) -> str:
     if link_type not in LABELS:
-        raise InvalidInput(f"Unknown link type: {link_type}. Use one of: {', '.join(LABELS)}")
+        raise InvalidInput(f"Unknown link type: {text.shorten(link_type)}. Use one of: {', '.join(LABELS)}")
     return link_type
 
 
