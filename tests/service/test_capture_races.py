@@ -2,15 +2,14 @@
 append is on its way, and appends that keep losing the race to other writers (issue 12, items 5 and 6)."""
 
 import time
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.app import handling
-from second_brain.app.memories import MemoryService
 from second_brain.domain.errors import ConcurrencyConflict
 from second_brain.domain.events import MemoryAppended, MemoryCaptured
+from tests.support.memories import FlakyStore, memory_service
 
 
 class TwinStore(InMemoryEventStore):
@@ -26,26 +25,6 @@ class TwinStore(InMemoryEventStore):
         return super().append(events)
 
 
-class BusyStore(InMemoryEventStore):
-    """Another writer appends to a memory first, `conflicts` times, with the store's own detailed message."""
-
-    def __init__(self, conflicts: int) -> None:
-        super().__init__()
-        self.conflicts = conflicts
-
-    def append(self, events):
-        if self.conflicts and events[0].version > 1:
-            self.conflicts -= 1
-            raise ConcurrencyConflict(f"stream {events[0].stream_id} is at version 9, expected 8",
-                                      stream_id=events[0].stream_id)
-        return super().append(events)
-
-
-def service(clock, store) -> MemoryService:
-    ids = iter(f"id-{n}" for n in range(100))
-    return MemoryService(store, clock, ZoneInfo("UTC"), new_id=lambda: next(ids))
-
-
 def stored_ids(store) -> list[str]:
     return [e.stream_id for e in store.read_all() if isinstance(e.event, MemoryCaptured)]
 
@@ -59,7 +38,7 @@ def pauses(monkeypatch) -> list[float]:
 
 def test_an_identical_twin_that_decided_meanwhile_wins_and_the_first_is_blocked_as_its_repeat(clock, ctx, pauses):
     store = TwinStore()
-    memories = service(clock, store)
+    memories = memory_service(clock, store)
     twins = []
     store.twin = lambda: twins.append(memories.capture(ctx, "Boiler service booked for March 3rd", [], "api"))
     first = memories.capture(ctx, "boiler service  booked for march 3rd", [], "api")
@@ -69,7 +48,7 @@ def test_an_identical_twin_that_decided_meanwhile_wins_and_the_first_is_blocked_
 
 
 def test_a_forgotten_or_rewritten_note_no_longer_blocks_its_text(clock, ctx):
-    memories = service(clock, InMemoryEventStore())
+    memories = memory_service(clock, InMemoryEventStore())
     memories.forget(ctx, memories.capture(ctx, "Locker code is 4411", [], "api").id)
     again = memories.capture(ctx, "Locker code is 4411", [], "api")
     assert again.verdict.action == "store"
@@ -79,7 +58,7 @@ def test_a_forgotten_or_rewritten_note_no_longer_blocks_its_text(clock, ctx):
 
 
 def test_an_append_outlasts_more_lost_races_than_it_used_to_allow_waiting_a_growing_random_pause(clock, ctx, pauses):
-    memories = service(clock, BusyStore(conflicts=8))
+    memories = memory_service(clock, FlakyStore(conflicts=8))
     memories.capture(ctx, "Renovation log", [], "api")
     memories.append(ctx, "id-0", "tiles ordered")
     assert memories.store.read_stream("memory-id-0")[-1].event == MemoryAppended("tiles ordered", "Jan 1, 2026")
@@ -87,7 +66,7 @@ def test_an_append_outlasts_more_lost_races_than_it_used_to_allow_waiting_a_grow
 
 
 def test_a_race_lost_every_time_tells_the_client_nothing_of_streams_or_versions(clock, ctx, pauses):
-    memories = service(clock, BusyStore(conflicts=99))
+    memories = memory_service(clock, FlakyStore(conflicts=99))
     memories.capture(ctx, "Renovation log", [], "api")
     with pytest.raises(ConcurrencyConflict) as raised:
         memories.append(ctx, "id-0", "tiles ordered")

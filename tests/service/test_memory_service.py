@@ -16,29 +16,11 @@ from second_brain.domain.events import (
 )
 from second_brain.domain.identity import Identity
 from second_brain.ports.read_model import ReadModel
-
-
-class FlakyStore(InMemoryEventStore):
-    """Loses the race `conflicts` times before letting an append through."""
-
-    def __init__(self, conflicts: int) -> None:
-        super().__init__()
-        self.conflicts = conflicts
-
-    def append(self, events):
-        if self.conflicts and events[0].version > 1:
-            self.conflicts -= 1
-            raise ConcurrencyConflict("another writer")
-        return super().append(events)
-
-
-def service(clock, store=None, tz="UTC") -> MemoryService:
-    ids = iter(f"id-{n}" for n in range(100))
-    return MemoryService(store or InMemoryEventStore(), clock, ZoneInfo(tz), new_id=lambda: next(ids))
+from tests.support.memories import FlakyStore, memory_service
 
 
 def test_capture_appends_the_note_and_its_classification_in_full_envelopes(clock, ctx):
-    memories = service(clock)
+    memories = memory_service(clock)
     memory = memories.capture(ctx, "Pricing floor is $6k #work", ["Pricing"], "claude-desktop")
     assert (memory.id, memory.tags) == ("id-0", ("pricing", "work", "kind:semantic"))
     stored, classified = memories.store.read_stream("memory-id-0")
@@ -50,7 +32,7 @@ def test_capture_appends_the_note_and_its_classification_in_full_envelopes(clock
 
 
 def test_append_labels_the_update_with_the_date_in_the_configured_time_zone(clock, ctx):
-    memories = service(clock, tz="America/Los_Angeles")  # 2026-01-01T00:00Z is still Dec 31 there
+    memories = memory_service(clock, tz="America/Los_Angeles")  # 2026-01-01T00:00Z is still Dec 31 there
     memories.capture(ctx, "note", [], "api")
     memory = memories.append(ctx, " id-0 ", "more")
     assert memory.content == "note\n\n[Update Dec 31, 2025]: more"
@@ -58,7 +40,7 @@ def test_append_labels_the_update_with_the_date_in_the_configured_time_zone(cloc
 
 
 def test_memories_outside_the_callers_workspaces_do_not_exist_for_them(clock, ctx):
-    memories = service(clock)
+    memories = memory_service(clock)
     memories.capture(ctx, "mine", [], "api")
     stranger = Context(Identity("bob", "Bob", "member", "personal-bob"), "req-2")
     with pytest.raises(NotFound, match="No entry found with ID: id-0"):
@@ -68,21 +50,21 @@ def test_memories_outside_the_callers_workspaces_do_not_exist_for_them(clock, ct
 
 
 def test_a_lost_race_is_retried_against_the_new_state(clock, ctx):
-    memories = service(clock, FlakyStore(conflicts=2))
+    memories = memory_service(clock, FlakyStore(conflicts=2))
     memories.capture(ctx, "note", [], "api")
     memories.set_status(ctx, "id-0", "canonical")
     assert [e.event for e in memories.store.read_stream("memory-id-0")][-1] == StatusChanged("canonical")
 
 
 def test_a_race_lost_every_time_surfaces_as_a_conflict(clock, ctx):
-    memories = service(clock, FlakyStore(conflicts=99))
+    memories = memory_service(clock, FlakyStore(conflicts=99))
     memories.capture(ctx, "note", [], "api")
     with pytest.raises(ConcurrencyConflict):
         memories.set_status(ctx, "id-0", "canonical")
 
 
 def test_a_forgotten_memory_is_gone_and_its_content_erased(clock, ctx):
-    memories = service(clock)
+    memories = memory_service(clock)
     memories.capture(ctx, "secret plan", [], "api")
     memories.forget(ctx, "id-0")
     with pytest.raises(NotFound):
@@ -91,7 +73,7 @@ def test_a_forgotten_memory_is_gone_and_its_content_erased(clock, ctx):
 
 
 def test_a_no_op_update_appends_nothing(clock, ctx):
-    memories = service(clock)
+    memories = memory_service(clock)
     memories.capture(ctx, "same", ["a"], "api")
     head = memories.store.head()
     memories.update(ctx, "id-0", "same", None)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..domain.errors import InvalidInput, NotFound, SemanticUnavailable
 from ..domain.projects import check_slug
-from ..domain.text import MAX_ID_CHARS, check_source, shorten
+from ..domain.text import INT64, MAX_ID_CHARS, check_source, shorten
 from ..ports.read_model import Filters
 from .brain import Brain
 from .chat import insight as synthesise
@@ -21,7 +21,6 @@ from .time_anchors import parse_when
 
 LAYERS = ("personal", "company")
 NO_COMPANY = "This brain has no company workspace yet"
-INT64 = (-(2**63), 2**63 - 1)  # times and counters are stored as signed 64-bit integers
 
 
 def required(value: str | None, name: str) -> str:
@@ -43,6 +42,13 @@ def int64(value: int | None, name: str) -> int | None:
     if value is not None and not INT64[0] <= value <= INT64[1]:
         raise InvalidInput(f"{name} must fit in a signed 64-bit integer")
     return value
+
+
+def when_text(value: str | int | None, name: str) -> str | None:
+    """A `when` or `until` as parse_when reads it: ISO 8601, or Unix ms as a number (within 64 bits) or digits."""
+    if isinstance(value, int):
+        int64(value, name)
+    return None if value is None else str(value)
 
 
 def clamp(value: int, low: int, high: int) -> int:
@@ -94,10 +100,8 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
     slugs = [check_slug(t.strip().lower().removeprefix("project:")) for t in tags
              if t.strip().lower().startswith("project:")]
     anchor = None
-    if isinstance(when, int):
-        int64(when, "when")
     if when is not None:
-        anchor = (parse_when(str(when), brain.memories.timezone), when_kind or "wake")
+        anchor = (parse_when(when_text(when, "when"), brain.memories.timezone), when_kind or "wake")
     elif when_kind is not None:
         raise InvalidInput("when_kind requires when")
     if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
@@ -258,8 +262,7 @@ def create_project(brain: Brain, ctx: Context, name: str | None, slug: str | Non
 
 
 def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | int | None) -> dict[str, Any]:
-    text = None if until is None else str(int64(until, "until") if isinstance(until, int) else until)  # ISO or ms
-    when_at = parse_when(required(text, "until"), brain.memories.timezone, "until")
+    when_at = parse_when(required(when_text(until, "until"), "until"), brain.memories.timezone, "until")
     memory = brain.memories.snooze(ctx, identifier(memory_id), when_at)
     return {"ok": True, "id": memory.id, "when_at": memory.when_at, "when_kind": memory.when_kind}
 

@@ -246,8 +246,9 @@ def _clashes(config: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
 
 def _check_together(config: dict[str, Any]) -> None:
     """Invariants across settings: volatile <= ordinary <= durable floors; candidate < flag < block."""
-    for _, rule in _clashes(config)[:1]:
-        raise InvalidInput(f"{rule} must hold")
+    clashes = _clashes(config)
+    if clashes:
+        raise InvalidInput(f"{clashes[0][1]} must hold")
 
 
 def _admin(ctx: Context) -> None:

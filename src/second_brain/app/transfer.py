@@ -36,8 +36,8 @@ MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: th
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
 
 # The log and SQLite hold signed 64-bit integers: a larger number is a malformed payload, not a 500.
-Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
-Count = Annotated[int, Field(ge=0, le=2**63 - 1)]  # counters and millisecond times
+Int64 = Annotated[int, Field(ge=text.INT64[0], le=text.INT64[1])]
+Count = Annotated[int, Field(ge=0, le=text.INT64[1])]  # counters and millisecond times
 
 
 class BackupReads(EntryReads, GraphReads, ProjectReads, Protocol):

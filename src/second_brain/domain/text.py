@@ -22,6 +22,7 @@ MAX_TAG_CHARS = 128
 MAX_SOURCE_CHARS = 128
 MAX_ID_CHARS = 128  # no memory id is longer: ours are UUIDs, an import keeps its own up to this
 ECHO_CHARS = 40  # how much of a caller's value an error message repeats
+INT64 = (-(2**63), 2**63 - 1)  # times and counters are stored as signed 64-bit integers
 RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
 # Tags the brain itself sets: bookkeeping, not topics.
 PIPELINE_MARKERS = frozenset(
@@ -72,6 +73,12 @@ def check_length(content: str) -> None:
 def check_source(source: str) -> None:
     if len(source) > MAX_SOURCE_CHARS:
         raise InvalidInput(f"source is too long: at most {MAX_SOURCE_CHARS} characters")
+
+
+def read_int(literal: str) -> int:
+    """An integer literal; one with more digits than any 64-bit value reads as just past the range, so it is
+    refused as out of range instead of reaching int(), which raises past 4,300 digits."""
+    return int(literal) if len(literal.lstrip("+-").lstrip("0")) <= 19 else INT64[1] + 1
 
 
 def shorten(value: str, most: int = ECHO_CHARS) -> str:

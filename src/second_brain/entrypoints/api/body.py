@@ -7,14 +7,13 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...app.operations import INT64, int64
+from ...app.operations import int64
 from ...domain.errors import InvalidInput, TooLarge
-from ...domain.text import MAX_CONTENT_CHARS, shorten
+from ...domain.text import MAX_CONTENT_CHARS, read_int, shorten
 
 # Room for the largest allowed content, JSON-escaped, plus its tags and fields.
 MAX_BODY_BYTES = 8 * MAX_CONTENT_CHARS + 64 * 1024
 MAX_DEPTH = 32  # no body needs more; json.loads would recurse past Python's limit at about 1,000
-TOO_WIDE = INT64[1] + 1  # what a longer literal parses to: int() of 4,300+ digits raises, and no field wants it
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON can escape one ("\ud800"); UTF-8 cannot encode it
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -32,7 +31,7 @@ async def json_object(request: Request, max_bytes: int = MAX_BODY_BYTES) -> dict
         if len(raw) > max_bytes:
             raise TooLarge(f"Request body too large: at most {max_bytes} bytes")
     try:
-        data = json.loads(raw, parse_int=_int, parse_constant=_no_constant) if raw.strip() else {}
+        data = json.loads(raw, parse_int=read_int, parse_constant=_no_constant) if raw.strip() else {}
     except RecursionError:
         raise InvalidInput(f"Invalid JSON body: nested more than {MAX_DEPTH} levels deep") from None
     except (UnicodeDecodeError, ValueError):
@@ -41,10 +40,6 @@ async def json_object(request: Request, max_bytes: int = MAX_BODY_BYTES) -> dict
         raise InvalidInput("Invalid JSON body: expected a JSON object")
     check_values(data)
     return data
-
-
-def _int(literal: str) -> int:
-    return int(literal) if len(literal) <= 20 else TOO_WIDE
 
 
 def _no_constant(name: str) -> None:
@@ -70,7 +65,6 @@ def check_values(data: dict[str, Any]) -> None:
                 pending.append((item, f"{path}.{shorten(key)}" if path else shorten(key), depth + 1))
         elif isinstance(value, list):
             pending.extend((item, f"{path}.{index}", depth + 1) for index, item in enumerate(value))
-
 
 
 def json_body(model: type[Model]) -> Any:

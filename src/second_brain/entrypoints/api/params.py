@@ -4,7 +4,8 @@ import re
 
 from starlette.datastructures import QueryParams
 
-from ...app.operations import INT64, int64
+from ...app.operations import int64
+from ...domain.text import read_int
 from ...domain.errors import InvalidInput
 
 INTEGER = re.compile(r"^[+-]?\d+$")
@@ -19,8 +20,7 @@ def int_param(params: QueryParams, name: str, default: int | None, low: int | No
         return default
     if not INTEGER.match(raw):
         raise InvalidInput(f"{name} must be an integer")
-    # Anything past 19 digits is past 64 bits: never int() it, as 4,300+ digits raise.
-    value = int64(int(raw) if len(raw.lstrip("+-").lstrip("0")) <= 19 else INT64[1] + 1, name)
+    value = int64(read_int(raw), name)
     if low is not None:
         value = max(low, value)
     if high is not None:
