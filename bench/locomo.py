@@ -1,53 +1,97 @@
-"""Recall@1/5/10 on LoCoMo: keyword only, vector only and the full pipeline, side by side in one run.
+"""Recall@1/5/10 on LoCoMo through the exact service calls the REST routes make, with leave-one-out tuning.
 
-Usage: .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo/locomo-dev.json] [--limit N]
+Usage:
+  .venv/bin/python bench/locomo.py                                  # the shipped settings, per conversation
+  .venv/bin/python bench/locomo.py --set context_weight=0.3         # one change, side by side with the shipped
+  .venv/bin/python bench/locomo.py --grid context_weight=0,0.25,0.5 --grid dense_weight=0.3,0.4
+                                                                    # leave-one-conversation-out over the grid
 
-Each conversation is its own brain (a real SQLite file). Every turn is captured as one memory,
-"<speaker>: <text>", stamped with its session's date; questions of categories 1-4 are asked with
-topK=10 and scored by the share of their evidence turns found in the top k (category 5 is
-adversarial: its answers are not in the conversation). The data is read from where it lies,
-never copied into the repository.
+Each conversation is its own brain (a real SQLite file, the packaged embedder). Its turns go in through
+`Transfer.import_page` (what POST /import calls) as "<speaker>: <text>", created at the session's date plus
+one second per earlier turn; `operations.vectorize_pending` (POST /vectorize-pending) indexes them; then every
+question of categories 1-4 is asked in order through `operations.recall` (GET /recall) with topK=10, so recall
+counting and every other side effect of a recall are in play. Scores are the share of a question's evidence
+turns in the top k, averaged over questions. This is what `../shared/bench/locomo/locomo_eval.py` measures
+over HTTP; it runs in-process so a grid of settings fits in minutes.
+
+With --grid, every combination is scored on every conversation (a fresh brain each time); then, for each
+conversation, the combination best on the other four (by R@5, then R@10) is scored on it. The leave-one-out
+figure is the mean of those held-out scores: a setting chosen on the conversation it is judged on never counts.
+
+The data is read from where it lies (../shared/bench/locomo/), never copied into the repository.
 """
 
 import argparse
+import itertools
 import json
+import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
+import uuid
+from dataclasses import fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from second_brain.adapters.embedder.local import MiniLMEmbedder  # noqa: E402
+from second_brain.app import operations  # noqa: E402
 from second_brain.app.memories import Context  # noqa: E402
-from second_brain.app.recall import query  # noqa: E402
 from second_brain.app.recall.config import RecallConfig  # noqa: E402
-from second_brain.app.recall.pipeline import RecallService  # noqa: E402
+from second_brain.app.transfer import parse_payload  # noqa: E402
 from second_brain.bootstrap import build  # noqa: E402
-from second_brain.domain.identity import owner  # noqa: E402
-from second_brain.ports.read_model import Filters  # noqa: E402
 from second_brain.settings import Settings  # noqa: E402
 
 KS = (1, 5, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DEFAULT_DATA = ROOT.parent / "shared/bench/locomo/locomo-dev.json"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0
+class RememberingEmbedder:
+    """The packaged embedder, computing each distinct text once per run: the grid re-indexes the same turns."""
 
-    def now_ms(self) -> int:
-        return self.now
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self.model_id, self.dimension = embedder.model_id, embedder.dimension
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            self.vectors.update(zip(missing, self.embedder.embed_batch(missing), strict=True))
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self.vectors[t] for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        key = "\0query\0" + text
+        if key not in self.vectors:
+            self.vectors[key] = self.embedder.embed_query(text)
+        return self.vectors[key]
 
 
 def session_time(text: str) -> int:
-    moment = datetime.strptime(text, "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
     return int(moment.timestamp() * 1000)
 
 
-def evidence_ids(qa: dict) -> set[str]:
+def turns_of(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    sessions = sorted(int(k.split("_")[1]) for k in conversation if k.startswith("session_") and k.count("_") == 1)
+    turns = []
+    for number in sessions:
+        start = session_time(conversation[f"session_{number}_date_time"])
+        for offset, turn in enumerate(conversation[f"session_{number}"]):
+            turns.append({"dia_id": turn["dia_id"], "content": f"{turn['speaker']}: {turn['text']}",
+                          "created_at": start + offset * 1000})
+    return turns
+
+
+def evidence_ids(qa: dict[str, Any]) -> set[str]:
     ids = set()
     for item in qa.get("evidence", []):
         for part in str(item).split(";"):
@@ -57,73 +101,136 @@ def evidence_ids(qa: dict) -> set[str]:
     return ids
 
 
-def load_brain(conversation: dict, directory: Path, embedder: MiniLMEmbedder):
-    clock = Clock()
-    brain = build(Settings(data_dir=directory, sqlite_synchronous="OFF"), clock=clock, embedder=embedder)
-    ctx = Context(owner(), "bench")
-    dia_of: dict[str, list[str]] = {}  # a turn blocked as a repeat is held by the memory it repeats
-    sessions = sorted((int(k.split("_")[1]) for k in conversation if k.startswith("session_") and
-                       k.count("_") == 1), key=int)
-    for number in sessions:
-        start = session_time(conversation[f"session_{number}_date_time"])
-        for offset, turn in enumerate(conversation[f"session_{number}"]):
-            clock.now = start + offset * 1000
-            outcome = brain.memories.capture(ctx, f"{turn['speaker']}: {turn['text']}", [], "locomo")
-            dia_of.setdefault(outcome.id, []).append(turn["dia_id"])
-    while brain.indexer.run_once(512).remaining:
-        pass
-    clock.now = int(time.time() * 1000)  # questions are asked today
-    return brain, dia_of
+def questions_of(sample: dict[str, Any]) -> list[tuple[str, set[str], int]]:
+    return [(qa["question"], evidence_ids(qa), qa["category"]) for qa in sample["qa"]
+            if qa.get("category") in CATEGORIES and evidence_ids(qa)]
 
 
-def evaluate(data: list[dict], limit: int | None) -> None:
-    embedder = MiniLMEmbedder()
-    base = RecallConfig()
-    arms = {
-        "keyword only": replace(base, dense_weight=0.0),
-        "vector only": replace(base, keyword_weight=0.0),
-        "full pipeline": base,
-    }
-    totals = {name: {k: 0.0 for k in KS} for name in arms}
-    asked = 0
-    started = time.perf_counter()
-    for conversation in data:
-        with tempfile.TemporaryDirectory() as tmp:
-            brain, dia_of = load_brain(conversation["conversation"], Path(tmp) / "brain", embedder)
-            filters = Filters(brain.owner.readable)
-            for qa in conversation["qa"]:
-                if qa.get("category") not in (1, 2, 3, 4):
-                    continue
-                wanted = evidence_ids(qa)
-                if not wanted:
-                    continue
-                parsed = query.parse(qa["question"])
-                for name, config in arms.items():
-                    service = RecallService(brain.recall.read_model, brain.vectors, embedder, brain.recall.clock,
-                                            lambda config=config: config)
-                    ranked, _ = service.rank(parsed, filters, 10, config)
-                    found = [dia for key, _ in ranked for dia in dia_of[key]]
-                    for k in KS:
-                        totals[name][k] += len(wanted & set(found[:k])) / len(wanted)
-                asked += 1
-                if limit and asked >= limit:
-                    break
+def score_conversation(sample: dict[str, Any], config: RecallConfig, embedder: RememberingEmbedder
+                       ) -> dict[str, Any]:
+    """One fresh brain: import, index, then every question in order, the way a client would."""
+    turns = turns_of(sample["conversation"])
+    ids = {turn["dia_id"]: str(uuid.uuid4()) for turn in turns}
+    payload = parse_payload({"version": 3, "entries": [
+        {"id": ids[t["dia_id"]], "content": t["content"], "tags": [], "source": "locomo",
+         "created_at": t["created_at"], "updated_at": t["created_at"]} for t in turns]})
+    dia_of = {entry_id: dia for dia, entry_id in ids.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        brain = build(Settings(data_dir=Path(tmp) / "brain", sqlite_synchronous="OFF"), embedder=embedder)
+        brain.recall.config = lambda: config
+        ctx = Context(brain.owner, "bench")
+        try:
+            offset = 0
+            while offset < len(turns):
+                offset = brain.transfer.import_page(ctx, payload, 1000, offset)["next_offset"]
+            while operations.vectorize_pending(brain, ctx, 500)["remaining"]:
+                pass
+            rows = []
+            for question, wanted, category in questions_of(sample):
+                started = time.perf_counter()
+                results = operations.recall(brain, ctx, question, 10)["results"]
+                elapsed = (time.perf_counter() - started) * 1000
+                found = [dia_of[r["id"]] for r in results if r["id"] in dia_of]
+                rows.append({"category": category, "ms": elapsed,
+                             **{f"R@{k}": len(wanted & set(found[:k])) / len(wanted) for k in KS}})
+        finally:
             brain.close()
-        if limit and asked >= limit:
-            break
-    print(f"LoCoMo: {asked} questions (categories 1-4), {len(data)} conversations, "
-          f"{time.perf_counter() - started:.0f}s")
-    print(f"{'method':<16}" + "".join(f"{'R@' + str(k):>8}" for k in KS))
-    for name in arms:
-        print(f"{name:<16}" + "".join(f"{totals[name][k] / asked:>8.3f}" for k in KS))
+    return {"rows": rows, **mean(rows)}
+
+
+def mean(rows: list[dict[str, Any]]) -> dict[str, float]:
+    return {f"R@{k}": sum(r[f"R@{k}"] for r in rows) / len(rows) for k in KS} if rows else {}
+
+
+def parse_value(field: str, value: str) -> Any:
+    kind = {f.name: f.type for f in fields(RecallConfig)}[field]
+    return {"int": int, "float": float, "str": str, "bool": lambda v: v.lower() in ("1", "true")}.get(
+        kind if isinstance(kind, str) else kind.__name__, float)(value)
+
+
+def parse_settings(items: list[str], many: bool) -> dict[str, list[Any]]:
+    known = {f.name for f in fields(RecallConfig)}
+    chosen: dict[str, list[Any]] = {}
+    for item in items:
+        field, _, values = item.partition("=")
+        if field not in known:
+            raise SystemExit(f"unknown RecallConfig field {field!r}; one of: {', '.join(sorted(known))}")
+        chosen[field] = [parse_value(field, v) for v in (values.split(",") if many else [values])]
+    return chosen
+
+
+def label(settings: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in settings.items()) or "shipped"
+
+
+def report(samples: list[dict[str, Any]], scores: dict[str, dict[str, dict[str, Any]]]) -> None:
+    names = [s["sample_id"] for s in samples]
+    width = max(len(n) for n in scores) + 2
+    print(f"{'settings':<{width}}" + "".join(f"{n:>16}" for n in names) + f"{'all R@5 / R@10':>20}")
+    for name, by_sample in scores.items():
+        rows = [row for n in names for row in by_sample[n]["rows"]]
+        overall = mean(rows)
+        print(f"{name:<{width}}" + "".join(f"{by_sample[n]['R@5']:>9.3f}/{by_sample[n]['R@10']:.3f}" for n in names)
+              + f"{overall['R@5']:>13.3f} / {overall['R@10']:.3f}")
+    for name, by_sample in scores.items():
+        rows = [row for n in names for row in by_sample[n]["rows"]]
+        per_category = {CATEGORIES[c]: mean([r for r in rows if r["category"] == c]) for c in CATEGORIES}
+        latencies = sorted(r["ms"] for r in rows)
+        print(f"\n{name}: R@1 {mean(rows)['R@1']:.3f}; by category " + ", ".join(
+            f"{c} {m['R@5']:.3f}/{m['R@10']:.3f}" for c, m in per_category.items() if m)
+              + f"; recall p50 {statistics.median(latencies):.1f} ms, p95 {latencies[int(len(latencies) * .95)]:.1f} ms")
+
+
+def leave_one_out(samples: list[dict[str, Any]], scores: dict[str, dict[str, dict[str, Any]]]) -> None:
+    names = [s["sample_id"] for s in samples]
+    held_rows = []
+    print("\nleave-one-conversation-out: for each conversation, the settings best on the other four")
+    for held in names:
+        others = [n for n in names if n != held]
+
+        def fit(name: str) -> tuple[float, float]:
+            rows = [row for n in others for row in scores[name][n]["rows"]]
+            overall = mean(rows)
+            return overall["R@5"], overall["R@10"]
+
+        best = max(scores, key=fit)
+        held_rows += scores[best][held]["rows"]
+        print(f"  {held}: {best}  ->  R@5 {scores[best][held]['R@5']:.3f}  R@10 {scores[best][held]['R@10']:.3f}")
+    overall = mean(held_rows)
+    print(f"leave-one-out overall ({len(held_rows)} questions): R@1 {overall['R@1']:.3f}  R@5 {overall['R@5']:.3f}"
+          f"  R@10 {overall['R@10']:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared/bench/locomo/locomo-dev.json"))
-    parser.add_argument("--limit", type=int, help="stop after this many questions")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit-convs", type=int, help="only the first N conversations")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="a RecallConfig change, scored beside the shipped settings")
+    parser.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2,...",
+                        help="values to choose among by leave-one-conversation-out")
     args = parser.parse_args()
-    evaluate(json.loads(Path(args.data).read_text()), args.limit)
+    samples = json.loads(args.data.read_text())[: args.limit_convs]
+    embedder = RememberingEmbedder(MiniLMEmbedder())
+    grid = parse_settings(args.grid, many=True)
+    fixed = {k: v[0] for k, v in parse_settings(args.set, many=False).items()}
+    variants = {"shipped": {}}
+    if fixed or grid:
+        for combination in itertools.product(*grid.values()) if grid else [()]:
+            chosen = {**fixed, **dict(zip(grid, combination))}
+            variants[label(chosen)] = chosen
+    started = time.perf_counter()
+    scores: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in variants}
+    for sample in samples:
+        for name, chosen in variants.items():
+            scores[name][sample["sample_id"]] = score_conversation(sample, replace(RecallConfig(), **chosen), embedder)
+        print(f"{sample['sample_id']} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    questions = sum(len(by["rows"]) for by in scores["shipped"].values())
+    print(f"LoCoMo through operations.recall: {questions} questions (categories 1-4), {len(samples)} conversations, "
+          f"{len(variants)} settings, {time.perf_counter() - started:.0f} s\n")
+    report(samples, scores)
+    if len(variants) > 1 and len(samples) > 1:
+        leave_one_out(samples, scores)
 
 
 if __name__ == "__main__":

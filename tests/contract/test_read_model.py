@@ -91,6 +91,20 @@ def test_recall_applies_filters_before_the_cut(brain, ctx, clock):
     assert sorted(recall_ids(brain, ctx, "pricing", top_k=3, tag="work")) == sorted(tagged)
 
 
+def test_a_named_date_lifts_what_was_written_then_without_hiding_the_rest(brain, ctx, clock):
+    clock.now = 1_697_155_200_000 + 3_600_000  # 2023-10-13, 01:00 UTC
+    first = capture(brain, ctx, clock, "Painted the lake at dawn with my brother Tom")
+    clock.now = 1_697_760_000_000 + 3_600_000  # 2023-10-20
+    second = capture(brain, ctx, clock, "Rain all day, so I painted the lake from the car")
+    clock.now = 1_698_000_000_000
+    base = recall_ids(brain, ctx, "painted lake")
+    assert sorted(base) == sorted([first, second])
+    behind = base[-1]
+    day = "October 13, 2023" if behind == first else "October 20, 2023"
+    assert recall_ids(brain, ctx, f"painted lake on {day}") == [behind, base[0]]
+    assert recall_ids(brain, ctx, "painted lake in October") == base  # both written then: nothing changes
+
+
 def test_recall_never_returns_deprecated_memories(brain, ctx, clock):
     old = capture(brain, ctx, clock, "The meeting is on Tuesday")
     new = capture(brain, ctx, clock, "The meeting moved to Wednesday")

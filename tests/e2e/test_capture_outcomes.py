@@ -25,7 +25,8 @@ def entry(api, memory_id):
 
 
 def events(api, memory_id):
-    return [t["event"] for t in entry(api, memory_id)["timeline"]]
+    """What happened to a memory, leaving out the opening of it that reading its entry here records."""
+    return [t["event"] for t in entry(api, memory_id)["timeline"] if t["event"] != "opened"]
 
 
 # -- without a model ----------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Recall scenarios of the spec, over HTTP, against a real server running the real local model."""
 
+import time
+
 import pytest
 
 from .conftest import Server
@@ -166,3 +168,46 @@ def test_a_user_supplied_cross_encoder_reorders_ambiguous_results(tmp_path):
         # A query with an identifier in it never goes to the model: the order is the un-reranked one.
         assert top(api, "bicycle maintenance checklist v1.9")["results"][0]["id"] == ids["red"]
     server.stop()
+
+
+def test_results_do_not_promote_themselves_but_opened_memories_rise(tmp_path):
+    """The reference's feedback loop: every recall bumped what it returned, and the bump fed ranking, so the first
+    answer to a query kept winning it. Here being returned is counted (recall_count) but never ranks; opening a
+    memory (GET /entry) is a use, and ranks."""
+    day = 86_400_000
+    server = Server(tmp_path / "brain").start()
+    try:
+        with server.client() as api:
+            now = time.time() * 1000
+            entries = [{"id": "fields", "content": "we concatenate the fields", "created_at": int(now - day)},
+                       {"id": "cat", "content": "my cat sleeps here", "created_at": int(now - 5 * day)}]
+            imported = api.post("/import", json={"version": 3, "entries": entries}).json()
+            assert imported["imported"] == 2, imported
+            wait_indexed(api)
+            assert api.patch("/config", json={"SUBSTRING_MATCH_WEIGHT": 1}).json()["ok"] is True
+
+            def scores() -> dict[str, float]:
+                return {r["id"]: r["score"] for r in top(api, "cat", topK=5)["results"]}
+
+            def counted(field: str, memory_id: str) -> int:
+                return next(e for e in api.get("/list").json() if e["id"] == memory_id).get(field, 0)
+
+            first = scores()
+            assert set(first) == {"fields", "cat"}
+            for _ in range(50):  # the recall counts are written after each answer: wait for both
+                if counted("recall_count", "fields") and counted("recall_count", "cat"):
+                    break
+                time.sleep(0.1)
+            assert counted("recall_count", "fields") == counted("recall_count", "cat") == 1
+            assert scores() == first  # being returned changed nothing
+
+            weaker = min(first, key=first.__getitem__)
+            api.get("/entry", params={"id": weaker})
+            for _ in range(50):
+                if api.get("/entry", params={"id": weaker}).json()["entry"]["use_count"] == 1:
+                    break
+                time.sleep(0.1)
+            after = scores()
+            assert after[weaker] / max(after.values()) > first[weaker] / max(first.values())
+    finally:
+        server.stop()

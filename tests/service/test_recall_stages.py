@@ -12,10 +12,11 @@ DAY = 86_400_000
 NOW = 1_800_000_000_000
 
 
-def entry(tags=(), importance=0, wins=0, losses=0, age_days=0.0, recall_count=0) -> EntryRow:
+def entry(tags=(), importance=0, wins=0, losses=0, age_days=0.0, recall_count=0, use_count=0) -> EntryRow:
     created = NOW - int(age_days * DAY)
-    return EntryRow("id", "text", tuple(tags), "api", "ws", "owner", created, created, importance, recall_count,
-                    wins, losses)
+    return EntryRow("id", "text", tuple(tags), "api", "ws", "owner", created, created, importance_score=importance,
+                    recall_count=recall_count, use_count=use_count, contradiction_wins=wins,
+                    contradiction_losses=losses)
 
 
 @pytest.mark.parametrize(
@@ -115,9 +116,11 @@ def test_tag_boost_is_capped():
     assert ranking.tag_boost(entry([f"t{i}" for i in range(9)]), [f"t{i}" for i in range(9)], CONFIG) == 1.5
 
 
-def test_recall_frequency_can_undo_decay_but_never_exceed_one():
-    assert ranking.signal_multiplier(entry(recall_count=50), NOW, [], CONFIG) == 1.0
-    assert ranking.signal_multiplier(entry(age_days=365, recall_count=3), NOW, [], CONFIG) > \
+def test_use_can_undo_decay_but_never_exceed_one_and_being_returned_is_not_use():
+    assert ranking.signal_multiplier(entry(use_count=50), NOW, [], CONFIG) == 1.0
+    assert ranking.signal_multiplier(entry(age_days=365, use_count=3), NOW, [], CONFIG) > \
+        ranking.signal_multiplier(entry(age_days=365), NOW, [], CONFIG)
+    assert ranking.signal_multiplier(entry(age_days=365, recall_count=30), NOW, [], CONFIG) == \
         ranking.signal_multiplier(entry(age_days=365), NOW, [], CONFIG)
     assert ranking.signal_multiplier(entry(["rolled-up"]), NOW, [], CONFIG) == pytest.approx(0.4)
 

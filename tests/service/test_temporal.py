@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from second_brain.app.recall.temporal import time_window
+from second_brain.app.recall.temporal import named_dates, time_window
 
 UTC = ZoneInfo("UTC")
 NOW = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)  # a Monday
@@ -51,3 +51,32 @@ def test_dates_follow_the_configured_time_zone():
     tokyo = ZoneInfo("Asia/Tokyo")  # 15:00 UTC is already Dec 1 in Tokyo
     _, after, _ = window("today", tokyo)
     assert after == int(datetime(2026, 12, 1, tzinfo=tokyo).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(
+    ("query", "rest", "windows", "months"),
+    [
+        ("What painting did Mel show on October 13, 2023?", "What painting did Mel show on ?",
+         [(ms(2023, 10, 13), ms(2023, 10, 14) - 1)], set()),
+        ("the book on 8th December, 2023", "the book on", [(ms(2023, 12, 8), ms(2023, 12, 9) - 1)], set()),
+        ("forest photo December 1,2023", "forest photo", [(ms(2023, 12, 1), ms(2023, 12, 2) - 1)], set()),
+        ("notes 2023-02-01", "notes", [(ms(2023, 2, 1), ms(2023, 2, 2) - 1)], set()),
+        ("workouts in December 2023", "workouts in", [(ms(2023, 12, 1), ms(2024, 1, 1) - 1)], set()),
+        ("camping in June", "camping", [], {6}),
+        ("trips in 2023 and in Sept", "trips and", [(ms(2023, 1, 1), ms(2024, 1, 1) - 1)], {9}),
+    ],
+)
+def test_named_dates(query, rest, windows, months):
+    found = named_dates(query, UTC)
+    assert (found.query, list(found.windows), set(found.months)) == (rest, windows, months)
+
+
+def test_a_named_month_without_a_year_is_that_month_of_any_year_and_may_is_also_a_verb():
+    assert named_dates("may I see the pricing notes", UTC) is None
+    assert named_dates("what happened on February 30, 2023", UTC) is None
+    june = named_dates("camping in June", UTC)
+    assert june.contain(ms(2019, 6, 30, 23), UTC) and not june.contain(ms(2019, 7, 1), UTC)
+    # a day is the day in the brain's zone
+    tokyo = ZoneInfo("Asia/Tokyo")
+    day = named_dates("on 13 October 2023", tokyo)
+    assert day.contain(ms(2023, 10, 12, 16), tokyo) and not day.contain(ms(2023, 10, 13, 16), tokyo)

@@ -67,8 +67,8 @@ class MemoryService:
         self.clock = clock
         self._timezone = timezone  # a zone, or where to read the configured one per request
         self.new_id = new_id
-        self._recalled_day = ""
-        self._recalled: set[str] = set()
+        self._counted_day = ""
+        self._counted: set[tuple[type, str]] = set()  # (command, memory) pairs already counted today
         self._stripes = [threading.Lock() for _ in range(STRIPES)]
 
     @property
@@ -219,17 +219,25 @@ class MemoryService:
 
     def record_recalls(self, ctx: Context, memory_ids: list[str]) -> int:
         """Count a recall of each memory, once per day; best effort, since a lost race only loses a count."""
+        return self._count_daily(ctx, memory_ids, c.RecordRecall)
+
+    def record_open(self, ctx: Context, memory_id: str) -> int:
+        """Count that someone opened the memory itself, once per day: the use ranking trusts."""
+        return self._count_daily(ctx, [memory_id], c.RecordOpen)
+
+    def _count_daily(self, ctx: Context, memory_ids: list[str],
+                     command: type[c.RecordRecall] | type[c.RecordOpen]) -> int:
         day = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).date().isoformat()
-        if self._recalled_day != day:
-            self._recalled_day, self._recalled = day, set()
+        if self._counted_day != day:
+            self._counted_day, self._counted = day, set()
         recorded = 0
         for memory_id in memory_ids:
-            if memory_id in self._recalled:  # already counted today by this process: skip the stream read
+            if (command, memory_id) in self._counted:  # already counted today by this process: skip the read
                 continue
-            self._recalled.add(memory_id)
+            self._counted.add((command, memory_id))
             try:
                 state, _ = self.load(ctx, memory_id)
-                events = decide(c.RecordRecall(day), state)
+                events = decide(command(day), state)
                 self._append(ctx, state, events)
                 recorded += len(events)
             except (ConcurrencyConflict, NotFound):

@@ -197,12 +197,12 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag
     response = brain.recall.recall(ctx, request)
     if insight:
         response["insight"] = synthesise(brain.llm, query, response["results"])
-    ids = [r["id"] for r in response["results"]]
-    if defer:
-        defer(brain.memories.record_recalls, ctx, ids)
-    else:
-        brain.memories.record_recalls(ctx, ids)
+    (defer or _now)(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
     return response
+
+
+def _now(task: Callable[..., object], *args: object) -> None:
+    task(*args)
 
 
 def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag: str | None = None,
@@ -215,8 +215,12 @@ def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag
     return brain.queries.recent(ctx, chosen, clamp(n, 1, most))
 
 
-def get(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
-    return brain.queries.entry(ctx, identifier(memory_id))
+def get(brain: Brain, ctx: Context, memory_id: str | None,
+        defer: Callable[..., None] | None = None) -> dict[str, Any]:
+    """One memory in full; opening it counts as a use (later, through `defer`, when the caller can answer first)."""
+    entry = brain.queries.entry(ctx, identifier(memory_id))
+    (defer or _now)(brain.memories.record_open, ctx, entry["id"])
+    return entry
 
 
 def vectorize_pending(brain: Brain, ctx: Context, limit: int = 50) -> dict[str, Any]:

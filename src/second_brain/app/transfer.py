@@ -56,6 +56,7 @@ class ExportedEntry(_Strict):
     created_at: Count
     updated_at: Count | None = None
     recall_count: Count = 0
+    use_count: Count = 0
     importance_score: int = Field(0, ge=0, le=5)
     contradiction_wins: Count = 0
     contradiction_losses: Count = 0
@@ -116,6 +117,7 @@ class Transfer:
             "entries": [
                 {"id": r.id, "content": r.content, "tags": list(r.tags), "source": r.source,
                  "created_at": r.created_at, "updated_at": r.updated_at, "recall_count": r.recall_count,
+                 "use_count": r.use_count,
                  "importance_score": r.importance_score, "contradiction_wins": r.contradiction_wins,
                  "contradiction_losses": r.contradiction_losses,
                  **({"when_at": r.when_at, "when_kind": r.when_kind} if r.when_at is not None else {})}
@@ -287,7 +289,7 @@ def _restore(entry: ExportedEntry, workspace: str) -> list[object]:
     events: list[object] = [MemoryImported(
         entry.content, tags, entry.source.strip() or "api", workspace, entry.created_at,
         entry.updated_at if entry.updated_at is not None else entry.created_at, entry.recall_count,
-        entry.importance_score, entry.contradiction_wins, entry.contradiction_losses,
+        entry.importance_score, entry.contradiction_wins, entry.contradiction_losses, entry.use_count,
     )]
     if entry.when_at is not None:
         kind = entry.when_kind or "wake"

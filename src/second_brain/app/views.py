@@ -11,6 +11,7 @@ from ..domain.events import (
     MemoryCaptured,
     MemoryClassified,
     MemoryImported,
+    MemoryOpened,
     MemoryRecalled,
     MemoryRevised,
     StatusChanged,
@@ -28,6 +29,7 @@ TIMELINE_NAMES = {
     "TagsChanged": "tags_changed",
     "StatusChanged": "status_changed",
     "MemoryRecalled": "recalled",
+    "MemoryOpened": "opened",
     "TimeAnchorSet": "time_anchor_set",
     "TimeAnchorCleared": "time_anchor_cleared",
     "MemoryClassified": "classified",
@@ -72,6 +74,7 @@ def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope]) -
     view = entry_view(row, identity)
     view["actor_name"] = actor_name(identity, row.actor)
     view["indexed"] = row.indexed
+    view["use_count"] = row.use_count  # days someone opened it: what ranking counts, unlike recall_count
     view["when_at"] = row.when_at
     view["when_kind"] = row.when_kind if row.when_at is not None else None
     view["timeline"] = [timeline_item(e, identity) for e in events]
@@ -105,7 +108,7 @@ def _payload(event: object) -> dict[str, Any]:
         return {"tags": list(event.tags)}
     if isinstance(event, StatusChanged):
         return {"status": event.status}
-    if isinstance(event, MemoryRecalled):
+    if isinstance(event, (MemoryRecalled, MemoryOpened)):
         return {"day": event.day}
     if isinstance(event, TimeAnchorSet):
         return {"when_at": event.when_at, "when_kind": event.when_kind}

@@ -54,8 +54,14 @@ class RecordRecall:
 
 
 @dataclass(frozen=True)
+class RecordOpen:
+    day: str
+
+
+@dataclass(frozen=True)
 class Forget:
     pass
 
 
-Command = Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall | Forget
+Command = (Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall | RecordOpen
+           | Forget)

@@ -30,6 +30,7 @@ class MemoryImported:
     importance_score: int
     contradiction_wins: int
     contradiction_losses: int
+    use_count: int = 0  # older exports have no such field
     SCHEMA: ClassVar[int] = 1
 
 
@@ -62,6 +63,15 @@ class StatusChanged:
 @dataclass(frozen=True)
 class MemoryRecalled:
     """A recall returned the memory; recorded at most once per memory per day, so polling cannot inflate it."""
+
+    day: str  # ISO date in the brain's time zone
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryOpened:
+    """Someone opened the memory itself (GET /entry, the MCP get tool): a use, unlike merely being returned.
+    Recorded at most once per memory per day."""
 
     day: str  # ISO date in the brain's time zone
     SCHEMA: ClassVar[int] = 1
@@ -176,16 +186,16 @@ class Erased:
 
 DomainEvent = (
     MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
-    | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon | ContradictionLost
-    | MemoryForgotten | Erased
+    | MemoryOpened | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon
+    | ContradictionLost | MemoryForgotten | Erased
 )
 
 REGISTRY: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
-        TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon, ContradictionLost,
-        MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
+        MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
+        ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
         ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed,
     )
 }

@@ -11,6 +11,7 @@ from .commands import (
     ClearTimeAnchor,
     Command,
     Forget,
+    RecordOpen,
     RecordRecall,
     SetStatus,
     SetTimeAnchor,
@@ -28,6 +29,7 @@ from .events import (
     MemoryClassified,
     MemoryForgotten,
     MemoryImported,
+    MemoryOpened,
     MemoryRecalled,
     MemoryRevised,
     StatusChanged,
@@ -56,8 +58,10 @@ class Memory:
     created_at: int = 0
     updated_at: int = 0
     importance: int = 0
-    recall_count: int = 0
+    recall_count: int = 0  # days on which a recall returned it
     last_recalled: str = ""  # the day of the latest counted recall
+    use_count: int = 0  # days on which someone opened it: the signal ranking trusts
+    last_used: str = ""
     contradiction_wins: int = 0
     contradiction_losses: int = 0
     when_at: int | None = None
@@ -97,6 +101,8 @@ def decide(command: Command, state: Memory) -> list[object]:
         return [TimeAnchorCleared()]
     if isinstance(command, RecordRecall):
         return [] if command.day == state.last_recalled else [MemoryRecalled(command.day)]
+    if isinstance(command, RecordOpen):
+        return [] if command.day == state.last_used else [MemoryOpened(command.day)]
     if isinstance(command, Forget):
         return [MemoryForgotten()]
     raise TypeError(f"unknown command {command!r}")
@@ -123,6 +129,7 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
             state, exists=True, content=event.content, tags=event.tags, source=event.source,
             workspace=event.workspace, actor=envelope.actor if envelope else "", created_at=event.created_at,
             updated_at=event.updated_at, importance=event.importance_score, recall_count=event.recall_count,
+            use_count=event.use_count,
             contradiction_wins=event.contradiction_wins, contradiction_losses=event.contradiction_losses,
             version=version, content_version=1, position=envelope.position if envelope else 0,
         )
@@ -142,6 +149,8 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
     if isinstance(event, MemoryRecalled):
         return replace(state, recall_count=state.recall_count + 1, last_recalled=event.day, version=version)
+    if isinstance(event, MemoryOpened):
+        return replace(state, use_count=state.use_count + 1, last_used=event.day, version=version)
     if isinstance(event, ContradictionWon):
         return replace(state, contradiction_wins=state.contradiction_wins + 1, version=version)
     if isinstance(event, ContradictionLost):

@@ -11,4 +11,7 @@ class Embedder(Protocol):
     dimension: int
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """One L2-normalised float32 row per text, shape (len(texts), dimension)."""
+        """One L2-normalised float32 row per stored text (a memory's passage), shape (len(texts), dimension)."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a search query: models trained with a query instruction get it here."""

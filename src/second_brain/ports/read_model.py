@@ -22,6 +22,7 @@ class EntryRow:
     updated_at: int
     importance_score: int = 0
     recall_count: int = 0
+    use_count: int = 0
     contradiction_wins: int = 0
     contradiction_losses: int = 0
     indexed: bool = False
@@ -35,6 +36,7 @@ class EntryRow:
             id=memory.id, content=memory.content, tags=memory.tags, source=memory.source,
             workspace=memory.workspace, actor=memory.actor, created_at=memory.created_at,
             updated_at=memory.updated_at, importance_score=memory.importance, recall_count=memory.recall_count,
+            use_count=memory.use_count,
             contradiction_wins=memory.contradiction_wins, contradiction_losses=memory.contradiction_losses,
             when_at=memory.when_at, when_kind=memory.when_kind,
         )

@@ -43,3 +43,6 @@ class BedrockTitanEmbedder:
 def _unit(vector: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]

@@ -37,3 +37,6 @@ class FakeEmbedder:
         vector = np.zeros(self.dimension, dtype=np.float32)
         vector[self._slot(text)] = 1.0
         return vector
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]

@@ -51,3 +51,6 @@ class MiniLMEmbedder:
         pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]

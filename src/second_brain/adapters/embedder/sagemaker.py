@@ -36,3 +36,6 @@ class SageMakerEmbedder:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             rows.append(vectors / np.where(norms == 0, 1, norms))
         return np.vstack(rows) if rows else np.zeros((0, self.dimension), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]

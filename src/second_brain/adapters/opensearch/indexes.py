@@ -37,11 +37,15 @@ class Indexes:
         self.edges, self.projects = f"{prefix}-edges", f"{prefix}-projects"
 
     def create(self) -> None:
-        """Create the indexes that do not exist yet (idempotent)."""
+        """Create the indexes that do not exist yet, and add fields a newer mapping has to those that do
+        (idempotent: OpenSearch accepts new fields on a live index, and the same fields again)."""
         for index, name in ((self.entries, "entries"), (self.passages, "passages"), (self.edges, "edges"),
                             (self.projects, "projects")):
+            body = mapping(name, self.dimension)
             if not self.client.indices.exists(index=index):
-                self.client.indices.create(index=index, body=mapping(name, self.dimension))
+                self.client.indices.create(index=index, body=body)
+            else:
+                self.client.indices.put_mapping(index=index, body=body["mappings"])
 
     def drop(self) -> None:
         for index in (self.entries, self.passages, self.edges, self.projects):

@@ -9,7 +9,8 @@ def row_of(source: dict) -> EntryRow:
         id=source["id"], content=source["content"], tags=tuple(source["tags"]), source=source["source"],
         workspace=source["workspace"], actor=source["actor"], created_at=source["created_at"],
         updated_at=source["updated_at"], importance_score=source["importance_score"],
-        recall_count=source["recall_count"], contradiction_wins=source["contradiction_wins"],
+        recall_count=source["recall_count"], use_count=source.get("use_count", 0),
+        contradiction_wins=source["contradiction_wins"],
         contradiction_losses=source["contradiction_losses"], when_at=source.get("when_at"),
         when_kind=source.get("when_kind"),
     )

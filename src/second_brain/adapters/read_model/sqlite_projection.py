@@ -30,6 +30,8 @@ TABLES = [
         when_at INTEGER,
         when_kind TEXT,
         last_recalled TEXT NOT NULL DEFAULT '',
+        use_count INTEGER NOT NULL DEFAULT 0,
+        last_used TEXT NOT NULL DEFAULT '',
         version INTEGER NOT NULL,
         position INTEGER NOT NULL
     )""",
@@ -62,7 +64,7 @@ TABLES = [
 
 class SQLiteEntryProjection:
     name = "entries"
-    schema = 7
+    schema = 8
 
     def create(self, conn: sqlite3.Connection) -> None:
         for statement in TABLES:
@@ -144,7 +146,8 @@ def _columns(memory: Memory) -> dict[str, object]:
         "id": memory.id, "workspace": memory.workspace, "actor": memory.actor, "content": memory.content,
         "tags": json.dumps(memory.tags), "source": memory.source, "created_at": memory.created_at,
         "updated_at": memory.updated_at, "importance_score": memory.importance, "recall_count": memory.recall_count,
-        "last_recalled": memory.last_recalled, "contradiction_wins": memory.contradiction_wins,
+        "last_recalled": memory.last_recalled, "use_count": memory.use_count, "last_used": memory.last_used,
+        "contradiction_wins": memory.contradiction_wins,
         "contradiction_losses": memory.contradiction_losses, "content_version": memory.content_version,
         "when_at": memory.when_at, "when_kind": memory.when_kind, "version": memory.version,
         "position": memory.position,
@@ -157,6 +160,7 @@ def _memory(row: sqlite3.Row) -> Memory:
         id=row["id"], exists=True, content=row["content"], tags=tuple(json.loads(row["tags"])), source=row["source"],
         workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"], updated_at=row["updated_at"],
         importance=row["importance_score"], recall_count=row["recall_count"], last_recalled=row["last_recalled"],
+        use_count=row["use_count"], last_used=row["last_used"],
         contradiction_wins=row["contradiction_wins"], contradiction_losses=row["contradiction_losses"],
         when_at=row["when_at"], when_kind=row["when_kind"], version=row["version"],
         content_version=row["content_version"], position=row["position"],

@@ -37,6 +37,7 @@ class RecallConfig:
     tag_boost_step: float = 0.15
     tag_boost_max: float = 1.5
     rolled_up_weight: float = 0.4
+    named_date_boost: float = 2.0  # a query naming a day, month or year ("in May 2023") lifts memories written then
     mmr_lambda: float = 0.7
     mmr_redundancy: float = 0.7  # only similarity above this counts as repetition in the diversity pass
     relevance_floor: float = 0.05  # results scoring under this share of the best are dropped

@@ -75,13 +75,15 @@ class RecallService:
         if request.hops is None:
             request = replace(request, hops=config.default_hops)
         text, filters = request.query, request.filters
+        zone = ZoneInfo(config.timezone) if config.timezone else UTC
+        window = None
         if filters.after is None and filters.before is None:  # "last week", "yesterday": a window, unless one is given
-            zone = ZoneInfo(config.timezone) if config.timezone else UTC
             window = temporal.time_window(text, self.clock.now_ms(), zone)
             if window:
                 text, filters = window.query, replace(filters, after=window.after, before=window.before)
-        parsed = query.parse(text)
-        ranked, found = self.rank(parsed, filters, request.top_k, config)
+        dates = None if window else temporal.named_dates(text, zone)  # "on October 13, 2023": written then ranks up
+        parsed = query.parse(dates.query if dates else text)
+        ranked, found = self.rank(parsed, filters, request.top_k, config, dates)
         if request.hops > 0 and ranked:
             ranked = self._expand(ctx, ranked, found, filters, request, config)
         response: dict[str, Any] = {
@@ -99,8 +101,8 @@ class RecallService:
             )
         return response
 
-    def rank(self, parsed: query.ParsedQuery, filters: Filters, top_k: int, config: RecallConfig
-             ) -> tuple[list[tuple[str, float]], Candidates]:
+    def rank(self, parsed: query.ParsedQuery, filters: Filters, top_k: int, config: RecallConfig,
+             dates: temporal.NamedDates | None = None) -> tuple[list[tuple[str, float]], Candidates]:
         """The ordered (id, score) results and the candidates they came from."""
         found = Candidates()
         plan = self._keyword_arm(parsed, filters, config, found)
@@ -112,7 +114,9 @@ class RecallService:
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]
+        zone = ZoneInfo(config.timezone) if config.timezone else UTC
         own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
+               * (config.named_date_boost if dates and dates.contain(found.entries[key].created_at, zone) else 1.0)
                for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
         ordered = sorted(scored.items(), key=lambda item: (-item[1], -found.entries[item[0]].created_at))
@@ -162,7 +166,7 @@ class RecallService:
             found.semantic_unavailable = True
             return None
         try:
-            vector = self.embedder.embed_batch([parsed.text])[0]
+            vector = self.embedder.embed_query(parsed.text)
             hits = self.vectors.search(vector, filters, config.vector_pool)
         except Exception:  # the keyword arm still answers
             log.exception("semantic search failed; answering from keywords only")

@@ -65,7 +65,9 @@ def recency_floor(entry: EntryRow, config: RecallConfig) -> float:
 
 
 def frequency(entry: EntryRow) -> float:
-    return 1 + math.log1p(entry.recall_count)
+    """1 + ln(1 + days someone opened it). Being returned by a recall does not count: a result that promoted
+    itself would outrank, on the next recall, what the query now asks for (the reference's feedback loop)."""
+    return 1 + math.log1p(entry.use_count)
 
 
 def importance(entry: EntryRow, config: RecallConfig) -> float:

@@ -67,3 +67,64 @@ def _window(phrase: str, match: re.Match[str], now: datetime, today: datetime
 
 def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
+
+
+# Dates a query names outright ("on October 13, 2023", "in May 2022", "in June", "in 2023"): not a filter, since
+# the date may be when something happened rather than when it was written down, but memories written then rank
+# higher. A bare month name counts only after "in", "during", "of", "since", "until" or "by" ("may" is a verb too).
+MONTH = (r"(?P<{g}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+ORDINAL = r"(?:st|nd|rd|th)?"
+NAMED_DATE = re.compile(
+    r"\b(?:"
+    rf"(?P<d1>\d{{1,2}}){ORDINAL}\s+(?:of\s+)?{MONTH.format(g='m1')},?\s*(?P<y1>\d{{4}})"  # 13 October 2023
+    rf"|{MONTH.format(g='m2')}\s+(?P<d2>\d{{1,2}}){ORDINAL},?\s*(?P<y2>\d{{4}})"  # October 13, 2023
+    r"|(?P<y3>\d{4})-(?P<m3>\d{2})-(?P<d3>\d{2})"  # 2023-10-13
+    rf"|{MONTH.format(g='m4')},?\s+(?P<y4>\d{{4}})"  # May 2022
+    rf"|(?:in|during|of|since|until|by)\s+{MONTH.format(g='m5')}(?![\w-]|,?\s*\d)"  # in June
+    r"|(?:in|during|of|since|until|by)\s+(?P<y6>(?:19|20)\d{2})(?![\w-])"  # in 2023
+    r")",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class NamedDates:
+    query: str  # the query without the dates
+    windows: tuple[tuple[int, int], ...] = ()  # days, months and years named with their year: unix ms, inclusive
+    months: frozenset[int] = frozenset()  # months named without a year: that month of any year
+
+    def contain(self, moment: int, tz: ZoneInfo) -> bool:
+        if any(start <= moment <= end for start, end in self.windows):
+            return True
+        return bool(self.months) and datetime.fromtimestamp(moment / 1000, tz).month in self.months
+
+
+def named_dates(query: str, tz: ZoneInfo) -> NamedDates | None:
+    """The days, months and years a query names, in the brain's zone; None if it names none."""
+    windows: list[tuple[int, int]] = []
+    months: set[int] = set()
+    for match in NAMED_DATE.finditer(query):
+        groups = match.groupdict()
+        year = next((int(groups[g]) for g in ("y1", "y2", "y3", "y4", "y6") if groups[g]), None)
+        name = next((groups[g] for g in ("m1", "m2", "m4", "m5") if groups[g]), None)
+        month = MONTHS[name.lower()[:3]] if name else (int(groups["m3"]) if groups["m3"] else None)
+        day = next((int(groups[g]) for g in ("d1", "d2", "d3") if groups[g]), None)
+        try:
+            if year is None:
+                months.add(month)  # type: ignore[arg-type]  (a match without a year names a month)
+            elif month is None:
+                windows.append((_ms(datetime(year, 1, 1, tzinfo=tz)), _ms(datetime(year + 1, 1, 1, tzinfo=tz)) - 1))
+            elif day is None:
+                first = datetime(year, month, 1, tzinfo=tz)
+                following = first.replace(year=year + 1, month=1) if month == 12 else first.replace(month=month + 1)
+                windows.append((_ms(first), _ms(following) - 1))
+            else:
+                start = datetime(year, month, day, tzinfo=tz)
+                windows.append((_ms(start), _ms(start + timedelta(days=1)) - 1))
+        except ValueError:  # 31 February, month 13
+            continue
+    if not windows and not months:
+        return None
+    rest = " ".join(NAMED_DATE.sub(" ", query).split())
+    return NamedDates(rest or query, tuple(windows), frozenset(months))

@@ -98,8 +98,9 @@ def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
 
 @router.get("/entry", responses=errors(400, 404),
             openapi_extra=documented(None, query("id", "The entry id", required=True)))
-def entry(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return {"ok": True, "entry": ops.get(request.app.state.brain, ctx, request.query_params.get("id"))}
+def entry(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
+    return {"ok": True, "entry": ops.get(request.app.state.brain, ctx, request.query_params.get("id"),
+                                         defer=background.add_task)}
 
 
 @router.get("/count", responses=errors())
