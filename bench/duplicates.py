@@ -1,13 +1,14 @@
 """Calibrate the duplicate thresholds for the local embedder, and measure the contradiction rules.
 
 Reads the labelled note pairs in tests/data/note_pairs.jsonl (contradiction, paraphrase, addition,
-duplicate, distinct), embeds both notes of each pair with the local MiniLM model, and prints:
+duplicate, distinct), embeds both notes of each pair with the local e5-small-v2 model (MiniLM with --minilm),
+and prints:
 
 - the cosine range of each label (what the block / flag thresholds must separate);
 - the hit rate of the no-model contradiction rules on each label;
 - what the triage would do with each pair at the configured thresholds (block, flag, contradiction, store).
 
-Usage: .venv/bin/python bench/duplicates.py
+Usage: .venv/bin/python bench/duplicates.py [--minilm]
 """
 
 import json
@@ -21,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from second_brain.adapters.embedder.local import MiniLMEmbedder  # noqa: E402
+from second_brain.adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder  # noqa: E402
 from second_brain.app.triage import DuplicateConfig, duplicate_sample  # noqa: E402
 from second_brain.domain import contradictions  # noqa: E402
 
@@ -42,7 +43,8 @@ def decide(old: str, new: str, score: float, config: DuplicateConfig) -> str:
 
 def main() -> None:
     pairs = [json.loads(line) for line in PAIRS.read_text().splitlines() if line.strip()]
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder() if "--minilm" in sys.argv else E5SmallEmbedder()
+    print(f"embedder: {embedder.model_id}")
     old = embedder.embed_batch([duplicate_sample(p["old"]) for p in pairs])
     new = embedder.embed_batch([duplicate_sample(p["new"]) for p in pairs])
     scores = np.sum(np.asarray(old) * np.asarray(new), axis=1)

