@@ -188,7 +188,7 @@ def leave_one_out(samples: list[dict[str, Any]], scores: dict[str, dict[str, dic
     for held in names:
         others = [n for n in names if n != held]
 
-        def fit(name: str) -> tuple[float, float]:
+        def fit(name: str, others: list[str] = others) -> tuple[float, float]:
             rows = [row for n in others for row in scores[name][n]["rows"]]
             overall = mean(rows)
             return overall["R@5"], overall["R@10"]

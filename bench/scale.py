@@ -58,8 +58,12 @@ def load(data_dir: Path, start: int, stop: int, rare: set[int]) -> float:
     rng = random.Random(start)
     for n in range(start, stop):
         brain.memories.capture(ctx, note(rng, n, rare=n in rare), ["bench"], "bench")
+    pending, indexing = brain.vectors.pending_count(), time.perf_counter()
     while brain.indexer.run_once(4096).remaining:
         pass
+    seconds = time.perf_counter() - indexing
+    print(f"indexed {pending} memories in {seconds:.0f} s: {pending / seconds:.0f} memories/s with "
+          f"{brain.indexer.embedder.model_id} (one core; embedding, storing vectors, inferring links)", flush=True)
     brain.close()
     return time.perf_counter() - started
 

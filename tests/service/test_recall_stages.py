@@ -85,7 +85,8 @@ def test_term_weight(content, form, expected):
 
 
 def test_fusion_normalises_each_arm_so_neither_swamps_the_other():
-    fused = ranking.fuse({"a": 800.0, "b": 400.0}, {"b": 0.9, "c": 0.9}, RecallConfig(keyword_sharpness=1.0))
+    fused = ranking.fuse({"a": 800.0, "b": 400.0}, {"b": 0.9, "c": 0.9},
+                         RecallConfig(keyword_sharpness=1.0, dense_weight=0.3))
     assert fused["a"] == pytest.approx(0.7)
     assert fused["b"] == pytest.approx(0.35 + 0.3)
     assert fused["c"] == pytest.approx(0.3)
