@@ -93,6 +93,20 @@ def test_fusion_normalises_each_arm_so_neither_swamps_the_other():
     assert ranking.fuse({}, {"x": 0.25}, CONFIG) == {"x": 0.0}  # under the dense floor: no evidence
 
 
+def test_an_exact_match_of_the_words_outranks_the_closest_meaning_alone():
+    """A memory holding the query's identifier but not yet embedded must not tie with a look-alike found by
+    meaning only (END-2-7-END against END-2-8-END)."""
+    fused = ranking.fuse({"exact": 3.0}, {"look-alike": 0.95}, CONFIG)
+    assert fused["exact"] > fused["look-alike"]
+
+
+def test_a_field_of_weak_cosines_is_not_stretched_to_full_weight():
+    weak = ranking.fuse({}, {"a": 0.35, "b": 0.32}, CONFIG)  # 0.05 over the floor: a quarter of dense_scale_min
+    assert weak["a"] == pytest.approx(CONFIG.dense_weight * 0.05 / 0.2)
+    strong = ranking.fuse({}, {"a": 0.8, "b": 0.55}, CONFIG)
+    assert strong["a"] == pytest.approx(CONFIG.dense_weight)
+
+
 def test_recency_decays_towards_a_floor_that_depends_on_the_memory():
     assert ranking.recency(entry(age_days=0), NOW, CONFIG) == pytest.approx(1.0)
     assert ranking.recency(entry(age_days=3650), NOW, CONFIG) == pytest.approx(0.6)
@@ -131,6 +145,13 @@ def test_context_gives_relevant_neighbours_a_share_of_the_strongest_seed():
     near = {"q": [("answer", 1), ("far", 2), ("unrelated", 1)], "other": [("answer", 1)]}
     result = ranking.with_context(scores, near, RecallConfig(context_weight=0.5))
     assert result == pytest.approx({"q": 1.0, "other": 0.2, "answer": 0.6, "far": 0.3})  # "unrelated" stays out
+
+
+def test_context_never_lifts_a_neighbour_above_the_memory_it_borrows_from():
+    scores = {"exact": 0.7, "look-alike": 0.65}
+    result = ranking.with_context(scores, {"exact": [("look-alike", 1)]}, RecallConfig(context_weight=0.5))
+    assert result == pytest.approx({"exact": 0.7, "look-alike": 0.7})  # level at most; the pipeline's tie-break
+    # puts what earned more on its own first
 
 
 def test_mmr_pushes_down_near_repeats_only():

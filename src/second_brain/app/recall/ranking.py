@@ -12,17 +12,20 @@ from .config import RecallConfig
 DAY_MS = 86_400_000
 
 
-def normalize(scores: dict[str, float], sharpness: float = 1.0) -> dict[str, float]:
-    """Scale to [0, 1] by the best score, so neither arm's units decide the mix; a power > 1 sharpens."""
-    best = max(scores.values(), default=0.0)
+def normalize(scores: dict[str, float], sharpness: float = 1.0, at_least: float = 0.0) -> dict[str, float]:
+    """Scale to [0, 1] by the best score, so neither arm's units decide the mix; a power > 1 sharpens. With
+    `at_least`, a best score under it is not stretched to 1: a field of weak scores stays weak."""
+    best = max(max(scores.values(), default=0.0), at_least)
     return {k: (v / best) ** sharpness for k, v in scores.items()} if best > 0 else {k: 0.0 for k in scores}
 
 
 def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig) -> dict[str, float]:
-    """Weighted sum of both arms, each normalised within the query; cosines under the floor count zero."""
+    """Weighted sum of both arms, each normalised within the query; cosines under the floor count zero, and the
+    semantic side counts fully only when its best cosine clears the floor by `dense_scale_min`: otherwise the
+    closest of some unrelated memories would tie with an exact match of the query's words (an identifier)."""
     kw = normalize(keyword, config.keyword_sharpness)
     lifted = {k: max(0.0, v - config.dense_floor) for k, v in dense.items()}
-    dn = normalize(lifted, config.dense_sharpness)
+    dn = normalize(lifted, config.dense_sharpness, config.dense_scale_min)
     return {
         key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
         for key in {*kw, *dn}
@@ -31,18 +34,20 @@ def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfi
 
 def with_context(scores: dict[str, float], neighbours: dict[str, list[tuple[str, int]]],
                  config: RecallConfig) -> dict[str, float]:
-    """A relevant memory also earns a share of its strongest neighbour's score, divided by the steps between them.
+    """A relevant memory also earns a share of its strongest neighbour's score, divided by the steps between them,
+    but never more than that neighbour's own score.
 
     A conversation's answer often sits one turn from the words that match the question. Only memories
-    with some relevance of their own gain: context ranks evidence, it never adds unrelated results.
+    with some relevance of their own gain: context ranks evidence, it never adds unrelated results, and it never
+    puts a look-alike written next to the exact match of an identifier above that match.
     """
-    context: dict[str, float] = {}
+    lifted: dict[str, float] = {}
     for seed, near in neighbours.items():
         for key, distance in near:
             if scores.get(key, 0.0) > 0:
-                share = scores[seed] * config.context_weight / distance
-                context[key] = max(context.get(key, 0.0), share)
-    return {key: score + context.get(key, 0.0) for key, score in scores.items()}
+                share = scores[key] + scores[seed] * config.context_weight / distance
+                lifted[key] = max(lifted.get(key, 0.0), min(share, max(scores[seed], scores[key])))
+    return {key: lifted.get(key, score) for key, score in scores.items()}
 
 
 def recency(entry: EntryRow, now: int, config: RecallConfig) -> float:
