@@ -114,9 +114,8 @@ class RecallService:
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]
-        zone = ZoneInfo(config.timezone) if config.timezone else UTC
         own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
-               * (config.named_date_boost if dates and dates.contain(found.entries[key].created_at, zone) else 1.0)
+               * (config.named_date_boost if dates and dates.contain(found.entries[key].created_at) else 1.0)
                for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
         # On a tie, what earned more on its own comes first (a neighbour lifted to its seed's score stays behind it).

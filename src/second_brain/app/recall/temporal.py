@@ -91,13 +91,14 @@ NAMED_DATE = re.compile(
 @dataclass(frozen=True)
 class NamedDates:
     query: str  # the query without the dates
+    zone: ZoneInfo  # the brain's, which the dates are read in
     windows: tuple[tuple[int, int], ...] = ()  # days, months and years named with their year: unix ms, inclusive
     months: frozenset[int] = frozenset()  # months named without a year: that month of any year
 
-    def contain(self, moment: int, tz: ZoneInfo) -> bool:
+    def contain(self, moment: int) -> bool:
         if any(start <= moment <= end for start, end in self.windows):
             return True
-        return bool(self.months) and datetime.fromtimestamp(moment / 1000, tz).month in self.months
+        return bool(self.months) and datetime.fromtimestamp(moment / 1000, self.zone).month in self.months
 
 
 def named_dates(query: str, tz: ZoneInfo) -> NamedDates | None:
@@ -127,4 +128,4 @@ def named_dates(query: str, tz: ZoneInfo) -> NamedDates | None:
     if not windows and not months:
         return None
     rest = " ".join(NAMED_DATE.sub(" ", query).split())
-    return NamedDates(rest or query, tuple(windows), frozenset(months))
+    return NamedDates(rest or query, tz, tuple(windows), frozenset(months))
