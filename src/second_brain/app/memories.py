@@ -10,13 +10,7 @@ from functools import reduce
 from zoneinfo import ZoneInfo
 
 from ..domain import commands as c
-from ..domain.capture import (
-    STORE,
-    Verdict,
-    content_stream,
-    decide_capture,
-    exact_repeat,
-)
+from ..domain.capture import STORE, Verdict, content_stream, decide_capture, exact_repeat
 from ..domain.classification import classify
 from ..domain.errors import (
     AlreadyExists,
@@ -25,13 +19,7 @@ from ..domain.errors import (
     InvalidInput,
     NotFound,
 )
-from ..domain.events import (
-    CaptureAnswered,
-    ContentClaimed,
-    Envelope,
-    MemoryClassified,
-    memory_stream,
-)
+from ..domain.events import CaptureAnswered, ContentClaimed, Envelope, MemoryClassified, memory_stream
 from ..domain.memory import Memory, decide, evolve, fold, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
