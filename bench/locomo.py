@@ -6,9 +6,10 @@ Usage:
   .venv/bin/python bench/locomo.py --grid context_weight=0,0.25,0.5 --grid dense_weight=0.3,0.4
                                                                     # leave-one-conversation-out over the grid
 
-Each conversation is its own brain (a real SQLite file, the local embedder: e5-small-v2, or MiniLM with --minilm). Its turns go in through
-`Transfer.import_page` (what POST /import calls) as "<speaker>: <text>", created at the session's date plus
-one second per earlier turn; `operations.vectorize_pending` (POST /vectorize-pending) indexes them; then every
+Each conversation is its own brain (a real SQLite file, the local embedder: e5-small-v2, or MiniLM with
+--minilm). Its turns go in through `Transfer.import_page` (what POST /import calls) as "<speaker>: <text>",
+created at the session's date plus one second per earlier turn; `operations.vectorize_pending` (POST
+/vectorize-pending) indexes them; then every
 question of categories 1-4 is asked in order through `operations.recall` (GET /recall) with topK=10, so recall
 counting and every other side effect of a recall are in play. Scores are the share of a question's evidence
 turns in the top k, averaged over questions. This is what `../shared/bench/locomo/locomo_eval.py` measures
@@ -176,9 +177,10 @@ def report(samples: list[dict[str, Any]], scores: dict[str, dict[str, dict[str, 
         rows = [row for n in names for row in by_sample[n]["rows"]]
         per_category = {CATEGORIES[c]: mean([r for r in rows if r["category"] == c]) for c in CATEGORIES}
         latencies = sorted(r["ms"] for r in rows)
+        p95 = latencies[int(len(latencies) * .95)]
         print(f"\n{name}: R@1 {mean(rows)['R@1']:.3f}; by category " + ", ".join(
             f"{c} {m['R@5']:.3f}/{m['R@10']:.3f}" for c, m in per_category.items() if m)
-              + f"; recall p50 {statistics.median(latencies):.1f} ms, p95 {latencies[int(len(latencies) * .95)]:.1f} ms")
+              + f"; recall p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
 
 
 def leave_one_out(samples: list[dict[str, Any]], scores: dict[str, dict[str, dict[str, Any]]]) -> None:

@@ -42,6 +42,25 @@ def test_titan_v2_embeds_one_text_per_call_at_the_configured_dimension():
     stub.assert_no_pending_responses()
 
 
+def test_the_cloud_embedders_embed_a_query_like_a_stored_text():
+    """Recall embeds its query with embed_query; Titan and the TEI endpoint take no query instruction."""
+    bedrock, stub = client("bedrock-runtime")
+    stub.add_response("invoke_model", {**body({"embedding": [0.0, 5.0] + [0.0] * 254, "inputTextTokenCount": 1}),
+                                       "contentType": "application/json"},
+                      {"modelId": "amazon.titan-embed-text-v2:0", "accept": "application/json",
+                       "contentType": "application/json",
+                       "body": json.dumps({"inputText": "pricing", "dimensions": 256, "normalize": True})})
+    with stub:
+        query = BedrockTitanEmbedder(bedrock, dimension=256).embed_query("pricing")
+    assert query.shape == (256,) and np.allclose(query[:2], [0, 1])
+    runtime, stub = client("sagemaker-runtime")
+    stub.add_response("invoke_endpoint", {**body([[0.0, 2.0, 0.0]], "Body"), "ContentType": "application/json"},
+                      {"EndpointName": "bge-small", "ContentType": "application/json", "Accept": "application/json",
+                       "Body": json.dumps({"inputs": ["pricing"], "normalize": True, "truncate": True})})
+    with stub:
+        assert np.allclose(SageMakerEmbedder(runtime, "bge-small", dimension=3).embed_query("pricing"), [0, 1, 0])
+
+
 def test_titan_refuses_a_dimension_it_does_not_offer_and_reports_failures():
     with pytest.raises(ValueError, match="256, 512, 1024"):
         BedrockTitanEmbedder(object(), dimension=384)

@@ -84,7 +84,7 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
             assert entry["content"] in contents and entry["tags"][0] == "bulk", f"half-written memory {memory_id}"
             assert all(t in ("bulk", "kind:semantic", "duplicate-candidate") for t in entry["tags"]), entry["tags"]
             found = api.get("/recall", params={"query": entry["content"].split()[-1]}).json()["results"]
-            assert found[0]["id"] == memory_id, (entry["content"][-20:], [(r["content"][-20:], r["score"]) for r in found[:3]])
+            assert found[0]["id"] == memory_id, [(r["content"][-20:], r["score"]) for r in found[:3]]
         count = api.get("/count").json()["count"]
         assert count == len(stored)
         restarted.stop()

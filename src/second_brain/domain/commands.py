@@ -63,5 +63,5 @@ class Forget:
     pass
 
 
-Command = (Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall | RecordOpen
-           | Forget)
+Command = (Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall
+           | RecordOpen | Forget)

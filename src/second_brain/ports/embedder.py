@@ -15,3 +15,10 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of a search query: models trained with a query instruction get it here."""
+
+
+class QueryAsPassage:
+    """For models trained without a query instruction: a query is embedded like any stored text."""
+
+    def embed_query(self: Embedder, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]

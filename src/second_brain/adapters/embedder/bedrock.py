@@ -7,12 +7,13 @@ from typing import Any
 import numpy as np
 
 from ...domain.errors import SemanticUnavailable
+from ...ports.embedder import QueryAsPassage
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_DIMENSIONS = (256, 512, 1024)  # Titan v2 offers only these: there is no 384
 
 
-class BedrockTitanEmbedder:
+class BedrockTitanEmbedder(QueryAsPassage):
     """One InvokeModel call per text (Titan has no batch call); vectors normalised by the model and again here."""
 
     def __init__(self, client: Any, model: str = TITAN_V2, dimension: int = 1024) -> None:
@@ -43,6 +44,3 @@ class BedrockTitanEmbedder:
 def _unit(vector: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]

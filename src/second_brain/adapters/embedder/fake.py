@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...ports.embedder import QueryAsPassage
+
 WORD = re.compile(r"\w+")
 
 
-class FakeEmbedder:
+class FakeEmbedder(QueryAsPassage):
     """Texts sharing words (or word fragments) get similar vectors; nothing else is modelled."""
 
     model_id = "fake-hash-v1"
@@ -37,6 +39,3 @@ class FakeEmbedder:
         vector = np.zeros(self.dimension, dtype=np.float32)
         vector[self._slot(text)] = 1.0
         return vector
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]

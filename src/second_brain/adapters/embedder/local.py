@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ...domain.errors import ModelUnavailable
+from ...ports.embedder import QueryAsPassage
 from ..onnx_session import cpu_session
 
 HERE = Path(__file__).resolve().parent
@@ -59,7 +60,7 @@ class _BertEmbedder:
         return _unit(pooled)
 
 
-class MiniLMEmbedder(_BertEmbedder):
+class MiniLMEmbedder(QueryAsPassage, _BertEmbedder):
     model_id = "all-MiniLM-L6-v2-int8"
 
     def __init__(self, threads: int = 0) -> None:
@@ -76,9 +77,6 @@ class MiniLMEmbedder(_BertEmbedder):
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text])[0]
 
 
 class E5SmallEmbedder(_BertEmbedder):

@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 
 from ...domain.errors import SemanticUnavailable
+from ...ports.embedder import QueryAsPassage
 
 BATCH = 32  # texts per request: TEI's default max client batch size
 
 
-class SageMakerEmbedder:
+class SageMakerEmbedder(QueryAsPassage):
     def __init__(self, client: Any, endpoint: str, dimension: int = 384, model: str = "bge-small-en-v1.5") -> None:
         self.client = client
         self.endpoint = endpoint
@@ -36,6 +37,3 @@ class SageMakerEmbedder:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             rows.append(vectors / np.where(norms == 0, 1, norms))
         return np.vstack(rows) if rows else np.zeros((0, self.dimension), dtype=np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]

@@ -83,6 +83,7 @@ def row_of(row: sqlite3.Row) -> EntryRow:
         id=row["id"], content=row["content"], tags=tuple(json.loads(row["tags"])), source=row["source"],
         workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"],
         updated_at=row["updated_at"], importance_score=row["importance_score"], recall_count=row["recall_count"],
-        use_count=row["use_count"], contradiction_wins=row["contradiction_wins"], contradiction_losses=row["contradiction_losses"],
+        use_count=row["use_count"], contradiction_wins=row["contradiction_wins"],
+        contradiction_losses=row["contradiction_losses"],
         when_at=row["when_at"], when_kind=row["when_kind"],
     )

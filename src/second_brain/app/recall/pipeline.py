@@ -119,7 +119,8 @@ class RecallService:
                for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
         # On a tie, what earned more on its own comes first (a neighbour lifted to its seed's score stays behind it).
-        ordered = sorted(scored.items(), key=lambda item: (-item[1], -own[item[0]], -found.entries[item[0]].created_at))
+        ordered = sorted(scored.items(),
+                         key=lambda item: (-item[1], -own[item[0]], -found.entries[item[0]].created_at))
         if ordered:
             floor = ordered[0][1] * config.relevance_floor
             ordered = [item for item in ordered if item[1] >= floor]
