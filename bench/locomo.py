@@ -58,7 +58,7 @@ class RememberingEmbedder:
 
     def __init__(self, embedder: Any) -> None:
         self.embedder = embedder
-        self.model_id, self.dimension = embedder.model_id, embedder.dimension
+        self.model_id, self.dimension, self.query_floor = embedder.model_id, embedder.dimension, embedder.query_floor
         self.vectors: dict[str, np.ndarray] = {}
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
@@ -146,7 +146,7 @@ def mean(rows: list[dict[str, Any]]) -> dict[str, float]:
 def parse_value(field: str, value: str) -> Any:
     kind = {f.name: f.type for f in fields(RecallConfig)}[field]
     return {"int": int, "float": float, "str": str, "bool": lambda v: v.lower() in ("1", "true")}.get(
-        kind if isinstance(kind, str) else kind.__name__, float)(value)
+        kind if isinstance(kind, str) else getattr(kind, "__name__", "float"), float)(value)
 
 
 def parse_settings(items: list[str], many: bool) -> dict[str, list[Any]]:

@@ -1,31 +1,32 @@
-"""Recall latency at 10k and 100k memories over HTTP, and the server's memory, on one growing brain.
+"""Recall at 10k and 100k memories as a client meets it: imported over HTTP, indexed by the server, asked over HTTP.
 
 Usage: .venv/bin/python bench/scale.py [--sizes 10000 100000] [--repeat 50] [--dir bench/results]
 
-Synthetic notes are loaded in-process (through the call POST /import makes, then the real local embedder,
-whose rate is printed), then `brain serve`
-answers three queries over HTTP: a rare word (in 10 memories at every size), a common word (in
-about 30% of memories) and a paraphrase (no word in common with the notes it should find). Each
-size is measured twice: the full pipeline, and keyword only (BRAIN_EMBEDDER=none), whose rare-word
-cost should track the number of matches, not the number of memories.
+One `brain serve` runs from start to end, with no restart. For each size, the new synthetic notes (60-600
+characters, `note()`) go in through `POST /import` in pages of 1,000, the whole payload resent with the next
+offset, as the import contract says. While the server's own background indexer embeds them, a rare-word recall
+is asked every half second (latency while indexing); once `GET /stats` shows nothing unvectorized, each query
+below is asked `--repeat` times, one fresh connection per request, and the server's RSS is read from /proc.
+
+Queries: a rare word (in 10 memories at every size), common words (about 30% of memories) and a paraphrase (no
+word in common with the notes it should find: the migrations of billing, pricing or payments; hit@10 is the share
+of its top 10 that are such notes). `GET /count`, `/tags` and `/stats` are timed the same way.
 """
 
 import argparse
+import http.client
+import json
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
 
-from second_brain.app.memories import Context  # noqa: E402
-from second_brain.app.transfer import parse_payload  # noqa: E402
-from second_brain.bootstrap import build  # noqa: E402
-from second_brain.domain.identity import owner  # noqa: E402
-from second_brain.settings import Settings  # noqa: E402
 from tests.e2e.conftest import Server  # noqa: E402
 
 PEOPLE = ["Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Frances", "Edsger", "Radia"]
@@ -37,9 +38,16 @@ DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 SYLLABLES = ["ka", "lo", "mi", "ran", "tu", "vex", "sor", "pli", "den", "quo", "zar", "bel", "nim", "tor"]
 QUERIES = {
     "rare word": "quokka",
-    "common word": "meeting notes",
+    "common words": "meeting notes",
     "paraphrase": "who is taking care of moving customers to the new way we charge them",
 }
+PARAPHRASE_TOPICS = ("billing", "pricing", "payments")
+# What the issue measured before this bench was rewritten (issue 14: p50 / p95 ms per query, RSS MB).
+BEFORE = {
+    10_000: {"rare word": (15.6, 22.9), "common words": (36.1, 42.8), "paraphrase": (42.4, 51.0), "rss": 1020},
+    100_000: {"rare word": (30.6, 47.3), "common words": (41.8, 57.2), "paraphrase": (53.6, 71.9), "rss": 1630},
+}
+BEFORE_COUNT_MS = 10.0  # GET /count at 100k, on a kept-alive connection
 
 
 def note(rng: random.Random, n: int, rare: bool) -> str:
@@ -50,31 +58,81 @@ def note(rng: random.Random, n: int, rare: bool) -> str:
         text += ". Follow up in the weekly meeting notes."
     if rare:
         text += " Spotted a quokka on the office webcam."
+    if rng.random() < 0.5:  # longer notes, up to about 600 characters
+        text += " " + " ".join(rng.choice(SYLLABLES) * rng.randint(1, 3) for _ in range(rng.randint(10, 80)))
     return text
 
 
-def load(data_dir: Path, start: int, stop: int, rare: set[int]) -> float:
-    """Restore the notes through the import route's own call, in pages of 1,000, then index them all."""
-    started = time.perf_counter()
-    brain = build(Settings(data_dir=data_dir, sqlite_synchronous="OFF"))
-    if brain.worker:
-        brain.worker.stop()  # the indexing below is timed on its own
-    ctx = Context(owner(), "bench-load")
+class Client:
+    """One fresh connection per request, as a client that does not keep connections alive."""
+
+    def __init__(self, server: Server) -> None:
+        self.port, self.headers = server.port, {"Authorization": f"Bearer {server.token}"}
+
+    def call(self, method: str, path: str, params: dict | None = None, body: bytes | None = None) -> tuple[float, dict]:
+        started = time.perf_counter()
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        try:
+            headers = {**self.headers, "Content-Type": "application/json"} if body is not None else self.headers
+            connection.request(method, path + (f"?{urlencode(params)}" if params else ""), body=body, headers=headers)
+            response = connection.getresponse()
+            data = json.loads(response.read())
+        finally:
+            connection.close()
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status != 200:
+            raise RuntimeError(f"{method} {path} answered {response.status}: {data}")
+        return elapsed, data
+
+
+def import_notes(client: Client, start: int, stop: int, rare: set[int]) -> float:
     rng = random.Random(start)
     entries = [{"id": f"note-{n}", "content": note(rng, n, rare=n in rare), "tags": ["bench"], "source": "bench",
                 "created_at": 1_700_000_000_000 + n * 1000} for n in range(start, stop)]
-    payload = parse_payload({"version": 3, "entries": entries})
-    offset = 0
-    while offset < len(entries):
-        offset = brain.transfer.import_page(ctx, payload, 1000, offset)["next_offset"]
-    pending, indexing = brain.vectors.pending_count(), time.perf_counter()
-    while brain.indexer.run_once(4096).remaining:
-        pass
-    seconds = time.perf_counter() - indexing
-    print(f"indexed {pending} memories in {seconds:.0f} s: {pending / seconds:.0f} memories/s with "
-          f"{brain.indexer.embedder.model_id} (one core; embedding, storing vectors, inferring links)", flush=True)
-    brain.close()
-    return time.perf_counter() - started
+    body = json.dumps({"version": 3, "entries": entries}).encode()
+    print(f"importing {len(entries)} notes, a {len(body) / 1e6:.1f} MB payload resent with every page", flush=True)
+    started, offset = time.perf_counter(), 0
+    while True:
+        _, report = client.call("POST", "/import", {"limit": 1000, "offset": offset}, body)
+        if report["failed"]:
+            raise RuntimeError(f"import failed: {report['results'][:3]}")
+        offset = report["next_offset"]
+        if not report["remaining_entries"]:
+            return time.perf_counter() - started
+
+
+def wait_for_indexing(client: Client, imported: int) -> list[float]:
+    """Until nothing is left to embed; meanwhile a rare-word recall every half second."""
+    busy: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        while not stop.wait(0.5):
+            busy.append(client.call("GET", "/recall", {"query": QUERIES["rare word"], "topK": 10})[0])
+
+    prober = threading.Thread(target=probe, daemon=True)
+    started = time.perf_counter()
+    prober.start()
+    try:
+        while client.call("GET", "/stats")[1]["unvectorized"]:
+            time.sleep(1)
+    finally:
+        stop.set()
+        prober.join()
+    seconds = time.perf_counter() - started
+    print(f"indexed by the server in {seconds:.0f} s: {imported / seconds:.0f} memories/s", flush=True)
+    return sorted(busy)
+
+
+def timed(client: Client, path: str, params: dict | None, repeat: int) -> tuple[float, float, dict]:
+    for _ in range(3):  # warm caches
+        client.call("GET", path, params)
+    times, data = [], {}
+    for _ in range(repeat):
+        elapsed, data = client.call("GET", path, params)
+        times.append(elapsed)
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))], data
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
@@ -83,28 +141,28 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return read["VmRSS"], read["VmHWM"]
 
 
-def measure(data_dir: Path, repeat: int, keyword_only: bool) -> dict:
-    server = Server(data_dir, env={"BRAIN_EMBEDDER": "none"} if keyword_only else {}).start()
-    figures: dict = {}
-    try:
-        with server.client() as api:
-            for name, query in QUERIES.items():
-                for _ in range(5):  # warm caches; the first recalls of a memory also record it
-                    api.get("/recall", params={"query": query})
-                times = []
-                for _ in range(repeat):
-                    started = time.perf_counter()
-                    response = api.get("/recall", params={"query": query})
-                    times.append((time.perf_counter() - started) * 1000)
-                    assert response.status_code == 200
-                results = response.json()["results"]
-                times.sort()
-                figures[name] = (statistics.median(times), times[int(0.95 * (len(times) - 1))], len(results),
-                                 results[0]["content"][:60] if results else "")
-        figures["rss"] = rss_mb(server.process.pid)
-    finally:
-        server.stop()
-    return figures
+def measure(client: Client, server: Server, size: int, repeat: int) -> dict[str, float]:
+    before = BEFORE.get(size, {})
+    rss, peak = rss_mb(server.process.pid)
+    was = f"   (before: {before['rss']} MB)" if before else ""
+    print(f"server RSS {rss:.0f} MB, peak {peak:.0f} MB{was}")
+    p50s = {}
+    for name, text in QUERIES.items():
+        p50, p95, data = timed(client, "/recall", {"query": text, "topK": 10}, repeat)
+        p50s[name], p50s[f"{name} p95"] = p50, p95
+        results = data["results"]
+        extra = ""
+        if name == "paraphrase":
+            hits = sum(any(f"{t} migration" in r["content"] for t in PARAPHRASE_TOPICS) for r in results)
+            extra = f", hit@10 {hits / 10:.2f}"
+        elif name == "rare word":
+            extra = f", {sum('quokka' in r['content'] for r in results)}/10 quokkas"
+        was = f"   (before: {before[name][0]:.1f} / {before[name][1]:.1f})" if before else ""
+        print(f"  {name:<13} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {len(results)} results{extra}{was}", flush=True)
+    for path, params in (("/count", None), ("/tags", None), ("/stats", None), ("/list", {"n": 10})):
+        p50, p95, _ = timed(client, path, params, repeat)
+        print(f"  GET {path:<9} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms", flush=True)
+    return p50s
 
 
 def main() -> None:
@@ -112,28 +170,29 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--dir", default=str(ROOT / "bench/results"))
-    parser.add_argument("--measure", type=Path, help="only measure this already loaded brain directory")
     args = parser.parse_args()
-    if args.measure:
-        report(f"{args.measure}", args.measure, args.repeat)
-        return
     data_dir = Path(args.dir) / f"scale-{int(time.time())}"
     rare = set(range(0, args.sizes[0], args.sizes[0] // 10))  # ten quokkas, whatever the size
-    loaded = 0
-    for size in args.sizes:
-        seconds = load(data_dir, loaded, size, rare)
-        loaded = size
-        report(f"{size} memories (loaded in {seconds:.0f}s)", data_dir, args.repeat)
-
-
-def report(title: str, data_dir: Path, repeat: int) -> None:
-    print(f"\n== {title} ==", flush=True)
-    for mode, keyword_only in (("full pipeline", False), ("keyword only", True)):
-        figures = measure(data_dir, repeat, keyword_only)
-        rss, peak = figures.pop("rss")
-        print(f"{mode}: server RSS {rss:.0f} MB (peak {peak:.0f} MB)")
-        for name, (p50, p95, count, first) in figures.items():
-            print(f"  {name:<12} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {count} results  top: {first!r}", flush=True)
+    server = Server(data_dir).start()
+    client, loaded, figures = Client(server), 0, {}
+    try:
+        for size in args.sizes:
+            print(f"\n== {size} memories ==", flush=True)
+            seconds = import_notes(client, loaded, size, rare)
+            print(f"imported {size - loaded} through POST /import in {seconds:.0f} s", flush=True)
+            busy = wait_for_indexing(client, size - loaded)
+            loaded = size
+            figures[size] = measure(client, server, size, args.repeat)
+            if len(busy) >= 2:
+                p95, idle = busy[int(0.95 * (len(busy) - 1))], figures[size]["rare word p95"]
+                print(f"  rare word while the indexer was busy: p50 {statistics.median(busy):.1f} ms, p95 {p95:.1f} ms "
+                      f"over {len(busy)} recalls, {p95 / idle:.2f}x the idle p95", flush=True)
+        if len(args.sizes) > 1:
+            first, last = args.sizes[0], args.sizes[-1]
+            growth = figures[last]["rare word"] / figures[first]["rare word"]
+            print(f"\nrare-word p50 growth {first} -> {last}: {growth:.2f}x (before: 1.96x)")
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -151,3 +151,33 @@ def test_digest_candidates_are_the_memories_the_domain_calls_eligible(brain, clo
     eligible = sum(digest_eligible(m, now) for m in folds)
     assert eligible == 11  # the cases above, as the rule reads them
     assert brain.queries.stats(ctx)["digest_candidates"] == [{"tag": "ops", "count": eligible}]
+
+
+def test_counts_follow_every_change_and_never_cross_workspaces(brain, ctx):
+    """GET /count, /tags and /stats read counts a backend may keep instead of scanning: after every kind of change
+    they equal what the folds of the memories say."""
+    other = "company-elsewhere"
+    steps = [
+        ("a", [ev.MemoryCaptured("Pricing floor is $6k", ("pricing",), "api", WS)]),  # unclassified at first
+        ("b", [ev.MemoryCaptured("Deploy on Fridays", ("ops", "pricing"), "api", WS),
+               ev.MemoryClassified(2, "episodic", "volatile", False, "rules")]),
+        ("x", [ev.MemoryCaptured("Elsewhere", ("pricing",), "api", other)]),
+        ("a", [ev.MemoryClassified(3, "semantic", "state", False, "rules")]),
+        ("a", [ev.TagsChanged(("pricing", "kind:semantic", "work"))]),
+        ("b", [ev.StatusChanged("deprecated")]),
+        ("b", [ev.MemoryRecalled("2026-01-03")]),
+        ("a", [ev.ContradictionWon("b", "newer")]),
+        ("a", [ev.MemoryClassified(5, "semantic", "", True, "model")]),
+        ("b", [ev.MemoryForgotten()]),
+    ]
+    for day, (memory_id, events) in enumerate(steps, start=1):
+        append(brain, memory_id, *events, at=day * DAY)
+        folds = [m for m in (fold(brain.store.read_stream(ev.memory_stream(i)), Memory(i)) for i in "ab") if m.exists]
+        tags = sorted({t for m in folds for t in m.tags})
+        assert brain.queries.count(ctx) == len(folds)
+        assert brain.queries.tags(ctx, counts=True) == [
+            {"tag": t, "count": sum(t in m.tags for m in folds)} for t in tags]
+        stats = brain.queries.stats(ctx)
+        assert stats["count"] == len(folds)
+        assert stats["avg_importance"] == (round(sum(m.importance for m in folds) / len(folds), 1) if folds else None)
+        assert stats["unclassified"] == sum(not any(t.startswith(("status:", "kind:")) for t in m.tags) for m in folds)

@@ -176,10 +176,15 @@ def digest_eligible(memory: Memory, now: int) -> bool:
 
     Adapters that count candidates in their query language translate exactly these conditions.
     """
+    return digest_candidate(memory) and (memory.recall_count == 0
+                                         or memory.created_at < now - DIGEST_RECALL_GRACE_MS)
+
+
+def digest_candidate(memory: Memory) -> bool:
+    """The part of `digest_eligible` that does not depend on the time: read models keep it as a count, and only
+    the memories recalled once within the grace period are taken away at the time of asking."""
     return (memory.importance < text.PROTECTED_IMPORTANCE and memory.contradiction_wins == 0
-            and not any(tag in text.NEVER_DIGESTED for tag in memory.tags)
-            and (memory.recall_count == 0
-                 or (memory.recall_count < 2 and memory.created_at < now - DIGEST_RECALL_GRACE_MS)))
+            and memory.recall_count < 2 and not any(tag in text.NEVER_DIGESTED for tag in memory.tags))
 
 
 def appended(content: str, event: MemoryAppended) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 class Embedder(Protocol):
     model_id: str
     dimension: int
+    query_floor: float  # a query-to-note cosine at or under this is no relation in this model's eyes (recall's floor)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """One L2-normalised float32 row per stored text (a memory's passage), shape (len(texts), dimension)."""
@@ -19,6 +20,8 @@ class Embedder(Protocol):
 
 class QueryAsPassage:
     """For models trained without a query instruction: a query is embedded like any stored text."""
+
+    query_floor = 0.3  # measured on all-MiniLM-L6-v2; the cloud models have no measurement of their own yet
 
     def embed_query(self: Embedder, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ...ports.read_model import Connection, EdgeRow, EntryRow, Filters, ProjectRow
 from .sqlite_search import SQLiteKeywordSearch
-from .sqlite_sql import NOT_DEPRECATED, row_of, scope_sql
+from .sqlite_sql import NOT_DEPRECATED, marks, row_of, scope_sql
 from .sqlite_stats import SQLiteStats
 
 
@@ -26,8 +26,8 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats):
         return [row_of(r) for r in rows]
 
     def count(self, workspaces: Sequence[str]) -> int:
-        where, params = scope_sql(Filters(tuple(workspaces)))
-        return self._read(f"SELECT COUNT(*) FROM entries e WHERE {where}", params).fetchone()[0]
+        return self._read(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",
+                          tuple(workspaces)).fetchone()[0]
 
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
                     superseded: bool = False) -> list[Connection]:

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 from ...domain.events import Envelope
 from ...domain.links import Edge, fold_edge
-from ...domain.memory import Memory, fold
+from ...domain.memory import Memory, digest_candidate, fold
 from ...domain.projects import Project, fold_project
 
 TABLES = [
@@ -46,7 +46,14 @@ TABLES = [
         content, content='entries', content_rowid='rid', tokenize='trigram'
     )""",
     "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts_vocab USING fts5vocab(entries_fts, 'row')",
-    "CREATE TABLE IF NOT EXISTS entry_counts (workspace TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    # Kept counts, so GET /count, /tags and /stats read a few rows instead of scanning every memory.
+    """CREATE TABLE IF NOT EXISTS workspace_counts (
+        workspace TEXT PRIMARY KEY, n INTEGER NOT NULL, importance INTEGER NOT NULL, unclassified INTEGER NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS tag_counts (
+        workspace TEXT NOT NULL, tag TEXT NOT NULL, n INTEGER NOT NULL, digest_candidates INTEGER NOT NULL,
+        PRIMARY KEY (workspace, tag)
+    ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS edges (
         source_id TEXT NOT NULL, target_id TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,
         provenance TEXT NOT NULL, workspace TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
@@ -64,14 +71,15 @@ TABLES = [
 
 class SQLiteEntryProjection:
     name = "entries"
-    schema = 8
+    schema = 9
 
     def create(self, conn: sqlite3.Connection) -> None:
         for statement in TABLES:
             conn.execute(statement)
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "edges", "projects", "entries"):
+        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "workspace_counts", "tag_counts",
+                      "edges", "projects", "entries"):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -113,7 +121,7 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
                            tuple(columns.values())).lastrowid
         conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
         _write_tags(conn, rid, after.tags)
-        _count(conn, after.workspace, +1)
+        _count(conn, after, +1)
         return False
     rid = row["rid"]
     conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in columns)} WHERE rid = ?",
@@ -125,9 +133,9 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
     if after.tags != before.tags:
         conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (rid,))
         _write_tags(conn, rid, after.tags)
-    if after.workspace != before.workspace:
-        _count(conn, before.workspace, -1)
-        _count(conn, after.workspace, +1)
+    if _counted(after) != _counted(before):
+        _count(conn, before, -1)
+        _count(conn, after, +1)
     return False
 
 
@@ -137,7 +145,7 @@ def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
     conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
     conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
     conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (row["id"], row["id"]))
-    _count(conn, row["workspace"], -1)
+    _count(conn, _memory(row), -1)
 
 
 def _columns(memory: Memory) -> dict[str, object]:
@@ -206,10 +214,26 @@ def _project_project(conn: sqlite3.Connection, stream_id: str, run: Sequence[Env
     )
 
 
-def _count(conn: sqlite3.Connection, workspace: str, delta: int) -> None:
+def _counted(memory: Memory) -> tuple[object, ...]:
+    """What a memory adds to the kept counts."""
+    classified = any(tag.startswith(("status:", "kind:")) for tag in memory.tags)
+    return memory.workspace, memory.importance, classified, frozenset(memory.tags), digest_candidate(memory)
+
+
+def _count(conn: sqlite3.Connection, memory: Memory, sign: int) -> None:
+    """Add a memory to the kept counts (sign +1), or take it away (-1)."""
+    workspace, importance, classified, tags, candidate = _counted(memory)
     conn.execute(
-        "INSERT INTO entry_counts (workspace, n) VALUES (?, ?) ON CONFLICT(workspace) DO UPDATE SET n = n + excluded.n",
-        (workspace, delta),
+        "INSERT INTO workspace_counts (workspace, n, importance, unclassified) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(workspace) DO UPDATE SET n = n + excluded.n, importance = importance + excluded.importance,"
+        " unclassified = unclassified + excluded.unclassified",
+        (workspace, sign, sign * importance, 0 if classified else sign),
+    )
+    conn.executemany(
+        "INSERT INTO tag_counts (workspace, tag, n, digest_candidates) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(workspace, tag) DO UPDATE SET n = n + excluded.n,"
+        " digest_candidates = digest_candidates + excluded.digest_candidates",
+        [(workspace, tag, sign, sign * candidate) for tag in tags],
     )
 
 

@@ -34,6 +34,11 @@ def tag_rids(conn: sqlite3.Connection, tags: Sequence[str]) -> np.ndarray:
     return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
 
+def marks(values: Sequence[object]) -> str:
+    """Placeholders for an IN list."""
+    return ", ".join("?" for _ in values)
+
+
 def scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
     """SQL conditions on the entries alias `e` for a filter set; the workspace scope is never optional.
 

@@ -5,49 +5,48 @@ from collections.abc import Sequence
 from ...domain import text
 from ...domain.memory import DIGEST_MIN_ENTRIES, DIGEST_RECALL_GRACE_MS
 from ...ports.read_model import BrainStats, Filters, TagCount
-from .sqlite_sql import SQLiteReads, scope_sql
+from .sqlite_sql import SQLiteReads, marks, scope_sql
 
 
 class SQLiteStats(SQLiteReads):
+    """Read from the counts the projection keeps (`workspace_counts`, `tag_counts`): a few rows, at any size."""
+
     def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
-        where, params = scope_sql(Filters(tuple(workspaces)))
         rows = self._read(
-            f"SELECT t.tag, COUNT(*) FROM entry_tags t JOIN entries e ON e.rid = t.entry_rid WHERE {where}"
-            " GROUP BY t.tag ORDER BY t.tag",
-            params,
+            f"SELECT tag, SUM(n) FROM tag_counts WHERE workspace IN ({marks(workspaces)}) GROUP BY tag"
+            " HAVING SUM(n) > 0 ORDER BY tag",
+            tuple(workspaces),
         ).fetchall()
         return [TagCount(tag, count) for tag, count in rows]
 
     def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
-        where, params = scope_sql(Filters(tuple(workspaces)))
         return self._read(
-            f"SELECT COUNT(*) FROM entry_tags t JOIN entries e ON e.rid = t.entry_rid WHERE t.tag = ? AND {where}",
-            (tag, *params),
+            f"SELECT COALESCE(SUM(n), 0) FROM tag_counts WHERE tag = ? AND workspace IN ({marks(workspaces)})",
+            (tag, *workspaces),
         ).fetchone()[0]
 
     def stats(self, workspaces: Sequence[str], now: int) -> BrainStats:
-        where, params = scope_sql(Filters(tuple(workspaces)))
-        count, avg = self._read(
-            f"SELECT COUNT(*), AVG(importance_score) FROM entries e WHERE {where}", params
+        count, importance, unclassified = self._read(
+            "SELECT COALESCE(SUM(n), 0), COALESCE(SUM(importance), 0), COALESCE(SUM(unclassified), 0)"
+            f" FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",
+            tuple(workspaces),
         ).fetchone()
-        unclassified = self._read(
-            f"SELECT COUNT(*) FROM entries e WHERE {where} AND NOT EXISTS (SELECT 1 FROM entry_tags t"
-            " WHERE t.entry_rid = e.rid AND (t.tag LIKE 'status:%' OR t.tag LIKE 'kind:%'))",
-            params,
-        ).fetchone()[0]
-        return BrainStats(count, None if avg is None else round(avg, 1), tuple(self.tag_counts(workspaces)),
-                          self._digest_candidates(where, params, now), unclassified)
+        return BrainStats(count, round(importance / count, 1) if count else None, tuple(self.tag_counts(workspaces)),
+                          self._digest_candidates(workspaces, now), unclassified)
 
-    def _digest_candidates(self, where: str, params: Sequence[object], now: int) -> tuple[TagCount, ...]:
-        # memory.digest_eligible, in SQL
-        never = ", ".join("?" for _ in text.NEVER_DIGESTED)
-        rows = self._read(
-            f"SELECT t.tag, COUNT(*) FROM entry_tags t JOIN entries e ON e.rid = t.entry_rid WHERE {where}"
-            " AND e.importance_score < ? AND e.contradiction_wins = 0"
-            " AND (e.recall_count = 0 OR (e.recall_count < 2 AND e.created_at < ?))"
-            f" AND NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN ({never}))"
-            " GROUP BY t.tag HAVING COUNT(*) >= ? ORDER BY COUNT(*) DESC, t.tag",
-            (*params, text.PROTECTED_IMPORTANCE, now - DIGEST_RECALL_GRACE_MS, *text.NEVER_DIGESTED,
-             DIGEST_MIN_ENTRIES),
-        ).fetchall()
-        return tuple(TagCount(tag, n) for tag, n in rows)
+    def _digest_candidates(self, workspaces: Sequence[str], now: int) -> tuple[TagCount, ...]:
+        """memory.digest_eligible: the kept count of `digest_candidate`s, less those recalled once lately (found
+        through the recent end of the workspace index, however large the brain)."""
+        where, params = scope_sql(Filters(tuple(workspaces)))
+        held = dict(self._read(
+            f"SELECT t.tag, COUNT(*) FROM entries e JOIN entry_tags t ON t.entry_rid = e.rid WHERE {where}"
+            " AND e.created_at >= ? AND e.recall_count = 1 AND e.importance_score < ? AND e.contradiction_wins = 0"
+            f" AND NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN"
+            f" ({marks(text.NEVER_DIGESTED)})) GROUP BY t.tag",
+            (*params, now - DIGEST_RECALL_GRACE_MS, text.PROTECTED_IMPORTANCE, *text.NEVER_DIGESTED),
+        ).fetchall())
+        counts = {tag: n - held.get(tag, 0) for tag, n in self._read(
+            f"SELECT tag, SUM(digest_candidates) FROM tag_counts WHERE workspace IN ({marks(workspaces)})"
+            " GROUP BY tag", tuple(workspaces)).fetchall()}
+        return tuple(TagCount(tag, n) for tag, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                     if n >= DIGEST_MIN_ENTRIES)

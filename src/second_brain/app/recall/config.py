@@ -18,7 +18,7 @@ class RecallConfig:
     keyword_weight: float = 0.7
     dense_weight: float = 0.65  # under keyword_weight: an exact match of the words outranks the closest meaning
     # (0.7 scored 0.002 R@5 more on LoCoMo, leave-one-conversation-out with e5-small-v2, bench/locomo.py)
-    dense_floor: float = 0.3  # cosine at or under this counts as no semantic evidence
+    dense_floor: float | None = None  # cosine at or under this is no semantic evidence; None: the embedder's own
     keyword_sharpness: float = 2.0  # >1 favours memories holding all the rare words over those holding some
     dense_sharpness: float = 1.0
     dense_scale_min: float = 0.2  # a best cosine under dense_floor + this is not stretched to full weight

@@ -110,7 +110,7 @@ class RecallService:
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
-        fused = ranking.fuse(found.keyword, found.dense, config)
+        fused = ranking.fuse(found.keyword, found.dense, config, self.embedder.query_floor if self.embedder else 0.0)
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]

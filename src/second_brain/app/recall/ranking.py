@@ -19,12 +19,15 @@ def normalize(scores: dict[str, float], sharpness: float = 1.0, at_least: float 
     return {k: (v / best) ** sharpness for k, v in scores.items()} if best > 0 else {k: 0.0 for k in scores}
 
 
-def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig) -> dict[str, float]:
-    """Weighted sum of both arms, each normalised within the query; cosines under the floor count zero, and the
-    semantic side counts fully only when its best cosine clears the floor by `dense_scale_min`: otherwise the
-    closest of some unrelated memories would tie with an exact match of the query's words (an identifier)."""
+def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig,
+         floor: float = 0.3) -> dict[str, float]:
+    """Weighted sum of both arms, each normalised within the query; cosines under the floor (the configured one,
+    else the embedder's `query_floor`) count zero, and the semantic side counts fully only when its best cosine
+    clears the floor by `dense_scale_min`: otherwise the closest of some unrelated memories would tie with an exact
+    match of the query's words (an identifier)."""
     kw = normalize(keyword, config.keyword_sharpness)
-    lifted = {k: max(0.0, v - config.dense_floor) for k, v in dense.items()}
+    floor = floor if config.dense_floor is None else config.dense_floor
+    lifted = {k: max(0.0, v - floor) for k, v in dense.items()}
     dn = normalize(lifted, config.dense_sharpness, config.dense_scale_min)
     return {
         key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
