@@ -15,7 +15,7 @@ from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
-from .app.indexing import Indexer, IndexingWorker
+from .app.indexing import Foreground, Indexer, IndexingWorker
 from .app.links import LinkService
 from .app.memories import MemoryService
 from .app.projects import ProjectService
@@ -54,7 +54,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
     store.catch_up()
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, background,
-                     load_llm(settings), load_reranker(settings), db=db)
+                     load_llm(settings), load_reranker(settings), db=db, foreground=Foreground())
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     return brain
@@ -63,12 +63,13 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
 def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,
              embedder: Embedder | None, background: Embedder | None, llm: LanguageModel,
              reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True,
-             background_classification: bool = True) -> Brain:
+             background_classification: bool = True, foreground: Foreground | None = None) -> Brain:
     """The application services over whichever adapters the deployment chose."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
-    indexer = (Indexer(vectors, background, on_indexed=links.infer, request_embedder=embedder)
-               if background else None)
+    # On one machine, indexing runs on every core while no request does, and yields them to requests.
+    indexer = (Indexer(vectors, background, on_indexed=links.infer, request_embedder=embedder, foreground=foreground,
+                       threads=os.cpu_count() or 1) if background else None)
     config = SettingsService(store, clock, settings.timezone)
     triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
                     catch_up=indexer.catch_up) if indexer else None
@@ -98,6 +99,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         worker=IndexingWorker(indexer) if indexer and worker else None,
         owner=owner(settings.owner_name),
         classifier=classifier,
+        foreground=foreground or Foreground(),
     )
 
 

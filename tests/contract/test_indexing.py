@@ -1,10 +1,16 @@
 """Background indexing and the vector index, on the real SQLite brain with a fake embedder."""
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app.indexing import YIELD_SECONDS, Foreground, Indexer
+from second_brain.app.memories import Context
 from second_brain.app.recall.pipeline import RecallRequest
+from second_brain.app.transfer import parse_payload
 from second_brain.bootstrap import build
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
@@ -208,3 +214,65 @@ def test_a_memory_deprecated_by_its_tags_has_no_vectors_however_it_got_them(brai
     assert not brain.vectors.is_indexed(later) and brain.vectors.vector_count(later) == 0
     query = brain.indexer.embed("basalt archive retired by tags")
     assert later not in [hit.entry_id for hit in brain.vectors.search(query, Filters(WS), 10)]
+
+
+class SlowEmbedder(FakeEmbedder):
+    """Takes `seconds` per call and records when each call started and how many ran at once."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds, self.running, self.most, self.started = seconds, 0, 0, []
+        self._lock = threading.Lock()
+
+    def embed_batch(self, texts):
+        with self._lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.started.append(time.monotonic())
+        time.sleep(self.seconds)
+        with self._lock:
+            self.running -= 1
+        return super().embed_batch(texts)
+
+
+def pending_brain(tmp_path, clock, count: int):
+    """A real SQLite brain holding `count` imported memories nobody has embedded yet."""
+    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=FakeEmbedder())
+    brain.worker.stop()
+    entries = [{"id": f"m{n}", "content": f"note number {n}", "created_at": 1_700_000_000_000 + n} for n in range(count)]
+    brain.transfer.import_page(Context(brain.owner, "test"), parse_payload({"version": 3, "entries": entries}), 1000)
+    return brain
+
+
+def test_background_indexing_uses_every_thread_while_no_request_runs(tmp_path, clock):
+    brain = pending_brain(tmp_path, clock, 8)
+    slow = SlowEmbedder(0.05)
+    indexer = Indexer(brain.vectors, slow, foreground=Foreground(), threads=2)
+    try:
+        assert indexer.run_once(100).vectorized == 8
+        assert slow.most == 2
+    finally:
+        indexer.close()
+        brain.close()
+
+
+def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tmp_path, clock):
+    brain = pending_brain(tmp_path, clock, 8)
+    slow, foreground = SlowEmbedder(0.0), Foreground()
+    indexer = Indexer(brain.vectors, slow, foreground=foreground, threads=2)
+    try:
+        with foreground.request():  # a short request: indexing starts once it is over
+            worker = threading.Thread(target=indexer.run_once, args=(4,))
+            began = time.monotonic()
+            worker.start()
+            time.sleep(0.03)
+            assert slow.started == []
+        worker.join()
+        assert len(slow.started) == 4 and min(slow.started) - began >= 0.03
+        with foreground.request():  # one that outlasts the wait: indexing goes on beside it
+            began = time.monotonic()
+            assert indexer.run_once(4).vectorized == 4
+            assert YIELD_SECONDS <= time.monotonic() - began < 10 * YIELD_SECONDS
+    finally:
+        indexer.close()
+        brain.close()

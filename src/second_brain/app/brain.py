@@ -1,7 +1,7 @@
 """The application as one bundle: every service an entry point calls, wired by the composition root."""
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.identity import Identity
@@ -9,7 +9,7 @@ from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from ..ports.vector_index import VectorIndex
 from ..settings import Settings
-from .indexing import Indexer, IndexingWorker
+from .indexing import Foreground, Indexer, IndexingWorker
 from .links import LinkService
 from .memories import MemoryService
 from .projects import ProjectService
@@ -39,6 +39,7 @@ class Brain:
     worker: IndexingWorker | None
     owner: Identity
     classifier: ThreadPoolExecutor | None = None
+    foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
 
     def start(self) -> None:
         """Start background work (the indexing worker)."""
@@ -48,6 +49,8 @@ class Brain:
     def close(self) -> None:
         if self.worker:
             self.worker.stop()
+        if self.indexer:
+            self.indexer.close()
         if self.classifier:
             self.classifier.shutdown(wait=True, cancel_futures=True)
         if self.db:

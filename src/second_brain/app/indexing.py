@@ -1,10 +1,12 @@
 """Background indexing: embed new and changed memories, reusing every vector already computed."""
 
+import contextlib
 import hashlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +17,32 @@ from .chunking import chunk_memory
 
 log = logging.getLogger("second_brain.indexing")
 RECENT_VECTORS = 512
+YIELD_SECONDS = 0.05  # the longest background embedding waits for requests to finish before it runs anyway
+
+
+class Foreground:
+    """Requests in flight. Background embedding yields the cores to them: it waits, briefly, until none is running."""
+
+    def __init__(self) -> None:
+        self._running = 0
+        self._idle = threading.Condition()
+
+    @contextlib.contextmanager
+    def request(self) -> Iterator[None]:
+        with self._idle:
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._running -= 1
+                if not self._running:
+                    self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether no request is running, waiting at most `timeout` seconds for that."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._running, timeout)
 
 
 @dataclass(frozen=True)
@@ -33,11 +61,16 @@ class Indexer:
 
     def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32,
                  on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None,
-                 request_embedder: Embedder | None = None) -> None:
+                 request_embedder: Embedder | None = None, foreground: Foreground | None = None,
+                 threads: int = 1) -> None:
         self.index = index
         self.embedder = embedder  # the background session: indexing
         self.request_embedder = request_embedder or embedder  # the one a request waits on: the duplicate check
         self.batch_size = batch_size
+        # With a foreground to yield to, texts are embedded one per call, on `threads` cores at once while no
+        # request runs, so a request never waits behind more than the texts already under way.
+        self.foreground = foreground
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="embedding") if foreground and threads > 1 else None
         self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # texts embedded at capture, for the worker
@@ -101,7 +134,7 @@ class Indexer:
         missing = [text for text, h in hashes.items() if h not in vectors]
         if missing:
             try:
-                embedded = self.embedder.embed_batch(missing)
+                embedded = self._embed(missing)
                 if len(embedded) != len(missing):
                     raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(missing)} texts")
             except Exception:  # any embedder failure: the entries stay pending and are retried later
@@ -123,6 +156,20 @@ class Indexer:
                     except Exception:  # inferring links is a bonus: never a reason to redo the embedding
                         log.exception("after indexing %s", entry.id)
         return stored, 0
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if self.foreground is None:
+            return self.embedder.embed_batch(texts)
+
+        def one(text: str) -> np.ndarray:
+            self.foreground.wait_idle(YIELD_SECONDS)
+            return self.embedder.embed_batch([text])[0]
+
+        return np.stack(list(self._pool.map(one, texts) if self._pool else map(one, texts)))
+
+    def close(self) -> None:
+        if self._pool:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class IndexingWorker:

@@ -3,19 +3,21 @@
 import contextlib
 import re
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Response
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ... import __version__
+from ...app.indexing import Foreground
 from ...bootstrap import Brain
 from ...settings import Settings
 from ..mcp import BearerGate, build_mcp, current_identity
@@ -62,14 +64,7 @@ def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastA
     def shell() -> str:
         return SHELL.format(version=__version__)
 
-    @app.middleware("http")
-    async def request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        given = request.headers.get("x-request-id", "")
-        request.state.request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
-        response = await call_next(request)
-        response.headers["X-Request-Id"] = request.state.request_id
-        return response
-
+    app.add_middleware(RequestScope, foreground=brain.foreground)
     app.add_middleware(
         EnvelopeCORS,
         allow_origins=cors_origins(brain.settings, public_url),
@@ -93,6 +88,31 @@ def documented_400(app: FastAPI) -> Callable[[], dict[str, Any]]:
         return app.openapi_schema  # type: ignore[return-value]
 
     return openapi
+
+
+class RequestScope:
+    """Each HTTP request gets an id (the caller's X-Request-Id if well-formed, echoed back) and counts as foreground
+    work while it runs, so background indexing yields the cores to it. Plain ASGI: no per-request task or copy."""
+
+    def __init__(self, app: ASGIApp, foreground: Foreground) -> None:
+        self.app = app
+        self.foreground = foreground
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get("x-request-id", "")
+        request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)["X-Request-Id"] = request_id
+            await send(message)
+
+        with self.foreground.request():
+            await self.app(scope, receive, send_with_id)
 
 
 class EnvelopeCORS(CORSMiddleware):
