@@ -44,16 +44,15 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
     settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     settings.data_dir.chmod(0o700)  # owner-only, also when an older build made it readable to every local user
-    # Requests (recall's query, capture's duplicate check) get a session on every core; background indexing gets
-    # one of its own with one thread, so requests do not queue behind a bulk load's embedding.
-    background = embedder or load_embedder(settings, threads=1)
-    embedder = embedder or (load_embedder(settings) if background else None)
+    # One model session, one thread per call: a recall embeds its query on one core while its keyword arm runs on
+    # another, and background indexing runs a call per core while no request runs (see Indexer).
+    embedder = embedder or load_embedder(settings, threads=1)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
     store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
     store.catch_up()
-    brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, background,
+    brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, embedder,
                      load_llm(settings), load_reranker(settings), db=db, foreground=Foreground())
     if brain.worker:
         vectors.on_pending = brain.worker.notify

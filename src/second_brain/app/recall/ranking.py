@@ -113,18 +113,22 @@ def mmr(ranked: Sequence[tuple[str, float]], vector_of: Callable[[str], np.ndarr
         return []
     best = ranked[0][1] or 1.0
     pool = list(ranked[: max(k * 4, k)])
-    vectors = {key: vector_of(key) for key, _ in pool}
+    vectors = [vector_of(key) for key, _ in pool]
+    known = np.array([v is not None for v in vectors])
+    dimension = next((len(v) for v in vectors if v is not None), 1)
+    matrix = np.stack([v if v is not None else np.zeros(dimension, np.float32) for v in vectors])
+    similar = matrix @ matrix.T  # every pair once, instead of each pick against each candidate
+    relevance = lam * np.array([score for _, score in pool]) / best
+    closest = np.full(len(pool), -np.inf)  # each candidate's similarity to the nearest pick with a vector
+    open_ = np.ones(len(pool), dtype=bool)
     picked: list[tuple[str, float]] = []
-
-    def penalty(key: str) -> float:
-        vector = vectors[key]
-        if vector is None:
-            return 0.0
-        similarity = max((float(vector @ vectors[p]) for p, _ in picked if vectors[p] is not None), default=0.0)
-        return max(0.0, similarity - redundancy) / (1.0 - redundancy)
-
-    while pool and len(picked) < k:
-        choice = max(pool, key=lambda item: lam * item[1] / best - (1 - lam) * penalty(item[0]))
-        pool.remove(choice)
-        picked.append(choice)
+    while open_.any() and len(picked) < k:
+        nearest = np.where(np.isfinite(closest), closest, 0.0)
+        penalty = np.where(known, np.maximum(0.0, nearest - redundancy) / (1.0 - redundancy), 0.0)
+        value = np.where(open_, relevance - (1 - lam) * penalty, -np.inf)
+        choice = int(np.argmax(value))  # the first of equals, in ranked order
+        open_[choice] = False
+        picked.append(pool[choice])
+        if known[choice]:
+            closest = np.maximum(closest, similar[:, choice])
     return picked

@@ -25,11 +25,21 @@ class Body(BaseModel):
 
 async def json_object(request: Request, max_bytes: int = MAX_BODY_BYTES) -> dict[str, Any]:
     """The request body as a JSON object, whatever the Content-Type; 400 if it is not one, 413 if too big."""
+    return parse_object(await read_body(request, max_bytes))
+
+
+async def read_body(request: Request, max_bytes: int) -> bytearray:
+    """The raw body; 413 as soon as it passes `max_bytes`."""
     raw = bytearray()
     async for chunk in request.stream():
         raw.extend(chunk)
         if len(raw) > max_bytes:
             raise TooLarge(f"Request body too large: at most {max_bytes} bytes")
+    return raw
+
+
+def parse_object(raw: bytes | bytearray) -> dict[str, Any]:
+    """A body as a JSON object (400 if it is not one), every value checked."""
     try:
         data = json.loads(raw, parse_int=read_int, parse_constant=_no_constant) if raw.strip() else {}
     except RecursionError:
