@@ -125,7 +125,7 @@ class SQLiteVectorIndex:
         only = f" AND e.id IN ({', '.join('?' for _ in ids)})" if ids is not None else ""
         rows = self.db.connection().execute(
             f"SELECT e.id, e.content, e.content_version, e.workspace FROM vector_pending p"
-            f" JOIN entries e ON e.id = p.entry_id WHERE 1{only} ORDER BY e.rid LIMIT ?",
+            f" CROSS JOIN entries e ON e.id = p.entry_id WHERE 1{only} ORDER BY e.rid LIMIT ?",
             (*(ids or ()), limit),
         ).fetchall()
         return [PendingEntry(r[0], r[1], r[2], r[3]) for r in rows]
@@ -134,7 +134,8 @@ class SQLiteVectorIndex:
         return self.db.connection().execute("SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
 
     def pending_count(self, older_than: int | None = None) -> int:
-        sql = "SELECT COUNT(*) FROM vector_pending p JOIN entries e ON e.id = p.entry_id"
+        # CROSS JOIN keeps the queue as the outer loop: the cost is the queue's length, not the brain's size.
+        sql = "SELECT COUNT(*) FROM vector_pending p CROSS JOIN entries e ON e.id = p.entry_id"
         if older_than is None:
             return self.db.connection().execute(sql).fetchone()[0]
         return self.db.connection().execute(sql + " WHERE e.created_at < ?", (older_than,)).fetchone()[0]
