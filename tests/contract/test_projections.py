@@ -9,7 +9,7 @@ from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.domain import events as ev
 from second_brain.domain import links, projects
 from second_brain.domain.memory import Memory, digest_eligible, fold
-from second_brain.ports.read_model import EdgeRow, EntryRow, ProjectRow
+from second_brain.ports.read_model import EdgeRow, EntryRow, Filters, ProjectRow
 from tests.conftest import envelope
 from tests.support.brains import make_brain
 
@@ -181,3 +181,16 @@ def test_counts_follow_every_change_and_never_cross_workspaces(brain, ctx):
         assert stats["count"] == len(folds)
         assert stats["avg_importance"] == (round(sum(m.importance for m in folds) / len(folds), 1) if folds else None)
         assert stats["unclassified"] == sum(not any(t.startswith(("status:", "kind:")) for t in m.tags) for m in folds)
+
+
+def test_recall_reads_the_same_rows_as_entry_reads(brain):
+    """Recall reads its candidates through its own queries (hydrate, keyword search): the rows must be the ones
+    every other read shows, field for field."""
+    append(brain, "m9", ev.MemoryImported("Quarterly pricing review with Ada", ("pricing", "kind:semantic"), "mcp", WS,
+                                          DAY, 2 * DAY, 3, 4, 1, 2, 5),
+           ev.TimeAnchorSet(1_800_000_000_000, "due"), at=3 * DAY)
+    shown = brain.queries.read_model.get("m9", (WS,))
+    assert shown.when_kind == "due" and shown.use_count == 5
+    reads = brain.recall.read_model
+    assert reads.hydrate(["m9"], Filters((WS,))) == {"m9": shown}
+    assert [hit.entry for hit in reads.keyword_search(["pricing"], Filters((WS,)), 10)] == [shown]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ...ports.read_model import EntryRow, Filters, KeywordHit, TermStats
 from ..sqlite_database import SQLiteDatabase
-from .sqlite_sql import SQLiteReads, escape_like, phrase, recall_scope_sql, row_of
+from .sqlite_sql import ENTRY_COLUMNS, SQLiteReads, entry_of, escape_like, marks, phrase, recall_scope_sql
 
 EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
 SHORT_TERM_SAMPLE = 200
@@ -63,11 +63,11 @@ class SQLiteKeywordSearch(SQLiteReads):
         # bm25 must score every match before it can sort; rowid order streams and stops at the limit.
         order = "entries_fts.rowid DESC" if newest_first else "bm25(entries_fts)"
         rows = self._read(
-            f"SELECT e.*, -bm25(entries_fts) AS score FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
+            f"SELECT {ENTRY_COLUMNS}, -bm25(entries_fts) FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
             f" WHERE entries_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?",
             (match, *params, limit),
         ).fetchall()
-        return [KeywordHit(row_of(r), float(r["score"])) for r in rows]
+        return [KeywordHit(entry_of(r), float(r[15])) for r in rows]
 
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
         if not terms:
@@ -75,10 +75,10 @@ class SQLiteKeywordSearch(SQLiteReads):
         where, params = recall_scope_sql(filters)
         likes = " OR ".join("e.content LIKE ? ESCAPE '\\'" for _ in terms)
         rows = self._read(
-            f"SELECT e.* FROM entries e WHERE ({likes}) AND {where} ORDER BY e.created_at DESC LIMIT ?",
+            f"SELECT {ENTRY_COLUMNS} FROM entries e WHERE ({likes}) AND {where} ORDER BY e.created_at DESC LIMIT ?",
             (*(f"%{escape_like(t)}%" for t in terms), *params, limit),
         ).fetchall()
-        return [KeywordHit(row_of(r), 0.0) for r in rows]
+        return [KeywordHit(entry_of(r), 0.0) for r in rows]
 
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
         where, params = recall_scope_sql(filters, by_id=True)
@@ -86,10 +86,10 @@ class SQLiteKeywordSearch(SQLiteReads):
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
             rows = self._read(
-                f"SELECT e.* FROM entries e WHERE e.id IN ({', '.join('?' for _ in batch)}) AND {where}",
+                f"SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.id IN ({marks(batch)}) AND {where}",
                 (*batch, *params),
             ).fetchall()
-            found.update({r["id"]: row_of(r) for r in rows})
+            found.update({r[0]: entry_of(r) for r in rows})
         return found
 
     def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:

@@ -83,6 +83,17 @@ def escape_like(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+ENTRY_COLUMNS = ("e.id, e.content, e.tags, e.source, e.workspace, e.actor, e.created_at, e.updated_at, e.importance_score,"
+                 " e.recall_count, e.use_count, e.contradiction_wins, e.contradiction_losses, e.when_at, e.when_kind")
+
+
+def entry_of(row: sqlite3.Row) -> EntryRow:
+    """A row selected as ENTRY_COLUMNS, read by position: recall reads hundreds per query, and by name each
+    column is a search through the row's names."""
+    return EntryRow(row[0], row[1], tuple(json.loads(row[2])), row[3], row[4], row[5], row[6], row[7], row[8],
+                    row[9], row[10], row[11], row[12], False, row[13], row[14])
+
+
 def row_of(row: sqlite3.Row) -> EntryRow:
     return EntryRow(
         id=row["id"], content=row["content"], tags=tuple(json.loads(row["tags"])), source=row["source"],
