@@ -107,12 +107,14 @@ class Indexer:
         finally:
             self._lock.release()
 
-    def run_once(self, limit: int) -> IndexReport:
+    def run_once(self, limit: int, background: bool = False) -> IndexReport:
+        """Index up to `limit` pending memories. In the `background` (the worker), each model call first waits
+        for running requests; a request's own pass (POST /vectorize-pending) does not wait for itself."""
         with self._lock:
             pending = self.index.pending(limit)
             vectorized = failed = 0
             for start in range(0, len(pending), self.batch_size):
-                done, errors = self._index_batch(pending[start : start + self.batch_size])
+                done, errors = self._index_batch(pending[start : start + self.batch_size], background)
                 vectorized += done
                 failed += errors
             return IndexReport(vectorized, failed, self.index.pending_count())
@@ -125,7 +127,7 @@ class Indexer:
                 self._index_batch(pending)
         return self.index.vector_count(entry_id) if self.index.is_indexed(entry_id) else 0
 
-    def _index_batch(self, entries: list[PendingEntry]) -> tuple[int, int]:
+    def _index_batch(self, entries: list[PendingEntry], background: bool = False) -> tuple[int, int]:
         chunks = {e.id: chunk_memory(e.content) for e in entries}
         hashes = {c.text: text_hash(c.text) for cs in chunks.values() for c in cs}
         vectors = self.index.cached(self.embedder.model_id, list(hashes.values()))
@@ -134,12 +136,12 @@ class Indexer:
         missing = [text for text, h in hashes.items() if h not in vectors]
         if missing:
             try:
-                embedded = self._embed(missing)
+                embedded = self._embed(missing, background)
                 if len(embedded) != len(missing):
                     raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(missing)} texts")
             except Exception:  # any embedder failure: the entries stay pending and are retried later
                 if len(entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
-                    results = [self._index_batch([entry]) for entry in entries]
+                    results = [self._index_batch([entry], background) for entry in entries]
                     return sum(r[0] for r in results), sum(r[1] for r in results)
                 log.exception("embedding memory %s failed; it stays pending", entries[0].id)
                 return 0, 1
@@ -157,12 +159,13 @@ class Indexer:
                         log.exception("after indexing %s", entry.id)
         return stored, 0
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str], background: bool) -> np.ndarray:
         if self.foreground is None:
             return self.embedder.embed_batch(texts)
 
         def one(text: str) -> np.ndarray:
-            self.foreground.wait_idle(YIELD_SECONDS)
+            if background:
+                self.foreground.wait_idle(YIELD_SECONDS)
             return self.embedder.embed_batch([text])[0]
 
         return np.stack(list(self._pool.map(one, texts) if self._pool else map(one, texts)))
@@ -199,7 +202,7 @@ class IndexingWorker:
         backoff = 1.0
         while not self._stop.is_set():
             try:
-                report = self.indexer.run_once(self.batch)
+                report = self.indexer.run_once(self.batch, background=True)
             except Exception:
                 log.exception("indexing pass failed")
                 report = IndexReport(0, 1, 1)
