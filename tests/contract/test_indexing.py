@@ -279,3 +279,31 @@ def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tm
     finally:
         indexer.close()
         brain.close()
+
+
+def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch):
+    """Past a few hundred rows, k-NN first scores int8 codes, then the best rows exactly: the hits and their
+    scores must be what scoring every float32 row gives, with filters and forgotten rows too."""
+    from second_brain.adapters.vector_index import sqlite as vector_sqlite
+
+    brain = pending_brain(tmp_path, clock, 600)
+    try:
+        brain.indexer.run_once(1000)
+        ctx = Context(brain.owner, "test")
+        for n in range(0, 600, 7):
+            brain.memories.forget(ctx, f"m{n}")
+        vectors = brain.vectors
+        rng = np.random.default_rng(7)
+        for filters in (Filters(WS), Filters(WS, after=1_700_000_000_200)):
+            for _ in range(20):
+                query = rng.standard_normal(vectors.dimension).astype(np.float32)
+                query /= np.linalg.norm(query)
+                two_pass = vectors.search(query, filters, 10)
+                monkeypatch.setattr(vector_sqlite, "_INT8", None)
+                exact = vectors.search(query, filters, 10)
+                monkeypatch.undo()
+                assert [h.entry_id for h in two_pass] == [h.entry_id for h in exact], (two_pass, exact)
+                assert [h.score for h in two_pass] == pytest.approx([h.score for h in exact], abs=1e-6)
+        assert vector_sqlite._INT8 is not None and vectors._size > vector_sqlite.SHORTLIST * 64
+    finally:
+        brain.close()

@@ -148,7 +148,8 @@ class KeywordSearch(Protocol):
 
     def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
                        newest_first: bool = False) -> list[KeywordHit]:
-        """Entries holding any (or every) term, best bm25 (or newest) first; filters applied before the cut."""
+        """Entries holding any (or every) term, best bm25 first with its score, or newest first (score 0: none
+        is computed); filters applied before the cut."""
 
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
         """Entries holding any term, found by scanning (for words a trigram cannot match), newest first."""

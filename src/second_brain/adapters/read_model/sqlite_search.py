@@ -60,10 +60,12 @@ class SQLiteKeywordSearch(SQLiteReads):
             return []
         where, params = recall_scope_sql(filters)
         match = (" AND " if require_all else " OR ").join(phrase(t) for t in terms)
-        # bm25 must score every match before it can sort; rowid order streams and stops at the limit.
+        # bm25 must score every match before it can sort (and count each term's matches in the whole index before
+        # it scores one); rowid order streams and stops at the limit, so newest first goes without a score.
         order = "entries_fts.rowid DESC" if newest_first else "bm25(entries_fts)"
+        score = "0.0" if newest_first else "-bm25(entries_fts)"
         rows = self._read(
-            f"SELECT {ENTRY_COLUMNS}, -bm25(entries_fts) FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
+            f"SELECT {ENTRY_COLUMNS}, {score} FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid"
             f" WHERE entries_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?",
             (match, *params, limit),
         ).fetchall()

@@ -17,6 +17,13 @@ from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from ..read_model.sqlite_sql import tag_rids
 from ..sqlite_database import SQLiteDatabase
 
+try:
+    import simsimd as _INT8
+except ImportError:  # without it every search scores the float32 matrix
+    _INT8 = None
+
+SHORTLIST = 2  # rows scored exactly per row needed, after the int8 pass
+
 TABLES = [
     """CREATE TABLE IF NOT EXISTS vectors (
         entry_id TEXT NOT NULL, passage INTEGER NOT NULL, is_update INTEGER NOT NULL,
@@ -193,26 +200,39 @@ class SQLiteVectorIndex:
             mask = self._mask(filters, size)
             if not mask.any():
                 return []
-            scores = self._matrix[:size] @ query.astype(np.float32)
+            query = query.astype(np.float32)
+            want = min(size, max(limit * 4, 64))
+            # A large brain is first scored on its int8 codes (a quarter of the memory to read, SIMD dot products),
+            # then the best rows, twice as many as needed, are scored exactly: the exact order, at a fraction of
+            # the cost. A brain small enough to score whole is scored exactly at once.
+            coarse = _INT8 is not None and size > SHORTLIST * want
+            scores = self._approximate(query, size) if coarse else self._matrix[:size] @ query
             if not mask.all():
                 scores = np.where(mask, scores, -np.inf)
             hits: list[VectorHit] = []
             seen: set[str] = set()
-            want = min(size, max(limit * 4, 64))
             while True:
-                top = np.argpartition(-scores, want - 1)[:want] if want < size else np.arange(size)
-                for row in top[np.argsort(-scores[top])]:
-                    if not np.isfinite(scores[row]):
-                        break
+                pick = min(size, want * SHORTLIST) if coarse else want
+                top = np.argpartition(-scores, pick - 1)[:pick] if pick < size else np.arange(size)
+                top = top[np.isfinite(scores[top])]
+                exact = self._matrix[top] @ query if coarse else scores[top]
+                order = np.lexsort((top, -exact))  # best first; equal scores in the order the rows were stored
+                for row, score in zip(top[order].tolist(), exact[order].tolist()):
                     entry_id = self._entry[row]
                     if entry_id not in seen:
                         seen.add(entry_id)
-                        hits.append(VectorHit(entry_id, float(scores[row]), bool(self._is_update[row])))
+                        hits.append(VectorHit(entry_id, score, bool(self._is_update[row])))
                         if len(hits) == limit:
                             return hits
-                if want >= size:
+                if pick >= size:
                     return hits
                 hits, seen, want = [], set(), min(size, want * 4)  # many passages per memory: look deeper
+
+    def _approximate(self, query: np.ndarray, size: int) -> np.ndarray:
+        """Every row's cosine with the query, from the int8 codes (within about 0.01 of the exact one)."""
+        code, scale = _quantize(query)
+        dots = np.asarray(_INT8.cdist(code[None, :], self._codes[:size], metric="dot", threads=1))[0]
+        return (dots * (self._code_scale[:size] * scale)).astype(np.float32)
 
     def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
         with self._lock:
@@ -272,6 +292,8 @@ class SQLiteVectorIndex:
     def _reset(self) -> None:
         self._size = 0
         self._matrix = np.zeros((1024, self.dimension), dtype=np.float32)
+        self._codes = np.zeros((1024, self.dimension), dtype=np.int8)  # each row in int8, for the first pass
+        self._code_scale = np.zeros(1024, dtype=np.float32)
         self._entry: list[str] = []
         self._rid = np.zeros(1024, dtype=np.int64)
         self._created = np.zeros(1024, dtype=np.int64)
@@ -288,6 +310,7 @@ class SQLiteVectorIndex:
             self._grow()
         row = self._size
         self._matrix[row] = vector
+        self._codes[row], self._code_scale[row] = _quantize(vector)
         self._entry.append(entry_id)
         self._rid[row] = rid
         self._created[row] = created_at
@@ -300,7 +323,8 @@ class SQLiteVectorIndex:
     def _grow(self) -> None:
         capacity = len(self._rid) * 2
         self._matrix = np.resize(self._matrix, (capacity, self.dimension))
-        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive"):
+        self._codes = np.resize(self._codes, (capacity, self.dimension))
+        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive", "_code_scale"):
             old = getattr(self, name)
             grown = np.zeros(capacity, dtype=old.dtype)
             grown[: len(old)] = old
@@ -311,6 +335,7 @@ class SQLiteVectorIndex:
             for row in self._rows_by_entry.pop(entry_id, []):
                 self._alive[row] = False
                 self._matrix[row] = 0.0
+                self._codes[row], self._code_scale[row] = 0, 0.0
                 self._dead += 1
             if self._dead > 1024 and self._dead > self._size // 4:
                 self._compact()
@@ -323,7 +348,10 @@ class SQLiteVectorIndex:
         matrix = np.zeros((capacity, self.dimension), dtype=np.float32)
         matrix[:size] = self._matrix[keep]
         self._matrix = matrix
-        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive"):
+        codes = np.zeros((capacity, self.dimension), dtype=np.int8)
+        codes[:size] = self._codes[keep]
+        self._codes = codes
+        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive", "_code_scale"):
             old = getattr(self, name)
             kept = np.zeros(capacity, dtype=old.dtype)
             kept[:size] = old[keep]
@@ -360,6 +388,13 @@ def _write_vectors(conn: sqlite3.Connection, model_id: str, entry: PendingEntry,
     conn.execute("INSERT INTO vector_state (entry_id, version, model_id) VALUES (?, ?, ?)",
                  (entry.id, entry.version, model_id))
     conn.execute("DELETE FROM vector_pending WHERE entry_id = ?", (entry.id,))
+
+
+def _quantize(vector: np.ndarray) -> tuple[np.ndarray, float]:
+    """int8 codes and the scale that turns them back: vector ≈ codes × scale."""
+    peak = float(np.abs(vector).max()) if len(vector) else 0.0
+    scale = peak / 127 if peak > 0 else 1.0
+    return np.round(vector / scale).astype(np.int8), scale
 
 
 def _blob(vector: np.ndarray) -> bytes:

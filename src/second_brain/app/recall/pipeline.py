@@ -2,7 +2,6 @@
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -22,7 +21,6 @@ from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
 
 log = logging.getLogger("second_brain.recall")
-ARM_THREADS = 8  # recalls whose vector arms can run at once; more wait their turn
 UTC = ZoneInfo("UTC")
 
 
@@ -71,7 +69,6 @@ class RecallService:
         self.clock = clock
         self.config = config
         self.rerank = RerankStage(reranker)
-        self._arms = ThreadPoolExecutor(ARM_THREADS, thread_name_prefix="vector-arm")
 
     def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
         config = self.config()  # read once: every setting this recall uses comes from this one read
@@ -108,10 +105,8 @@ class RecallService:
              dates: temporal.NamedDates | None = None) -> tuple[list[tuple[str, float]], Candidates]:
         """The ordered (id, score) results and the candidates they came from."""
         found = Candidates()
-        # The vector arm (query embedding, k-NN: both release the GIL) runs beside the keyword arm.
-        dense = self._arms.submit(self._dense_arm, parsed, filters, config, found)
         plan = self._keyword_arm(parsed, filters, config, found)
-        vector = dense.result()
+        vector = self._dense_arm(parsed, filters, config, found)
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
