@@ -1,5 +1,6 @@
 """Background indexing and the vector index, on the real SQLite brain with a fake embedder."""
 
+import os
 import threading
 import time
 
@@ -221,7 +222,7 @@ class SlowEmbedder(FakeEmbedder):
 
     def __init__(self, seconds: float) -> None:
         super().__init__()
-        self.seconds, self.running, self.most, self.started = seconds, 0, 0, []
+        self.seconds, self.running, self.most, self.started, self.priorities = seconds, 0, 0, [], set()
         self._lock = threading.Lock()
 
     def embed_batch(self, texts):
@@ -229,6 +230,7 @@ class SlowEmbedder(FakeEmbedder):
             self.running += 1
             self.most = max(self.most, self.running)
             self.started.append(time.monotonic())
+            self.priorities.add(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
         time.sleep(self.seconds)
         with self._lock:
             self.running -= 1
@@ -244,13 +246,14 @@ def pending_brain(tmp_path, clock, count: int):
     return brain
 
 
-def test_background_indexing_uses_every_thread_while_no_request_runs(tmp_path, clock):
+def test_background_indexing_uses_every_thread_while_no_request_runs_at_the_lowest_priority(tmp_path, clock):
     brain = pending_brain(tmp_path, clock, 8)
     slow = SlowEmbedder(0.05)
     indexer = Indexer(brain.vectors, slow, foreground=Foreground(), threads=2)
     try:
         assert indexer.run_once(100).vectorized == 8
         assert slow.most == 2
+        assert slow.priorities == {19}  # a call under way when a request comes gives it the core
     finally:
         indexer.close()
         brain.close()

@@ -3,6 +3,7 @@
 import contextlib
 import hashlib
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -18,6 +19,15 @@ from .chunking import chunk_memory
 log = logging.getLogger("second_brain.indexing")
 RECENT_VECTORS = 512
 YIELD_SECONDS = 0.05  # the longest background embedding waits for requests to finish before it runs anyway
+
+
+def lowest_priority() -> None:
+    """Run the calling thread at the lowest CPU priority (Linux schedules threads one by one): a model call
+    already under way when a request comes in then gives the request the core instead of sharing it."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):  # no per-thread priority here: the wait before each call still holds
+        pass
 
 
 class Foreground:
@@ -70,7 +80,8 @@ class Indexer:
         # With a foreground to yield to, texts are embedded one per call, on `threads` cores at once while no
         # request runs, so a request never waits behind more than the texts already under way.
         self.foreground = foreground
-        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="embedding") if foreground and threads > 1 else None
+        self._pool = (ThreadPoolExecutor(threads, thread_name_prefix="embedding", initializer=lowest_priority)
+                      if foreground and threads > 1 else None)
         self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # texts embedded at capture, for the worker
@@ -199,6 +210,7 @@ class IndexingWorker:
             self._thread.join(timeout=10)
 
     def _run(self) -> None:
+        lowest_priority()
         backoff = 1.0
         while not self._stop.is_set():
             try:
