@@ -235,6 +235,9 @@ def _count(conn: sqlite3.Connection, memory: Memory, sign: int) -> None:
         " digest_candidates = digest_candidates + excluded.digest_candidates",
         [(workspace, tag, sign, sign * candidate) for tag in tags],
     )
+    if sign < 0:  # a tag no memory holds goes: a forgotten memory's tag must not survive in a count
+        conn.executemany("DELETE FROM tag_counts WHERE workspace = ? AND tag = ? AND n <= 0",
+                         [(workspace, tag) for tag in tags])
 
 
 def _write_tags(conn: sqlite3.Connection, rid: int, tags: Sequence[str]) -> None:
