@@ -44,15 +44,15 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
     settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     settings.data_dir.chmod(0o700)  # owner-only, also when an older build made it readable to every local user
-    # One model session, one thread per call: a recall embeds its query on one core while its keyword arm runs on
-    # another, and background indexing runs a call per core while no request runs (see Indexer).
+    # One model session, one thread per call: a request's call (recall's query, capture's duplicate check) takes
+    # one core, and background indexing runs a call per core while no request runs (see Indexer).
     embedder = embedder or load_embedder(settings, threads=1)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
     store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
     store.catch_up()
-    brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder, embedder,
+    brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder,
                      load_llm(settings), load_reranker(settings), db=db, foreground=Foreground())
     if brain.worker:
         vectors.on_pending = brain.worker.notify
@@ -60,15 +60,15 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
 
 
 def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,
-             embedder: Embedder | None, background: Embedder | None, llm: LanguageModel,
+             embedder: Embedder | None, llm: LanguageModel,
              reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True,
              background_classification: bool = True, foreground: Foreground | None = None) -> Brain:
     """The application services over whichever adapters the deployment chose."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
     # On one machine, indexing runs on every core while no request does, and yields them to requests.
-    indexer = (Indexer(vectors, background, on_indexed=links.infer, request_embedder=embedder, foreground=foreground,
-                       threads=os.cpu_count() or 1) if background else None)
+    indexer = (Indexer(vectors, embedder, on_indexed=links.infer, foreground=foreground,
+                       threads=os.cpu_count() or 1) if embedder else None)
     config = SettingsService(store, clock, settings.timezone)
     triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
                     catch_up=indexer.catch_up) if indexer else None

@@ -5,6 +5,7 @@ from contextlib import contextmanager
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.adapters.vector_index import sqlite as vector_sqlite
 from second_brain.ports.read_model import Filters
 from tests.support.brains import make_brain, sqlite_brain
 
@@ -77,7 +78,7 @@ def test_an_ending_committed_while_the_indexer_embeds_keeps_the_vectors_out(brai
         assert brain.queries.entry(ctx, memory.id)["indexed"] is False
 
 
-def test_compaction_after_many_forgets_keeps_every_live_row(brain, embedder):
+def test_compaction_after_many_forgets_keeps_every_live_row(brain, embedder, monkeypatch):
     # Compaction runs inside a store's write, so it works on the matrix alone; fill it directly.
     vectors, texts = brain.vectors, [f"note number {n}" for n in range(2400)]
     for n, vector in enumerate(embedder.embed_batch(texts)):
@@ -89,6 +90,12 @@ def test_compaction_after_many_forgets_keeps_every_live_row(brain, embedder):
         assert (vectors.vector_of(f"m{n}") == embedder.embed_batch([texts[n]])[0]).all()
         assert vectors.scores_for(embedder.embed_batch([texts[n]])[0], [f"m{n}"])[f"m{n}"].score > 0.99
     assert vectors.vector_of("m2") is None
+    # The int8 codes of the first k-NN pass were grown and compacted in step with the matrix.
+    query, scope = embedder.embed_batch([texts[777]])[0], Filters(("personal-owner",))
+    two_pass = [(h.entry_id, round(h.score, 5)) for h in vectors.search(query, scope, 10)]
+    monkeypatch.setattr(vector_sqlite, "_INT8", None)
+    assert two_pass == [(h.entry_id, round(h.score, 5)) for h in vectors.search(query, scope, 10)]
+    assert two_pass[0][0] == "m777"
 
 
 @pytest.mark.opensearch

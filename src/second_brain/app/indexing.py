@@ -71,11 +71,9 @@ class Indexer:
 
     def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32,
                  on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None,
-                 request_embedder: Embedder | None = None, foreground: Foreground | None = None,
-                 threads: int = 1) -> None:
+                 foreground: Foreground | None = None, threads: int = 1) -> None:
         self.index = index
-        self.embedder = embedder  # the background session: indexing
-        self.request_embedder = request_embedder or embedder  # the one a request waits on: the duplicate check
+        self.embedder = embedder
         self.batch_size = batch_size
         # With a foreground to yield to, texts are embedded one per call, on `threads` cores at once while no
         # request runs, so a request never waits behind more than the texts already under way.
@@ -93,7 +91,7 @@ class Indexer:
         with self._recent_lock:
             if key in self._recent:
                 return self._recent[key]
-        vector = np.asarray(self.request_embedder.embed_batch([text])[0], dtype=np.float32)
+        vector = np.asarray(self.embedder.embed_batch([text])[0], dtype=np.float32)
         with self._recent_lock:
             self._recent[key] = vector
             while len(self._recent) > RECENT_VECTORS:

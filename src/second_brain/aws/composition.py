@@ -55,7 +55,7 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     index = OpenSearchIndex(clients.opensearch or opensearch_client(settings), log, settings.opensearch_prefix,
                             embedder.dimension if embedder else settings.embedding_dimension)
     store = ProjectingEventStore(log, [index] if settings.project_inline else [])
-    brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder, embedder,
+    brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,
                      background_classification=False)  # Lambda freezes threads after the response
     return AwsBrain(brain, index, log)

@@ -22,8 +22,7 @@ class SQLiteKeywordSearch(SQLiteReads):
 
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
         conn = self.db.connection()
-        marks = ", ".join("?" for _ in workspaces)
-        total = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks})",
+        total = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",
                              tuple(workspaces)).fetchone()[0] if workspaces else 0
         df: dict[str, int] = {}
         for term in terms:

@@ -14,7 +14,7 @@ from ...domain import text
 from ...domain.events import Envelope
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
-from ..read_model.sqlite_sql import tag_rids
+from ..read_model.sqlite_sql import marks, tag_rids
 from ..sqlite_database import SQLiteDatabase
 
 try:
@@ -23,6 +23,8 @@ except ImportError:  # without it every search scores the float32 matrix
     _INT8 = None
 
 SHORTLIST = 2  # rows scored exactly per row needed, after the int8 pass
+# The in-memory arrays with one entry per stored passage (row), grown and compacted together.
+ROW_ARRAYS = ("_matrix", "_codes", "_code_scale", "_rid", "_created", "_workspace", "_is_update", "_alive")
 
 TABLES = [
     """CREATE TABLE IF NOT EXISTS vectors (
@@ -129,7 +131,7 @@ class SQLiteVectorIndex:
             )
 
     def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
-        only = f" AND e.id IN ({', '.join('?' for _ in ids)})" if ids is not None else ""
+        only = f" AND e.id IN ({marks(ids)})" if ids is not None else ""
         rows = self.db.connection().execute(
             f"SELECT e.id, e.content, e.content_version, e.workspace FROM vector_pending p"
             f" CROSS JOIN entries e ON e.id = p.entry_id WHERE 1{only} ORDER BY e.rid LIMIT ?",
@@ -322,11 +324,9 @@ class SQLiteVectorIndex:
 
     def _grow(self) -> None:
         capacity = len(self._rid) * 2
-        self._matrix = np.resize(self._matrix, (capacity, self.dimension))
-        self._codes = np.resize(self._codes, (capacity, self.dimension))
-        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive", "_code_scale"):
+        for name in ROW_ARRAYS:
             old = getattr(self, name)
-            grown = np.zeros(capacity, dtype=old.dtype)
+            grown = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
             grown[: len(old)] = old
             setattr(self, name, grown)
 
@@ -345,15 +345,9 @@ class SQLiteVectorIndex:
         # where reading the table again could miss or double a store in flight.
         keep = np.flatnonzero(self._alive[: self._size])
         size, capacity = len(keep), max(1024, 2 * len(keep))
-        matrix = np.zeros((capacity, self.dimension), dtype=np.float32)
-        matrix[:size] = self._matrix[keep]
-        self._matrix = matrix
-        codes = np.zeros((capacity, self.dimension), dtype=np.int8)
-        codes[:size] = self._codes[keep]
-        self._codes = codes
-        for name in ("_rid", "_created", "_workspace", "_is_update", "_alive", "_code_scale"):
+        for name in ROW_ARRAYS:
             old = getattr(self, name)
-            kept = np.zeros(capacity, dtype=old.dtype)
+            kept = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
             kept[:size] = old[keep]
             setattr(self, name, kept)
         self._entry = [self._entry[row] for row in keep]

@@ -1,7 +1,6 @@
 """REST routes for backups: GET /export and POST /import, in the reference's version 3 format."""
 
 import ctypes
-import ctypes.util
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -55,11 +54,8 @@ def release_freed_memory() -> None:
 
 
 def _libc() -> Any:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
-    except OSError:  # not glibc (macOS, musl): nothing to trim
-        return None
+    libc = ctypes.CDLL(None)  # the symbols already loaded: glibc's malloc_trim where there is one
+    return libc if hasattr(libc, "malloc_trim") else None  # not glibc (macOS, musl): nothing to trim
 
 
 _LIBC = _libc()
