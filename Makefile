@@ -5,7 +5,7 @@ DATA_DIR ?= data
 
 TOOLS := .venv-tools/bin
 
-.PHONY: run test test-fast bench validate clean
+.PHONY: run test test-fast bench validate layer layer-lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,26 @@ $(TOOLS)/.installed:
 validate: $(TOOLS)/.installed
 	$(TOOLS)/cfn-lint template.yaml
 	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(TOOLS)/sam validate --lint --template template.yaml
+
+# The core layer installs layers/core/requirements.txt: pyproject's dependencies with the [aws] extra, resolved
+# for Lambda's python3.11 on manylinux x86_64 (wheels only), pinned with hashes. opensearch-py 3 pulls in gRPC
+# and protobuf bindings it never imports: they are left out (tests/aws/test_template.py checks nothing imports
+# them). Run `make layer-lock` after changing pyproject's dependencies.
+LAYER_UNUSED := grpcio protobuf opensearch-protobufs
+
+$(TOOLS)/uv: $(TOOLS)/.installed
+	$(TOOLS)/python -m pip install --quiet 'uv>=0.5,<1'
+
+layer-lock: $(TOOLS)/uv
+	$(TOOLS)/uv pip compile pyproject.toml --extra aws --python-version 3.11 --python-platform x86_64-manylinux_2_17 \
+		--no-build --generate-hashes --quiet $(addprefix --no-emit-package ,$(LAYER_UNUSED)) \
+		--custom-compile-command 'make layer-lock' -o layers/core/requirements.txt
+
+# Plain `sam build` (no --build-in-source, no container), then every handler imported against the built layer
+# alone, and the layer's size.
+layer: $(TOOLS)/.installed
+	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(TOOLS)/sam build
+	$(PYTHON) layers/core/check.py .aws-sam/build
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/capture.py

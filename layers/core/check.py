@@ -1,0 +1,67 @@
+"""Checks a `sam build` output: every handler imports against the built core layer alone, no unused weight was
+installed, and the layer's size (unzipped and zipped) is printed.
+
+Usage: python3.11 layers/core/check.py .aws-sam/build   (what `make layer` runs after `sam build`)
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+LAYER = "CoreLayer"
+UNUSED = ("grpc", "google.protobuf", "opensearch.protobufs")  # the lock leaves these out: nothing imports them
+
+# Run with -S -E -B: no site-packages, no PYTHON* variables and no bytecode written into the build, so only the function's code and the layer count,
+# as on Lambda (which adds /opt/python, where the layer's python/ folder lands).
+IMPORT = """
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import app
+assert callable(app.handler), "no handler"
+loaded = [m for m in sys.modules if m == "grpc" or m.startswith(("grpc.", "google.protobuf", "opensearch.protobufs"))]
+assert not loaded, f"imported {loaded}"
+"""
+
+
+def size(folder: Path) -> tuple[int, int]:
+    """Bytes on disk unzipped, and zipped as SAM uploads it."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    unzipped = sum(p.stat().st_size for p in files)
+    with tempfile.TemporaryFile() as tmp:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in files:
+                archive.write(path, path.relative_to(folder.parent))
+        zipped = tmp.tell()
+    return unzipped, zipped
+
+
+def main(build: Path) -> int:
+    build = build.resolve()
+    if sys.version_info[:2] != (3, 11):
+        print("run this with Python 3.11: the layer holds CPython 3.11 wheels")
+        return 2
+    site = build / LAYER / "python"
+    present = [name for name in UNUSED if (site / name.replace(".", "/")).exists()]
+    if present:
+        print(f"{LAYER} holds unused packages: {', '.join(present)}")
+        return 1
+    failed = 0
+    for function in sorted(p.parent for p in build.glob("*/app.py")):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"AWS_DEFAULT_REGION": "us-east-1"}
+        result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", IMPORT, str(function), str(site)],
+                                capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+        print(f"{function.name}: {'imports against the layer alone' if result.returncode == 0 else 'FAILED'}")
+        if result.returncode:
+            print(result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "(no output)")
+            failed += 1
+    unzipped, zipped = size(site)
+    print(f"{LAYER}: {unzipped / 1e6:.1f} MB unzipped (Lambda's limit for a function and its layers: 250 MB), "
+          f"{zipped / 1e6:.1f} MB zipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else ".aws-sam/build")))
