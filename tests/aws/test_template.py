@@ -1,6 +1,7 @@
 """What template.yaml and the core layer promise before a deploy: each test reads the template (or the layer's
 lock) and fails when that promise is broken. No AWS account, no network."""
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -82,3 +83,92 @@ def test_the_lock_leaves_out_the_grpc_bindings_nothing_imports():
     assert opensearchpy.__versionstr__ == pinned["opensearch-py"], "compare against the pinned opensearch-py"
     offenders = [str(path) for path in sources if imports.search(path.read_text(errors="replace"))]
     assert not offenders, f"these import a package the layer leaves out: {offenders}"
+
+
+# --- names and parameters (item 5) ---
+
+# Top-level properties that set a resource's physical name: a literal one collides with a second stack.
+NAME_PROPERTIES = {"TableName", "FunctionName", "QueueName", "TopicName", "DomainName", "AlarmName", "LogGroupName",
+                   "LayerName", "RoleName", "ManagedPolicyName", "Name", "BucketName", "SecretName", "ApiName"}
+
+
+def _stack_derived(value: object) -> bool:
+    return "AWS::StackName" in json.dumps(value) or "AWS::StackId" in json.dumps(value)
+
+
+def test_no_resource_has_a_fixed_physical_name(template):
+    fixed = []
+    for name, resource in template["Resources"].items():
+        properties = resource.get("Properties", {})
+        fixed += [f"{name}.{key}" for key in NAME_PROPERTIES & set(properties) if not _stack_derived(properties[key])]
+        if resource["Type"] == "AWS::Serverless::LayerVersion" and "LayerName" not in properties:
+            fixed.append(f"{name}: SAM names the layer {name}")
+        for event, spec in properties.get("Events", {}).items():
+            if spec["Type"] == "ScheduleV2" and not spec["Properties"].get("OmitName") and not _stack_derived(
+                    spec["Properties"].get("Name", "")):
+                fixed.append(f"{name}.{event}: SAM names the schedule {name}{event}")
+    assert not fixed, f"fixed physical names: {fixed}"
+
+
+def _value(expression: object, parameters: dict[str, str]) -> object:
+    """A rule's expression, evaluated as CloudFormation would (only the functions rules may use)."""
+    if isinstance(expression, list):
+        return [_value(item, parameters) for item in expression]
+    if not isinstance(expression, dict):
+        return str(expression)
+    (function, argument), = expression.items()
+    if function == "Ref":
+        return parameters[argument]
+    arguments = _value(argument, parameters)
+    match function:
+        case "Fn::Equals":
+            return arguments[0] == arguments[1]
+        case "Fn::Not":
+            return not arguments[0]
+        case "Fn::And":
+            return all(arguments)
+        case "Fn::Or":
+            return any(arguments)
+        case "Fn::Contains":
+            return arguments[1] in arguments[0]
+    raise NotImplementedError(function)
+
+
+def _refused(template: dict, **overrides: object) -> list[str]:
+    """The rules a deploy with these parameters breaks (the rest at their defaults)."""
+    parameters = {name: str(p.get("Default", "")) for name, p in template["Parameters"].items()}
+    parameters |= {name: str(value) for name, value in overrides.items()}
+    return [name for name, rule in template.get("Rules", {}).items()
+            if _value(rule.get("RuleCondition", True), parameters) is not False
+            and not all(_value(a["Assert"], parameters) for a in rule["Assertions"])]
+
+
+@pytest.mark.parametrize("parameters", [
+    {"Embedder": "bedrock", "EmbeddingDimension": 384},
+    {"Embedder": "bedrock", "EmbeddingDimension": 768},
+    {"Embedder": "bedrock", "EmbeddingModelId": "amazon.titan-embed-text-v1"},
+    {"Embedder": "sagemaker", "EmbeddingDimension": 384, "EmbeddingEndpointName": ""},
+    {"Reranker": "sagemaker", "RerankerEndpointName": ""},
+])
+def test_rules_refuse_what_would_fail_at_the_first_request(template, parameters):
+    assert _refused(template, **parameters), f"a deploy with {parameters} would pass"
+
+
+@pytest.mark.parametrize("parameters", [
+    {},
+    {"Embedder": "bedrock", "EmbeddingDimension": 256},
+    {"Embedder": "sagemaker", "EmbeddingDimension": 384, "EmbeddingEndpointName": "bge-small"},
+    {"Embedder": "sagemaker", "EmbeddingDimension": 768, "EmbeddingEndpointName": "e5-base"},
+    {"Reranker": "sagemaker", "RerankerEndpointName": "bge-reranker"},
+    {"Reranker": "bedrock", "LanguageModel": "bedrock"},
+])
+def test_rules_let_valid_settings_through(template, parameters):
+    assert not _refused(template, **parameters)
+
+
+def test_the_bedrock_rule_allows_exactly_what_the_titan_adapter_does(template):
+    from second_brain.adapters.embedder.bedrock import TITAN_DIMENSIONS, TITAN_V2
+    offered = template["Parameters"]["EmbeddingDimension"]["AllowedValues"]
+    allowed = {d for d in offered if not _refused(template, Embedder="bedrock", EmbeddingDimension=d)}
+    assert allowed == set(TITAN_DIMENSIONS)
+    assert not _refused(template, Embedder="bedrock", EmbeddingModelId=TITAN_V2)
