@@ -172,3 +172,21 @@ def test_the_bedrock_rule_allows_exactly_what_the_titan_adapter_does(template):
     allowed = {d for d in offered if not _refused(template, Embedder="bedrock", EmbeddingDimension=d)}
     assert allowed == set(TITAN_DIMENSIONS)
     assert not _refused(template, Embedder="bedrock", EmbeddingModelId=TITAN_V2)
+
+
+# --- timeouts (item 6) ---
+
+
+def _functions(template: dict) -> dict[str, dict]:
+    """Each function's properties with the Globals it inherits (its own win)."""
+    shared = template.get("Globals", {}).get("Function", {})
+    return {name: shared | r["Properties"] for name, r in template["Resources"].items()
+            if r["Type"] == "AWS::Serverless::Function"}
+
+
+def test_request_functions_stop_before_api_gateway_does(template):
+    serving = {name: f for name, f in _functions(template).items()
+               if "FunctionUrlConfig" in f or any(e["Type"] == "Api" for e in f.get("Events", {}).values())}
+    assert set(serving) == {"ApiFunction", "McpFunction"}
+    for name, function in serving.items():
+        assert function["Timeout"] <= 28, f"{name}: API Gateway answers 504 at 29 s while the function runs on"
