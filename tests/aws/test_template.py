@@ -190,3 +190,104 @@ def test_request_functions_stop_before_api_gateway_does(template):
     assert set(serving) == {"ApiFunction", "McpFunction"}
     for name, function in serving.items():
         assert function["Timeout"] <= 28, f"{name}: API Gateway answers 504 at 29 s while the function runs on"
+
+
+# --- operations: logs, alarms, the nightly job's failures, the stream filter (item 7) ---
+
+
+def _resources(template: dict, kind: str) -> dict[str, dict]:
+    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def _ref(value: object) -> str | None:
+    """The logical id a Ref or GetAtt points at."""
+    if isinstance(value, dict) and "Ref" in value:
+        return value["Ref"]
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return value["Fn::GetAtt"][0]
+    return None
+
+
+def test_every_function_logs_to_a_group_it_keeps_for_a_while(template):
+    groups = _resources(template, "AWS::Logs::LogGroup")
+    for name, function in _functions(template).items():
+        group = _ref(function.get("LoggingConfig", {}).get("LogGroup"))
+        assert group in groups, f"{name} logs to Lambda's default group, which never expires"
+        retention = groups[group]["Properties"].get("RetentionInDays")
+        days = template["Parameters"][retention["Ref"]]["Default"] if _ref(retention) else retention
+        assert days and days <= 365, f"{name}'s logs are kept for {days} days"
+
+
+def _alarms(template: dict) -> list[tuple[str, str, str | None]]:
+    """(namespace, metric, the resource its dimension names) for each alarm that notifies the alarm topic."""
+    topics = set(_resources(template, "AWS::SNS::Topic"))
+    watched = []
+    for name, alarm in _resources(template, "AWS::CloudWatch::Alarm").items():
+        p = alarm["Properties"]
+        assert {_ref(a) for a in p.get("AlarmActions", [])} & topics, f"{name} notifies nobody"
+        for dimension in p.get("Dimensions", []):
+            watched.append((p["Namespace"], p["MetricName"], _ref(dimension["Value"])))
+    return watched
+
+
+def test_alarms_watch_the_projector_the_failure_queues_and_every_function(template):
+    watched = _alarms(template)
+    assert ("AWS/Lambda", "IteratorAge", "ProjectorFunction") in watched
+    for queue in _resources(template, "AWS::SQS::Queue"):
+        assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible", queue) in watched, f"nobody hears of {queue}"
+    for function in _functions(template):
+        assert ("AWS/Lambda", "Errors", function) in watched, f"{function}'s errors raise no alarm"
+
+
+def test_a_nightly_run_that_fails_is_retried_and_then_kept(template):
+    maintenance = _functions(template)["MaintenanceFunction"]
+    queues = set(_resources(template, "AWS::SQS::Queue"))
+    schedule = maintenance["Events"]["Nightly"]["Properties"]
+    assert maintenance["Events"]["Nightly"]["Type"] == "ScheduleV2"
+    assert _ref(schedule["DeadLetterConfig"]["Arn"]) in queues, "a run the scheduler cannot start is lost"
+    assert schedule["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    invoke = maintenance["EventInvokeConfig"]
+    assert _ref(invoke["DestinationConfig"]["OnFailure"]["Destination"]) in queues, "a failed run is lost"
+
+
+def _matches(pattern: object, value: object) -> bool:
+    """Lambda's event filtering, for the operators the template uses."""
+    if isinstance(pattern, dict):
+        return isinstance(value, dict) and all(key in value and _matches(p, value[key]) for key, p in pattern.items())
+    for option in pattern:
+        if isinstance(option, dict) and "anything-but" in option:
+            if value not in option["anything-but"]:
+                return True
+        elif isinstance(option, dict) and "prefix" in option:
+            if isinstance(value, str) and value.startswith(option["prefix"]):
+                return True
+        elif option == value:
+            return True
+    return False
+
+
+def _stream_filters(template: dict) -> list[dict]:
+    """The filter patterns of every mapping from a DynamoDB stream to a function."""
+    mappings = [r["Properties"] for r in _resources(template, "AWS::Lambda::EventSourceMapping").values()]
+    mappings += [e["Properties"] for f in _functions(template).values()
+                 for e in f.get("Events", {}).values() if e["Type"] == "DynamoDB"]
+    assert mappings, "no stream mapping found"
+    return [[json.loads(f["Pattern"]) for f in m.get("FilterCriteria", {}).get("Filters", [])] for m in mappings]
+
+
+def _record(event_name: str, stream_id: str) -> dict:
+    keys = {"stream_id": {"S": stream_id}, "version": {"N": "1"}}
+    return {"eventName": event_name, "dynamodb": {"Keys": keys, "NewImage": dict(keys)}}
+
+
+def test_the_projector_is_not_invoked_for_the_position_counter(template):
+    from second_brain.adapters.event_store.dynamodb import HEAD_STREAM
+    for patterns in _stream_filters(template):
+        assert patterns, "the projector is invoked for every record, the position counter's included"
+
+        def delivered(record: dict) -> bool:
+            return any(_matches(p, record) for p in patterns)
+
+        assert not delivered(_record("MODIFY", HEAD_STREAM)) and not delivered(_record("INSERT", HEAD_STREAM))
+        for stream in ("0193c1a2-7f3e-7d6b-9a41-5c2e8f1d0b7a", "link-related-3f9c-7b1d", "project-personal-pricing"):
+            assert delivered(_record("INSERT", stream)) and delivered(_record("MODIFY", stream))  # MODIFY: erased
