@@ -110,16 +110,18 @@ def test_no_resource_has_a_fixed_physical_name(template):
     assert not fixed, f"fixed physical names: {fixed}"
 
 
-def _value(expression: object, parameters: dict[str, str]) -> object:
-    """A rule's expression, evaluated as CloudFormation would (only the functions rules may use)."""
+def _value(expression: object, parameters: dict[str, str], conditions: dict | None = None) -> object:
+    """A rule's or a condition's expression, evaluated as CloudFormation would (the functions they may use)."""
     if isinstance(expression, list):
-        return [_value(item, parameters) for item in expression]
+        return [_value(item, parameters, conditions) for item in expression]
     if not isinstance(expression, dict):
         return str(expression)
     (function, argument), = expression.items()
     if function == "Ref":
         return parameters[argument]
-    arguments = _value(argument, parameters)
+    if function == "Condition":
+        return _value(conditions[argument], parameters, conditions)
+    arguments = _value(argument, parameters, conditions)
     match function:
         case "Fn::Equals":
             return arguments[0] == arguments[1]
@@ -134,10 +136,26 @@ def _value(expression: object, parameters: dict[str, str]) -> object:
     raise NotImplementedError(function)
 
 
+def _parameters(template: dict, **overrides: object) -> dict[str, str]:
+    """Every parameter's value: its default unless given."""
+    parameters = {name: str(p.get("Default", "")) for name, p in template["Parameters"].items()}
+    return parameters | {name: str(value) for name, value in overrides.items()}
+
+
+def _resolved(value: object, template: dict, **overrides: object) -> object:
+    """A property's value once its Fn::If and Ref of parameters are resolved (None: AWS::NoValue)."""
+    parameters = _parameters(template, **overrides)
+    while isinstance(value, dict) and "Fn::If" in value:
+        condition, yes, no = value["Fn::If"]
+        value = yes if _value(template["Conditions"][condition], parameters, template["Conditions"]) else no
+    if _ref(value) == "AWS::NoValue":
+        return None
+    return parameters.get(_ref(value), value) if isinstance(value, dict) and "Ref" in value else value
+
+
 def _refused(template: dict, **overrides: object) -> list[str]:
     """The rules a deploy with these parameters breaks (the rest at their defaults)."""
-    parameters = {name: str(p.get("Default", "")) for name, p in template["Parameters"].items()}
-    parameters |= {name: str(value) for name, value in overrides.items()}
+    parameters = _parameters(template, **overrides)
     return [name for name, rule in template.get("Rules", {}).items()
             if _value(rule.get("RuleCondition", True), parameters) is not False
             and not all(_value(a["Assert"], parameters) for a in rule["Assertions"])]
@@ -291,3 +309,24 @@ def test_the_projector_is_not_invoked_for_the_position_counter(template):
         assert not delivered(_record("MODIFY", HEAD_STREAM)) and not delivered(_record("INSERT", HEAD_STREAM))
         for stream in ("0193c1a2-7f3e-7d6b-9a41-5c2e8f1d0b7a", "link-related-3f9c-7b1d", "project-personal-pricing"):
             assert delivered(_record("INSERT", stream)) and delivered(_record("MODIFY", stream))  # MODIFY: erased
+
+
+# --- the public MCP URL and the REST API's rate (item 8) ---
+
+
+def test_the_public_mcp_function_has_a_concurrency_cap(template):
+    mcp = _functions(template)["McpFunction"]
+    assert mcp["FunctionUrlConfig"]["AuthType"] == "NONE"  # so the cap is what bounds a stranger's bill
+    cap = _resolved(mcp.get("ReservedConcurrentExecutions"), template)
+    assert cap is not None and 1 <= int(cap) <= 20, f"the MCP function's reserved concurrency by default: {cap}"
+    assert _resolved(mcp["ReservedConcurrentExecutions"], template, McpReservedConcurrency=0) is None  # opt-out
+    assert ("AWS/Lambda", "Throttles", "McpFunction") in _alarms(template), "nobody hears when the cap is hit"
+
+
+def test_the_rest_api_stage_is_throttled(template):
+    settings = template["Globals"]["Api"]["MethodSettings"]
+    everything = [m for m in settings if m["ResourcePath"] == "/*" and m["HttpMethod"] == "*"]
+    assert everything, "no throttling for every route of the stage"
+    rate = int(_resolved(everything[0]["ThrottlingRateLimit"], template))
+    burst = int(_resolved(everything[0]["ThrottlingBurstLimit"], template))
+    assert 1 <= rate <= burst <= 1000, (rate, burst)
