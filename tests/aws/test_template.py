@@ -100,7 +100,9 @@ def test_no_resource_has_a_fixed_physical_name(template):
     fixed = []
     for name, resource in template["Resources"].items():
         properties = resource.get("Properties", {})
-        fixed += [f"{name}.{key}" for key in NAME_PROPERTIES & set(properties) if not _stack_derived(properties[key])]
+        fixed += [f"{name}.{key}" for key in NAME_PROPERTIES & set(properties)
+                  if not _stack_derived(properties[key])
+                  and _ref(properties[key]) not in template["Resources"]]  # naming another resource is no name
         if resource["Type"] == "AWS::Serverless::LayerVersion" and "LayerName" not in properties:
             fixed.append(f"{name}: SAM names the layer {name}")
         for event, spec in properties.get("Events", {}).items():
@@ -167,6 +169,7 @@ def _refused(template: dict, **overrides: object) -> list[str]:
     {"Embedder": "bedrock", "EmbeddingModelId": "amazon.titan-embed-text-v1"},
     {"Embedder": "sagemaker", "EmbeddingDimension": 384, "EmbeddingEndpointName": ""},
     {"Reranker": "sagemaker", "RerankerEndpointName": ""},
+    {"RestoredTableName": "brain-restored", "RestoredTableStreamArn": ""},
 ])
 def test_rules_refuse_what_would_fail_at_the_first_request(template, parameters):
     assert _refused(template, **parameters), f"a deploy with {parameters} would pass"
@@ -330,3 +333,169 @@ def test_the_rest_api_stage_is_throttled(template):
     rate = int(_resolved(everything[0]["ThrottlingRateLimit"], template))
     burst = int(_resolved(everything[0]["ThrottlingBurstLimit"], template))
     assert 1 <= rate <= burst <= 1000, (rate, burst)
+
+
+# --- least privilege (item 9) ---
+
+# SAM policy templates the functions may use, as the statements they expand to (actions only).
+SAM_POLICY_TEMPLATES = {
+    "DynamoDBStreamReadPolicy": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
+                                 "dynamodb:ListStreams"],
+    "SQSSendMessagePolicy": ["sqs:SendMessage*"],
+    "AWSSecretsManagerGetSecretValuePolicy": ["secretsmanager:GetSecretValue"],
+}
+
+# What each boto3 call of the event store needs from IAM (TransactWriteItems needs each item's own action).
+DYNAMODB_ACTIONS = {"get_item": "GetItem", "batch_get_item": "BatchGetItem", "query": "Query", "put_item": "PutItem",
+                    "update_item": "UpdateItem", "delete_item": "DeleteItem", "scan": "Scan",
+                    "batch_write_item": "BatchWriteItem", "describe_table": "DescribeTable",
+                    "transact_get_items": "GetItem"}
+TRANSACTION_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+                       "ConditionCheck": "ConditionCheckItem"}
+
+
+def _listed(value: object) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _unless(value: object) -> tuple[set[str], object]:
+    """The conditions a value depends on (Fn::If's true branch) and the value itself; None for AWS::NoValue."""
+    conditions = set()
+    while isinstance(value, dict) and "Fn::If" in value:
+        condition, yes, _ = value["Fn::If"]
+        conditions.add(condition)
+        value = yes
+    return conditions, None if _ref(value) == "AWS::NoValue" else value
+
+
+def _statements(template: dict, function: str) -> list[dict]:
+    """Every Allow statement a function's policies grant, with the template conditions it is granted under."""
+    granted = []
+
+    def add(statements: object, conditions: set[str]) -> None:
+        for raw in _listed(statements):
+            more, statement = _unless(raw)
+            if statement is not None:
+                granted.append({"conditions": conditions | more, "actions": _listed(statement["Action"]),
+                                "resources": _listed(statement.get("Resource", [])),
+                                "condition": statement.get("Condition")})
+
+    for raw in _functions(template)[function].get("Policies", []):
+        conditions, policy = _unless(raw)
+        if policy is None:
+            continue
+        managed = _ref(policy)
+        if managed:
+            resource = template["Resources"][managed]
+            assert resource["Type"] == "AWS::IAM::ManagedPolicy", f"{function}: {managed}"
+            add(resource["Properties"]["PolicyDocument"]["Statement"],
+                conditions | ({resource["Condition"]} if "Condition" in resource else set()))
+        elif "Statement" in policy:
+            add(policy["Statement"], conditions)
+        else:
+            (name, _), = policy.items()
+            assert name in SAM_POLICY_TEMPLATES, f"{function} uses {name}: list what it grants here"
+            granted.append({"conditions": conditions, "actions": SAM_POLICY_TEMPLATES[name], "resources": [name],
+                            "condition": None})
+    return granted
+
+
+def _actions(template: dict, function: str, prefix: str) -> set[str]:
+    return {a for s in _statements(template, function) for a in s["actions"] if a.startswith(prefix)}
+
+
+def test_the_event_log_policy_holds_exactly_the_calls_the_store_makes(template):
+    source = (ROOT / "src/second_brain/adapters/event_store/dynamodb.py").read_text()
+    calls = set(re.findall(r"self\.client\.(\w+)\(", source))
+    assert calls - set(DYNAMODB_ACTIONS) <= {"transact_write_items"}, f"map these calls to IAM: {calls}"
+    needed = {DYNAMODB_ACTIONS[c] for c in calls if c != "transact_write_items"}
+    if "transact_write_items" in calls:
+        needed |= {TRANSACTION_ACTIONS[kind] for kind in re.findall(r'\{"(Put|Update|Delete|ConditionCheck)":', source)}
+    assert "DynamoDBCrudPolicy" not in json.dumps(template["Resources"]), "the CRUD policy grants Scan, BatchWrite…"
+    item_actions = {f"dynamodb:{a}" for a in needed}
+    for function in _functions(template):
+        granted = _actions(template, function, "dynamodb:") - set(SAM_POLICY_TEMPLATES["DynamoDBStreamReadPolicy"])
+        assert granted == item_actions, f"{function}: grants {sorted(granted)}, the store calls {sorted(needed)}"
+
+
+def test_the_functions_can_delete_no_event(template):
+    from second_brain.adapters.event_store import dynamodb
+    deletes = [s for f in _functions(template) for s in _statements(template, f) if "dynamodb:DeleteItem" in s["actions"]]
+    for statement in deletes:  # only the parts of an erased event's data, stored under their own key prefix
+        assert statement["condition"] == {"ForAllValues:StringLike": {
+            "dynamodb:LeadingKeys": [f"{getattr(dynamodb, 'PART_PREFIX', None)}*"]}}, statement
+
+
+def test_models_are_granted_by_their_configured_ids_only(template):
+    from second_brain.adapters.reranker.bedrock import COHERE_RERANK
+    for function in _functions(template):
+        for statement in _statements(template, function):
+            services = {a.split(":")[0] for a in statement["actions"]}
+            if not services & {"bedrock", "sagemaker"}:
+                continue
+            for resource in statement["resources"]:
+                text = json.dumps(resource)
+                if statement["actions"] == ["bedrock:Rerank"]:  # no resource type: * under the reranker's condition
+                    assert "BedrockReranker" in statement["conditions"] and resource == "*", statement
+                elif "foundation-model/*" in text:  # a profile's Regions, only through that profile
+                    assert "bedrock:InferenceProfileArn" in json.dumps(statement["condition"]), statement
+                else:
+                    named = ("EmbeddingModelId", "LanguageModelId", "EmbeddingEndpointName", "RerankerEndpointName")
+                    assert any(f"${{{p}}}" in text for p in named) or f"foundation-model/{COHERE_RERANK}" in text, (
+                        f"{function} may call {resource}")
+
+
+def test_each_function_gets_only_what_it_calls(template):
+    recall_models = {"bedrock:Rerank", "bedrock:InvokeModelWithResponseStream", "sagemaker:InvokeEndpoint"}
+    for function in _functions(template):
+        answers_requests = function in ("ApiFunction", "McpFunction")
+        statements = _statements(template, function)
+        actions = {a for s in statements for a in s["actions"]}
+        assert ("secretsmanager:GetSecretValue" in actions) == answers_requests, f"{function} and the token"
+        assert ("dynamodb:GetRecords" in actions) == (function == "ProjectorFunction"), f"{function} and the stream"
+        assert ("sqs:SendMessage*" in actions) == (function == "ProjectorFunction"), f"{function} and the queue"
+        assert ("bedrock:Rerank" in actions) == answers_requests, f"{function} and the reranker"
+        assert any("EmbeddingModelId" in json.dumps(s["resources"]) for s in statements), f"{function} embeds"
+        decrypt = [s for s in statements if "kms:Decrypt" in s["actions"]]
+        assert bool(decrypt) == answers_requests, f"{function} and the secret's key"
+        for statement in decrypt:  # the token secret's key, through Secrets Manager, when one is configured
+            assert "SecretHasKmsKey" in statement["conditions"]
+            assert statement["resources"] == [{"Ref": "OwnerTokenSecretKmsKeyArn"}]
+            assert "kms:ViaService" in json.dumps(statement["condition"])
+        if not answers_requests:
+            assert not actions & recall_models - {"sagemaker:InvokeEndpoint"}
+            assert "RerankerEndpointName" not in json.dumps([s["resources"] for s in statements])
+
+
+def test_the_search_domain_admits_the_function_roles_only(template):
+    statements = template["Resources"]["SearchDomain"]["Properties"]["AccessPolicies"]["Statement"]
+    principals = [p for s in statements for p in _listed(s["Principal"]["AWS"])]
+    assert sorted(principals, key=json.dumps) == sorted(
+        ({"Fn::GetAtt": [f"{f}Role", "Arn"]} for f in _functions(template)), key=json.dumps)
+    assert all(a.startswith("es:ESHttp") for s in statements for a in _listed(s["Action"]))
+
+
+def test_the_stream_mapping_brings_no_account_wide_stream_policy(template):
+    # SAM's DynamoDB event attaches AWSLambdaDynamoDBExecutionRole (every stream in the account): declare it.
+    for name, function in _functions(template).items():
+        assert all(e["Type"] != "DynamoDB" for e in function.get("Events", {}).values()), name
+    mappings = _resources(template, "AWS::Lambda::EventSourceMapping").values()
+    assert [_ref(m["Properties"]["FunctionName"]) for m in mappings] == ["ProjectorFunction"]
+
+
+def test_a_restored_table_is_switched_to_by_parameters_the_next_deploy_keeps(template):
+    restored = {"RestoredTableName": "brain-restored", "RestoredTableStreamArn": "arn:aws:dynamodb:eu-west-1:1:table/"
+                "brain-restored/stream/2026-12-01T00:00:00.000"}
+    assert not _refused(template, **restored)
+    environment = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert _resolved(environment["BRAIN_EVENTS_TABLE"], template, **restored) == "brain-restored"
+    assert _resolved(environment["BRAIN_EVENTS_TABLE"], template) == {"Ref": "EventsTable"}
+    mapping = template["Resources"]["ProjectorStream"]["Properties"]["EventSourceArn"]
+    assert "RestoredTableStreamArn" in json.dumps(_resolved(mapping, template, **restored))
+    for function in _functions(template):
+        tables = [_resolved(r, template, **restored) for s in _statements(template, function)
+                  if any(a.startswith("dynamodb:") for a in s["actions"]) for r in s["resources"]]
+        assert tables and all("RestoredTableName" in json.dumps(t) or t == "DynamoDBStreamReadPolicy"
+                              for t in tables), f"{function} keeps the old table: {tables}"
+    stream_policy = _functions(template)["ProjectorFunction"]["Policies"]
+    assert "RestoredTableName" in json.dumps(stream_policy), "the projector cannot read the restored stream"
