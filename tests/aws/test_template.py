@@ -499,3 +499,49 @@ def test_a_restored_table_is_switched_to_by_parameters_the_next_deploy_keeps(tem
                               for t in tables), f"{function} keeps the old table: {tables}"
     stream_policy = _functions(template)["ProjectorFunction"]["Policies"]
     assert "RestoredTableName" in json.dumps(stream_policy), "the projector cannot read the restored stream"
+
+
+# --- the template as SAM expands it (needs the SAM translator from `make validate`'s tools venv) ---
+
+TOOLS_PYTHON = ROOT / ".venv-tools/bin/python"
+EXPAND = """
+import json, sys
+from samtranslator.translator.transform import transform
+from samtranslator.yaml_helper import yaml_parse
+
+class NoManagedPolicies:
+    def load(self):
+        return {}
+
+template = yaml_parse(open(sys.argv[1]).read())
+for resource in template["Resources"].values():  # as `sam validate` does: local code is uploaded to S3 later
+    for key in ("CodeUri", "ContentUri"):
+        if isinstance(resource.get("Properties", {}).get(key), str):
+            resource["Properties"][key] = "s3://bucket/" + resource["Properties"][key]
+print(json.dumps(transform(template, {"AWS::Region": "us-east-1"}, NoManagedPolicies())))
+"""
+
+
+@pytest.fixture(scope="module")
+def expanded() -> dict:
+    if not TOOLS_PYTHON.exists():
+        pytest.skip("the SAM translator lives in .venv-tools: run `make validate` first")
+    import subprocess
+    result = subprocess.run([str(TOOLS_PYTHON), "-c", EXPAND, str(ROOT / "template.yaml")], capture_output=True,
+                            text=True, env={"AWS_DEFAULT_REGION": "us-east-1", "PATH": "/usr/bin:/bin"}, check=True)
+    return json.loads(result.stdout)
+
+
+def test_sam_adds_no_fixed_name_and_no_account_wide_policy(expanded):
+    resources = expanded["Resources"]
+    for name, resource in resources.items():
+        properties = resource.get("Properties", {})
+        fixed = [key for key in NAME_PROPERTIES & set(properties)
+                 if not _stack_derived(properties[key]) and _ref(properties[key]) not in resources]
+        assert not fixed, f"SAM gave {name} the fixed {fixed}"
+    allowed = {"arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+               "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"}
+    for name, role in resources.items():
+        if role["Type"] == "AWS::IAM::Role":
+            managed = {arn for arn in role["Properties"].get("ManagedPolicyArns", []) if isinstance(arn, str)}
+            assert managed <= allowed, f"SAM attached {managed - allowed} to {name}"
