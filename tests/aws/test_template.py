@@ -490,7 +490,7 @@ def test_a_restored_table_is_switched_to_by_parameters_the_next_deploy_keeps(tem
     environment = template["Globals"]["Function"]["Environment"]["Variables"]
     assert _resolved(environment["BRAIN_EVENTS_TABLE"], template, **restored) == "brain-restored"
     assert _resolved(environment["BRAIN_EVENTS_TABLE"], template) == {"Ref": "EventsTable"}
-    mapping = template["Resources"]["ProjectorStream"]["Properties"]["EventSourceArn"]
+    mapping = template["Resources"]["ProjectorFunctionLog"]["Properties"]["EventSourceArn"]
     assert "RestoredTableStreamArn" in json.dumps(_resolved(mapping, template, **restored))
     for function in _functions(template):
         tables = [_resolved(r, template, **restored) for s in _statements(template, function)
