@@ -14,14 +14,15 @@ from pathlib import Path
 LAYER = "CoreLayer"
 UNUSED = ("grpc", "google.protobuf", "opensearch.protobufs")  # the lock leaves these out: nothing imports them
 
-# Run with -S -E -B: no site-packages, no PYTHON* variables and no bytecode written into the build, so only the function's code and the layer count,
-# as on Lambda (which adds /opt/python, where the layer's python/ folder lands).
+# Run with -S -E -B (no site-packages, no PYTHON* variables, no bytecode written into the build): only the
+# function's code and the layer count, as on Lambda, which puts the layer's python/ folder on the path.
 IMPORT = """
 import sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import app
 assert callable(app.handler), "no handler"
-loaded = [m for m in sys.modules if m == "grpc" or m.startswith(("grpc.", "google.protobuf", "opensearch.protobufs"))]
+unused = tuple(sys.argv[3:])
+loaded = [m for m in sys.modules if m in unused or m.startswith(tuple(u + "." for u in unused))]
 assert not loaded, f"imported {loaded}"
 """
 
@@ -51,7 +52,7 @@ def main(build: Path) -> int:
     failed = 0
     for function in sorted(p.parent for p in build.glob("*/app.py")):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"AWS_DEFAULT_REGION": "us-east-1"}
-        result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", IMPORT, str(function), str(site)],
+        result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", IMPORT, str(function), str(site), *UNUSED],
                                 capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
         print(f"{function.name}: {'imports against the layer alone' if result.returncode == 0 else 'FAILED'}")
         if result.returncode:
