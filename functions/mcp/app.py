@@ -1,32 +1,63 @@
 """Lambda function URL → /mcp (stateless streamable HTTP). The MCP session manager runs once per app, so
 the app is built per invocation over the brain built once per container; the Host check allows this
-function URL's own domain."""
+function URL's own domain.
 
+The URL is public (AuthType NONE: MCP clients send a bearer token, not SigV4), so the token is checked before
+anything costly: a stranger's request never builds the brain or touches the indexes."""
+
+import json
+from collections.abc import Callable
 from functools import cache
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
 
 from second_brain.aws.composition import AwsBrain, Clients, build_aws, owner_token
+from second_brain.domain.errors import Unauthorized
+from second_brain.domain.identity import owner
 from second_brain.entrypoints.api.app import create_app
+from second_brain.entrypoints.api.auth import BearerAuth
 from second_brain.settings import Settings
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
+UNAUTHORIZED = {"statusCode": 401, "headers": {"content-type": "application/json", "www-authenticate": "Bearer"},
+                "body": json.dumps({"ok": False, "error": "Unauthorized", "code": "invalid_token"})}
 
 
 @cache
-def brain() -> tuple[AwsBrain, str]:
-    settings, clients = Settings(), Clients()
-    aws = build_aws(settings, clients)
+def clients() -> Clients:
+    return Clients()
+
+
+@cache
+def token() -> Callable[[], str]:
+    return owner_token(Settings(), clients())
+
+
+@cache
+def gate() -> BearerAuth:
+    return BearerAuth(token(), owner(Settings().owner_name))
+
+
+@cache
+def brain() -> AwsBrain:
+    aws = build_aws(Settings(), clients())
     aws.index.create()
-    return aws, owner_token(settings, clients)
+    return aws
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: object) -> dict:
-    aws, token = brain()
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    if event.get("requestContext", {}).get("http", {}).get("method") != "OPTIONS":  # CORS preflights carry none
+        try:
+            gate().check(headers.get("authorization", ""))
+        except Unauthorized:
+            metrics.add_metric(name="Unauthorized", unit=MetricUnit.Count, value=1)
+            return UNAUTHORIZED
     domain = event.get("requestContext", {}).get("domainName")
-    app = create_app(aws.brain, token, public_url=f"https://{domain}" if domain else None)
+    app = create_app(brain().brain, token(), public_url=f"https://{domain}" if domain else None)
     return Mangum(app, lifespan="auto")(event, context)

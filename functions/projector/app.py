@@ -1,7 +1,9 @@
 """DynamoDB Streams (the events table) → OpenSearch, then embeddings. Partial batch failures: a record
 that cannot be projected is reported alone and retried (bisected) without holding the others back."""
 
-from functools import cache
+import time
+from functools import cache, partial
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
@@ -15,11 +17,13 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 )
 
 from second_brain.aws.composition import AwsBrain, Clients, build_aws
-from second_brain.aws.streams import embed_pending, project_record
+from second_brain.aws.streams import deadline, embed_pending, project_record
 from second_brain.settings import Settings
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+# Records left for lack of time are all reported failed, as a partial response (retried from the first of
+# them), not as an error of the whole batch.
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
 
 
 @cache
@@ -29,17 +33,33 @@ def brain() -> AwsBrain:
     return aws
 
 
-def record_handler(record: DynamoDBRecord) -> None:
+class OutOfTime(Exception):
+    """Raised for the records left when the invocation nears its timeout: reported failed, so Lambda retries
+    them in the next invocation instead of the whole batch timing out."""
+
+
+def record_handler(record: DynamoDBRecord, until: float) -> None:
+    if time.monotonic() >= until:
+        raise OutOfTime
     project_record(brain(), record.raw_event)
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
-def handler(event: dict, context: object) -> dict:
-    response = process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                        context=context)
-    report = embed_pending(brain())
-    metrics.add_metric(name="Projected", unit=MetricUnit.Count, value=len(event.get("Records", [])))
-    metrics.add_metric(name="Vectorized", unit=MetricUnit.Count, value=report["vectorized"])
+def handler(event: dict, context: Any) -> dict:
+    until = deadline(context)
+    response = process_partial_response(event=event, record_handler=partial(record_handler, until=until),
+                                        processor=processor, context=context)
+    metrics.add_metric(name="Projected", unit=MetricUnit.Count,
+                       value=len(event.get("Records", [])) - len(response["batchItemFailures"]))
+    # The batch is projected: an embedding failure must not fail it (and have it all redone); what was not
+    # embedded stays pending for the next batch or the nightly run.
+    try:
+        report = embed_pending(brain(), until=until)
+        metrics.add_metric(name="Vectorized", unit=MetricUnit.Count, value=report["vectorized"])
+    except Exception:
+        logger.exception("embedding after projection failed; the memories stay pending")
+        metrics.add_metric(name="EmbeddingFailed", unit=MetricUnit.Count, value=1)
+    brain().index.flush()  # searchable by the API now, not at the next refresh interval
     return response

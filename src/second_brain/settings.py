@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     events_table: str = Field("second-brain-events", description="On AWS: the DynamoDB table holding the log.")
     opensearch_url: str | None = Field(None, description="On AWS: the OpenSearch domain endpoint (https://...).")
     opensearch_prefix: str = Field("brain", description="Prefix of this brain's OpenSearch indexes.")
+    opensearch_timeout: float = Field(10.0, description="Seconds one OpenSearch request may take (on AWS, below "
+                                      "the API's 28 s).")
     project_inline: bool = Field(True, description="On AWS: the API also projects its own writes, so a capture "
                                  "is readable at once; the stream projector repeats it idempotently.")
     auth_token_secret: str | None = Field(None, description="On AWS: Secrets Manager secret id holding the owner "

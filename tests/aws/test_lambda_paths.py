@@ -5,6 +5,7 @@ import asyncio
 import copy
 import importlib.util
 import json
+import random
 import threading
 import uuid
 from pathlib import Path
@@ -12,15 +13,19 @@ from types import SimpleNamespace
 
 import boto3
 import pytest
+import yaml
 from moto import mock_aws
 from opensearchpy import OpenSearch
 
-from second_brain.adapters.event_store.dynamodb import table_definition
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.aws import composition
+from second_brain.domain.text import MAX_CONTENT_CHARS
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
 TOKEN = "lambda-owner-token"
 CONTEXT = SimpleNamespace(function_name="test", function_version="$LATEST", memory_limit_in_mb=512,
+                          get_remaining_time_in_millis=lambda: 120_000,
                           invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:test",
                           aws_request_id="req-1", log_group_name="/aws/lambda/test", log_stream_name="s")
 
@@ -58,19 +63,48 @@ class Streams:
 
 @pytest.fixture
 def aws(monkeypatch, opensearch_url):
+    """The deployed defaults (the API projects its own writes inline; an embedder), with the fake embedder in
+    place of Bedrock, and the events table made from template.yaml's own definition."""
     prefix = f"lambda-{uuid.uuid4().hex[:8]}"
     for key, value in {"AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x",
                        "AWS_SECRET_ACCESS_KEY": "x", "POWERTOOLS_TRACE_DISABLED": "1",
                        "POWERTOOLS_SERVICE_NAME": "second-brain", "BRAIN_EVENTS_TABLE": "events",
                        "BRAIN_OPENSEARCH_URL": opensearch_url, "BRAIN_OPENSEARCH_PREFIX": prefix,
-                       "BRAIN_EMBEDDER": "none", "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token",
-                       "BRAIN_PROJECT_INLINE": "false"}.items():
+                       "BRAIN_EMBEDDER": "bedrock", "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token"}.items():
         monkeypatch.setenv(key, value)
+    monkeypatch.delenv("BRAIN_PROJECT_INLINE", raising=False)
+    embedder = FakeEmbedder(64)
+    monkeypatch.setattr(composition, "aws_embedder", lambda settings, clients: embedder)
     with mock_aws():
-        boto3.client("dynamodb").create_table(**table_definition("events"))
+        boto3.client("dynamodb").create_table(**table_from_template("events"))
         boto3.client("secretsmanager").create_secret(Name="brain/owner-token", SecretString=TOKEN)
         yield SimpleNamespace(api=load("api"), projector=load("projector"), streams=Streams("events"),
-                              search=OpenSearch(opensearch_url), prefix=prefix)
+                              search=OpenSearch(opensearch_url), prefix=prefix, embedder=embedder)
+
+
+class CloudFormation(yaml.SafeLoader):
+    """template.yaml as plain data: !Ref, !Sub, !GetAtt and the other short forms kept as {tag: value}."""
+
+
+def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict:
+    value = (loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode)
+             else loader.construct_sequence(node, deep=True) if isinstance(node, yaml.SequenceNode)
+             else loader.construct_mapping(node, deep=True))
+    return {suffix: value}
+
+
+CloudFormation.add_multi_constructor("!", _tagged)
+
+
+def table_from_template(name: str) -> dict:
+    """create_table's arguments for the EventsTable exactly as template.yaml declares it."""
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=CloudFormation)
+    table = dict(template["Resources"]["EventsTable"]["Properties"])
+    table.pop("PointInTimeRecoverySpecification", None)  # not create_table's: set by a later call on AWS
+    table["StreamSpecification"] = {"StreamEnabled": True, **table["StreamSpecification"]}
+    if "SSESpecification" in table:
+        table["SSESpecification"] = {"Enabled": table["SSESpecification"]["SSEEnabled"]}
+    return {"TableName": name, **table}
 
 
 def call(api, method: str, path: str, body: dict | None = None, query: dict | None = None, token: str = TOKEN,
@@ -92,6 +126,13 @@ def project(aws) -> dict:
     return aws.projector.handler(aws.streams.batch(), CONTEXT)
 
 
+def passages(aws, memory_id: str) -> int:
+    """The memory's vectors in OpenSearch."""
+    index = f"{aws.prefix}-passages"
+    aws.search.indices.refresh(index=index)
+    return aws.search.count(index=index, body={"query": {"term": {"entry_id": memory_id}}})["count"]
+
+
 def table_text() -> str:
     return json.dumps(boto3.client("dynamodb").scan(TableName="events")["Items"])
 
@@ -101,9 +142,13 @@ def test_a_capture_flows_from_api_gateway_through_the_stream_to_a_recall(aws):
     assert status == 200 and captured["ok"] is True
     memory_id = captured["id"]
     assert "The pricing floor is $6k per year" in table_text()  # the event is in the table
-    assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 404  # not projected yet
+    # The API projected its own write: readable and searchable at once, before the stream projector runs.
+    assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 200
+    assert [r["id"] for r in call(aws.api, "GET", "/recall", query={"query": "pricing floor"})[1]["results"]] == [
+        memory_id]
 
-    assert project(aws) == {"batchItemFailures": []}
+    assert project(aws) == {"batchItemFailures": []}  # the projector redoes it idempotently, then embeds
+    assert passages(aws, memory_id) == 1
     status, found = call(aws.api, "GET", "/recall", query={"query": "pricing floor"})
     assert status == 200 and [r["id"] for r in found["results"]] == [memory_id]
 
@@ -137,18 +182,38 @@ def test_a_capture_retried_by_the_client_with_its_idempotency_key_lands_once(aws
     assert call(aws.api, "GET", "/count")[1] == {"count": 1}
 
 
+def test_the_largest_note_in_cjk_is_captured_projected_and_forgotten(aws):
+    """What the local service accepts, AWS accepts: 200,000 CJK characters (600 KB of UTF-8, past DynamoDB's
+    400 KB item) go in through API Gateway and come back whole from OpenSearch."""
+    rng = random.Random(11)
+    text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(MAX_CONTENT_CHARS))
+    status, captured = call(aws.api, "POST", "/capture", {"content": text})
+    assert status == 200 and captured["ok"] is True, captured
+    assert project(aws) == {"batchItemFailures": []}
+    assert call(aws.api, "GET", "/entry", query={"id": captured["id"]})[1]["entry"]["content"] == text
+    assert call(aws.api, "POST", "/forget", {"id": captured["id"]})[1]["ok"] is True
+    project(aws)
+    assert call(aws.api, "GET", "/entry", query={"id": captured["id"]})[0] == 404
+    assert not [i for i in boto3.client("dynamodb").scan(TableName="events")["Items"]
+                if {"packed", "parts", "chunk"} & i.keys()]
+
+
 def test_bad_tokens_get_the_envelope(aws):
     status, body = call(aws.api, "GET", "/count", token="wrong")
     assert (status, body) == (401, {"ok": False, "error": "Unauthorized", "code": "invalid_token"})
 
 
 def test_one_poisoned_record_is_reported_alone(aws):
+    """A stream this code cannot fold (an event type from a newer version) fails its record alone."""
     call(aws.api, "POST", "/capture", {"content": "First note about herons"})
+    boto3.client("dynamodb").put_item(TableName="events", Item={
+        "stream_id": {"S": "memory-from-the-future"}, "version": {"N": "1"}, "type": {"S": "NoSuchEvent"},
+        "data": {"S": "{}"}, "log": {"S": "all"}, "position": {"N": "99"}, "schema_version": {"N": "1"},
+        "actor": {"S": "owner"}, "workspace": {"S": "personal-owner"}, "request_id": {"S": "r"}, "at": {"N": "1"}})
     call(aws.api, "POST", "/capture", {"content": "Second note about egrets"})
     batch = aws.streams.batch()
-    events = [r for r in batch["Records"] if r["dynamodb"]["NewImage"]["stream_id"]["S"].startswith("memory-")]
-    poisoned = events[0]
-    poisoned["dynamodb"]["NewImage"]["type"] = {"S": "NoSuchEvent"}
+    [poisoned] = [r for r in batch["Records"]
+                  if r["dynamodb"]["NewImage"]["stream_id"]["S"] == "memory-from-the-future"]
     response = aws.projector.handler(batch, CONTEXT)
     assert response == {"batchItemFailures": [{"itemIdentifier": poisoned["dynamodb"]["SequenceNumber"]}]}
     assert call(aws.api, "GET", "/recall", query={"query": "egrets"})[1]["results"]  # the others went through
@@ -214,6 +279,90 @@ def test_the_mcp_function_url_lists_tools_and_checks_the_token(aws):
         assert len(tools) == 14 and "remember" in {t["name"] for t in tools}
     event["headers"]["authorization"] = "Bearer nope"
     assert mcp.handler(event, CONTEXT)["statusCode"] == 401
+
+
+def test_a_stranger_on_the_mcp_url_never_builds_the_brain(aws):
+    mcp = load("mcp")  # a cold container
+    event = json.loads((EVENTS / "function-url-mcp.json").read_text())
+    for authorization in ("Bearer nope", None):
+        if authorization is None:
+            event["headers"].pop("authorization", None)
+        else:
+            event["headers"]["authorization"] = authorization
+        response = mcp.handler(copy.deepcopy(event), CONTEXT)
+        assert response["statusCode"] == 401
+        assert json.loads(response["body"]) == {"ok": False, "error": "Unauthorized", "code": "invalid_token"}
+    assert mcp.brain.cache_info().currsize == 0  # no index checked, no client made for OpenSearch
+
+
+def test_an_embedding_failure_leaves_the_batch_projected_and_the_nightly_run_embeds_it(aws, monkeypatch):
+    memory_id = call(aws.api, "POST", "/capture", {"content": "Grebes dive for a full minute"})[1]["id"]
+
+    def down(texts):
+        raise TimeoutError("the model endpoint timed out")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(aws.embedder, "embed_batch", down)
+        assert project(aws) == {"batchItemFailures": []}  # projected; the embedding failure is not the batch's
+        assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 200 and passages(aws, memory_id) == 0
+    maintenance = load("maintenance")
+    event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
+    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 1, "failed": 0, "remaining": 0}
+    assert passages(aws, memory_id) == 1
+    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0}
+
+
+def test_the_projector_stops_before_its_timeout_and_the_rest_is_retried(aws):
+    for n in range(3):
+        call(aws.api, "POST", "/capture", {"content": f"Swift sighting number {n}"})
+    batch = aws.streams.batch()
+    short = SimpleNamespace(**{**vars(CONTEXT), "get_remaining_time_in_millis": lambda: 15_000})
+    response = aws.projector.handler(batch, short)  # under the reserve: nothing starts
+    assert len(response["batchItemFailures"]) == len(batch["Records"])
+    assert aws.projector.handler(batch, CONTEXT) == {"batchItemFailures": []}  # Lambda's retry
+
+
+def test_the_opensearch_client_signs_every_request_with_sigv4(monkeypatch):
+    """An https endpoint is an AWS domain: each request carries a SigV4 signature for the `es` service."""
+    import requests
+    from requests.adapters import BaseAdapter
+
+    from second_brain.settings import Settings
+
+    for key, value in {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "x", "AWS_REGION": "eu-west-1",
+                       "AWS_DEFAULT_REGION": "eu-west-1"}.items():
+        monkeypatch.setenv(key, value)
+    sent: list[requests.PreparedRequest] = []
+
+    class Recording(BaseAdapter):
+        def send(self, request, **kwargs):
+            sent.append(request)
+            response = requests.Response()
+            response.status_code, response._content = 200, b'{"count": 0}'
+            response.headers["content-type"] = "application/json"
+            response.request, response.url = request, request.url
+            return response
+
+        def close(self):
+            pass
+
+    client = composition.opensearch_client(Settings(opensearch_url="https://search-brain.eu-west-1.es.amazonaws.com"))
+    for connection in client.transport.connection_pool.connections:
+        connection.session.mount("https://", Recording())
+    client.count(index="brain-entries")
+    [request] = sent
+    authorization = request.headers["Authorization"]
+    assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+    assert "/eu-west-1/es/aws4_request" in authorization and "x-amz-date" in request.headers
+
+
+def test_the_owner_token_is_read_again_when_rotated(aws):
+    from second_brain.settings import Settings
+
+    token = composition.owner_token(Settings(), composition.Clients(), max_age=0)
+    assert token() == TOKEN
+    boto3.client("secretsmanager").put_secret_value(SecretId="brain/owner-token", SecretString="rotated-token")
+    assert token() == "rotated-token"
 
 
 def test_the_nightly_schedule_runs_maintenance(aws):

@@ -1,6 +1,7 @@
 """One contract, every event store: in-memory, SQLite (a real file) and DynamoDB (through moto)."""
 
 import json
+import random
 import threading
 from collections.abc import Iterator
 
@@ -24,6 +25,7 @@ from second_brain.domain.events import (
     StatusChanged,
     to_data,
 )
+from second_brain.domain.text import MAX_CONTENT_CHARS
 from tests.conftest import envelope
 
 
@@ -139,3 +141,26 @@ def test_a_tombstone_erases_the_streams_earlier_content(store):
 def test_an_unknown_stream_reads_empty(store):
     assert store.read_stream("memory-none") == []
     assert store.head() == 0
+
+
+@pytest.mark.parametrize("kind", ["repetitive", "random"])
+def test_the_largest_note_in_cjk_is_stored_read_and_erased_whole(store, kind):
+    """200,000 CJK characters are 600 KB of UTF-8, past DynamoDB's 400 KB item: compressed when that is enough
+    (repetitive text), in parts when it is not (random characters compress to about 440 KB)."""
+    rng = random.Random(5)
+    if kind == "random":
+        text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(MAX_CONTENT_CHARS))
+    else:
+        text = ("会议记录：数据库迁移计划已批准。" * MAX_CONTENT_CHARS)[:MAX_CONTENT_CHARS]
+    store.append([envelope("memory-big", 1, captured(text)), envelope("memory-small", 1, captured())])
+    store.append([envelope("memory-big", 2, MemoryRevised(text[::-1]))])
+    [first, second] = store.read_stream("memory-big")
+    assert first.event.content == text and second.event.content == text[::-1]
+    assert [e.event for e in store.read_all(0)] == [captured(text), captured(), MemoryRevised(text[::-1])]
+    store.append([envelope("memory-big", 3, MemoryForgotten())])
+    assert all(text[:50] not in json.dumps(to_data(e.event), ensure_ascii=False) for e in store.read_all(0))
+    client = getattr(store, "client", None)
+    if client is not None:  # DynamoDB: nothing of the note is left in any item, parts included
+        items = client.scan(TableName="events")["Items"]
+        assert not [i for i in items if i["stream_id"]["S"].startswith("$part#") or {"packed", "parts"} & i.keys()]
+        assert all(text[:50] not in json.dumps(i, default=str, ensure_ascii=False) for i in items)

@@ -5,6 +5,7 @@ import hashlib
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -116,13 +117,16 @@ class Indexer:
         finally:
             self._lock.release()
 
-    def run_once(self, limit: int, background: bool = False) -> IndexReport:
+    def run_once(self, limit: int, background: bool = False, deadline: float | None = None) -> IndexReport:
         """Index up to `limit` pending memories. In the `background` (the worker), each model call first waits
-        for running requests; a request's own pass (POST /vectorize-pending) does not wait for itself."""
+        for running requests; a request's own pass (POST /vectorize-pending) does not wait for itself. No batch
+        starts after `deadline` (a time.monotonic() value): what is left stays pending."""
         with self._lock:
             pending = self.index.pending(limit)
             vectorized = failed = 0
             for start in range(0, len(pending), self.batch_size):
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
                 done, errors = self._index_batch(pending[start : start + self.batch_size], background)
                 vectorized += done
                 failed += errors

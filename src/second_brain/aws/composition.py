@@ -4,10 +4,13 @@ Clients are made here, once per Lambda container, and can be injected (moto and 
 """
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
+from botocore.config import Config
 from opensearchpy import AWSV4SignerAuth, OpenSearch, RequestsHttpConnection
 
 from ..adapters.embedder.bedrock import BedrockTitanEmbedder
@@ -20,25 +23,39 @@ from ..adapters.opensearch.index import OpenSearchIndex
 from ..adapters.reranker.bedrock import BedrockReranker
 from ..adapters.reranker.sagemaker import SageMakerReranker
 from ..bootstrap import Brain, assemble
+from ..domain.events import MemoryOpened, MemoryRecalled
 from ..ports.clock import SystemClock
 from ..ports.embedder import Embedder
 from ..ports.llm import LanguageModel
 from ..ports.reranker import Reranker
 from ..settings import Settings
 
+# Every AWS call is bounded: a hung connection must fail inside the function's timeout, not at it. Standard
+# retry mode backs off on throttling; three attempts at most.
+CONNECT_SECONDS = 3.0
+READ_SECONDS = 10.0
+RETRIES = {"mode": "standard", "max_attempts": 3}
+# Counting a recall or an open needs no read-your-writes: the stream projector carries it to OpenSearch, so the
+# request that recorded it does not wait for the projection (under Mangum deferred work runs before the reply).
+NOT_PROJECTED_INLINE = (MemoryRecalled, MemoryOpened)
+TOKEN_MAX_AGE = 300  # seconds the owner token read from its secret is used before it is read again
+
 
 @dataclass
 class Clients:
-    """AWS and OpenSearch clients; whatever is not given is made from the default session."""
+    """AWS and OpenSearch clients; whatever is not given is made from the default session.
+
+    A client is made once per service and read timeout, with bounded connect and read timeouts and retries."""
 
     session: Any = None
-    made: dict[str, Any] = field(default_factory=dict)
+    made: dict[tuple[str, float], Any] = field(default_factory=dict)
     opensearch: OpenSearch | None = None
 
-    def __call__(self, service: str) -> Any:
-        if service not in self.made:
-            self.made[service] = (self.session or boto3.Session()).client(service)
-        return self.made[service]
+    def __call__(self, service: str, read_timeout: float = READ_SECONDS) -> Any:
+        if (service, read_timeout) not in self.made:
+            config = Config(connect_timeout=CONNECT_SECONDS, read_timeout=read_timeout, retries=RETRIES)
+            self.made[service, read_timeout] = (self.session or boto3.Session()).client(service, config=config)
+        return self.made[service, read_timeout]
 
 
 @dataclass
@@ -54,7 +71,7 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     embedder = aws_embedder(settings, clients)
     index = OpenSearchIndex(clients.opensearch or opensearch_client(settings), log, settings.opensearch_prefix,
                             embedder.dimension if embedder else settings.embedding_dimension)
-    store = ProjectingEventStore(log, [index] if settings.project_inline else [])
+    store = ProjectingEventStore(log, [index] if settings.project_inline else [], skip=NOT_PROJECTED_INLINE)
     brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,
                      background_classification=False)  # Lambda freezes threads after the response
@@ -65,12 +82,15 @@ def opensearch_client(settings: Settings) -> OpenSearch:
     """SigV4-signed for an AWS domain (https), plain for a local node (http)."""
     if not settings.opensearch_url:
         raise ValueError("BRAIN_OPENSEARCH_URL is not set")
+    # Shorter than the API's 28 s: a slow search answers 503 in the envelope, not a gateway timeout.
+    timeout = settings.opensearch_timeout
     if settings.opensearch_url.startswith("http://"):
-        return OpenSearch(settings.opensearch_url, timeout=30)
+        return OpenSearch(settings.opensearch_url, timeout=timeout)
     session = boto3.Session()
     auth = AWSV4SignerAuth(session.get_credentials(), session.region_name or os.environ.get("AWS_REGION", ""), "es")
     return OpenSearch(settings.opensearch_url, http_auth=auth, use_ssl=True, verify_certs=True,
-                      connection_class=RequestsHttpConnection, timeout=30)
+                      connection_class=RequestsHttpConnection, timeout=timeout, max_retries=2,
+                      retry_on_timeout=False)
 
 
 def aws_embedder(settings: Settings, clients: Clients) -> Embedder | None:
@@ -94,16 +114,27 @@ def aws_reranker(settings: Settings, clients: Clients) -> Reranker | None:
 
 
 def aws_llm(settings: Settings, clients: Clients) -> LanguageModel:
-    if settings.llm == "bedrock":
-        return BedrockConverseModel(clients("bedrock-runtime"), settings.llm_model)
+    if settings.llm == "bedrock":  # its own client: a model's answer takes longer than an embedding
+        return BedrockConverseModel(clients("bedrock-runtime", read_timeout=settings.llm_timeout), settings.llm_model)
     return NoLanguageModel()
 
 
-def owner_token(settings: Settings, clients: Clients) -> str:
-    """The owner's bearer token from Secrets Manager or an SSM SecureString; never a plain parameter."""
+def owner_token(settings: Settings, clients: Clients, max_age: int = TOKEN_MAX_AGE) -> Callable[[], str]:
+    """The owner's bearer token from Secrets Manager or an SSM SecureString (never a plain parameter), as a
+    function: read again once `max_age` seconds old, so a rotated token is taken up without a redeploy."""
     if settings.auth_token_secret:
-        return clients("secretsmanager").get_secret_value(SecretId=settings.auth_token_secret)["SecretString"].strip()
-    if settings.auth_token_parameter:
-        parameter = clients("ssm").get_parameter(Name=settings.auth_token_parameter, WithDecryption=True)
-        return parameter["Parameter"]["Value"].strip()
-    raise ValueError("Set BRAIN_AUTH_TOKEN_SECRET or BRAIN_AUTH_TOKEN_PARAMETER")
+        secrets = SecretsProvider(boto3_client=clients("secretsmanager"))
+        name = settings.auth_token_secret
+
+        def read() -> str:
+            return str(secrets.get(name, max_age=max_age)).strip()
+    elif settings.auth_token_parameter:
+        ssm = SSMProvider(boto3_client=clients("ssm"))
+        name = settings.auth_token_parameter
+
+        def read() -> str:
+            return str(ssm.get(name, max_age=max_age, decrypt=True)).strip()
+    else:
+        raise ValueError("Set BRAIN_AUTH_TOKEN_SECRET or BRAIN_AUTH_TOKEN_PARAMETER")
+    read()  # a missing secret fails the cold start, not the first request
+    return read

@@ -4,11 +4,16 @@ The counter item is advanced in the same transaction as the events, so positions
 `read_all` can page through a GSI on (log, position). A conflict on the counter alone means another
 stream was written at the same moment: re-read the counter and try again. A conflict on a stream item
 is the caller's ConcurrencyConflict.
+
+An item holds at most 400 KB, and a note may be 200,000 characters (600 KB of UTF-8 in CJK): an event's data
+past ITEM_DATA_BYTES is stored compressed, and past that again in parts, items of their own written in the same
+transaction (keys `$part#<stream>#<version>`, outside the log index) and read back with the event.
 """
 
 import json
 import random
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -20,8 +25,11 @@ from ...domain.events import Envelope, from_data, is_tombstone, to_data
 from .checks import expected_versions
 
 HEAD_STREAM = "$head"
+PART_PREFIX = "$part#"
 LOG_INDEX = "by_position"
 MAX_COUNTER_RETRIES = 25
+ITEM_DATA_BYTES = 300_000  # of an item's 400 KB: the key, the envelope and the attribute names fit in the rest
+TRANSACTION_ITEMS = 100
 
 
 class DynamoDBEventStore:
@@ -31,13 +39,14 @@ class DynamoDBEventStore:
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         expected = expected_versions(events)
-        if len(events) + len(expected) + 1 > 100:
-            raise ValueError("a batch is limited to what one DynamoDB transaction holds")
         for attempt in range(MAX_COUNTER_RETRIES):
             head = self.head()
             stored = [replace(e, position=head + i + 1) for i, e in enumerate(events)]
+            items = self._items(stored, expected, head)
+            if len(items) > TRANSACTION_ITEMS:
+                raise ValueError("a batch is limited to what one DynamoDB transaction holds")
             try:
-                self.client.transact_write_items(TransactItems=self._items(stored, expected, head))
+                self.client.transact_write_items(TransactItems=items)
             except ClientError as exc:
                 if exc.response["Error"]["Code"] != "TransactionCanceledException":
                     raise StoreUnavailable(f"DynamoDB append failed: {exc}") from exc
@@ -61,10 +70,11 @@ class DynamoDBEventStore:
                     "ConditionExpression": "attribute_exists(stream_id)",
                 }})
         for event in stored:
+            item, parts = _item(event)
             items.append({"Put": {
-                "TableName": self.table, "Item": _item(event),
-                "ConditionExpression": "attribute_not_exists(stream_id)",
+                "TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(stream_id)",
             }})
+            items.extend({"Put": {"TableName": self.table, "Item": part}} for part in parts)
         items.append({"Update": {
             "TableName": self.table, "Key": _key(HEAD_STREAM, 0),
             "UpdateExpression": "SET head_position = :new",
@@ -76,19 +86,44 @@ class DynamoDBEventStore:
 
     def _erase(self, stream_id: str, before: int) -> None:
         for version in range(1, before):
-            self.client.update_item(
+            old = self.client.update_item(
                 TableName=self.table, Key=_key(stream_id, version),
-                UpdateExpression="SET #d = :empty, erased = :yes",
+                UpdateExpression="SET #d = :empty, erased = :yes REMOVE packed, parts",
                 ExpressionAttributeNames={"#d": "data"},
                 ExpressionAttributeValues={":empty": {"S": "{}"}, ":yes": {"BOOL": True}},
-            )
+                ReturnValues="UPDATED_OLD",
+            ).get("Attributes", {})
+            for part in range(int(old.get("parts", {}).get("N", 0))):
+                self.client.delete_item(TableName=self.table, Key=_key(_part_stream(stream_id, version), part))
 
     def read_stream(self, stream_id: str) -> list[Envelope]:
         items = self._query(
             TableName=self.table, ConsistentRead=True,
             KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": stream_id}},
         )
-        return [envelope_from_item(item) for item in items]
+        return self._envelopes(items)
+
+    def _envelopes(self, items: list[dict[str, Any]]) -> list[Envelope]:
+        """The events of these items, with the data of those stored in parts read back."""
+        wanted = [_key(_part_stream(i["stream_id"]["S"], int(i["version"]["N"])), part)
+                  for i in items for part in range(int(i.get("parts", {}).get("N", 0)))]
+        chunks: dict[tuple[str, int], bytes] = {}
+        while wanted:
+            batch, wanted = wanted[:100], wanted[100:]
+            request = {self.table: {"Keys": batch, "ConsistentRead": True}}
+            while request:
+                page = self.client.batch_get_item(RequestItems=request)
+                for part in page.get("Responses", {}).get(self.table, []):
+                    chunks[(part["stream_id"]["S"], int(part["version"]["N"]))] = part["chunk"]["B"]
+                request = page.get("UnprocessedKeys") or None
+        envelopes = []
+        for item in items:
+            if "parts" in item:
+                stream = _part_stream(item["stream_id"]["S"], int(item["version"]["N"]))
+                packed = b"".join(chunks[(stream, part)] for part in range(int(item["parts"]["N"])))
+                item = {**item, "packed": {"B": packed}}
+            envelopes.append(envelope_from_item(item))
+        return envelopes
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         items = self._query(
@@ -98,7 +133,7 @@ class DynamoDBEventStore:
             ExpressionAttributeValues={":log": {"S": "all"}, ":after": {"N": str(after)}},
             max_items=limit,
         )
-        return [envelope_from_item(item) for item in items]
+        return self._envelopes(items)
 
     def head(self) -> int:
         item = self.client.get_item(TableName=self.table, Key=_key(HEAD_STREAM, 0), ConsistentRead=True).get("Item")
@@ -145,27 +180,45 @@ def _key(stream_id: str, version: int) -> dict[str, Any]:
     return {"stream_id": {"S": stream_id}, "version": {"N": str(version)}}
 
 
-def _item(event: Envelope) -> dict[str, Any]:
-    return {
+def _part_stream(stream_id: str, version: int) -> str:
+    return f"{PART_PREFIX}{stream_id}#{version}"
+
+
+def _item(event: Envelope) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The event's item, and the part items holding its data when it is too large for one item."""
+    item = {
         **_key(event.stream_id, event.version),
         "log": {"S": "all"},
         "position": {"N": str(event.position)},
         "type": {"S": event.type},
         "schema_version": {"N": str(event.schema_version)},
-        "data": {"S": json.dumps(to_data(event.event), ensure_ascii=False)},
         "actor": {"S": event.actor},
         "workspace": {"S": event.workspace},
         "request_id": {"S": event.request_id},
         "at": {"N": str(event.at)},
     }
+    data = json.dumps(to_data(event.event), ensure_ascii=False)
+    if len(data.encode()) <= ITEM_DATA_BYTES:
+        return item | {"data": {"S": data}}, []
+    packed = zlib.compress(data.encode(), 6)
+    if len(packed) <= ITEM_DATA_BYTES:
+        return item | {"packed": {"B": packed}}, []
+    chunks = [packed[i : i + ITEM_DATA_BYTES] for i in range(0, len(packed), ITEM_DATA_BYTES)]
+    stream = _part_stream(event.stream_id, event.version)
+    return item | {"parts": {"N": str(len(chunks))}}, [
+        _key(stream, part) | {"chunk": {"B": chunk}} for part, chunk in enumerate(chunks)]
 
 
 def envelope_from_item(item: dict[str, Any]) -> Envelope:
-    """An event as stored in the table (and as a DynamoDB Streams NewImage carries it)."""
+    """An event as stored in the table, its data in parts already joined as `packed`."""
+    if "packed" in item:
+        data = json.loads(zlib.decompress(item["packed"]["B"]))
+    else:
+        data = json.loads(item["data"]["S"])
     return Envelope(
         stream_id=item["stream_id"]["S"],
         version=int(item["version"]["N"]),
-        event=from_data(item["type"]["S"], json.loads(item["data"]["S"]), erased=item.get("erased", {}).get("BOOL", False)),
+        event=from_data(item["type"]["S"], data, erased=item.get("erased", {}).get("BOOL", False)),
         actor=item["actor"]["S"],
         workspace=item["workspace"]["S"],
         request_id=item["request_id"]["S"],

@@ -21,12 +21,17 @@ class Projection(Protocol):
 
 
 class ProjectingEventStore:
-    def __init__(self, inner: EventStore, projections: Sequence[Projection]) -> None:
+    """`skip`: event types that are never projected inline (an append of only those is left to the projector)."""
+
+    def __init__(self, inner: EventStore, projections: Sequence[Projection], skip: tuple[type, ...] = ()) -> None:
         self.inner = inner
         self.projections = list(projections)
+        self.skip = skip
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         stored = self.inner.append(events)
+        if all(isinstance(e.event, self.skip) for e in stored):
+            return stored
         for projection in self.projections:
             try:
                 projection.apply(stored)

@@ -19,7 +19,7 @@ class OpenSearchIndex:
     """The four indexes of one brain (`prefix`), and the projection, read model and vector index over them."""
 
     def __init__(self, client: OpenSearch, store: EventStore, prefix: str = "brain", dimension: int = 384,
-                 refresh: bool | str = "wait_for") -> None:
+                 refresh: bool | str = False) -> None:
         self.indexes = Indexes(client, prefix, dimension, refresh)
         self.projection = OpenSearchProjection(self.indexes, store)
         self.read_model = OpenSearchReadModel(self.indexes)
@@ -30,6 +30,10 @@ class OpenSearchIndex:
 
     def drop(self) -> None:
         self.indexes.drop()
+
+    def flush(self) -> None:
+        """Make this process's writes searchable by every other one now."""
+        self.indexes.flush()
 
     def apply(self, events: Sequence[Envelope]) -> None:
         """Project a batch (the event store calls this after each append, the stream projector per record)."""

@@ -27,12 +27,14 @@ class Indexes:
     """The four indexes of one brain (`prefix` names them) on one cluster."""
 
     def __init__(self, client: OpenSearch, prefix: str = "brain", dimension: int = 384,
-                 refresh: bool | str = "wait_for") -> None:
+                 refresh: bool | str = False) -> None:
         self.client = client
         self.dimension = dimension
-        # "wait_for": a write is searchable when the projection step returns (read-your-writes for the API);
-        # True in tests, which refresh at once.
+        # False: writes return at once (waiting for OpenSearch's refresh took a second per write), and this
+        # process refreshes an index it wrote before it next searches it (read-your-writes for the API and
+        # the projector); other processes see the writes within the refresh interval or after `flush`.
         self.refresh = refresh
+        self._unrefreshed: set[str] = set()
         self.entries, self.passages = f"{prefix}-entries", f"{prefix}-passages"
         self.edges, self.projects = f"{prefix}-edges", f"{prefix}-projects"
 
@@ -51,6 +53,28 @@ class Indexes:
         for index in (self.entries, self.passages, self.edges, self.projects):
             self.client.indices.delete(index=index, ignore_unavailable=True)
 
+    def write(self, *indexes: str) -> bool | str:
+        """The refresh argument of a write to these indexes; they are refreshed before this process searches them."""
+        if self.refresh is False:
+            self._unrefreshed.update(indexes)
+        return self.refresh
+
+    def flush(self) -> None:
+        """Make every write of this process searchable now (the projector, at the end of each batch)."""
+        if self._unrefreshed:
+            indexes, self._unrefreshed = sorted(self._unrefreshed), set()
+            self.client.indices.refresh(index=",".join(indexes))
+
+    def _fresh(self, index: str) -> None:
+        if index in self._unrefreshed:
+            self._unrefreshed.discard(index)
+            self.client.indices.refresh(index=index)
+
+    def query(self, index: str, body: dict) -> dict:
+        """A search request as it is (aggregations included), after this process's writes to the index."""
+        self._fresh(index)
+        return self.client.search(index=index, body=body)
+
     def delete_passages(self, entry_id: str) -> None:
         self.delete_where(self.passages, {"term": {"entry_id": entry_id}})
 
@@ -59,7 +83,7 @@ class Indexes:
         hits = self.scan(index, query, [])
         if hits:
             helpers.bulk(self.client, [{"_op_type": "delete", "_index": index, "_id": h["_id"]} for h in hits],
-                         refresh=self.refresh, raise_on_error=False)
+                         refresh=self.write(index), raise_on_error=False)
 
     def source(self, index: str, doc_id: str) -> dict | None:
         try:
@@ -74,13 +98,15 @@ class Indexes:
         return {d["_id"]: row_of(d["_source"]) for d in docs if d.get("found")}
 
     def count(self, query: dict, index: str | None = None) -> int:
-        return int(self.client.count(index=index or self.entries, body={"query": query})["count"])
+        index = index or self.entries
+        self._fresh(index)
+        return int(self.client.count(index=index, body={"query": query})["count"])
 
     def search(self, index: str, query: dict, size: int, sort: list | None = None) -> list[dict]:
         body: dict[str, Any] = {"query": query, "size": min(size, MAX_RESULTS)}
         if sort:
             body["sort"] = sort
-        return self.client.search(index=index, body=body)["hits"]["hits"]
+        return self.query(index, body)["hits"]["hits"]
 
     def rows(self, query: dict, size: int, sort: list) -> list[EntryRow]:
         return [row_of(h["_source"]) for h in self.search(self.entries, query, size, sort)]
@@ -93,7 +119,7 @@ class Indexes:
             body: dict[str, Any] = {"query": query, "size": 1000, "sort": [*sort, {"_id": "asc"}]}
             if after:
                 body["search_after"] = after
-            hits = self.client.search(index=index, body=body)["hits"]["hits"]
+            hits = self.query(index, body)["hits"]["hits"]
             found.extend(hits)
             if len(hits) < 1000:
                 return found

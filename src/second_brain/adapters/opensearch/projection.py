@@ -1,7 +1,7 @@
 """The OpenSearch projection: each touched stream's document rebuilt from the whole stream, through the
 domain's fold, so a redelivered, repeated or reordered batch leaves exactly what one clean delivery would."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
 from opensearchpy import helpers
@@ -14,6 +14,7 @@ from ...ports.event_store import EventStore
 from ...ports.read_model import EdgeRow, EntryRow, ProjectRow
 from .indexes import Indexes
 
+MAX_ROUNDS = 5  # a stream still moving after this many rewrites is left to the writer that moved it
 
 
 class OpenSearchProjection:
@@ -23,19 +24,37 @@ class OpenSearchProjection:
 
     def apply(self, events: Sequence[Envelope]) -> None:
         """Bring every stream these events touch up to date, from the stream itself."""
-        for stream_id in dict.fromkeys(e.stream_id for e in events):
+        self.project(dict.fromkeys(e.stream_id for e in events))
+
+    def project(self, stream_ids: Iterable[str]) -> None:
+        """Rebuild these streams' documents from the log.
+
+        Two writers (the API projecting its own append, the stream projector) can race: one that read the
+        stream before the other's append could write last and leave the older document, or bring a forgotten
+        memory back. So each write is checked against the log afterwards, and redone from the newer stream
+        when the stream moved on meanwhile: the last writer always leaves what the log says."""
+        for stream_id in stream_ids:
             history = self.log.read_stream(stream_id)
-            if stream_id.startswith("memory-"):
-                self._project_entry(stream_id.removeprefix("memory-"), history)
-            elif stream_id.startswith("link-"):
-                self._project_edge(stream_id, history)
-            elif stream_id.startswith("project-"):
-                self._project_project(stream_id, history)
+            for _ in range(MAX_ROUNDS):
+                self._project(stream_id, history)
+                latest = self.log.read_stream(stream_id)
+                if _version(latest) == _version(history):
+                    break
+                history = latest
+
+    def _project(self, stream_id: str, history: list[Envelope]) -> None:
+        if stream_id.startswith("memory-"):
+            self._project_entry(stream_id.removeprefix("memory-"), history)
+        elif stream_id.startswith("link-"):
+            self._project_edge(stream_id, history)
+        elif stream_id.startswith("project-"):
+            self._project_project(stream_id, history)
 
     def _project_entry(self, entry_id: str, history: list[Envelope]) -> None:
         memory = fold(history, Memory(entry_id))
         if not memory.exists:  # forgotten (or never written): the entry, its vectors and its edges go
-            self.ix.client.delete(index=self.ix.entries, id=entry_id, refresh=self.ix.refresh, ignore=[404])
+            self.ix.client.delete(index=self.ix.entries, id=entry_id, refresh=self.ix.write(self.ix.entries),
+                                  ignore=[404])
             self.ix.delete_passages(entry_id)
             self.ix.delete_where(self.ix.edges, {"bool": {"should": [
                 {"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}]}})
@@ -51,26 +70,32 @@ class OpenSearchProjection:
         elif changed or current.get("needs_vectors") is None:
             doc["needs_vectors"] = True
         self.ix.client.update(index=self.ix.entries, id=entry_id, body={"doc": doc, "doc_as_upsert": True},
-                           refresh=self.ix.refresh, retry_on_conflict=3)
+                              refresh=self.ix.write(self.ix.entries), retry_on_conflict=3)
         if current and not deprecated and current.get("tags") != doc["tags"]:
             # Vector search filters on the passages' copy of the tags: it must follow the entry's.
             passages = self.ix.scan(self.ix.passages, {"term": {"entry_id": entry_id}}, [])
             if passages:
                 helpers.bulk(self.ix.client, [{"_op_type": "update", "_index": self.ix.passages, "_id": p["_id"],
-                                            "doc": {"tags": doc["tags"]}} for p in passages], refresh=self.ix.refresh)
+                                            "doc": {"tags": doc["tags"]}} for p in passages],
+                             refresh=self.ix.write(self.ix.passages))
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
         edge = fold_edge(history, Edge("", "", ""))
         if not edge.exists:
-            self.ix.client.delete(index=self.ix.edges, id=stream_id, refresh=self.ix.refresh, ignore=[404])
+            self.ix.client.delete(index=self.ix.edges, id=stream_id, refresh=self.ix.write(self.ix.edges), ignore=[404])
             return
-        self.ix.client.index(index=self.ix.edges, id=stream_id, refresh=self.ix.refresh, body={
+        self.ix.client.index(index=self.ix.edges, id=stream_id, refresh=self.ix.write(self.ix.edges), body={
             **asdict(EdgeRow.of(edge)), "workspace": edge.workspace})
 
     def _project_project(self, stream_id: str, history: list[Envelope]) -> None:
         project = fold_project(history, Project("", history[0].workspace if history else ""))
         if not project.exists:
-            self.ix.client.delete(index=self.ix.projects, id=stream_id, refresh=self.ix.refresh, ignore=[404])
+            self.ix.client.delete(index=self.ix.projects, id=stream_id, refresh=self.ix.write(self.ix.projects),
+                                  ignore=[404])
             return
-        self.ix.client.index(index=self.ix.projects, id=stream_id, refresh=self.ix.refresh, body={
+        self.ix.client.index(index=self.ix.projects, id=stream_id, refresh=self.ix.write(self.ix.projects), body={
             **asdict(ProjectRow.of(project)), "aliases": list(project.aliases)})
+
+
+def _version(history: list[Envelope]) -> int:
+    return history[-1].version if history else 0

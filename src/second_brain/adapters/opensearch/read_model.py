@@ -37,7 +37,7 @@ class OpenSearchReadModel:
     def tag_counts(self, workspaces: Sequence[str]) -> list[TagCount]:
         body = {"size": 0, "query": scope(Filters(tuple(workspaces))),
                 "aggs": {"tags": {"terms": {"field": "tags", "size": 65_536, "order": {"_key": "asc"}}}}}
-        buckets = self.ix.client.search(index=self.ix.entries, body=body)["aggregations"]["tags"]["buckets"]
+        buckets = self.ix.query(self.ix.entries, body)["aggregations"]["tags"]["buckets"]
         return [TagCount(b["key"], b["doc_count"]) for b in buckets]
 
     def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
@@ -148,14 +148,14 @@ class OpenSearchReadModel:
         query = scope(Filters(tuple(workspaces), tag="task"))
         body = {"query": query, "from": offset, "size": limit, "sort": [{"created_at": "desc"}, {"seq": "desc"}],
                 "track_total_hits": True}
-        result = self.ix.client.search(index=self.ix.entries, body=body)
+        result = self.ix.query(self.ix.entries, body)
         return [row_of(h["_source"]) for h in result["hits"]["hits"]], result["hits"]["total"]["value"]
 
     def stats(self, workspaces: Sequence[str], now: int) -> BrainStats:
         in_scope = scope(Filters(tuple(workspaces)))
         body = {"size": 0, "query": in_scope, "track_total_hits": True,
                 "aggs": {"importance": {"avg": {"field": "importance_score"}}}}
-        result = self.ix.client.search(index=self.ix.entries, body=body)
+        result = self.ix.query(self.ix.entries, body)
         count = result["hits"]["total"]["value"]
         average = result["aggregations"]["importance"]["value"]
         unclassified = self.ix.count({"bool": {"filter": [in_scope], "must_not": [
@@ -169,7 +169,7 @@ class OpenSearchReadModel:
             "must_not": [{"terms": {"tags": list(text.NEVER_DIGESTED)}}]}}
         by_tag = {"terms": {"field": "tags", "size": 1000, "min_doc_count": DIGEST_MIN_ENTRIES}}
         body = {"size": 0, "query": eligible, "aggs": {"tags": by_tag}}
-        buckets = self.ix.client.search(index=self.ix.entries, body=body)["aggregations"]["tags"]["buckets"]
+        buckets = self.ix.query(self.ix.entries, body)["aggregations"]["tags"]["buckets"]
         candidates = sorted((TagCount(b["key"], b["doc_count"]) for b in buckets), key=lambda tc: (-tc.count, tc.tag))
         return BrainStats(count, None if average is None else round(average, 1), tuple(self.tag_counts(workspaces)),
                           tuple(candidates), unclassified)

@@ -58,10 +58,10 @@ class OpenSearchVectorIndex:
             "created_at": source["created_at"], "content_version": entry.version, "passage": n,
             "is_update": passage.is_update, "vector": [float(x) for x in passage.vector]}}
             for n, passage in enumerate(passages)]
-        helpers.bulk(self.ix.client, actions, refresh=self.ix.refresh)
+        helpers.bulk(self.ix.client, actions, refresh=self.ix.write(self.ix.passages))
         try:
             self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
-                               if_primary_term=found["_primary_term"], refresh=self.ix.refresh,
+                               if_primary_term=found["_primary_term"], refresh=self.ix.write(self.ix.entries),
                                body={"doc": {"needs_vectors": False, "indexed_version": entry.version}})
         except (ConflictError, NotFoundError):
             # The entry changed after we read it. Changed text stays pending and is embedded again; but a forget
@@ -78,7 +78,7 @@ class OpenSearchVectorIndex:
         body = {"size": k, "_source": ["entry_id", "is_update"], "query": {"knn": {"vector": {
             "vector": [float(x) for x in query], "k": k, "filter": {"bool": {"filter": wanted}}}}}}
         best: dict[str, VectorHit] = {}
-        for hit in self.ix.client.search(index=self.ix.passages, body=body)["hits"]["hits"]:
+        for hit in self.ix.query(self.ix.passages, body)["hits"]["hits"]:
             entry_id = hit["_source"]["entry_id"]
             if entry_id not in best:  # hits come best first: the first passage of a memory is its best
                 best[entry_id] = VectorHit(entry_id, cosine(hit["_score"]), hit["_source"]["is_update"])

@@ -31,8 +31,9 @@ SHELL = """<!doctype html>
 """
 
 
-def create_app(brain: Brain, token: str, public_url: str | None = None) -> FastAPI:
-    """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it."""
+def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | None = None) -> FastAPI:
+    """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it.
+    `token`: the owner's, or a function returning the current one."""
     auth = BearerAuth(token, brain.owner)
     mcp = build_mcp(brain, current_identity)
     # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.

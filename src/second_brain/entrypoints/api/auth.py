@@ -2,6 +2,7 @@
 
 import hashlib
 import hmac
+from collections.abc import Callable
 
 from fastapi import Request
 from fastapi.security import HTTPBearer
@@ -15,20 +16,27 @@ BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer", description="
 
 
 class BearerAuth:
-    """Resolves a request's bearer token to an identity; the owner's token is the only one so far."""
+    """Resolves a request's bearer token to an identity; the owner's token is the only one so far.
 
-    def __init__(self, owner_token: str, owner: Identity) -> None:
-        self._owner_digest = hashlib.sha256(owner_token.encode()).digest()
+    `owner_token` is the token, or a function returning the current one (on AWS, read again from the secret
+    every few minutes, so a rotated token is taken up without a redeploy)."""
+
+    def __init__(self, owner_token: str | Callable[[], str], owner: Identity) -> None:
+        self._token = owner_token if callable(owner_token) else (lambda: owner_token)
         self._owner = owner
 
     def __call__(self, request: Request) -> Identity:
         # Tokens in URLs end up in logs and browser history: refused outright, as in the reference's v3.
         if any(name in request.query_params for name in QUERY_TOKEN_NAMES):
             raise Unauthorized()
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        return self.check(request.headers.get("authorization", ""))
+
+    def check(self, authorization: str) -> Identity:
+        """The identity an Authorization header's bearer token stands for; Unauthorized for any other."""
+        scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized()
         digest = hashlib.sha256(token.strip().encode()).digest()
-        if not hmac.compare_digest(digest, self._owner_digest):
+        if not hmac.compare_digest(digest, hashlib.sha256(self._token().encode()).digest()):
             raise Unauthorized()
         return self._owner

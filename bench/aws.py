@@ -1,0 +1,134 @@
+"""The AWS deployment's request paths against a real OpenSearch node: capture latency, an import page, the projector.
+
+Usage: .venv/bin/python bench/aws.py [--captures 50] [--records 300]
+
+Runs the Lambda handlers in functions/ as the deployment runs them (the deployed defaults: the API projects its
+own writes inline), with DynamoDB and Secrets Manager through moto and OpenSearch as the test node (built with
+Maven on first use; or $OPENSEARCH_URL). The embedder is the fake one, so no figure includes model latency:
+
+- capture: POST /capture through API Gateway's event shape, p50 / p95 over --captures notes;
+- import: one default page (40 entries) of POST /import;
+- projector: --records captured with inline projection off, then fed to the projector in stream batches of 100
+  (projection only: its embedding step has nothing to do with embedding switched off).
+
+Each figure is printed beside what issue 15 measured before the change, and the issue's target.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import boto3
+from moto import mock_aws
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.adapters.event_store.dynamodb import table_definition
+from second_brain.aws import composition
+from tests.aws.test_lambda_paths import CONTEXT, TOKEN, Streams, call, load
+
+BEFORE = {"capture": 1020.0, "import": 41_000.0, "projector": 121 / 40}  # ms, ms, records/s (issue 15)
+TARGET = {"capture": 100.0, "import": 5_000.0, "projector": 300.0}
+
+
+def environment(opensearch_url: str, inline: bool) -> None:
+    os.environ.update({
+        "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x", "POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_METRICS_NAMESPACE": "bench",
+        "BRAIN_EVENTS_TABLE": "events", "BRAIN_OPENSEARCH_URL": opensearch_url,
+        "BRAIN_OPENSEARCH_PREFIX": f"bench-{uuid.uuid4().hex[:8]}", "BRAIN_EMBEDDER": "none",
+        "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token", "BRAIN_PROJECT_INLINE": "true" if inline else "false"})
+
+
+def fresh_account() -> None:
+    boto3.client("dynamodb").create_table(**table_definition("events"))
+    boto3.client("secretsmanager").create_secret(Name="brain/owner-token", SecretString=TOKEN)
+
+
+def bench_capture(count: int) -> float:
+    api = load("api")
+    call(api, "POST", "/capture", {"content": "warm-up note, the first request builds the brain"})
+    times = []
+    for n in range(count):
+        started = time.perf_counter()
+        status, body = call(api, "POST", "/capture", {"content": f"Bench note {n}: the heron count was {n * 7}"})
+        times.append((time.perf_counter() - started) * 1000)
+        assert status == 200 and body["ok"], body
+    p50, p95 = statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
+    print(f"capture (inline projection)  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms"
+          f"   (before: {BEFORE['capture']:.0f} ms; target p50 <= {TARGET['capture']:.0f} ms)")
+    return p50
+
+
+def bench_import() -> float:
+    api = load("api")
+    entries = [{"id": f"imported-{n}", "content": f"Imported note {n} about the kestrel survey, plot {n % 9}",
+                "tags": ["survey"], "created_at": 1_700_000_000_000 + n * 1000} for n in range(400)]
+    body = {"version": 3, "entries": entries}
+    call(api, "GET", "/count")  # the brain is built before the clock starts
+    started = time.perf_counter()
+    status, report = call(api, "POST", "/import", body)
+    elapsed = (time.perf_counter() - started) * 1000
+    assert status == 200 and report["imported"] == 40, report
+    print(f"import, one default page (40) {elapsed:7.0f} ms"
+          f"   (before: {BEFORE['import'] / 1000:.0f} s; target <= {TARGET['import'] / 1000:.0f} s)")
+    return elapsed
+
+
+def bench_projector(records: int) -> float:
+    api, projector = load("api"), load("projector")
+    for n in range(records):
+        call(api, "POST", "/capture", {"content": f"Projector note {n}: the osprey nest {n} was checked"})
+    streams = Streams("events")
+    batch = streams.batch()
+    events = [r for r in batch["Records"] if r["dynamodb"]["NewImage"]["stream_id"]["S"].startswith("memory-")]
+    projector.handler({"Records": events[:1]}, CONTEXT)  # warm: the first invocation builds the brain
+    started = time.perf_counter()
+    for start in range(1, len(events), 100):
+        response = projector.handler({"Records": events[start : start + 100]}, CONTEXT)
+        assert response == {"batchItemFailures": []}, response
+    rate = (len(events) - 1) / (time.perf_counter() - started)
+    assert call(api, "GET", "/count")[1]["count"] == records
+    print(f"projector, batches of 100    {rate:7.0f} records/s"
+          f"   (before: {BEFORE['projector']:.0f}/s; target >= {TARGET['projector']:.0f}/s)")
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--captures", type=int, default=50)
+    parser.add_argument("--records", type=int, default=300)
+    args = parser.parse_args()
+    node = None
+    url = os.environ.get("OPENSEARCH_URL")
+    if not url:
+        from tests.support.opensearch_node import OpenSearchNode
+
+        node = OpenSearchNode(Path(tempfile.mkdtemp(prefix="bench-opensearch-"))).start()
+        url = node.url
+    # No model latency in any figure: the fake embedder stands in for Bedrock or SageMaker, and the projector
+    # is measured projecting only.
+    phases = [(lambda: bench_capture(args.captures), True, FakeEmbedder(384)), (bench_import, True, FakeEmbedder(384)),
+              (lambda: bench_projector(args.records), False, None)]
+    try:
+        for run, inline, embedder in phases:
+            environment(url, inline)
+            composition.aws_embedder = lambda settings, clients, embedder=embedder: embedder
+            with mock_aws():
+                fresh_account()
+                run()
+    finally:
+        if node:
+            node.stop()
+
+
+if __name__ == "__main__":
+    main()

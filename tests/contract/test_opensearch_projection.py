@@ -1,0 +1,73 @@
+"""The OpenSearch projection against the real node: writers that race, and writes that are not refreshed."""
+
+import itertools
+
+import pytest
+from opensearchpy import OpenSearch
+
+from second_brain.adapters.event_store.memory import InMemoryEventStore
+from second_brain.adapters.opensearch.index import OpenSearchIndex
+from second_brain.domain.events import MemoryCaptured, MemoryForgotten, MemoryRevised
+from second_brain.ports.read_model import Filters
+from tests.conftest import envelope
+
+pytestmark = pytest.mark.opensearch
+WS = ("personal-owner",)
+_prefixes = itertools.count()
+
+
+class RacingLog(InMemoryEventStore):
+    """The first read of a stream returns what it held, but a rival writer appends `event` and projects it
+    completely before that read's projection writes: the read's write lands last, and is stale."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rival: tuple[OpenSearchIndex, object] | None = None
+
+    def read_stream(self, stream_id: str):
+        history = super().read_stream(stream_id)
+        if self.rival:
+            index, event = self.rival
+            self.rival = None
+            self.append([envelope(stream_id, history[-1].version + 1, event)])
+            index.projection.project([stream_id])
+        return history
+
+
+def indexes(url: str, log) -> tuple[OpenSearchIndex, OpenSearchIndex]:
+    """Two writers (the API's inline projection and the stream projector) over one brain's indexes."""
+    prefix = f"race-{next(_prefixes)}"
+    mine, theirs = (OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=prefix, dimension=8) for _ in range(2))
+    mine.drop()
+    mine.create()
+    # No scheduled refresh (and no search-idle refresh on demand): only an explicit refresh makes a write visible.
+    mine.indexes.client.indices.put_settings(index=f"{prefix}-*", body={"index": {"refresh_interval": "1h"}})
+    return mine, theirs
+
+
+@pytest.mark.parametrize("rival_event", [MemoryRevised("the newer text"), MemoryForgotten()],
+                         ids=["revised", "forgotten"])
+def test_a_stale_projection_that_lands_last_is_redone_from_the_log(opensearch_url, rival_event):
+    log = RacingLog()
+    mine, theirs = indexes(opensearch_url, log)
+    log.append([envelope("memory-a", 1, MemoryCaptured("the older text", (), "api", "personal-owner"))])
+    log.rival = (theirs, rival_event)
+    mine.projection.project(["memory-a"])
+    row = mine.read_model.get("a", WS)
+    if isinstance(rival_event, MemoryForgotten):
+        assert row is None  # a forgotten memory never comes back
+    else:
+        assert row is not None and row.content == "the newer text"
+
+
+def test_writes_are_not_refreshed_one_by_one_yet_searchable_by_their_writer_and_after_flush(opensearch_url):
+    log = InMemoryEventStore()
+    mine, theirs = indexes(opensearch_url, log)
+    log.append([envelope("memory-a", 1, MemoryCaptured("kestrel over the quarry", (), "api", "personal-owner"))])
+    mine.apply(log.read_all(0))
+    assert mine.indexes.refresh is False and mine.indexes._unrefreshed  # nothing waited for a refresh
+    assert [h.entry.id for h in mine.read_model.keyword_search(["kestrel"], Filters(WS), 5)] == ["a"]
+    log.append([envelope("memory-b", 1, MemoryCaptured("kestrel nest found", (), "api", "personal-owner"))])
+    mine.apply(log.read_all(1))
+    mine.flush()  # the projector, at the end of its batch: every other process sees it now
+    assert {h.entry.id for h in theirs.read_model.keyword_search(["kestrel"], Filters(WS), 5)} == {"a", "b"}
