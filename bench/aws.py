@@ -15,6 +15,7 @@ Each figure is printed beside what issue 15 measured before the change, and the 
 """
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -24,6 +25,7 @@ import uuid
 from pathlib import Path
 
 import boto3
+from botocore.client import BaseClient
 from moto import mock_aws
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,19 +55,43 @@ def fresh_account() -> None:
     boto3.client("secretsmanager").create_secret(Name="brain/owner-token", SecretString=TOKEN)
 
 
+class DynamoDBClock:
+    """Time spent inside DynamoDB calls. moto's in-process DynamoDB deep-copies the whole table on every
+    transaction (and scans it on every query), which DynamoDB does not: its share is printed apart."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        original = BaseClient._make_api_call
+        clock = self
+
+        def timed(client, operation, params):
+            if client.meta.service_model.service_name != "dynamodb":
+                return original(client, operation, params)
+            started = time.perf_counter()
+            try:
+                return original(client, operation, params)
+            finally:
+                clock.seconds += time.perf_counter() - started
+
+        BaseClient._make_api_call = timed
+
+
 def bench_capture(count: int) -> float:
-    api = load("api")
+    api, dynamodb = load("api"), DynamoDBClock()
     call(api, "POST", "/capture", {"content": "warm-up note, the first request builds the brain"})
-    times = []
+    times, without = [], []
     for n in range(count):
-        started = time.perf_counter()
+        started, before = time.perf_counter(), dynamodb.seconds
         status, body = call(api, "POST", "/capture", {"content": f"Bench note {n}: the heron count was {n * 7}"})
-        times.append((time.perf_counter() - started) * 1000)
+        elapsed = time.perf_counter() - started
+        times.append(elapsed * 1000)
+        without.append((elapsed - (dynamodb.seconds - before)) * 1000)
         assert status == 200 and body["ok"], body
-    p50, p95 = statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
-    print(f"capture (inline projection)  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms"
-          f"   (before: {BEFORE['capture']:.0f} ms; target p50 <= {TARGET['capture']:.0f} ms)")
-    return p50
+    for label, sample in (("capture (inline projection)", times), ("  of which not in DynamoDB", without)):
+        p50, p95 = statistics.median(sample), sorted(sample)[int(0.95 * (len(sample) - 1))]
+        print(f"{label:29s} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms")
+    print(f"  (before: {BEFORE['capture']:.0f} ms; target p50 <= {TARGET['capture']:.0f} ms without model latency)")
+    return statistics.median(times)
 
 
 def bench_import() -> float:
@@ -91,18 +117,24 @@ def bench_projector(records: int) -> float:
     batch = streams.batch()
     events = [r for r in batch["Records"] if r["dynamodb"]["NewImage"]["stream_id"]["S"].startswith("memory-")]
     projector.handler({"Records": events[:1]}, CONTEXT)  # warm: the first invocation builds the brain
+    dynamodb = DynamoDBClock()
     started = time.perf_counter()
     for start in range(1, len(events), 100):
         response = projector.handler({"Records": events[start : start + 100]}, CONTEXT)
         assert response == {"batchItemFailures": []}, response
-    rate = (len(events) - 1) / (time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
     assert call(api, "GET", "/count")[1]["count"] == records
-    print(f"projector, batches of 100    {rate:7.0f} records/s"
+    # Stream reads run on 8 threads: the DynamoDB time measured is summed over them, so it is subtracted only
+    # as far as it could have overlapped nothing (a lower bound on the rate without moto).
+    print(f"projector, batches of 100    {(len(events) - 1) / elapsed:7.0f} records/s, "
+          f"{len(events) - 1} records in {elapsed:.1f} s, {dynamodb.seconds:.1f} s of it summed in moto's DynamoDB"
           f"   (before: {BEFORE['projector']:.0f}/s; target >= {TARGET['projector']:.0f}/s)")
-    return rate
+    return (len(events) - 1) / elapsed
 
 
 def main() -> None:
+    logging.getLogger("opensearch").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captures", type=int, default=50)
     parser.add_argument("--records", type=int, default=300)

@@ -1,7 +1,7 @@
-"""DynamoDB Streams (the events table) → OpenSearch, then embeddings. Partial batch failures: a record
-that cannot be projected is reported alone and retried (bisected) without holding the others back."""
+"""DynamoDB Streams (the events table) → OpenSearch, then embeddings. Partial batch failures: the records of a
+stream that cannot be projected (or is left for lack of time) are reported alone and retried without holding the
+others back."""
 
-import time
 from functools import cache, partial
 from typing import Any
 
@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 )
 
 from second_brain.aws.composition import AwsBrain, Clients, build_aws
-from second_brain.aws.streams import deadline, embed_pending, project_record
+from second_brain.aws.streams import deadline, embed_pending, project_streams, stream_of
 from second_brain.settings import Settings
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
@@ -33,15 +33,10 @@ def brain() -> AwsBrain:
     return aws
 
 
-class OutOfTime(Exception):
-    """Raised for the records left when the invocation nears its timeout: reported failed, so Lambda retries
-    them in the next invocation instead of the whole batch timing out."""
-
-
-def record_handler(record: DynamoDBRecord, until: float) -> None:
-    if time.monotonic() >= until:
-        raise OutOfTime
-    project_record(brain(), record.raw_event)
+def record_handler(record: DynamoDBRecord, outcome: dict[str, Exception | None]) -> None:
+    stream_id = stream_of(record.raw_event)
+    if stream_id is not None and outcome[stream_id] is not None:
+        raise outcome[stream_id]
 
 
 @logger.inject_lambda_context
@@ -49,7 +44,8 @@ def record_handler(record: DynamoDBRecord, until: float) -> None:
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: Any) -> dict:
     until = deadline(context)
-    response = process_partial_response(event=event, record_handler=partial(record_handler, until=until),
+    outcome = project_streams(brain(), event.get("Records", []), until)
+    response = process_partial_response(event=event, record_handler=partial(record_handler, outcome=outcome),
                                         processor=processor, context=context)
     metrics.add_metric(name="Projected", unit=MetricUnit.Count,
                        value=len(event.get("Records", [])) - len(response["batchItemFailures"]))

@@ -3,6 +3,7 @@
 Clients are made here, once per Lambda container, and can be injected (moto and Stubber in tests).
 """
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ def opensearch_client(settings: Settings) -> OpenSearch:
         raise ValueError("BRAIN_OPENSEARCH_URL is not set")
     # Shorter than the API's 28 s: a slow search answers 503 in the envelope, not a gateway timeout.
     timeout = settings.opensearch_timeout
+    # opensearch-py logs every request at INFO: in CloudWatch that is a paid line per round trip, and time.
+    logging.getLogger("opensearch").setLevel(logging.WARNING)
     if settings.opensearch_url.startswith("http://"):
         return OpenSearch(settings.opensearch_url, timeout=timeout)
     session = boto3.Session()
