@@ -1,4 +1,5 @@
-"""EventBridge Scheduler, nightly: make sure the indexes exist and embed whatever is still pending."""
+"""EventBridge Scheduler, nightly: finish erasures a failure left halfway, make sure the indexes exist and
+embed whatever is still pending."""
 
 import time
 from functools import cache
@@ -26,6 +27,7 @@ def handler(event: dict, context: Any) -> dict:
     aws = brain()
     aws.index.create()
     until = deadline(context)
+    erased = aws.log.complete_erasures()  # forgets whose erasure a failure left halfway: before anything else
     total = {"vectorized": 0, "failed": 0, "remaining": 0}
     while time.monotonic() < until:  # in rounds, until none is left, a round makes no progress or time is short
         report = embed_pending(aws, limit=256, until=until)
@@ -34,5 +36,6 @@ def handler(event: dict, context: Any) -> dict:
             break
     aws.index.flush()
     metrics.add_metric(name="Vectorized", unit=MetricUnit.Count, value=total["vectorized"])
-    logger.info("nightly maintenance", extra=total)
-    return {"ok": True, **total}
+    metrics.add_metric(name="ErasuresFinished", unit=MetricUnit.Count, value=erased)
+    logger.info("nightly maintenance", extra={**total, "erasures_finished": erased})
+    return {"ok": True, **total, "erasures_finished": erased}

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import boto3
 import pytest
 import yaml
+from botocore.exceptions import ClientError
 from moto import mock_aws
 from opensearchpy import OpenSearch
 
@@ -307,9 +308,29 @@ def test_an_embedding_failure_leaves_the_batch_projected_and_the_nightly_run_emb
         assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 200 and passages(aws, memory_id) == 0
     maintenance = load("maintenance")
     event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
-    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 1, "failed": 0, "remaining": 0}
+    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 1, "failed": 0, "remaining": 0,
+                                                   "erasures_finished": 0}
     assert passages(aws, memory_id) == 1
-    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0}
+    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0,
+                                                   "erasures_finished": 0}
+
+
+def test_a_forget_whose_erasure_stopped_halfway_is_finished_by_the_nightly_run(aws, monkeypatch):
+    memory_id = call(aws.api, "POST", "/capture", {"content": "Bittern booming SECRET-4411 in the reeds"})[1]["id"]
+    call(aws.api, "POST", "/append", {"id": memory_id, "addition": "Twice at dusk."})
+    client = aws.api.asgi().app.state.brain.store.inner.client
+
+    def throttled(**kwargs):
+        raise ClientError({"Error": {"Code": "ThrottlingException"}}, "UpdateItem")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(client, "update_item", throttled)
+        assert call(aws.api, "POST", "/forget", {"id": memory_id})[1]["ok"] is True  # the forget is committed
+    assert "SECRET-4411" in table_text()
+    maintenance = load("maintenance")
+    event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
+    assert maintenance.handler(event, CONTEXT)["erasures_finished"] == 1
+    assert "SECRET-4411" not in table_text()
 
 
 def test_the_projector_stops_before_its_timeout_and_the_rest_is_retried(aws):
@@ -370,7 +391,8 @@ def test_the_owner_token_is_read_again_when_rotated(aws):
 def test_the_nightly_schedule_runs_maintenance(aws):
     maintenance = load("maintenance")
     event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
-    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0}
+    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0,
+                                                   "erasures_finished": 0}
 
 
 def snapshot(aws) -> dict:

@@ -421,9 +421,10 @@ def test_the_event_log_policy_holds_exactly_the_calls_the_store_makes(template):
 def test_the_functions_can_delete_no_event(template):
     from second_brain.adapters.event_store import dynamodb
     deletes = [s for f in _functions(template) for s in _statements(template, f) if "dynamodb:DeleteItem" in s["actions"]]
-    for statement in deletes:  # only the parts of an erased event's data, stored under their own key prefix
-        assert statement["condition"] == {"ForAllValues:StringLike": {
-            "dynamodb:LeadingKeys": [f"{getattr(dynamodb, 'PART_PREFIX', None)}*"]}}, statement
+    # Only the parts of an erased event's data (under their own key prefix) and the markers of pending erasures.
+    allowed = [f"{dynamodb.PART_PREFIX}*", dynamodb.ERASURES]
+    for statement in deletes:
+        assert statement["condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": allowed}}, statement
 
 
 def test_models_are_granted_by_their_configured_ids_only(template):

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from second_brain.adapters.event_store.dynamodb import (
+    ERASURES,
     DynamoDBEventStore,
     table_definition,
 )
@@ -164,3 +166,30 @@ def test_the_largest_note_in_cjk_is_stored_read_and_erased_whole(store, kind):
         items = client.scan(TableName="events")["Items"]
         assert not [i for i in items if i["stream_id"]["S"].startswith("$part#") or {"packed", "parts"} & i.keys()]
         assert all(text[:50] not in json.dumps(i, default=str, ensure_ascii=False) for i in items)
+
+
+def test_an_erasure_stopped_halfway_is_finished_later_on_dynamodb(store, monkeypatch):
+    """The tombstone commits with a marker; if erasing the earlier events then fails, the text must not stay for
+    good: `complete_erasures` (the nightly job) finishes it and strikes the marker."""
+    if not isinstance(store, DynamoDBEventStore):
+        pytest.skip("the in-memory and SQLite stores erase inside the append's transaction")
+    for version, text in enumerate(("SECRET-one", "SECRET-two", "SECRET-three"), start=1):
+        event = captured(text) if version == 1 else MemoryRevised(text)
+        store.append([envelope("memory-a", version, event)])
+    real, calls = store.client.update_item, []
+
+    def failing_after_one(**kwargs):
+        calls.append(kwargs)
+        if len(calls) > 1:
+            raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "UpdateItem")
+        return real(**kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store.client, "update_item", failing_after_one)
+        store.append([envelope("memory-a", 4, MemoryForgotten())])  # the forget itself is committed
+    assert "SECRET-two" in json.dumps(store.client.scan(TableName="events")["Items"])
+    assert store.complete_erasures() == 1
+    items = store.client.scan(TableName="events")["Items"]
+    assert "SECRET" not in json.dumps(items)
+    assert not [i for i in items if i["stream_id"]["S"] == ERASURES]
+    assert store.complete_erasures() == 0

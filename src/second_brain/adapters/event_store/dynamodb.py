@@ -11,6 +11,7 @@ transaction (keys `$part#<stream>#<version>`, outside the log index) and read ba
 """
 
 import json
+import logging
 import random
 import time
 import zlib
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import ConcurrencyConflict, StoreUnavailable
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
@@ -26,10 +27,16 @@ from .checks import expected_versions
 
 HEAD_STREAM = "$head"
 PART_PREFIX = "$part#"
+# One partition listing the forgets whose erasure has not completed: a marker is written in the tombstone's
+# transaction and deleted once every earlier event of the stream is erased, so a failure halfway is finished
+# by `complete_erasures` (the nightly job) instead of leaving the text behind for good.
+ERASURES = "$erase#pending"
 LOG_INDEX = "by_position"
 MAX_COUNTER_RETRIES = 25
 ITEM_DATA_BYTES = 300_000  # of an item's 400 KB: the key, the envelope and the attribute names fit in the rest
 TRANSACTION_ITEMS = 100
+
+log = logging.getLogger("second_brain.dynamodb")
 
 
 class DynamoDBEventStore:
@@ -57,7 +64,7 @@ class DynamoDBEventStore:
                 continue
             for event in stored:
                 if is_tombstone(event.event):
-                    self._erase(event.stream_id, before=event.version)
+                    self._finish_erasure(event.stream_id, event.version, event.position)
             return stored
         raise StoreUnavailable("the event log is too busy: global position kept moving")
 
@@ -75,6 +82,10 @@ class DynamoDBEventStore:
                 "TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(stream_id)",
             }})
             items.extend({"Put": {"TableName": self.table, "Item": part}} for part in parts)
+            if is_tombstone(event.event):
+                items.append({"Put": {"TableName": self.table, "Item": {
+                    **_key(ERASURES, event.position), "target": {"S": event.stream_id},
+                    "before": {"N": str(event.version)}}}})
         items.append({"Update": {
             "TableName": self.table, "Key": _key(HEAD_STREAM, 0),
             "UpdateExpression": "SET head_position = :new",
@@ -83,6 +94,26 @@ class DynamoDBEventStore:
             "ExpressionAttributeValues": {":new": {"N": str(head + len(stored))}, ":old": {"N": str(head)}},
         }})
         return items
+
+    def complete_erasures(self) -> int:
+        """Finish every erasure a failure left halfway; how many were finished."""
+        markers = self._query(
+            TableName=self.table, ConsistentRead=True,
+            KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": ERASURES}},
+        )
+        return sum(self._finish_erasure(m["target"]["S"], int(m["before"]["N"]), int(m["version"]["N"]))
+                   for m in markers)
+
+    def _finish_erasure(self, stream_id: str, before: int, position: int) -> bool:
+        """Erase the stream's events before `before`, then strike its marker; False if that stopped halfway
+        (the forget is committed: the marker stays for the next `complete_erasures`)."""
+        try:
+            self._erase(stream_id, before)
+            self.client.delete_item(TableName=self.table, Key=_key(ERASURES, position))
+        except (ClientError, BotoCoreError):
+            log.exception("erasing %s stopped halfway; the nightly run finishes it", stream_id)
+            return False
+        return True
 
     def _erase(self, stream_id: str, before: int) -> None:
         for version in range(1, before):
