@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     events_table: str = Field("second-brain-events", description="On AWS: the DynamoDB table holding the log.")
     opensearch_url: str | None = Field(None, description="On AWS: the OpenSearch domain endpoint (https://...).")
     opensearch_prefix: str = Field("brain", description="Prefix of this brain's OpenSearch indexes.")
+    transfer_bucket: str | None = Field(None, description="On AWS: the S3 bucket for backups past Lambda's 6 MB "
+                                        "(exports redirected there, uploads imported from there).")
+    export_inline_bytes: int = Field(5_000_000, description="With a transfer bucket: the largest export answered "
+                                     "in the response itself.")
     opensearch_timeout: float = Field(10.0, description="Seconds one OpenSearch request may take (on AWS, below "
                                       "the API's 28 s).")
     project_inline: bool = Field(True, description="On AWS: the API also projects its own writes, so a capture "

@@ -71,7 +71,8 @@ def aws(monkeypatch, opensearch_url):
                        "AWS_SECRET_ACCESS_KEY": "x", "POWERTOOLS_TRACE_DISABLED": "1",
                        "POWERTOOLS_SERVICE_NAME": "second-brain", "BRAIN_EVENTS_TABLE": "events",
                        "BRAIN_OPENSEARCH_URL": opensearch_url, "BRAIN_OPENSEARCH_PREFIX": prefix,
-                       "BRAIN_EMBEDDER": "bedrock", "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token"}.items():
+                       "BRAIN_EMBEDDER": "bedrock", "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token",
+                       "BRAIN_TRANSFER_BUCKET": "brain-transfers"}.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("BRAIN_PROJECT_INLINE", raising=False)
     embedder = FakeEmbedder(64)
@@ -79,6 +80,7 @@ def aws(monkeypatch, opensearch_url):
     with mock_aws():
         boto3.client("dynamodb").create_table(**table_from_template("events"))
         boto3.client("secretsmanager").create_secret(Name="brain/owner-token", SecretString=TOKEN)
+        boto3.client("s3").create_bucket(Bucket="brain-transfers")
         yield SimpleNamespace(api=load("api"), projector=load("projector"), streams=Streams("events"),
                               search=OpenSearch(opensearch_url), prefix=prefix, embedder=embedder)
 
@@ -110,6 +112,13 @@ def table_from_template(name: str) -> dict:
 
 def call(api, method: str, path: str, body: dict | None = None, query: dict | None = None, token: str = TOKEN,
          headers: dict | None = None):
+    response = handle(api, method, path, body, query, token, headers)
+    return response["statusCode"], json.loads(response["body"])
+
+
+def handle(api, method: str, path: str, body: dict | None = None, query: dict | None = None, token: str = TOKEN,
+           headers: dict | None = None) -> dict:
+    """API Gateway's event for this request, through the handler: its raw response."""
     event = json.loads((EVENTS / "api-capture.json").read_text())
     event |= {"path": path, "httpMethod": method, "body": json.dumps(body) if body is not None else None,
               "queryStringParameters": query, "multiValueQueryStringParameters":
@@ -118,8 +127,7 @@ def call(api, method: str, path: str, body: dict | None = None, query: dict | No
     event["multiValueHeaders"]["Authorization"] = [f"Bearer {token}"]
     for name, value in (headers or {}).items():
         event["headers"][name], event["multiValueHeaders"][name] = value, [value]
-    response = api.handler(event, CONTEXT)
-    return response["statusCode"], json.loads(response["body"])
+    return api.handler(event, CONTEXT)
 
 
 def project(aws) -> dict:
@@ -197,6 +205,47 @@ def test_the_largest_note_in_cjk_is_captured_projected_and_forgotten(aws):
     assert call(aws.api, "GET", "/entry", query={"id": captured["id"]})[0] == 404
     assert not [i for i in boto3.client("dynamodb").scan(TableName="events")["Items"]
                 if {"packed", "parts", "chunk"} & i.keys()]
+
+
+def test_a_brain_past_lambdas_payload_exports_and_imports_through_s3(aws, monkeypatch, opensearch_url):
+    """Past the inline limit (5 MB by default; 3 KB here) the export is a redirect to the file in S3, and a backup
+    too large to send is uploaded there and imported page by page from it, into another brain."""
+    monkeypatch.setenv("BRAIN_EXPORT_INLINE_BYTES", "3000")
+    api = load("api")
+    for n in range(30):
+        call(api, "POST", "/capture", {"content": f"Stonechat pair {n} on the gorse, ring number {n * 13}"})
+    response = handle(api, "GET", "/export")
+    assert response["statusCode"] == 303 and not response["body"]
+    location = response["headers"]["location"]
+    key = location[location.index("exports/") : location.index(".json") + 5]
+    backup = json.loads(boto3.client("s3").get_object(Bucket="brain-transfers", Key=key)["Body"].read())
+    assert len(json.dumps(backup)) > 3000 and len(backup["entries"]) == 30
+    monkeypatch.setenv("BRAIN_EXPORT_INLINE_BYTES", "5000000")
+    inline = call(load("api"), "GET", "/export")[1]
+    assert {k: v for k, v in inline.items() if k != "exported_at"} == {
+        k: v for k, v in backup.items() if k != "exported_at"}
+
+    # Another brain (its own table and indexes) restores it from an upload.
+    boto3.client("dynamodb").create_table(**table_from_template("events-restored"))
+    monkeypatch.setenv("BRAIN_EVENTS_TABLE", "events-restored")
+    monkeypatch.setenv("BRAIN_OPENSEARCH_PREFIX", f"{aws.prefix}-restored")
+    restored = load("api")
+    status, upload = call(restored, "POST", "/import/upload")
+    assert status == 200 and upload["method"] == "PUT" and "X-Amz-Signature" in upload["url"]
+    boto3.client("s3").put_object(Bucket="brain-transfers", Key=upload["upload"], Body=json.dumps(backup).encode())
+    offset, imported = 0, 0
+    while True:
+        status, page = call(restored, "POST", "/import", query={"upload": upload["upload"], "offset": str(offset),
+                                                               "limit": "12"})
+        assert status == 200, page
+        imported += page["imported"]
+        if not page["remaining_entries"]:
+            break
+        offset = page["next_offset"]
+    assert imported == 30 and call(restored, "GET", "/count")[1] == {"count": 30}
+    for bad in ("imports/../exports/x.json", "imports/0123.json"):
+        status, body = call(restored, "POST", "/import", query={"upload": bad})
+        assert status == 400 and body["ok"] is False, body
 
 
 def test_bad_tokens_get_the_envelope(aws):

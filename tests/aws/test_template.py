@@ -546,3 +546,21 @@ def test_sam_adds_no_fixed_name_and_no_account_wide_policy(expanded):
         if role["Type"] == "AWS::IAM::Role":
             managed = {arn for arn in role["Properties"].get("ManagedPolicyArns", []) if isinstance(arn, str)}
             assert managed <= allowed, f"SAM attached {managed - allowed} to {name}"
+
+
+def test_backups_past_the_payload_limit_go_through_a_private_expiring_bucket(template):
+    bucket = template["Resources"]["TransferBucket"]["Properties"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    assert [r["ExpirationInDays"] for r in bucket["LifecycleConfiguration"]["Rules"]] == [1]
+    functions = _functions(template)
+    assert functions["ApiFunction"]["Environment"]["Variables"]["BRAIN_TRANSFER_BUCKET"] == {"Ref": "TransferBucket"}
+    for name in functions:
+        s3 = [s for s in _statements(template, name) if any(a.startswith("s3:") for a in s["actions"])]
+        if name != "ApiFunction":
+            assert not s3, f"{name} may reach the transfer bucket"
+            continue
+        [statement] = s3
+        assert sorted(statement["actions"]) == ["s3:GetObject", "s3:PutObject"]
+        assert {json.dumps(r) for r in statement["resources"]} == {
+            json.dumps({"Fn::Sub": "${TransferBucket.Arn}/exports/*"}),
+            json.dumps({"Fn::Sub": "${TransferBucket.Arn}/imports/*"})}

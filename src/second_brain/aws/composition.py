@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvi
 from botocore.config import Config
 from opensearchpy import AWSV4SignerAuth, OpenSearch, RequestsHttpConnection
 
+from ..adapters.blobs.s3 import S3BlobStore
 from ..adapters.embedder.bedrock import BedrockTitanEmbedder
 from ..adapters.embedder.sagemaker import SageMakerEmbedder
 from ..adapters.event_store.dynamodb import DynamoDBEventStore
@@ -39,6 +40,7 @@ RETRIES = {"mode": "standard", "max_attempts": 3}
 # Counting a recall or an open needs no read-your-writes: the stream projector carries it to OpenSearch, so the
 # request that recorded it does not wait for the projection (under Mangum deferred work runs before the reply).
 NOT_PROJECTED_INLINE = (MemoryRecalled, MemoryOpened)
+SERVICE_CONFIG = {"s3": {"signature_version": "s3v4"}}  # presigned URLs signed as every region accepts
 TOKEN_MAX_AGE = 300  # seconds the owner token read from its secret is used before it is read again
 
 
@@ -54,7 +56,8 @@ class Clients:
 
     def __call__(self, service: str, read_timeout: float = READ_SECONDS) -> Any:
         if (service, read_timeout) not in self.made:
-            config = Config(connect_timeout=CONNECT_SECONDS, read_timeout=read_timeout, retries=RETRIES)
+            config = Config(connect_timeout=CONNECT_SECONDS, read_timeout=read_timeout, retries=RETRIES,
+                            **SERVICE_CONFIG.get(service, {}))
             self.made[service, read_timeout] = (self.session or boto3.Session()).client(service, config=config)
         return self.made[service, read_timeout]
 
@@ -64,6 +67,7 @@ class AwsBrain:
     brain: Brain
     index: OpenSearchIndex
     log: DynamoDBEventStore
+    blobs: S3BlobStore | None = None  # backups past Lambda's 6 MB
 
 
 def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
@@ -76,7 +80,8 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,
                      background_classification=False)  # Lambda freezes threads after the response
-    return AwsBrain(brain, index, log)
+    blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
+    return AwsBrain(brain, index, log, blobs)
 
 
 def opensearch_client(settings: Settings) -> OpenSearch:

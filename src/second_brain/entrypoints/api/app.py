@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ... import __version__
 from ...app.indexing import Foreground
 from ...bootstrap import Brain
+from ...ports.blobs import BlobStore
 from ...settings import Settings
 from ..mcp import BearerGate, build_mcp, current_identity
 from . import chat, config, errors, links, memories, projects, reminders, transfer
@@ -31,9 +32,11 @@ SHELL = """<!doctype html>
 """
 
 
-def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | None = None) -> FastAPI:
+def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | None = None,
+               blobs: BlobStore | None = None) -> FastAPI:
     """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it.
-    `token`: the owner's, or a function returning the current one."""
+    `token`: the owner's, or a function returning the current one. `blobs`: where backups too large for one
+    request or response go (on Lambda)."""
     auth = BearerAuth(token, brain.owner)
     mcp = build_mcp(brain, current_identity)
     # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
@@ -49,6 +52,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
                   openapi_url="/openapi.json", lifespan=lifespan)
     app.state.brain = brain
     app.state.auth = auth
+    app.state.blobs = blobs
     app.router.routes.append(
         Route("/mcp", BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth), methods=["GET", "POST", "DELETE"]))
     errors.install(app)
@@ -58,6 +62,8 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(reminders.router)
     app.include_router(chat.router)
     app.include_router(transfer.router)
+    if blobs is not None:
+        app.include_router(transfer.uploads)
     app.include_router(config.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]
 

@@ -5,8 +5,8 @@ import re
 from starlette.datastructures import QueryParams
 
 from ...app.operations import int64
-from ...domain.text import read_int
 from ...domain.errors import InvalidInput
+from ...domain.text import read_int
 
 INTEGER = re.compile(r"^[+-]?\d+$")
 TRUTHY = ("1", "true", "yes")

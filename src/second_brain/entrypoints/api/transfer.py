@@ -1,37 +1,69 @@
-"""REST routes for backups: GET /export and POST /import, in the reference's version 3 format."""
+"""REST routes for backups: GET /export and POST /import, in the reference's version 3 format.
+
+Where requests and responses are capped (6 MB on Lambda), a brain is given a blob store (S3): an export past
+`export_inline_bytes` is written there and answered with a redirect (303) to a short-lived download URL, so
+a client that follows redirects still gets the one file; and a backup too large to send is uploaded to a URL
+from `POST /import/upload`, then imported page by page with `POST /import?upload=<its key>` and no body."""
 
 import ctypes
+import json
+import re
+import secrets
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...app.handling import Context
 from ...app.transfer import ImportPayload, Transfer, parse_payload
+from ...domain.errors import InvalidInput
 from .body import parse_object, read_body
 from .context import Ctx
 from .openapi import documented, errors, query
 from .params import int_param
 
 router = APIRouter()
+uploads = APIRouter()  # mounted only where the brain has a blob store
 MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a whole backup is resent with every page
+URL_SECONDS = 3600  # how long a download or upload URL works
+UPLOAD_KEY = re.compile(r"imports/[0-9a-f]{32}\.json")
 
 
 @router.get("/export", responses=errors())
-def export(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return request.app.state.brain.transfer.export(ctx)
+def export(ctx: Ctx, request: Request) -> Any:
+    backup = request.app.state.brain.transfer.export(ctx)
+    blobs = request.app.state.blobs
+    if blobs is None:
+        return backup
+    data = json.dumps(backup, ensure_ascii=False).encode()
+    if len(data) <= request.app.state.brain.settings.export_inline_bytes:
+        return Response(data, media_type="application/json")
+    key = f"exports/{secrets.token_hex(16)}.json"
+    blobs.put(key, data)
+    return RedirectResponse(blobs.download_url(key, URL_SECONDS), status_code=303)
+
+
+@uploads.post("/import/upload", responses=errors())
+def import_upload(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Where to PUT a backup too large for one request; then POST /import?upload=<upload> pages through it."""
+    key = f"imports/{secrets.token_hex(16)}.json"
+    return {"ok": True, "upload": key, "url": request.app.state.blobs.upload_url(key, URL_SECONDS), "method": "PUT",
+            "content_type": "application/json", "expires_in": URL_SECONDS}
 
 
 @router.post("/import", responses=errors(400, 413, 503), openapi_extra=documented(
     ImportPayload, query("limit", "Rows per call, clamped to 1-1000", "integer", minimum=1, maximum=1000, default=40),
     query("offset", "Entry offset to resume from", "integer", minimum=0, default=0),
-    query("edge_offset", "Edge offset to resume from", "integer", minimum=0, default=0)))
+    query("edge_offset", "Edge offset to resume from", "integer", minimum=0, default=0),
+    query("upload", "Import the backup uploaded to this key (from POST /import/upload, where offered) instead of "
+          "the body", "string")))
 async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
     limit = int_param(params, "limit", 40, 1, 1000)
     offset = int_param(params, "offset", 0, 0)
     edge_offset = int_param(params, "edge_offset", 0, 0)
-    raw = await read_body(request, MAX_IMPORT_BYTES)
+    raw = await (_uploaded(request, params["upload"]) if "upload" in params else read_body(request, MAX_IMPORT_BYTES))
     # A whole backup comes with every page: parsing it off the event loop keeps other requests answering.
     try:
         return await run_in_threadpool(_import_page, request.app.state.brain.transfer, ctx, raw, limit, offset,
@@ -39,6 +71,16 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     finally:
         del raw
         release_freed_memory()
+
+
+async def _uploaded(request: Request, key: str) -> bytearray:
+    blobs = request.app.state.blobs
+    if blobs is None or not UPLOAD_KEY.fullmatch(key):
+        raise InvalidInput("upload must be the key POST /import/upload returned")
+    try:
+        return bytearray(await run_in_threadpool(blobs.get, key))
+    except KeyError:
+        raise InvalidInput("nothing was uploaded to that key (or its hour has passed)") from None
 
 
 def _import_page(transfer: Transfer, ctx: Context, raw: bytearray, limit: int, offset: int,
