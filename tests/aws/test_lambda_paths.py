@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 import boto3
 import pytest
-import yaml
 from botocore.exceptions import ClientError
 from moto import mock_aws
 from opensearchpy import OpenSearch
@@ -21,6 +20,7 @@ from opensearchpy import OpenSearch
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.aws import composition
 from second_brain.domain.text import MAX_CONTENT_CHARS
+from tests.support.cloudformation import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -85,23 +85,9 @@ def aws(monkeypatch, opensearch_url):
                               search=OpenSearch(opensearch_url), prefix=prefix, embedder=embedder)
 
 
-class CloudFormation(yaml.SafeLoader):
-    """template.yaml as plain data: !Ref, !Sub, !GetAtt and the other short forms kept as {tag: value}."""
-
-
-def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict:
-    value = (loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode)
-             else loader.construct_sequence(node, deep=True) if isinstance(node, yaml.SequenceNode)
-             else loader.construct_mapping(node, deep=True))
-    return {suffix: value}
-
-
-CloudFormation.add_multi_constructor("!", _tagged)
-
-
 def table_from_template(name: str) -> dict:
     """create_table's arguments for the EventsTable exactly as template.yaml declares it."""
-    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=CloudFormation)
+    template = load_template()
     table = dict(template["Resources"]["EventsTable"]["Properties"])
     table.pop("PointInTimeRecoverySpecification", None)  # not create_table's: set by a later call on AWS
     table["StreamSpecification"] = {"StreamEnabled": True, **table["StreamSpecification"]}

@@ -7,43 +7,27 @@ import tomllib
 from pathlib import Path
 
 import pytest
-import yaml
 from packaging.requirements import Requirement
+
+from tests.support.cloudformation import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "layers/core/requirements.txt"
 UNUSED = {"grpcio": "grpc", "protobuf": "google.protobuf", "opensearch-protobufs": "opensearch.protobufs"}
 
 
-class CloudFormationLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (!Ref, !Sub, !If...), read as their long form ({"Fn::If": [...]})."""
-
-
-def _long_form(loader: yaml.SafeLoader, tag: str, node: yaml.Node) -> dict:
-    if isinstance(node, yaml.ScalarNode):
-        value = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    if tag == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {tag if tag in ("Ref", "Condition") else f"Fn::{tag}": value}
-
-
-CloudFormationLoader.add_multi_constructor("!", _long_form)
 
 
 @pytest.fixture(scope="module")
 def template() -> dict:
-    return yaml.load((ROOT / "template.yaml").read_text(), Loader=CloudFormationLoader)
+    return load_template()
 
 
 def _lock() -> dict[str, str]:
     """Package name → pinned version, from the layer's lock file."""
     text = LOCK.read_text()
     assert "--hash=sha256:" in text, "the lock pins hashes (pip --require-hashes)"
-    return {_name(m[1]): m[2] for m in re.finditer(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", text, re.M)}
+    return {_name(m[1]): m[2] for m in re.finditer(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", text, re.MULTILINE)}
 
 
 def _name(package: str) -> str:
@@ -76,7 +60,7 @@ def test_the_lock_pins_every_dependency_the_layer_needs():
 def test_the_lock_leaves_out_the_grpc_bindings_nothing_imports():
     pinned = _lock()
     assert not set(UNUSED) & set(pinned), "opensearch-py's gRPC bindings are never imported: keep them out"
-    imports = re.compile(r"^\s*(import|from)\s+(" + "|".join(re.escape(m) for m in UNUSED.values()) + r")\b", re.M)
+    imports = re.compile(r"^\s*(import|from)\s+(" + "|".join(re.escape(m) for m in UNUSED.values()) + r")\b", re.MULTILINE)
     sources = [*(ROOT / "src").rglob("*.py"), *(ROOT / "functions").rglob("*.py")]
     import opensearchpy  # the client as installed here: the layer pins the same version (checked below)
     sources += Path(opensearchpy.__file__).parent.rglob("*.py")

@@ -1,0 +1,30 @@
+"""template.yaml read as plain data, for the tests that check what it declares."""
+
+from pathlib import Path
+
+import yaml
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
+
+
+class CloudFormationLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short tags (!Ref, !Sub, !If...), read as their long form ({"Fn::If": [...]})."""
+
+
+def _long_form(loader: yaml.SafeLoader, tag: str, node: yaml.Node) -> dict:
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    if tag == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {tag if tag in ("Ref", "Condition") else f"Fn::{tag}": value}
+
+
+CloudFormationLoader.add_multi_constructor("!", _long_form)
+
+
+def load_template() -> dict:
+    return yaml.load(TEMPLATE.read_text(), Loader=CloudFormationLoader)  # a SafeLoader with the tags added
