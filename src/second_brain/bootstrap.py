@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from .adapters.event_store.sqlite import SQLiteEventStore
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
+from .adapters.process_memory import release_freed_memory
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
 from .adapters.sqlite_database import SQLiteDatabase
@@ -95,7 +96,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         transfer=Transfer(store, read_model, clock),
         llm=llm,
         indexer=indexer,
-        worker=IndexingWorker(indexer) if indexer and worker else None,
+        # Embedding a brain's worth of texts leaves freed heap behind: it goes back once the queue is empty.
+        worker=IndexingWorker(indexer, on_drained=release_freed_memory) if indexer and worker else None,
         owner=owner(settings.owner_name),
         classifier=classifier,
         foreground=foreground or Foreground(),

@@ -191,9 +191,11 @@ class Indexer:
 class IndexingWorker:
     """A daemon thread that drains the pending set; woken by captures, backing off after failures."""
 
-    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 30.0) -> None:
+    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 30.0,
+                 on_drained: Callable[[], None] = lambda: None) -> None:
         self.indexer = indexer
         self.batch = batch
+        self.on_drained = on_drained  # told when the pending set has just been emptied
         self.idle_seconds = idle_seconds  # commits wake the worker; the timeout is only a safety net
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -226,6 +228,8 @@ class IndexingWorker:
                 backoff = 1.0
                 continue  # more is waiting: go again at once
             else:
+                if report.vectorized:
+                    self.on_drained()
                 wait, backoff = self.idle_seconds, 1.0
             self._wake.wait(wait)
             self._wake.clear()

@@ -5,7 +5,6 @@ Where requests and responses are capped (6 MB on Lambda), a brain is given a blo
 a client that follows redirects still gets the one file; and a backup too large to send is uploaded to a URL
 from `POST /import/upload`, then imported page by page with `POST /import?upload=<its key>` and no body."""
 
-import ctypes
 import json
 import re
 import secrets
@@ -15,6 +14,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from ...adapters.process_memory import release_freed_memory
 from ...app.handling import Context
 from ...app.transfer import ImportPayload, Transfer, parse_payload
 from ...domain.errors import InvalidInput
@@ -86,18 +86,3 @@ async def _uploaded(request: Request, key: str) -> bytearray:
 def _import_page(transfer: Transfer, ctx: Context, raw: bytearray, limit: int, offset: int,
                  edge_offset: int) -> dict[str, Any]:
     return transfer.import_page(ctx, parse_payload(parse_object(raw)), limit, offset, edge_offset)
-
-
-def release_freed_memory() -> None:
-    """Hand the memory a large payload's objects were freed from back to the system: glibc keeps it otherwise,
-    and a 100k-memory backup parsed once per page would leave the server holding hundreds of MB."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _libc() -> Any:
-    libc = ctypes.CDLL(None)  # the symbols already loaded: glibc's malloc_trim where there is one
-    return libc if hasattr(libc, "malloc_trim") else None  # not glibc (macOS, musl): nothing to trim
-
-
-_LIBC = _libc()
