@@ -205,9 +205,9 @@ class SQLiteVectorIndex:
                 return []
             query = query.astype(np.float32)
             want = min(size, max(limit * 4, 64))
-            # A large brain is first scored on its int8 codes (a quarter of the memory to read, SIMD dot products),
-            # then the best rows, twice as many as needed, are scored exactly: the exact order, at a fraction of
-            # the cost. A brain small enough to score whole is scored exactly at once.
+            # A large brain is first scored on its int8 codes (half the memory of the float16 rows to read), then
+            # the best rows, twice as many as needed, on their float16 rows: the order scoring every row gives, at
+            # a fraction of the cost. A brain small enough to score whole is scored on its float16 rows at once.
             coarse = _SIMD is not None and size > SHORTLIST * want
             scores = self._approximate(query, size) if coarse else self._exact(slice(size), query)
             if not mask.all():
@@ -252,7 +252,7 @@ class SQLiteVectorIndex:
             if not owners:
                 return {}
             rows = np.fromiter((row for _, row in owners), dtype=np.int64, count=len(owners))
-            scores = self._exact(rows, query.astype(np.float32))
+            scores = self._exact(rows, query)
             hits: dict[str, VectorHit] = {}
             for (entry_id, row), score in zip(owners, scores.tolist()):
                 if entry_id not in hits or score > hits[entry_id].score:
