@@ -3,7 +3,8 @@ the app is built per invocation over the brain built once per container; the Hos
 function URL's own domain.
 
 The URL is public (AuthType NONE: MCP clients send a bearer token, not SigV4), so the token is checked before
-anything costly: a stranger's request never builds the brain or touches the indexes."""
+anything costly: a stranger's request never builds the brain or touches the indexes (a member's token is
+looked up in the team's stream of the event log)."""
 
 import json
 from collections.abc import Callable
@@ -13,9 +14,12 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
 
+from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore
+from second_brain.app.team import TeamService
 from second_brain.aws.composition import AwsBrain, Clients, build_aws, owner_token
 from second_brain.domain.errors import Unauthorized
 from second_brain.domain.identity import owner
+from second_brain.ports.clock import SystemClock
 from second_brain.entrypoints.api.app import create_app
 from second_brain.entrypoints.api.auth import BearerAuth
 from second_brain.settings import Settings
@@ -37,7 +41,10 @@ def token() -> Callable[[], str]:
 
 @cache
 def gate() -> BearerAuth:
-    return BearerAuth(token(), owner(Settings().owner_name))
+    """The owner's token, and members' token hashes read from the team's stream in the log (one query)."""
+    settings = Settings()
+    log = DynamoDBEventStore(clients()("dynamodb"), settings.events_table)
+    return BearerAuth(token(), TeamService(log, SystemClock(), owner(settings.owner_name)))
 
 
 @cache

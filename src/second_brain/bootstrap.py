@@ -24,6 +24,7 @@ from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
 from .app.recall.rerank import MAX_CALLS as RERANK_CALLS
 from .app.settings_service import SettingsService
+from .app.team import TeamService, workspace_eraser
 from .app.transfer import Transfer
 from .app.triage import Triage
 from .domain.errors import BrainError
@@ -80,6 +81,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     projects = ProjectService(store, read_model, clock)
     memories = MemoryService(store, clock, config.timezone, triage=triage, projects=projects,
                              llm=llm if has_model else None)
+    team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
+                       erase_member=workspace_eraser(memories, projects, read_model))
     if classifier:
         memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
     return Brain(
@@ -91,6 +94,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
         recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker),
         config=config,
+        team=team,
         links=links,
         projects=projects,
         transfer=Transfer(store, read_model, clock),
@@ -98,7 +102,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         indexer=indexer,
         # Embedding a brain's worth of texts leaves freed heap behind: it goes back once the queue is empty.
         worker=IndexingWorker(indexer, on_drained=release_freed_memory) if indexer and worker else None,
-        owner=owner(settings.owner_name),
+        owner=team.owner,
         classifier=classifier,
         foreground=foreground or Foreground(),
     )

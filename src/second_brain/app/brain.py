@@ -16,6 +16,7 @@ from .projects import ProjectService
 from .queries import MemoryQueries
 from .recall.pipeline import RecallService
 from .settings_service import SettingsService
+from .team import TeamService
 from .transfer import Transfer
 
 
@@ -34,6 +35,7 @@ class Brain:
     projects: ProjectService
     transfer: Transfer
     config: SettingsService
+    team: TeamService
     llm: LanguageModel
     indexer: Indexer | None
     worker: IndexingWorker | None

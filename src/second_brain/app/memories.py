@@ -19,7 +19,16 @@ from ..domain.errors import (
     InvalidInput,
     NotFound,
 )
-from ..domain.events import CaptureAnswered, ContentClaimed, Envelope, MemoryClassified, memory_stream
+from ..domain.events import (
+    CaptureAnswered,
+    ContentClaimed,
+    Envelope,
+    MemoryCaptured,
+    MemoryClassified,
+    MemoryShared,
+    MemoryUnshared,
+    memory_stream,
+)
 from ..domain.memory import Memory, decide, evolve, fold, validate
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
@@ -78,6 +87,7 @@ class MemoryService:
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
         anchor: tuple[int, str] | None = None, idempotency_key: str | None = None, projects: Sequence[str] = (),
+        workspace: str | None = None,
     ) -> CaptureOutcome:
         """Store a new note, or fold it into what is stored, as the triage decides; one atomic append.
 
@@ -90,7 +100,7 @@ class MemoryService:
         if projects and self.projects is None:
             raise TypeError("a capture that names projects needs the ProjectService")
         memory_id = self.new_id()
-        command = c.Capture(content, tuple(tags), source, ctx.identity.personal_workspace, volatility)
+        command = c.Capture(content, tuple(tags), source, workspace or ctx.identity.personal_workspace, volatility)
         captured = decide(command, Memory(memory_id))[0]
         if anchor is not None:
             validate(c.SetTimeAnchor(anchor[0], anchor[1], 0))
@@ -104,17 +114,18 @@ class MemoryService:
             if key_stream and (answered := self.store.read_stream(key_stream)):
                 return self._replayed(ctx, answered[-1].event, request_hash)
             claims = self.store.read_stream(text_stream)
-            verdict = (self._repeat(ctx, claims, captured.content)
+            verdict = (self._repeat(ctx, claims, captured)
                        or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
             matched = self._as_judged(ctx, verdict)
-            decision = decide_capture(memory_id, captured, anchor, verdict, matched)
+            may_change = matched is None or ctx.identity.can_edit(matched.workspace, matched.actor)
+            decision = decide_capture(memory_id, captured, anchor, verdict, matched, may_change)
             outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
             if decision.verdict.action == "block":
                 if key_stream and (answered := self.store.read_stream(key_stream)):
                     return self._replayed(ctx, answered[-1].event, request_hash)  # our own twin, stored meanwhile
                 return outcome
             now = self.clock.now_ms()
-            changes = (*decision.changes, *(self.projects.creations(ctx, projects) if projects else ()))
+            changes = (*decision.changes, *(self.projects.creations(ctx, projects, captured.workspace) if projects else ()))
             batch = [e for ch in changes
                      for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
             claim = envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(outcome.id)],
@@ -127,15 +138,17 @@ class MemoryService:
             self.on_stored(ctx, outcome.id)
         return outcome
 
-    def _repeat(self, ctx: Context, claims: list[Envelope], content: str) -> Verdict | None:
-        """A block when the memory that last stored this exact text still holds it."""
+    def _repeat(self, ctx: Context, claims: list[Envelope], captured: MemoryCaptured) -> Verdict | None:
+        """A block when the memory that last stored this exact text in this workspace still holds it there."""
         if not claims:
             return None
         try:
             state, _ = self.load(ctx, claims[-1].event.memory_id)
         except NotFound:  # forgotten since: the text is free again
             return None
-        return exact_repeat(state, content)
+        if state.workspace != captured.workspace:  # shared or taken back since
+            return None
+        return exact_repeat(state, captured.content)
 
     def _as_judged(self, ctx: Context, verdict: Verdict) -> Memory | None:
         """The matched memory's current state; None when there is none, or it has been forgotten meanwhile.
@@ -213,6 +226,35 @@ class MemoryService:
 
     def set_status(self, ctx: Context, memory_id: str, status: str) -> Memory:
         return self._execute(ctx, memory_id, c.SetStatus(status))
+
+    def share(self, ctx: Context, memory_id: str, workspace: str,
+              note: Callable[[Context, str, str, str], list[Envelope]]) -> str:
+        """Move a memory to `workspace` (a company workspace, or back to its author's personal one): "shared",
+        "unshared" or "no_change". Anyone who may change it may share it; only its author or an admin may take a
+        company memory back. `note` gives the team feed's record of the move, appended with it."""
+        memory_id = memory_id.strip()
+
+        def attempt() -> str:
+            with self._writing(memory_id):
+                state, _ = self.load(ctx, memory_id)
+                to_company = workspace != ctx.identity.personal_workspace
+                if to_company and state.workspace == workspace:
+                    return "no_change"
+                if not to_company and state.workspace not in ctx.identity.company_workspaces:
+                    return "no_change"  # already personal (the caller's own: the only personal one they can read)
+                if not ctx.identity.can_edit(state.workspace, state.actor):
+                    raise Forbidden("Only the memory's author or an admin may move this memory")
+                event: MemoryShared | MemoryUnshared
+                if to_company:
+                    event, layer = MemoryShared(workspace), "company"
+                else:
+                    event, layer = MemoryUnshared(f"personal-{state.actor}"), "personal"
+                moved = envelopes(ctx, memory_stream(state.id), state.version, [event], event.workspace,
+                                  self.clock.now_ms())
+                self.store.append(moved + note(ctx, state.id, layer, state.actor))
+                return "shared" if to_company else "unshared"
+
+        return retrying(attempt)
 
     def forget(self, ctx: Context, memory_id: str) -> Memory:
         return self._execute(ctx, memory_id, c.Forget())

@@ -20,7 +20,6 @@ from .recall.pipeline import RecallRequest
 from .time_anchors import parse_when
 
 LAYERS = ("personal", "company")
-NO_COMPANY = "This brain has no company workspace yet"
 
 
 def required(value: str | None, name: str) -> str:
@@ -56,24 +55,39 @@ def clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
 
-def workspaces_for(ctx: Context, layer: str | None) -> tuple[str, ...]:
-    """The readable workspaces, narrowed to one layer when the caller asks for it."""
-    if layer is None:
+def workspaces_for(ctx: Context, layer: str | None, team: str | None = None) -> tuple[str, ...]:
+    """The readable workspaces, narrowed to one layer (and, for the company layer, one team) when asked."""
+    if layer is None and team is None:
         return ctx.identity.readable
-    if layer == "personal":
+    if layer == "personal" and team is None:
         return (ctx.identity.personal_workspace,)
-    if layer == "company":
-        return ctx.identity.company_workspaces
+    if layer == "company" or (layer is None and team is not None):
+        if team is None:
+            return ctx.identity.company_workspaces
+        if team.strip() not in ctx.identity.company_workspaces:
+            raise NotFound(f"No team found with ID: {shorten(team.strip())}")
+        return (team.strip(),)
+    if layer == "personal":
+        raise InvalidInput("team goes with workspace company")
     raise InvalidInput("workspace must be personal or company")
+
+
+def capture_workspace(brain: Brain, ctx: Context, layer: str | None, team: str | None = None) -> str:
+    """Where a capture lands: the layer asked for, else the caller's default (their own, else the team's)."""
+    if layer is None and team is None:
+        layer = brain.team.default_layer(ctx)
+    if layer == "company" and not ctx.identity.company_workspaces:
+        raise InvalidInput("You belong to no team: capture to personal")
+    return workspaces_for(ctx, layer or "company", team)[0]
 
 
 def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: str | None = None,
             after: int | None = None, before: int | None = None, kind: str | None = None,
-            actor: str | None = None, project: str | None = None) -> Filters:
-    if actor is not None and actor.lower() in ("me", ctx.identity.actor_id, ctx.identity.name.lower()):
-        actor = ctx.identity.actor_id
+            actor: str | None = None, project: str | None = None, team: str | None = None) -> Filters:
+    if actor is not None:
+        actor = actor_id(ctx, actor)
     return Filters(
-        workspaces=workspaces_for(ctx, workspace),
+        workspaces=workspaces_for(ctx, workspace, team),
         tag=tag.lower() if tag else None,
         after=int64(after, "after"),
         before=int64(before, "before"),
@@ -83,15 +97,22 @@ def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: st
     )
 
 
+def actor_id(ctx: Context, actor: str) -> str:
+    """`me`, an id or a roster name (any case) as the author's id; an unknown one matches nobody."""
+    wanted = actor.strip().lower()
+    if wanted in ("me", ctx.identity.actor_id.lower(), ctx.identity.name.lower()):
+        return ctx.identity.actor_id
+    return next((key for key, name in ctx.identity.roster.items() if wanted in (key.lower(), name.lower())), actor)
+
+
 # -- the memory lifecycle ----------------------------------------------------------------------------------------
 
 def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | None = None,
             source: str | None = None, workspace: str | None = None, volatility: str | None = None,
             project: str | None = None, when: str | int | None = None, when_kind: str | None = None,
-            default_source: str = "api", idempotency_key: str | None = None) -> dict[str, Any]:
-    if workspace not in (None, "personal"):
-        workspaces_for(ctx, workspace)  # rejects unknown layers
-        raise InvalidInput(f"{NO_COMPANY}: capture to personal")
+            default_source: str = "api", idempotency_key: str | None = None, team: str | None = None
+            ) -> dict[str, Any]:
+    target = capture_workspace(brain, ctx, workspace, team)
     content = required(content, "content")
     tags = list(tags or [])
     if project is not None:
@@ -109,7 +130,8 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
     if source is not None:
         check_source(source)
     outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
-                                     idempotency_key.strip() if idempotency_key else None, projects=slugs)
+                                     idempotency_key.strip() if idempotency_key else None, projects=slugs,
+                                     workspace=target)
     return capture_response(outcome)
 
 
@@ -167,18 +189,21 @@ def set_status(brain: Brain, ctx: Context, memory_id: str | None, status: str | 
     return {"ok": True, "id": memory.id, "status": status}
 
 
-def share(brain: Brain, ctx: Context, memory_id: str | None, workspace: str | None = None) -> dict[str, Any]:
-    """Move a memory between the personal and the company layer."""
-    workspaces_for(ctx, workspace or "company")
-    brain.queries.entry(ctx, identifier(memory_id))  # an unknown id is a clear error first
-    raise InvalidInput(f"{NO_COMPANY}: every memory stays in your personal layer")
+def share(brain: Brain, ctx: Context, memory_id: str | None, workspace: str | None = None,
+          team: str | None = None) -> dict[str, Any]:
+    """Move one memory between the personal and the company layer (the same memory: id, history, links)."""
+    layer = workspace or "company"
+    target = workspaces_for(ctx, layer, team if layer == "company" else None)
+    if not target:
+        raise InvalidInput("You belong to no team: there is no company layer to share to")
+    memory_id = identifier(memory_id).strip()
+    status = brain.memories.share(ctx, memory_id, target[0], brain.team.note_share)
+    return {"ok": True, "id": memory_id, "status": status, "workspace": layer}
 
 
 def list_teams(brain: Brain, ctx: Context) -> dict[str, Any]:
-    teams = [{"id": w, "name": w} for w in ctx.identity.company_workspaces]
-    return {"ok": True, "teams": teams,
-            **({} if teams else {"message": "No shared teams: this brain has only your personal workspace, "
-                                            "so leave workspace unset."})}
+    teams = [team for team in brain.team.teams(ctx) if team["id"] in ctx.identity.company_workspaces]
+    return {"ok": True, "teams": [{**team, "workspace_id": team["id"]} for team in teams]}
 
 
 # -- reads --------------------------------------------------------------------------------------------------------
@@ -186,13 +211,13 @@ def list_teams(brain: Brain, ctx: Context) -> dict[str, Any]:
 def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag: str | None = None,
            after: int | None = None, before: int | None = None, kind: str | None = None, actor: str | None = None,
            hops: int | None = None, workspace: str | None = None, project: str | None = None, full: bool = False,
-           insight: bool = False,
+           insight: bool = False, team: str | None = None,
            defer: Callable[..., None] | None = None) -> dict[str, Any]:
     """Search by meaning and by words; each memory returned counts one recall (later, through `defer`,
     when the caller can answer first)."""
     query = required(query, "query")
     chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,
-                     project=project)
+                     project=project, team=team)
     request = RecallRequest(query, clamp(top_k, 1, 20), chosen, full, None if hops is None else clamp(hops, 0, 3))
     response = brain.recall.recall(ctx, request)
     if insight:
@@ -207,11 +232,11 @@ def _now(task: Callable[..., object], *args: object) -> None:
 
 def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag: str | None = None,
                 after: int | None = None, before: int | None = None, kind: str | None = None,
-                actor: str | None = None, workspace: str | None = None, project: str | None = None
-                ) -> list[dict[str, Any]]:
+                actor: str | None = None, workspace: str | None = None, project: str | None = None,
+                team: str | None = None) -> list[dict[str, Any]]:
     """The newest memories first; `most` is the protocol's cap on n."""
     chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,
-                     project=project)
+                     project=project, team=team)
     return brain.queries.recent(ctx, chosen, clamp(n, 1, most))
 
 
@@ -260,8 +285,8 @@ def list_projects(brain: Brain, ctx: Context, workspace: str | None = None, incl
 
 def create_project(brain: Brain, ctx: Context, name: str | None, slug: str | None = None, description: str = "",
                    aliases: list[str] | None = None, workspace: str | None = None) -> dict[str, Any]:
-    workspaces_for(ctx, workspace)  # validates the layer; projects land in the personal workspace for now
-    project = brain.projects.create(ctx, required(name, "name"), slug, description, aliases or [])
+    target = capture_workspace(brain, ctx, workspace)
+    project = brain.projects.create(ctx, required(name, "name"), slug, description, aliases or [], target)
     return {"ok": True, "project": project}
 
 

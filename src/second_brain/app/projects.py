@@ -27,9 +27,9 @@ class ProjectService:
         self.clock = clock
 
     def create(self, ctx: Context, name: str, slug: str | None = None, description: str = "",
-               aliases: list[str] | None = None) -> dict[str, Any]:
+               aliases: list[str] | None = None, workspace: str | None = None) -> dict[str, Any]:
         slug = p.check_slug(slug.strip() if slug else p.slugify(name))
-        workspace = ctx.identity.personal_workspace
+        workspace = workspace or ctx.identity.personal_workspace
         self._decide(ctx, workspace, slug, lambda state: p.decide_create(state, name, description, aliases or []))
         return self.view(ctx, self._row(ctx, slug))
 
@@ -44,9 +44,17 @@ class ProjectService:
         row = self._row(ctx, slug)
         self._decide(ctx, row.workspace, row.slug, p.decide_delete)
 
-    def creations(self, ctx: Context, slugs: Sequence[str]) -> list[Change]:
-        """What creates the projects a capture names that do not exist yet, to append with the capture."""
-        workspace = ctx.identity.personal_workspace
+    def erase_workspace(self, ctx: Context, workspace: str) -> int:
+        """Erase every project of a workspace, history and all (a removed member's personal projects)."""
+        rows = self.read_model.projects((workspace,), True)
+        for row in rows:
+            self._decide(ctx, workspace, row.slug, lambda state: [p.ProjectErased()] if state.version else [])
+        return len(rows)
+
+    def creations(self, ctx: Context, slugs: Sequence[str], workspace: str | None = None) -> list[Change]:
+        """What creates the projects a capture names that do not exist yet (in the capture's workspace), to append
+        with the capture."""
+        workspace = workspace or ctx.identity.personal_workspace
         known = {r.slug for r in self.read_model.projects(ctx.identity.readable)}
         changes = []
         for slug in dict.fromkeys(slugs):

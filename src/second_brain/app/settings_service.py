@@ -108,6 +108,8 @@ SETTINGS: tuple[Setting, ...] = (
              "contradiction.", 0.0, 1.0),
     Setting("TIMEZONE", "UTC", "Time zone for date-only reminders, dated update labels and time phrases in "
             "recall."),
+    Setting("TEAM_DEFAULT_SHARE", "personal", "Where a capture that names no workspace lands, for members whose own "
+            "default is inherit.", choices=("personal", "company")),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 

@@ -14,6 +14,8 @@ from ..domain.events import (
     MemoryOpened,
     MemoryRecalled,
     MemoryRevised,
+    MemoryShared,
+    MemoryUnshared,
     StatusChanged,
     TagsChanged,
     TimeAnchorSet,
@@ -36,12 +38,14 @@ TIMELINE_NAMES = {
     "DuplicateSuspected": "duplicate_suspected",
     "ContradictionWon": "contradiction_won",
     "ContradictionLost": "contradiction_lost",
+    "MemoryShared": "shared",
+    "MemoryUnshared": "unshared",
     "MemoryForgotten": "deleted",
 }
 
 
 def actor_name(identity: Identity, actor: str) -> str:
-    return identity.name if actor == identity.actor_id else actor
+    return identity.name_of(actor)
 
 
 def entry_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
@@ -110,6 +114,10 @@ def _payload(event: object) -> dict[str, Any]:
         return {"status": event.status}
     if isinstance(event, (MemoryRecalled, MemoryOpened)):
         return {"day": event.day}
+    if isinstance(event, MemoryShared):
+        return {"layer": "company"}
+    if isinstance(event, MemoryUnshared):
+        return {"layer": "personal"}
     if isinstance(event, TimeAnchorSet):
         return {"when_at": event.when_at, "when_kind": event.when_kind}
     return {}

@@ -81,9 +81,12 @@ def is_protected(memory: Memory) -> bool:
     return memory.importance >= text.PROTECTED_IMPORTANCE or text.CANONICAL in memory.tags
 
 
-def protect(verdict: Verdict, source: str, matched: Memory) -> Verdict:
+def protect(verdict: Verdict, source: str, matched: Memory, may_change: bool = True) -> Verdict:
     """The verdict after the protections: a transcript never overrides another source, a protected memory is
-    never rewritten, a canonical one never retired."""
+    never rewritten, a canonical one never retired, and a memory the author may not change (another member's
+    company memory) is only pointed at, never merged into, replaced or deprecated."""
+    if not may_change and verdict.action in ("merge", "replace", "contradiction", "keep_canonical"):
+        return Verdict("flag", matched.id, verdict.score)
     transcript = source in TRANSCRIPT_SOURCES and matched.source != source
     if verdict.action in ("merge", "replace") and (is_protected(matched) or transcript):
         return Verdict("flag", matched.id, verdict.score)
@@ -96,12 +99,13 @@ def protect(verdict: Verdict, source: str, matched: Memory) -> Verdict:
 
 
 def decide_capture(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None, verdict: Verdict,
-                   matched: Memory | None) -> CaptureDecision:
-    """The events a capture appends, per stream; `matched` is the current state of the verdict's memory."""
+                   matched: Memory | None, may_change: bool = True) -> CaptureDecision:
+    """The events a capture appends, per stream; `matched` is the current state of the verdict's memory, which
+    the capturing identity may change or not (`may_change`)."""
     if matched is None:
         verdict = STORE
     else:
-        verdict = protect(verdict, captured.source, matched)
+        verdict = protect(verdict, captured.source, matched, may_change)
     if verdict.action == "block":
         return CaptureDecision(matched.id, matched.tags, verdict)  # type: ignore[union-attr]
     if verdict.action in ("merge", "replace"):

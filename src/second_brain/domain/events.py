@@ -4,7 +4,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from .links import LinkCreated, LinkRemoved
-from .projects import ProjectCreated, ProjectDeleted, ProjectImported, ProjectUpdated
+from .projects import ProjectCreated, ProjectDeleted, ProjectErased, ProjectImported, ProjectUpdated
+from .team import TEAM_EVENTS
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,22 @@ class ConfigReset:
 
 
 @dataclass(frozen=True)
+class MemoryShared:
+    """Moved to a company workspace: the same memory (id, history, links), now readable by that team."""
+
+    workspace: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryUnshared:
+    """Moved back to its author's personal workspace."""
+
+    workspace: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class MemoryForgotten:
     """Tombstone: the store erases the content of every earlier event of the stream."""
 
@@ -187,7 +204,7 @@ class Erased:
 DomainEvent = (
     MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
     | MemoryOpened | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon
-    | ContradictionLost | MemoryForgotten | Erased
+    | ContradictionLost | MemoryShared | MemoryUnshared | MemoryForgotten | Erased
 )
 
 REGISTRY: dict[str, type] = {
@@ -195,8 +212,9 @@ REGISTRY: dict[str, type] = {
     for cls in (
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
         MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
-        ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
-        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed,
+        ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted, ProjectErased,
+        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed, MemoryShared, MemoryUnshared,
+        *TEAM_EVENTS,
     )
 }
 

@@ -1,6 +1,6 @@
 """Who is asking, and which workspaces that identity may read and write."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -10,6 +10,8 @@ class Identity:
     role: str  # "admin" or "member"
     personal_workspace: str
     company_workspaces: tuple[str, ...] = ()
+    roster: dict[str, str] = field(default_factory=dict, compare=False, hash=False)  # actor id -> name
+    owner: bool = False
 
     @property
     def readable(self) -> tuple[str, ...]:
@@ -19,6 +21,10 @@ class Identity:
         """'personal' or 'company', as the API names a workspace."""
         return "personal" if workspace == self.personal_workspace else "company"
 
+    def name_of(self, actor: str) -> str:
+        """The name an author goes by, for company memories and timelines."""
+        return self.name if actor == self.actor_id else self.roster.get(actor, actor)
+
     def can_edit(self, workspace: str, author: str) -> bool:
         if workspace == self.personal_workspace:
             return True
@@ -27,4 +33,4 @@ class Identity:
 
 def owner(name: str = "Owner") -> Identity:
     """The brain's owner: an admin with a personal workspace of their own."""
-    return Identity(actor_id="owner", name=name, role="admin", personal_workspace="personal-owner")
+    return Identity(actor_id="owner", name=name, role="admin", personal_workspace="personal-owner", owner=True)

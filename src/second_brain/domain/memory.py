@@ -32,6 +32,8 @@ from .events import (
     MemoryOpened,
     MemoryRecalled,
     MemoryRevised,
+    MemoryShared,
+    MemoryUnshared,
     StatusChanged,
     TagsChanged,
     TimeAnchorCleared,
@@ -155,6 +157,8 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         return replace(state, contradiction_wins=state.contradiction_wins + 1, version=version)
     if isinstance(event, ContradictionLost):
         return replace(state, contradiction_losses=state.contradiction_losses + 1, version=version)
+    if isinstance(event, (MemoryShared, MemoryUnshared)):
+        return replace(state, workspace=event.workspace, updated_at=at, version=version)
     if isinstance(event, TimeAnchorSet):
         return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
     if isinstance(event, TimeAnchorCleared):

@@ -59,6 +59,14 @@ class ProjectDeleted:
 
 
 @dataclass(frozen=True)
+class ProjectErased:
+    """Tombstone: a removed member's project goes with their workspace, its name and description erased."""
+
+    SCHEMA: ClassVar[int] = 1
+    TOMBSTONE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
 class Project:
     slug: str
     workspace: str
@@ -149,8 +157,10 @@ def evolve_project(state: Project, event: object, envelope: "Envelope | None" = 
     if isinstance(event, ProjectUpdated):
         return replace(state, name=event.name, description=event.description, aliases=event.aliases,
                        status=event.status, version=version, updated_at=at)
-    if isinstance(event, ProjectDeleted):
+    if isinstance(event, (ProjectDeleted, ProjectErased)):
         return Project(state.slug, state.workspace, version=version)
+    if type(event).__name__ == "Erased":  # an erased project's earlier events
+        return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
 
 

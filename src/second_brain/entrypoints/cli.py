@@ -87,7 +87,7 @@ def _mcp(settings: Settings) -> int:
     brain = build(settings)
     brain.start()
     try:
-        build_mcp(brain, lambda: brain.owner).run("stdio")
+        build_mcp(brain, brain.team.owner_identity).run("stdio")
     finally:
         brain.close()
     return 0
@@ -96,7 +96,7 @@ def _mcp(settings: Settings) -> int:
 def _export(settings: Settings, file: Path) -> int:
     brain = build(settings)
     try:
-        backup = brain.transfer.export(Context(brain.owner, "cli-export"))
+        backup = brain.transfer.export(Context(brain.team.owner_identity(), "cli-export"))
     finally:
         brain.close()
     file.write_text(json.dumps(backup, ensure_ascii=False))
@@ -116,7 +116,7 @@ def _import(settings: Settings, file: Path, page: int) -> int:
         print(f"Cannot import {file}: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
     brain = build(settings)
-    ctx = Context(brain.owner, "cli-import")
+    ctx = Context(brain.team.owner_identity(), "cli-import")
     totals: dict[str, int] = {}
     offset = edge_offset = 0
     total = len(payload.entries) + len(payload.edges)

@@ -71,12 +71,14 @@ class OpenSearchProjection:
             doc["needs_vectors"] = True
         self.ix.client.update(index=self.ix.entries, id=entry_id, body={"doc": doc, "doc_as_upsert": True},
                               refresh=self.ix.write(self.ix.entries), retry_on_conflict=3)
-        if current and not deprecated and current.get("tags") != doc["tags"]:
-            # Vector search filters on the passages' copy of the tags: it must follow the entry's.
+        copied = {"tags": doc["tags"], "workspace": memory.workspace}
+        if current and not deprecated and any(current.get(k) != v for k, v in copied.items()):
+            # Vector search filters on the passages' copy of the tags and workspace: they follow the entry's
+            # (a share moves the memory's passages into the company workspace with it).
             passages = self.ix.scan(self.ix.passages, {"term": {"entry_id": entry_id}}, [])
             if passages:
                 helpers.bulk(self.ix.client, [{"_op_type": "update", "_index": self.ix.passages, "_id": p["_id"],
-                                            "doc": {"tags": doc["tags"]}} for p in passages],
+                                            "doc": copied} for p in passages],
                              refresh=self.ix.write(self.ix.passages))
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:

@@ -78,10 +78,11 @@ class SQLiteVectorIndex:
         # Decided from the row the entries projection has just written from the fold, in this same transaction:
         # what the memory is now, not which events happened to it.
         gone, queued = set(), False
+        moved: dict[str, str] = {}
         for entry_id in dict.fromkeys(e.stream_id.removeprefix("memory-") for e in events
                                       if e.stream_id.startswith("memory-")):
             row = conn.execute(
-                "SELECT e.content_version, s.version, s.model_id, EXISTS (SELECT 1 FROM entry_tags t"
+                "SELECT e.content_version, e.workspace, s.version, s.model_id, EXISTS (SELECT 1 FROM entry_tags t"
                 " WHERE t.entry_rid = e.rid AND t.tag = ?) AS deprecated"
                 " FROM entries e LEFT JOIN vector_state s ON s.entry_id = e.id WHERE e.id = ?",
                 (text.DEPRECATED, entry_id)).fetchone()
@@ -98,7 +99,9 @@ class SQLiteVectorIndex:
             elif row["version"] is None or row["version"] < row["content_version"] or row["model_id"] != self.model_id:
                 conn.execute("INSERT OR IGNORE INTO vector_pending (entry_id) VALUES (?)", (entry_id,))
                 queued = True
-        self._committing.gone, self._committing.queued = gone, queued
+            if row is not None:
+                moved[entry_id] = row["workspace"]  # shared or taken back: searches filter on where it is now
+        self._committing.gone, self._committing.queued, self._committing.moved = gone, queued, moved
 
     def after_commit(self, events: Sequence[Envelope] | None) -> None:
         if events is None:
@@ -108,7 +111,12 @@ class SQLiteVectorIndex:
             return
         # The same thread that applied the batch, right after its commit.
         gone, queued = getattr(self._committing, "gone", set()), getattr(self._committing, "queued", False)
-        self._committing.gone, self._committing.queued = set(), False
+        moved: dict[str, str] = getattr(self._committing, "moved", {})
+        self._committing.gone, self._committing.queued, self._committing.moved = set(), False, {}
+        with self._lock:
+            for entry_id, workspace in moved.items():
+                for row in self._rows_by_entry.get(entry_id, ()):
+                    self._workspace[row] = self._workspace_codes.setdefault(workspace, len(self._workspace_codes))
         if any(entry_id in self._rows_by_entry for entry_id in gone):
             # Under the write lock: no store is half done, and one that revived a memory since keeps its rows.
             with self.db.write() as conn, self._lock:

@@ -22,7 +22,7 @@ from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
 from ...settings import Settings
 from ..mcp import BearerGate, build_mcp, current_identity
-from . import chat, config, errors, links, memories, projects, reminders, transfer
+from . import chat, config, errors, links, memories, projects, reminders, team, transfer
 from .auth import BearerAuth
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
@@ -37,7 +37,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it.
     `token`: the owner's, or a function returning the current one. `blobs`: where backups too large for one
     request or response go (on Lambda)."""
-    auth = BearerAuth(token, brain.owner)
+    auth = BearerAuth(token, brain.team)
     mcp = build_mcp(brain, current_identity)
     # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
     mcp.streamable_http_app(json_response=True, stateless_http=True,
@@ -65,6 +65,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     if blobs is not None:
         app.include_router(transfer.uploads)
     app.include_router(config.router)
+    app.include_router(team.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

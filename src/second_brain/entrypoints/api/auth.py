@@ -7,23 +7,26 @@ from collections.abc import Callable
 from fastapi import Request
 from fastapi.security import HTTPBearer
 
+from ...app.team import TeamService
 from ...domain.errors import Unauthorized
 from ...domain.identity import Identity
+from ...domain.team import token_hash
 
 QUERY_TOKEN_NAMES = ("token", "access_token", "auth", "auth_token", "key")
 # Declares the scheme in the OpenAPI schema only; BearerAuth does the checking.
-BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer", description="The owner's token (BRAIN_AUTH_TOKEN).")
+BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer", description="The owner's token (BRAIN_AUTH_TOKEN) or a member's token (POST /team/members).")
 
 
 class BearerAuth:
-    """Resolves a request's bearer token to an identity; the owner's token is the only one so far.
+    """Resolves a request's bearer token to an identity: the owner's, or a member's of the team.
 
     `owner_token` is the token, or a function returning the current one (on AWS, read again from the secret
-    every few minutes, so a rotated token is taken up without a redeploy)."""
+    every few minutes, so a rotated token is taken up without a redeploy). Member tokens are known by their
+    SHA-256 only (the team's fold)."""
 
-    def __init__(self, owner_token: str | Callable[[], str], owner: Identity) -> None:
+    def __init__(self, owner_token: str | Callable[[], str], team: TeamService) -> None:
         self._token = owner_token if callable(owner_token) else (lambda: owner_token)
-        self._owner = owner
+        self._team = team
 
     def __call__(self, request: Request) -> Identity:
         # Tokens in URLs end up in logs and browser history: refused outright, as in the reference's v3.
@@ -37,6 +40,6 @@ class BearerAuth:
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized()
         digest = hashlib.sha256(token.strip().encode()).digest()
-        if not hmac.compare_digest(digest, hashlib.sha256(self._token().encode()).digest()):
-            raise Unauthorized()
-        return self._owner
+        if hmac.compare_digest(digest, hashlib.sha256(self._token().encode()).digest()):
+            return self._team.owner_identity()
+        return self._team.member_identity(token_hash(token))

@@ -23,6 +23,13 @@ class CaptureBody(Body):
     project: StrictStr | None = None
     when: StrictStr | StrictInt | None = None  # ISO 8601 or Unix ms
     when_kind: StrictStr | None = None
+    team: StrictStr | None = None
+
+
+class ShareBody(Body):
+    id: StrictStr | None = None
+    workspace: StrictStr | None = None
+    team: StrictStr | None = None
 
 
 class AppendBody(Body):
@@ -52,12 +59,19 @@ AppendIn = Annotated[AppendBody, Depends(json_body(AppendBody))]
 UpdateIn = Annotated[UpdateBody, Depends(json_body(UpdateBody))]
 IdIn = Annotated[IdBody, Depends(json_body(IdBody))]
 StatusIn = Annotated[StatusBody, Depends(json_body(StatusBody))]
+ShareIn = Annotated[ShareBody, Depends(json_body(ShareBody))]
 
 @router.post("/capture", responses=errors(400, 404, 409, 413, 503), openapi_extra=documented(CaptureBody))
 def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     return ops.capture(request.app.state.brain, ctx, body.content, body.tags, body.source, body.workspace,
                        body.volatility, body.project, body.when, body.when_kind,
-                       idempotency_key=request.headers.get("idempotency-key"))
+                       idempotency_key=request.headers.get("idempotency-key"), team=body.team)
+
+
+@router.post("/share", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(ShareBody))
+def share(ctx: Ctx, body: ShareIn, request: Request) -> dict[str, Any]:
+    """Move one memory between your personal layer and a company workspace (a move, not a copy)."""
+    return ops.share(request.app.state.brain, ctx, body.id, body.workspace, body.team)
 
 
 @router.post("/append", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AppendBody))
@@ -86,7 +100,7 @@ def filter_args(request: Request) -> dict[str, Any]:
     return {"workspace": text_param(params, "workspace"), "tag": text_param(params, "tag"),
             "after": int_param(params, "after", None), "before": int_param(params, "before", None),
             "kind": text_param(params, "kind"), "actor": text_param(params, "actor"),
-            "project": text_param(params, "project")}
+            "project": text_param(params, "project"), "team": text_param(params, "team")}
 
 
 @router.get("/list", responses=errors(400, 404), openapi_extra=documented(

@@ -54,6 +54,7 @@ def query(name: str, description: str, kind: str = "string", required: bool = Fa
 
 
 FILTERS = (query("workspace", "Restrict to one layer", enum=["personal", "company"]),
+           query("team", "With workspace=company, one team (an id from GET /team/workspaces)"),
            query("tag", "Only entries carrying this exact tag"),
            query("after", "Only entries created at/after this Unix ms timestamp", "integer"),
            query("before", "Only entries created at/before this Unix ms timestamp", "integer"),

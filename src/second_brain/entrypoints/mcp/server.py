@@ -85,7 +85,7 @@ def _writing_tools(mcp: MCPServer, call: Call) -> None:
         """Save a note to long-term memory. Repeats are refused, near-duplicates flagged, and a note that
         contradicts an older one retires it (kept for audit). Returns the id and what happened."""
         return as_json(await call(ops.capture, content, tags, source, workspace, volatility, project, when,
-                                  when_kind, default_source="claude"))
+                                  when_kind, default_source="claude", team=team))
 
     @mcp.tool(structured_output=False)
     async def append(id: MemoryId, addition: Annotated[str, Field(description="The new information.")],
@@ -118,7 +118,7 @@ def _writing_tools(mcp: MCPServer, call: Call) -> None:
     @mcp.tool(structured_output=False)
     async def share(id: MemoryId, workspace: Workspace = None, team: Team = None) -> str:
         """Move a memory between the personal and the company layer (not a copy)."""
-        return as_json(await call(ops.share, id, workspace))
+        return as_json(await call(ops.share, id, workspace, team))
 
 
 def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> None:
@@ -136,7 +136,7 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         """Search long-term memory by meaning and by exact words, best match first. Long memories come back
         shortened: call get on any result marked [truncated …] before relying on it."""
         response = await call(ops.recall, query, topK, tag=tag, after=after, before=before, kind=kind, hops=hops,
-                              workspace=workspace, project=project)
+                              workspace=workspace, project=project, team=team)
         return render_recall(response, budget())
 
     @mcp.tool(structured_output=False)
@@ -149,7 +149,7 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
                           project: Project = None) -> str:
         """The most recent memories, newest first."""
         entries = await call(ops.list_recent, n, most=50, tag=tag, after=after, before=before, actor=actor,
-                             workspace=workspace, project=project)
+                             workspace=workspace, project=project, team=team)
         return render_list(entries, budget())
 
     @mcp.tool(structured_output=False)

@@ -1,0 +1,312 @@
+"""The team: who a bearer token stands for, the /team/* administration, capture defaults and the activity feed.
+
+Every act is an event on the `team` stream (members added, tokens rotated, suspensions, removals, defaults,
+renames, and a note of each share and un-share), so the activity feed is that stream read back, and the state
+every request needs (who holds which token hash, their names and roles) is its fold.
+"""
+
+import secrets
+from collections.abc import Callable
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+from ..domain import team as t
+from ..domain.errors import Forbidden, InvalidInput, NotFound, Unauthorized
+from ..domain.events import Envelope
+from ..domain.identity import Identity
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from ..ports.read_model import EntryReads
+from .handling import Context, envelopes, retrying
+
+if TYPE_CHECKING:
+    from .memories import MemoryService
+    from .projects import ProjectService
+
+TOKEN_PREFIX = "sbm_"  # member tokens; the owner's comes from the deployment
+ACTIVITY_LIMIT, ACTIVITY_MAX = 50, 100
+FEED_NAMES = {
+    "MemberAdded": "member_added", "MemberTokenRotated": "token_rotated", "MemberProfileChanged": "profile_changed",
+    "MemberSuspended": "member_suspended", "MemberRemoved": "member_removed", "DefaultShareSet": "default_share_set",
+    "WorkspaceRenamed": "workspace_renamed", "ShareNoted": "memory_shared",
+}
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+class TeamService:
+    def __init__(self, store: EventStore, clock: Clock, owner: Identity,
+                 org_default: Callable[[], str] = lambda: "personal",
+                 erase_member: Callable[[Identity, Context], int] | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.owner = owner
+        self.org_default = org_default
+        self.erase_member = erase_member  # forgets a member's personal workspace; how many memories went
+
+    # -- identity ---------------------------------------------------------------------------------------------------
+
+    def state(self) -> t.Team:
+        return self._fold(self.store.read_stream(t.STREAM))
+
+    def owner_identity(self, team: t.Team | None = None) -> Identity:
+        team = team or self.state()
+        return self._with_team(self.owner, team)
+
+    def member_identity(self, token_hash: str, team: t.Team | None = None) -> Identity:
+        """The member holding this token hash; Unauthorized (invalid_token, suspended, removed) otherwise."""
+        team = team or self.state()
+        member = team.by_token_hash(token_hash)
+        if member is None:
+            raise Unauthorized()
+        if member.removed:
+            raise Unauthorized("This member was removed from the team", code="removed")
+        if member.suspended:
+            raise Unauthorized("This member's access is suspended", code="suspended")
+        return self._with_team(t.identity_of(member), team)
+
+    def _with_team(self, identity: Identity, team: t.Team) -> Identity:
+        roster = {m.id: m.name for m in team.members.values()} | {self.owner.actor_id: self.owner.name,
+                                                                    "system": "Second Brain"}
+        return Identity(identity.actor_id, identity.name, identity.role, identity.personal_workspace, (t.COMPANY,),
+                        roster, identity.owner)
+
+    def default_layer(self, ctx: Context) -> str:
+        """Where a capture that names no workspace lands: the caller's own default, else the organisation's."""
+        own = self._own_default(ctx.identity, self.state())
+        return self.org_default() if own == "inherit" else own
+
+    def _own_default(self, identity: Identity, team: t.Team) -> str:
+        if identity.owner:
+            return team.owner_default
+        member = team.members.get(identity.actor_id)
+        return member.default_share if member else "inherit"
+
+    # -- what every member may do -----------------------------------------------------------------------------------
+
+    def me(self, ctx: Context) -> dict[str, Any]:
+        team = self.state()
+        who = ctx.identity
+        member = team.members.get(who.actor_id)
+        own = self._own_default(who, team)
+        org = self.org_default()
+        return {"ok": True, "me": {
+            "id": who.actor_id, "name": who.name, "email": member.email if member else "", "role": who.role,
+            "owner": who.owner, "default_share": own, "org_default_share": org,
+            "effective_default_share": org if own == "inherit" else own,
+            "team": {"id": t.COMPANY, "name": team.company_name},
+        }}
+
+    def roster(self, ctx: Context) -> dict[str, Any]:
+        team = self.state()
+        people = [{"id": self.owner.actor_id, "name": self.owner.name, "role": "admin", "owner": True}]
+        people += [{"id": m.id, "name": m.name, "role": m.role, "owner": False} for m in team.active()]
+        return {"ok": True, "teams": [{"id": t.COMPANY, "name": team.company_name, "members": people}]}
+
+    def workspaces(self, ctx: Context) -> dict[str, Any]:
+        team = self.state()
+        return {"ok": True, "workspaces": [{"id": t.COMPANY, "name": team.company_name, "kind": "company",
+                                            "primary": True}]}
+
+    def teams(self, ctx: Context) -> list[dict[str, str]]:
+        return [{"id": t.COMPANY, "name": self.state().company_name}]
+
+    def set_own_default(self, ctx: Context, default: object) -> dict[str, Any]:
+        value = t.check_share(default)
+        self._append(ctx, lambda team: [t.DefaultShareSet(ctx.identity.actor_id, value)])
+        return self.me(ctx)
+
+    def update_profile(self, ctx: Context, member_id: str | None, name: object = None, email: object = None,
+                       role: object = None) -> dict[str, Any]:
+        target = (member_id or ctx.identity.actor_id).strip()
+        if target != ctx.identity.actor_id or role is not None:
+            _admin(ctx)
+        if target == self.owner.actor_id:
+            raise InvalidInput("The owner's name comes from the deployment (BRAIN_OWNER_NAME)")
+
+        def decide(team: t.Team) -> list[object]:
+            member = team.member(target)
+            changed = t.MemberProfileChanged(
+                target, t.check_name(name) if name is not None else member.name,
+                t.check_email(email) if email is not None else member.email,
+                t.check_role(role) if role is not None else member.role)
+            same = (changed.name, changed.email, changed.role) == (member.name, member.email, member.role)
+            return [] if same else [changed]
+
+        team = self._append(ctx, decide)
+        return {"ok": True, "member": self._admin_view(team.member(target))}
+
+    # -- administration ---------------------------------------------------------------------------------------------
+
+    def members(self, ctx: Context) -> dict[str, Any]:
+        _admin(ctx)
+        team = self.state()
+        owner = {"id": self.owner.actor_id, "name": self.owner.name, "email": "", "role": "admin", "owner": True,
+                 "suspended": False, "default_share": team.owner_default, "created_at": None}
+        return {"ok": True, "caller_id": ctx.identity.actor_id,
+                "members": [owner, *(self._admin_view(m) for m in team.active())]}
+
+    def add_member(self, ctx: Context, name: object, email: object = None, role: object = None) -> dict[str, Any]:
+        _admin(ctx)
+        member_id = "m-" + secrets.token_hex(8)
+        token = new_token()
+        event = t.MemberAdded(member_id, t.check_name(name), t.check_email(email),
+                              t.check_role(role if role is not None else "member"), t.token_hash(token))
+        team = self._append(ctx, lambda team: [event])
+        return {"ok": True, "member": self._admin_view(team.member(member_id)), "token": token,
+                "message": "Store this token now: it is shown only once"}
+
+    def rotate_token(self, ctx: Context, member_id: str | None) -> dict[str, Any]:
+        _admin(ctx)
+        target = _required_id(member_id)
+        token = new_token()
+        team = self._append(ctx, lambda team: [t.MemberTokenRotated(team.member(target).id, t.token_hash(token))])
+        return {"ok": True, "member": self._admin_view(team.member(target)), "token": token,
+                "message": "Store this token now: it is shown only once; the old one no longer works"}
+
+    def suspend(self, ctx: Context, member_id: str | None, suspended: object) -> dict[str, Any]:
+        _admin(ctx)
+        target = _required_id(member_id)
+        if not isinstance(suspended, bool):
+            raise InvalidInput("suspended must be true or false")
+        if target == ctx.identity.actor_id:
+            raise InvalidInput("You cannot suspend yourself")
+
+        def decide(team: t.Team) -> list[object]:
+            member = team.member(target)
+            return [] if member.suspended == suspended else [t.MemberSuspended(target, suspended)]
+
+        team = self._append(ctx, decide)
+        return {"ok": True, "member": self._admin_view(team.member(target))}
+
+    def set_member_default(self, ctx: Context, member_id: str | None, default: object) -> dict[str, Any]:
+        _admin(ctx)
+        target = _required_id(member_id)
+        value = t.check_share(default)
+        if target == self.owner.actor_id:
+            self._append(ctx, lambda team: [t.DefaultShareSet(target, value)])
+            return {"ok": True, "id": target, "default_share": value}
+        team = self._append(ctx, lambda team: [t.DefaultShareSet(team.member(target).id, value)])
+        return {"ok": True, "member": self._admin_view(team.member(target))}
+
+    def remove(self, ctx: Context, member_id: str | None) -> dict[str, Any]:
+        """Erase the member's personal workspace (as forget does, memory by memory), then mark them removed:
+        their company memories stay, still attributed to their name."""
+        _admin(ctx)
+        target = _required_id(member_id)
+        if target == ctx.identity.actor_id:
+            raise InvalidInput("You cannot remove yourself")
+        if target == self.owner.actor_id:
+            raise Forbidden("The owner cannot be removed")
+        member = self.state().member(target)
+        erased = self.erase_member(t.identity_of(member), ctx) if self.erase_member else 0
+        self._append(ctx, lambda team: [] if team.members[target].removed else [t.MemberRemoved(target, erased)])
+        return {"ok": True, "id": target, "removed": True, "erased_memories": erased}
+
+    def rename_workspace(self, ctx: Context, name: object, workspace_id: str | None = None) -> dict[str, Any]:
+        _admin(ctx)
+        target = (workspace_id or t.COMPANY).strip()
+        if target != t.COMPANY:
+            raise NotFound(f"No workspace found with ID: {target[:80]}")
+        value = t.check_name(name)
+        team = self._append(ctx, lambda team: [] if team.company_name == value else [t.WorkspaceRenamed(target, value)])
+        return {"ok": True, "workspace": {"id": t.COMPANY, "name": team.company_name}}
+
+    def activity(self, ctx: Context, limit: int = ACTIVITY_LIMIT, offset: int = 0) -> dict[str, Any]:
+        """Newest first: who did what to whom, by name; never a token hash or a memory's content."""
+        _admin(ctx)
+        history = self.store.read_stream(t.STREAM)
+        team = self._fold(history)
+        roster = self.owner_identity(team)
+        items = [self._feed_item(e, roster) for e in reversed(history)]
+        limit, offset = max(1, min(ACTIVITY_MAX, limit)), max(0, offset)
+        page = items[offset : offset + limit]
+        return {"ok": True, "activity": page, "total": len(items), "limit": limit, "offset": offset,
+                "next_offset": offset + len(page) if offset + len(page) < len(items) else None}
+
+    def note_share(self, ctx: Context, memory_id: str, layer: str, author: str) -> list[Envelope]:
+        """The feed's record of a share or un-share, to append with the move itself."""
+        version = len(self.store.read_stream(t.STREAM))
+        return envelopes(ctx, t.STREAM, version, [t.ShareNoted(memory_id, layer, author)], "", self.clock.now_ms())
+
+    # -- helpers ----------------------------------------------------------------------------------------------------
+
+    def _feed_item(self, envelope: Envelope, names: Identity) -> dict[str, Any]:
+        event = envelope.event
+        item: dict[str, Any] = {"type": FEED_NAMES.get(envelope.type, envelope.type), "at": envelope.at,
+                                "actor_name": names.name_of(envelope.actor)}
+        subject = getattr(event, "member_id", None)
+        if subject:
+            item["member_name"] = names.name_of(subject)
+        if isinstance(event, t.MemberAdded | t.MemberProfileChanged):
+            item["role"] = event.role
+        elif isinstance(event, t.MemberSuspended):
+            item["suspended"] = event.suspended
+        elif isinstance(event, t.MemberRemoved):
+            item["erased_memories"] = event.erased
+        elif isinstance(event, t.DefaultShareSet):
+            item["default_share"] = event.default
+        elif isinstance(event, t.WorkspaceRenamed):
+            item["workspace_name"] = event.name
+        elif isinstance(event, t.ShareNoted):
+            item |= {"type": "memory_shared" if event.layer == "company" else "memory_unshared",
+                     "memory_id": event.memory_id, "author_name": names.name_of(event.author)}
+        return item
+
+    @staticmethod
+    def _admin_view(member: t.Member) -> dict[str, Any]:
+        return {"id": member.id, "name": member.name, "email": member.email, "role": member.role, "owner": False,
+                "suspended": member.suspended, "default_share": member.default_share,
+                "created_at": member.created_at}
+
+    def _fold(self, history: list[Envelope]) -> t.Team:
+        return reduce(lambda team, e: t.evolve(team, e.event, e.at), history, t.Team())
+
+    def _append(self, ctx: Context, decide: Callable[[t.Team], list[object]]) -> t.Team:
+        """Load the team, decide against it, append; again on a lost race. The team as it is afterwards."""
+
+        def attempt() -> t.Team:
+            history = self.store.read_stream(t.STREAM)
+            team = self._fold(history)
+            events = decide(team)
+            if not events:
+                return team
+            batch = envelopes(ctx, t.STREAM, len(history), events, "", self.clock.now_ms())
+            self.store.append(batch)
+            return self._fold([*history, *batch])
+
+        return retrying(attempt)
+
+
+def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read_model: EntryReads
+                     ) -> Callable[[Identity, Context], int]:
+    """What removing a member erases: every memory of their personal workspace, through the same forget a person
+    uses (the log keeps only tombstones, the read model, indexes, vectors and embedding cache lose every trace),
+    and their personal projects; their company memories stay. How many memories went."""
+
+    def erase(member: Identity, by: Context) -> int:
+        ctx = Context(member, by.request_id)  # forget checks the right to change: theirs, over their own layer
+        erased = 0
+        for row in read_model.all_entries((member.personal_workspace,)):
+            try:
+                memories.forget(ctx, row.id)
+                erased += 1
+            except NotFound:  # forgotten meanwhile
+                continue
+        projects.erase_workspace(ctx, member.personal_workspace)
+        return erased
+
+    return erase
+
+
+def _admin(ctx: Context) -> None:
+    if ctx.identity.role != "admin":
+        raise Forbidden("Only an admin may do this")
+
+
+def _required_id(value: str | None) -> str:
+    if value is None or not isinstance(value, str) or not value.strip():
+        raise InvalidInput("Missing or empty id")
+    return value.strip()

@@ -1,0 +1,203 @@
+"""The team: its members, their roles and token hashes, capture defaults and the company workspace, as events on
+one `team` stream and a pure fold of them.
+
+The owner is not on the stream: their token comes from the deployment (BRAIN_AUTH_TOKEN), and they are an admin
+that cannot be suspended or removed. Everyone else is a member added by an admin; only the SHA-256 of a member's
+token is ever stored, and a removed member stays in the fold (without data) so their token keeps answering
+`removed` instead of `invalid_token`.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+from .errors import InvalidInput, NotFound
+from .identity import Identity
+
+STREAM = "team"
+OWNER_ID = "owner"
+COMPANY = "company"  # the primary team's workspace id
+ROLES = ("admin", "member")
+SHARES = ("personal", "company", "inherit")
+MAX_NAME_CHARS = 120
+MAX_EMAIL_CHARS = 254
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+@dataclass(frozen=True)
+class MemberAdded:
+    member_id: str
+    name: str
+    email: str
+    role: str
+    token_hash: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemberTokenRotated:
+    member_id: str
+    token_hash: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemberProfileChanged:
+    """Name, email and role as they are now (an admin may change another member's; a member only their own)."""
+
+    member_id: str
+    name: str
+    email: str
+    role: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemberSuspended:
+    member_id: str
+    suspended: bool
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemberRemoved:
+    member_id: str
+    erased: int  # personal memories erased with them
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class DefaultShareSet:
+    """Where a member's captures land when they name no workspace; OWNER_ID for the owner."""
+
+    member_id: str
+    default: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class WorkspaceRenamed:
+    workspace_id: str
+    name: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class ShareNoted:
+    """A memory moved between layers (the memory's own stream holds the move; this puts it in the team's feed)."""
+
+    memory_id: str
+    layer: str  # "company" (shared) or "personal" (unshared)
+    author: str
+    SCHEMA: ClassVar[int] = 1
+
+
+TEAM_EVENTS = (ShareNoted, MemberAdded, MemberTokenRotated, MemberProfileChanged, MemberSuspended, MemberRemoved,
+               DefaultShareSet, WorkspaceRenamed)
+
+
+@dataclass(frozen=True)
+class Member:
+    id: str
+    name: str
+    email: str = ""
+    role: str = "member"
+    token_hash: str = ""
+    suspended: bool = False
+    removed: bool = False
+    default_share: str = "inherit"
+    created_at: int = 0
+
+    @property
+    def personal_workspace(self) -> str:
+        return f"personal-{self.id}"
+
+
+@dataclass(frozen=True)
+class Team:
+    """Everyone but the owner, by id, and the primary team's name; `version` is where the next append goes."""
+
+    members: dict[str, Member] = field(default_factory=dict)
+    owner_default: str = "inherit"
+    company_name: str = "Company"
+    version: int = 0
+
+    def by_token_hash(self, token_hash: str) -> Member | None:
+        return next((m for m in self.members.values() if m.token_hash == token_hash), None)
+
+    def active(self) -> list[Member]:
+        return [m for m in self.members.values() if not m.removed]
+
+    def member(self, member_id: str) -> Member:
+        found = self.members.get(member_id)
+        if found is None or found.removed:
+            raise NotFound(f"No member found with ID: {member_id[:80]}")
+        return found
+
+    def name_of(self, actor_id: str) -> str:
+        member = self.members.get(actor_id)
+        return member.name if member else actor_id
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.strip().encode()).hexdigest()
+
+
+def evolve(team: Team, event: object, at: int = 0) -> Team:
+    version = team.version + 1
+    members = dict(team.members)
+    if isinstance(event, MemberAdded):
+        members[event.member_id] = Member(event.member_id, event.name, event.email, event.role, event.token_hash,
+                                          created_at=at)
+    elif isinstance(event, MemberTokenRotated):
+        members[event.member_id] = replace(members[event.member_id], token_hash=event.token_hash)
+    elif isinstance(event, MemberProfileChanged):
+        members[event.member_id] = replace(members[event.member_id], name=event.name, email=event.email,
+                                           role=event.role)
+    elif isinstance(event, MemberSuspended):
+        members[event.member_id] = replace(members[event.member_id], suspended=event.suspended)
+    elif isinstance(event, MemberRemoved):
+        members[event.member_id] = replace(members[event.member_id], removed=True, email="")
+    elif isinstance(event, DefaultShareSet):
+        if event.member_id == OWNER_ID:
+            return replace(team, owner_default=event.default, version=version)
+        members[event.member_id] = replace(members[event.member_id], default_share=event.default)
+    elif isinstance(event, WorkspaceRenamed):
+        return replace(team, company_name=event.name, version=version)
+    else:
+        return replace(team, version=version)  # an event of a later release: counted, not understood
+    return replace(team, members=members, version=version)
+
+
+def identity_of(member: Member) -> Identity:
+    return Identity(actor_id=member.id, name=member.name, role=member.role,
+                    personal_workspace=member.personal_workspace, company_workspaces=(COMPANY,))
+
+
+def check_name(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("Missing or empty name")
+    if len(value.strip()) > MAX_NAME_CHARS:
+        raise InvalidInput(f"name must be at most {MAX_NAME_CHARS} characters")
+    return value.strip()
+
+
+def check_email(value: object) -> str:
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_EMAIL_CHARS or not EMAIL.match(value.strip()):
+        raise InvalidInput("email must be an email address")
+    return value.strip()
+
+
+def check_role(value: object) -> str:
+    if value not in ROLES:
+        raise InvalidInput("role must be admin or member")
+    return value  # type: ignore[return-value]
+
+
+def check_share(value: object) -> str:
+    if value not in SHARES:
+        raise InvalidInput("default must be personal, company or inherit")
+    return value  # type: ignore[return-value]

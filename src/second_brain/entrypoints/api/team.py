@@ -1,0 +1,139 @@
+"""REST routes for the team: identity, roster, capture defaults and, for admins, members and the activity feed."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import StrictBool, StrictStr
+
+from .body import Body, json_body
+from .context import Ctx
+from .openapi import documented, errors, query
+from .params import int_param
+
+router = APIRouter(prefix="/team")
+
+
+class DefaultBody(Body):
+    default: StrictStr | None = None
+
+
+class ProfileBody(Body):
+    id: StrictStr | None = None
+    name: StrictStr | None = None
+    email: StrictStr | None = None
+    role: StrictStr | None = None
+
+
+class NewMemberBody(Body):
+    name: StrictStr | None = None
+    email: StrictStr | None = None
+    role: StrictStr | None = None
+
+
+class MemberBody(Body):
+    id: StrictStr | None = None
+
+
+class SuspendBody(Body):
+    id: StrictStr | None = None
+    suspended: StrictBool | None = None
+
+
+class MemberDefaultBody(Body):
+    id: StrictStr | None = None
+    default: StrictStr | None = None
+
+
+class RenameBody(Body):
+    id: StrictStr | None = None
+    name: StrictStr | None = None
+
+
+def _in(model: type[Body]) -> Any:
+    return Annotated[model, Depends(json_body(model))]
+
+
+def _team(request: Request) -> Any:
+    return request.app.state.brain.team
+
+
+@router.get("/me", responses=errors())
+def me(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Who you are: profile, owner flag, your capture default, the team's, and the one that applies."""
+    return _team(request).me(ctx)
+
+
+@router.get("/roster", responses=errors())
+def roster(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Team names with member names and roles (no emails, counts or suspensions)."""
+    return _team(request).roster(ctx)
+
+
+@router.get("/workspaces", responses=errors())
+def workspaces(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """The company workspaces you belong to."""
+    return _team(request).workspaces(ctx)
+
+
+@router.post("/me/default-share", responses=errors(400, 409, 413), openapi_extra=documented(DefaultBody))
+def own_default(ctx: Ctx, body: _in(DefaultBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Where your captures land when they name no workspace: personal, company or inherit (the team's)."""
+    return _team(request).set_own_default(ctx, body.default)
+
+
+@router.post("/profile", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(ProfileBody))
+def profile(ctx: Ctx, body: _in(ProfileBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Your name and email; an admin may name another member's `id`, and change a role."""
+    return _team(request).update_profile(ctx, body.id, body.name, body.email, body.role)
+
+
+@router.get("/members", responses=errors(403))
+def members(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Admin: every member with email, role, suspension and default, and your own id."""
+    return _team(request).members(ctx)
+
+
+@router.post("/members", responses=errors(400, 403, 409, 413), openapi_extra=documented(NewMemberBody))
+def add_member(ctx: Ctx, body: _in(NewMemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: add a member; the answer holds their token, shown this once (only its hash is kept)."""
+    return _team(request).add_member(ctx, body.name, body.email, body.role)
+
+
+@router.post("/members/token", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
+def rotate(ctx: Ctx, body: _in(MemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: replace a member's token; the new one is shown this once, the old one stops working."""
+    return _team(request).rotate_token(ctx, body.id)
+
+
+@router.post("/members/suspend", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(SuspendBody))
+def suspend(ctx: Ctx, body: _in(SuspendBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: suspend a member (their token answers 401 `suspended`) or restore them; no data is touched."""
+    return _team(request).suspend(ctx, body.id, body.suspended)
+
+
+@router.post("/members/default-share", responses=errors(400, 403, 404, 409, 413),
+             openapi_extra=documented(MemberDefaultBody))
+def member_default(ctx: Ctx, body: _in(MemberDefaultBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: set a member's capture default (personal, company or inherit)."""
+    return _team(request).set_member_default(ctx, body.id, body.default)
+
+
+@router.post("/members/remove", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
+def remove(ctx: Ctx, body: _in(MemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: remove a member and erase their personal workspace; their company memories stay, attributed."""
+    return _team(request).remove(ctx, body.id)
+
+
+@router.post("/workspaces/rename", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(RenameBody))
+def rename(ctx: Ctx, body: _in(RenameBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: rename a company workspace (the primary team's when no `id`)."""
+    return _team(request).rename_workspace(ctx, body.name, body.id)
+
+
+@router.get("/activity", responses=errors(400, 403), openapi_extra=documented(
+    None, query("limit", "Items per page, clamped to 1-100", "integer", minimum=1, maximum=100, default=50),
+    query("offset", "Items to skip, newest first", "integer", minimum=0, default=0)))
+def activity(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Admin: the audit feed, newest first: administrative acts, shares and un-shares, by name."""
+    params = request.query_params
+    return _team(request).activity(ctx, int_param(params, "limit", 50), int_param(params, "offset", 0))

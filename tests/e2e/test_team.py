@@ -1,0 +1,219 @@
+"""A team brain over HTTP: the owner, an admin and two members, each with their own token, on a real server."""
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from tests.e2e.test_durability import files_containing
+
+
+@dataclass
+class Person:
+    id: str
+    token: str
+    api: httpx.Client
+
+
+@pytest.fixture
+def team(server, api):
+    people = {}
+    for name, role in (("Ann", "admin"), ("Bob", "member"), ("Cat", "member")):
+        answer = api.post("/team/members", json={"name": name, "email": f"{name.lower()}@example.com",
+                                                 "role": role})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {body['token']}"}, timeout=30)
+        people[name] = Person(body["member"]["id"], body["token"], client)
+    yield people
+    for person in people.values():
+        person.api.close()
+
+
+def capture(person: Person, content: str, **fields) -> str:
+    answer = person.api.post("/capture", json={"content": content, **fields})
+    assert answer.status_code == 200 and answer.json()["ok"], answer.text
+    return answer.json()["id"]
+
+
+def vectorize(api: httpx.Client) -> None:
+    while api.post("/vectorize-pending", params={"limit": 500}).json().get("remaining"):
+        pass
+
+
+def test_tokens_are_shown_once_and_only_their_hash_is_kept(server, api, team):
+    for person in team.values():
+        assert person.api.get("/team/me").json()["me"]["id"] == person.id
+        assert files_containing(server.data_dir, person.token.encode()) == []
+        assert files_containing(server.data_dir, hashlib.sha256(person.token.encode()).hexdigest().encode())
+    listed = api.get("/team/members").json()
+    assert {m["name"] for m in listed["members"]} >= {"Ann", "Bob", "Cat"}
+    assert all("token" not in m and "token_hash" not in m for m in listed["members"])
+    assert httpx.get(server.url + "/count", headers={"Authorization": "Bearer sbm_not-a-member"}).json() == {
+        "ok": False, "error": "Unauthorized", "code": "invalid_token"}
+
+
+def test_roles_decide_who_may_administer(api, team):
+    bob, ann = team["Bob"], team["Ann"]
+    for method, path, body in (("GET", "/team/members", None), ("POST", "/team/members", {"name": "Eve"}),
+                               ("POST", "/team/members/token", {"id": team["Cat"].id}),
+                               ("POST", "/team/members/suspend", {"id": team["Cat"].id, "suspended": True}),
+                               ("POST", "/team/members/remove", {"id": team["Cat"].id}),
+                               ("POST", "/team/workspaces/rename", {"name": "Bob's"}),
+                               ("GET", "/team/activity", None), ("PATCH", "/config", {"MMR_LAMBDA": 0.5})):
+        answer = bob.api.request(method, path, json=body)
+        assert answer.status_code == 403, (path, answer.text)
+        assert answer.json()["ok"] is False
+    assert ann.api.get("/team/members").status_code == 200
+    roster = bob.api.get("/team/roster").json()["teams"][0]["members"]
+    assert {"name": "Ann", "role": "admin"}.items() <= next(m for m in roster if m["name"] == "Ann").items()
+    assert all("email" not in m and "suspended" not in m for m in roster)
+    assert bob.api.post("/team/profile", json={"name": "Robert"}).json()["member"]["name"] == "Robert"
+    assert bob.api.post("/team/profile", json={"id": team["Cat"].id, "name": "Kit"}).status_code == 403
+    assert api.post("/team/workspaces/rename", json={"name": "Acme"}).json()["workspace"]["name"] == "Acme"
+    assert bob.api.get("/team/workspaces").json()["workspaces"][0]["name"] == "Acme"
+
+
+def test_another_members_private_memory_is_invisible_everywhere(server, api, team):
+    bob, cat = team["Bob"], team["Cat"]
+    marker = f"zephyrquill{uuid.uuid4().hex[:8]}"
+    private = capture(bob, f"My private salary review note {marker} #secret-{marker}")
+    vectorize(api)
+    assert bob.api.get("/entry", params={"id": private}).json()["entry"]["workspace"] == "personal"
+    unknown = str(uuid.uuid4())
+    for method, path, fields in (
+        ("GET", "/entry", {}), ("GET", "/connections", {}), ("POST", "/append", {"addition": "x"}),
+        ("POST", "/update", {"content": "x"}), ("POST", "/forget", {}), ("POST", "/status", {"status": "draft"}),
+        ("POST", "/share", {}),
+    ):
+        def ask(memory_id: str, method: str = method, path: str = path, fields: dict = fields) -> httpx.Response:
+            if method == "GET":
+                return cat.api.get(path, params={"id": memory_id})
+            return cat.api.post(path, json={"id": memory_id, **fields})
+
+        answer, missing = ask(private), ask(unknown)
+        assert answer.status_code == missing.status_code == 404, (path, answer.text)
+        assert answer.json() == {**missing.json(), "error": missing.json()["error"].replace(unknown, private)}
+    for client in (cat.api, team["Ann"].api, api):  # an admin, even the owner, never reads another's personal layer
+        assert client.get("/recall", params={"query": marker}).json()["results"] == []
+        assert client.get("/entry", params={"id": private}).status_code == 404
+    assert marker not in cat.api.get("/recall", params={"query": "salary review"}).text
+    assert marker not in cat.api.get("/list").text
+    assert marker not in cat.api.get("/tags").text
+    assert marker not in cat.api.get("/export").text
+    assert cat.api.get("/count").json()["count"] == 0
+    # The same words are not a repeat of a note the author cannot see.
+    assert cat.api.post("/capture", json={"content": f"My private salary review note {marker}"}).json()["ok"]
+
+
+def test_sharing_moves_a_memory_and_company_rules_hold(api, team):
+    bob, cat, ann = team["Bob"], team["Cat"], team["Ann"]
+    memory = capture(bob, "The staging database password rotates every Monday")
+    assert cat.api.get("/entry", params={"id": memory}).status_code == 404
+    shared = bob.api.post("/share", json={"id": memory, "workspace": "company"}).json()
+    assert shared == {"ok": True, "id": memory, "status": "shared", "workspace": "company"}
+    assert bob.api.post("/share", json={"id": memory}).json()["status"] == "no_change"
+    seen = cat.api.get("/entry", params={"id": memory}).json()["entry"]
+    assert (seen["workspace"], seen["actor_name"], seen["can_edit"]) == ("company", "Bob", False)
+    assert [e["event"] for e in seen["timeline"]][-1] == "shared"
+    listed = cat.api.get("/list", params={"workspace": "company"}).json()
+    assert [(e["id"], e["actor_name"]) for e in listed] == [(memory, "Bob")]
+    assert cat.api.get("/list", params={"actor": "bob"}).json()[0]["id"] == memory
+    for path, body in (("/append", {"id": memory, "addition": "and Thursday"}), ("/forget", {"id": memory}),
+                       ("/status", {"id": memory, "status": "deprecated"}),
+                       ("/share", {"id": memory, "workspace": "personal"})):
+        assert cat.api.post(path, json=body).status_code == 403, path
+    assert ann.api.post("/append", json={"id": memory, "addition": "and Thursday"}).json()["ok"]
+    assert bob.api.post("/share", json={"id": memory, "workspace": "personal"}).json()["status"] == "unshared"
+    assert cat.api.get("/entry", params={"id": memory}).status_code == 404
+    assert bob.api.get("/entry", params={"id": memory}).json()["entry"]["workspace"] == "personal"
+
+
+def test_a_shared_memory_is_found_by_meaning_by_the_team_and_lost_when_taken_back(api, team):
+    bob, cat = team["Bob"], team["Cat"]
+    memory = capture(bob, "Our biggest customer churned because invoices arrived late")
+    vectorize(api)
+    question = {"query": "why did the client leave us"}
+    assert cat.api.get("/recall", params=question).json()["results"] == []
+    bob.api.post("/share", json={"id": memory})
+    assert [r["id"] for r in cat.api.get("/recall", params=question).json()["results"]] == [memory]
+    bob.api.post("/share", json={"id": memory, "workspace": "personal"})
+    assert cat.api.get("/recall", params=question).json()["results"] == []
+
+
+def test_capture_defaults_and_links_stay_in_one_workspace(api, team):
+    bob = team["Bob"]
+    assert bob.api.get("/team/me").json()["me"]["effective_default_share"] == "personal"
+    bob.api.post("/team/me/default-share", json={"default": "company"})
+    first = capture(bob, "Release train leaves every second Tuesday")
+    assert bob.api.get("/entry", params={"id": first}).json()["entry"]["workspace"] == "company"
+    second = capture(bob, "My dentist appointment is on Friday", workspace="personal")
+    answer = bob.api.post("/link", json={"source_id": first, "target_id": second})
+    assert answer.status_code == 400 and answer.json()["code"] == "cross_workspace_link"
+    bob.api.post("/team/me/default-share", json={"default": "inherit"})
+    api.patch("/config", json={"TEAM_DEFAULT_SHARE": "company"})
+    third = capture(bob, "Standup moves to 9:30 from next week")
+    assert bob.api.get("/entry", params={"id": third}).json()["entry"]["workspace"] == "company"
+    assert bob.api.post("/team/me/default-share", json={"default": "everyone"}).status_code == 400
+
+
+def test_a_member_never_retires_another_members_company_memory(api, team):
+    bob, cat = team["Bob"], team["Cat"]
+    old = capture(bob, "The office wifi password is hunter2", workspace="company")
+    vectorize(api)
+    answer = cat.api.post("/capture", json={"content": "The office wifi password is not hunter2 anymore",
+                                            "workspace": "company"}).json()
+    assert answer["ok"]
+    assert "status:deprecated" not in bob.api.get("/entry", params={"id": old}).json()["entry"]["tags"]
+
+
+def test_suspension_rotation_and_removal_answer_with_their_codes(server, api, team):
+    cat, bob = team["Cat"], team["Bob"]
+    assert api.post("/team/members/suspend", json={"id": cat.id, "suspended": True}).json()["member"]["suspended"]
+    answer = cat.api.get("/count")
+    assert (answer.status_code, answer.json()["code"]) == (401, "suspended")
+    api.post("/team/members/suspend", json={"id": cat.id, "suspended": False})
+    assert cat.api.get("/count").status_code == 200
+
+    rotated = api.post("/team/members/token", json={"id": cat.id}).json()["token"]
+    assert rotated != cat.token
+    assert cat.api.get("/count").json()["code"] == "invalid_token"
+    assert httpx.get(server.url + "/count", headers={"Authorization": f"Bearer {rotated}"}).status_code == 200
+
+    marker = f"QUOKKA-{uuid.uuid4().hex}"
+    private = capture(bob, f"Bob's private plan {marker}", tags=[f"t-{marker.lower()}"])
+    # A project's slug names its stream (an identifier the log keeps); its name and description are erased.
+    assert bob.api.post("/projects", json={"id": "bobs-plan", "name": f"Plan {marker}",
+                                           "description": f"all about {marker}"}).status_code == 201
+    public = capture(bob, "Bob's handover notes for the team", workspace="company")
+    vectorize(api)
+    assert files_containing(server.data_dir, marker.encode())
+    removed = api.post("/team/members/remove", json={"id": bob.id}).json()
+    assert removed == {"ok": True, "id": bob.id, "removed": True, "erased_memories": 1}
+    assert bob.api.get("/count").json()["code"] == "removed"
+    for encoded in (marker.encode(), marker.lower().encode()):
+        assert files_containing(server.data_dir, encoded) == []
+    kept = cat.api.get("/entry", params={"id": public}, headers={"Authorization": f"Bearer {rotated}"}).json()
+    assert kept["entry"]["actor_name"] == "Bob"
+    assert api.get("/entry", params={"id": private}).status_code == 404
+    assert "Bob" not in [m["name"] for m in api.get("/team/members").json()["members"]]
+
+
+def test_the_activity_feed_names_people_and_never_shows_secrets(api, team):
+    bob = team["Bob"]
+    secret = f"PRIVATE-{uuid.uuid4().hex}"
+    memory = capture(bob, f"shared note {secret}")
+    bob.api.post("/share", json={"id": memory})
+    api.post("/team/members/suspend", json={"id": team["Cat"].id, "suspended": True})
+    feed = api.get("/team/activity", params={"limit": 2}).json()
+    assert [item["type"] for item in feed["activity"]] == ["member_suspended", "memory_shared"]
+    assert feed["activity"][0]["member_name"] == "Cat" and feed["activity"][1]["author_name"] == "Bob"
+    assert feed["total"] == 5 and feed["next_offset"] == 2
+    everything = api.get("/team/activity", params={"limit": 500}).text
+    assert secret not in everything
+    for person in team.values():
+        assert person.token not in everything
+        assert hashlib.sha256(person.token.encode()).hexdigest() not in everything
+    assert api.get("/team/activity", params={"limit": 500}).json()["limit"] == 100
