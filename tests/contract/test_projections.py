@@ -194,3 +194,31 @@ def test_recall_reads_the_same_rows_as_entry_reads(brain):
     reads = brain.recall.read_model
     assert reads.hydrate(["m9"], Filters((WS,))) == {"m9": shown}
     assert [hit.entry for hit in reads.keyword_search(["pricing"], Filters((WS,)), 10)] == [shown]
+
+
+def test_a_shared_memory_moves_with_its_vectors_and_counts(brain):
+    """A share moves the one memory: its row, its counts and its vectors (which search filters on before the
+    cut) leave the personal workspace for the company one, and come back when it is taken back."""
+    company = "company"
+    append(brain, "m", ev.MemoryCaptured("Invoices arrive late every month", ("billing",), "api", WS), at=DAY)
+    brain.indexer.run_once(10)
+    query = brain.indexer.embedder.embed_query("Invoices arrive late every month")
+
+    def where() -> list[tuple[str, ...]]:
+        return [scope for scope in ((WS,), (company,))
+                if [h.entry_id for h in brain.vectors.search(query, Filters(scope), 5)] == ["m"]]
+
+    assert where() == [(WS,)]
+    for event, scope in ((ev.MemoryShared(company), company), (ev.MemoryUnshared(WS), WS)):
+        append(brain, "m", event, at=2 * DAY)
+        assert where() == [(scope,)]
+        assert brain.queries.read_model.get("m", (scope,)) is not None
+        assert brain.queries.read_model.count((scope,)) == 1
+        assert brain.queries.read_model.count(tuple({WS, company} - {scope})) == 0
+        assert_shown_as_folded_in(brain, "m", scope)
+
+
+def assert_shown_as_folded_in(brain, memory_id: str, workspace: str) -> None:
+    folded = fold(brain.store.read_stream(ev.memory_stream(memory_id)), Memory(memory_id))
+    assert dataclasses.asdict(brain.queries.read_model.get(memory_id, (workspace,))) == dataclasses.asdict(
+        EntryRow.of(folded))

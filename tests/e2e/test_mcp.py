@@ -18,8 +18,8 @@ TOOLS = {"remember", "append", "update", "set_status", "recall", "list_recent", 
          "connections", "share", "list_teams", "list_projects"}
 
 
-def over_http(server, mode="auto"):
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+def over_http(server, mode="auto", token=TOKEN):
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     return Client(streamable_http_client(f"{server.url}/mcp", http_client=http), mode=mode)
 
 
@@ -69,7 +69,8 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             assert json.loads(await call(client, "set_status", id=memory_id, status="canonical"))["status"] == "canonical"
             assert json.loads(await call(client, "update", id=other, content="Dana owns the pricing sheet"))["ok"]
             assert "pricing" in await call(client, "list_projects")
-            assert json.loads(await call(client, "list_teams"))["teams"] == []
+            assert json.loads(await call(client, "list_teams"))["teams"] == [
+                {"id": "company", "name": "Company", "workspace_id": "company"}]
             full = await call(client, "get", id=memory_id)
             assert "The pricing floor is $6k per year\n\n[Update" in full and "status:canonical" in full
 
@@ -80,7 +81,8 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             assert "volatility" in await error(client, "remember", content="x", volatility="Durable")
             assert "Unknown link type" in await error(client, "link", source_id=memory_id, target_id=other,
                                                       type="likes")
-            assert "no company workspace" in await error(client, "share", id=memory_id)
+            assert "workspace must be personal or company" in await error(client, "share", id=memory_id,
+                                                                          workspace="team")
 
             assert json.loads(await call(client, "forget", id=other))["ok"] is True
             assert "No entry found" in await error(client, "get", id=other)

@@ -4,10 +4,14 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 
+import json
+
+import anyio
 import httpx
 import pytest
 
 from tests.e2e.test_durability import files_containing
+from tests.e2e.test_mcp import call, error, over_http
 
 
 @dataclass
@@ -217,3 +221,51 @@ def test_the_activity_feed_names_people_and_never_shows_secrets(api, team):
         assert person.token not in everything
         assert hashlib.sha256(person.token.encode()).hexdigest() not in everything
     assert api.get("/team/activity", params={"limit": 500}).json()["limit"] == 100
+
+
+def test_a_members_agent_works_in_their_scope_over_mcp(server, api, team):
+    bob, cat = team["Bob"], team["Cat"]
+    theirs = capture(cat, "Cat keeps her passport in the blue drawer")
+
+    async def session():
+        async with over_http(server, token=bob.token) as client:
+            assert json.loads(await call(client, "list_teams"))["teams"][0]["id"] == "company"
+            saved = json.loads(await call(client, "remember", content="Quarterly planning is on the 3rd",
+                                          workspace="company"))
+            assert "No entry found" in await error(client, "get", id=theirs)
+            assert "No entry found" in await error(client, "share", id=theirs)
+            assert "passport" not in await call(client, "recall", query="passport drawer")
+            return saved["id"]
+
+    planned = anyio.run(session)
+    assert cat.api.get("/entry", params={"id": planned}).json()["entry"]["actor_name"] == "Bob"
+
+    async def stranger():
+        async with over_http(server, token=cat.token) as client:
+            return await error(client, "share", id=planned, workspace="personal")
+
+    assert "Only the memory's author or an admin" in anyio.run(stranger)
+
+
+def test_several_teams_on_one_brain_keep_apart(api, team):
+    bob, cat = team["Bob"], team["Cat"]
+    ops = api.post("/team/workspaces", json={"name": "Ops", "members": [cat.id]}).json()["workspace"]
+    assert [w["name"] for w in cat.api.get("/team/workspaces").json()["workspaces"]] == ["Company", "Ops"]
+    assert [w["name"] for w in bob.api.get("/team/workspaces").json()["workspaces"]] == ["Company"]
+    on_call = capture(cat, "The pager rotation changes on Mondays", workspace="company", team=ops["id"])
+    primary = capture(cat, "Lunch is at noon on Fridays", workspace="company")
+    assert bob.api.post("/capture", json={"content": "x", "workspace": "company", "team": ops["id"]}).status_code == 404
+    assert bob.api.get("/entry", params={"id": on_call}).status_code == 404
+    assert bob.api.get("/entry", params={"id": primary}).json()["entry"]["actor_name"] == "Cat"
+    assert [e["id"] for e in cat.api.get("/list", params={"workspace": "company", "team": ops["id"]}).json()] == [
+        on_call]
+    assert api.post("/team/workspaces/members", json={"id": ops["id"], "member": bob.id, "joined": True}).json()["ok"]
+    assert bob.api.get("/entry", params={"id": on_call}).json()["entry"]["workspace"] == "company"
+    roster = bob.api.get("/team/roster").json()["teams"]
+    assert {t["name"]: sorted(m["name"] for m in t["members"]) for t in roster}["Ops"] == ["Bob", "Cat", "Owner"]
+    api.post("/team/workspaces/members", json={"id": ops["id"], "member": bob.id, "joined": False})
+    assert bob.api.get("/entry", params={"id": on_call}).status_code == 404
+    assert api.post("/team/workspaces/rename", json={"id": ops["id"], "name": "Operations"}).json()[
+        "workspace"] == {"id": ops["id"], "name": "Operations"}
+    feed = [item["type"] for item in api.get("/team/activity").json()["activity"]]
+    assert feed[:5] == ["workspace_renamed", *["membership_changed"] * 3, "team_created"]

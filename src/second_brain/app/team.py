@@ -28,7 +28,8 @@ ACTIVITY_LIMIT, ACTIVITY_MAX = 50, 100
 FEED_NAMES = {
     "MemberAdded": "member_added", "MemberTokenRotated": "token_rotated", "MemberProfileChanged": "profile_changed",
     "MemberSuspended": "member_suspended", "MemberRemoved": "member_removed", "DefaultShareSet": "default_share_set",
-    "WorkspaceRenamed": "workspace_renamed", "ShareNoted": "memory_shared",
+    "WorkspaceRenamed": "workspace_renamed", "ShareNoted": "memory_shared", "TeamCreated": "team_created",
+    "MembershipChanged": "membership_changed",
 }
 
 
@@ -52,8 +53,9 @@ class TeamService:
         return self._fold(self.store.read_stream(t.STREAM))
 
     def owner_identity(self, team: t.Team | None = None) -> Identity:
+        """The owner, a member of every company workspace."""
         team = team or self.state()
-        return self._with_team(self.owner, team)
+        return self._with_team(self.owner, tuple(team.workspaces), team)
 
     def member_identity(self, token_hash: str, team: t.Team | None = None) -> Identity:
         """The member holding this token hash; Unauthorized (invalid_token, suspended, removed) otherwise."""
@@ -65,12 +67,13 @@ class TeamService:
             raise Unauthorized("This member was removed from the team", code="removed")
         if member.suspended:
             raise Unauthorized("This member's access is suspended", code="suspended")
-        return self._with_team(t.identity_of(member), team)
+        identity = t.identity_of(member, team)
+        return self._with_team(identity, identity.company_workspaces, team)
 
-    def _with_team(self, identity: Identity, team: t.Team) -> Identity:
+    def _with_team(self, identity: Identity, teams: tuple[str, ...], team: t.Team) -> Identity:
         roster = {m.id: m.name for m in team.members.values()} | {self.owner.actor_id: self.owner.name,
                                                                     "system": "Second Brain"}
-        return Identity(identity.actor_id, identity.name, identity.role, identity.personal_workspace, (t.COMPANY,),
+        return Identity(identity.actor_id, identity.name, identity.role, identity.personal_workspace, teams,
                         roster, identity.owner)
 
     def default_layer(self, ctx: Context) -> str:
@@ -96,22 +99,29 @@ class TeamService:
             "id": who.actor_id, "name": who.name, "email": member.email if member else "", "role": who.role,
             "owner": who.owner, "default_share": own, "org_default_share": org,
             "effective_default_share": org if own == "inherit" else own,
-            "team": {"id": t.COMPANY, "name": team.company_name},
+            "teams": self._teams_of(who, team),
         }}
 
     def roster(self, ctx: Context) -> dict[str, Any]:
+        """The caller's teams, each with its people's names and roles."""
         team = self.state()
-        people = [{"id": self.owner.actor_id, "name": self.owner.name, "role": "admin", "owner": True}]
-        people += [{"id": m.id, "name": m.name, "role": m.role, "owner": False} for m in team.active()]
-        return {"ok": True, "teams": [{"id": t.COMPANY, "name": team.company_name, "members": people}]}
+        owner = {"id": self.owner.actor_id, "name": self.owner.name, "role": "admin", "owner": True}
+        return {"ok": True, "teams": [
+            {**item, "members": [owner, *({"id": m.id, "name": m.name, "role": m.role, "owner": False}
+                                          for m in team.active() if item["id"] in m.teams)]}
+            for item in self._teams_of(ctx.identity, team)]}
 
     def workspaces(self, ctx: Context) -> dict[str, Any]:
-        team = self.state()
-        return {"ok": True, "workspaces": [{"id": t.COMPANY, "name": team.company_name, "kind": "company",
-                                            "primary": True}]}
+        return {"ok": True, "workspaces": [{**item, "kind": "company"}
+                                           for item in self._teams_of(ctx.identity, self.state())]}
 
-    def teams(self, ctx: Context) -> list[dict[str, str]]:
-        return [{"id": t.COMPANY, "name": self.state().company_name}]
+    def teams(self, ctx: Context) -> list[dict[str, Any]]:
+        return self._teams_of(ctx.identity, self.state())
+
+    @staticmethod
+    def _teams_of(identity: Identity, team: t.Team) -> list[dict[str, Any]]:
+        return [{"id": w, "name": team.workspaces[w], "primary": w == t.COMPANY}
+                for w in team.workspaces if w in identity.company_workspaces]
 
     def set_own_default(self, ctx: Context, default: object) -> dict[str, Any]:
         value = t.check_share(default)
@@ -148,13 +158,22 @@ class TeamService:
         return {"ok": True, "caller_id": ctx.identity.actor_id,
                 "members": [owner, *(self._admin_view(m) for m in team.active())]}
 
-    def add_member(self, ctx: Context, name: object, email: object = None, role: object = None) -> dict[str, Any]:
+    def add_member(self, ctx: Context, name: object, email: object = None, role: object = None,
+                   teams: object = None) -> dict[str, Any]:
+        """A new member of the teams named (the primary one by default), with a token shown this once."""
         _admin(ctx)
         member_id = "m-" + secrets.token_hex(8)
         token = new_token()
+        chosen = _team_ids(teams)
         event = t.MemberAdded(member_id, t.check_name(name), t.check_email(email),
-                              t.check_role(role if role is not None else "member"), t.token_hash(token))
-        team = self._append(ctx, lambda team: [event])
+                              t.check_role(role if role is not None else "member"), t.token_hash(token), chosen)
+
+        def decide(team: t.Team) -> list[object]:
+            for workspace in chosen:
+                team.workspace(workspace)  # an unknown team is a 404
+            return [event]
+
+        team = self._append(ctx, decide)
         return {"ok": True, "member": self._admin_view(team.member(member_id)), "token": token,
                 "message": "Store this token now: it is shown only once"}
 
@@ -208,11 +227,40 @@ class TeamService:
     def rename_workspace(self, ctx: Context, name: object, workspace_id: str | None = None) -> dict[str, Any]:
         _admin(ctx)
         target = (workspace_id or t.COMPANY).strip()
-        if target != t.COMPANY:
-            raise NotFound(f"No workspace found with ID: {target[:80]}")
         value = t.check_name(name)
-        team = self._append(ctx, lambda team: [] if team.company_name == value else [t.WorkspaceRenamed(target, value)])
-        return {"ok": True, "workspace": {"id": t.COMPANY, "name": team.company_name}}
+        team = self._append(ctx, lambda team: [] if team.workspaces[team.workspace(target)] == value
+                            else [t.WorkspaceRenamed(target, value)])
+        return {"ok": True, "workspace": {"id": target, "name": team.workspaces[target]}}
+
+    def create_team(self, ctx: Context, name: object, members: object = None) -> dict[str, Any]:
+        """Another company workspace; the owner is in every one, the members named join it."""
+        _admin(ctx)
+        value = t.check_name(name)
+        workspace_id = "company-" + secrets.token_hex(6)
+        joining = _member_ids(members)
+        team = self._append(ctx, lambda team: [t.TeamCreated(workspace_id, value), *(
+            t.MembershipChanged(workspace_id, team.member(m).id, True) for m in joining)])
+        return {"ok": True, "workspace": {"id": workspace_id, "name": value, "primary": False, "kind": "company",
+                                          "members": [team.members[m].name for m in joining]}}
+
+    def set_membership(self, ctx: Context, workspace_id: str | None, member_id: str | None,
+                       member: object) -> dict[str, Any]:
+        """Add a member to a company workspace or take them out (their memories there stay with the team)."""
+        _admin(ctx)
+        target = _required_id(member_id)
+        if not isinstance(member, bool):
+            raise InvalidInput("member must be true or false")
+        workspace = (workspace_id or "").strip()
+        if not workspace:
+            raise InvalidInput("Missing or empty workspace id")
+
+        def decide(team: t.Team) -> list[object]:
+            team.workspace(workspace)
+            current = team.member(target)
+            return [] if (workspace in current.teams) == member else [t.MembershipChanged(workspace, target, member)]
+
+        team = self._append(ctx, decide)
+        return {"ok": True, "member": self._admin_view(team.member(target))}
 
     def activity(self, ctx: Context, limit: int = ACTIVITY_LIMIT, offset: int = 0) -> dict[str, Any]:
         """Newest first: who did what to whom, by name; never a token hash or a memory's content."""
@@ -220,7 +268,7 @@ class TeamService:
         history = self.store.read_stream(t.STREAM)
         team = self._fold(history)
         roster = self.owner_identity(team)
-        items = [self._feed_item(e, roster) for e in reversed(history)]
+        items = [self._feed_item(e, roster, team.workspaces) for e in reversed(history)]
         limit, offset = max(1, min(ACTIVITY_MAX, limit)), max(0, offset)
         page = items[offset : offset + limit]
         return {"ok": True, "activity": page, "total": len(items), "limit": limit, "offset": offset,
@@ -233,7 +281,7 @@ class TeamService:
 
     # -- helpers ----------------------------------------------------------------------------------------------------
 
-    def _feed_item(self, envelope: Envelope, names: Identity) -> dict[str, Any]:
+    def _feed_item(self, envelope: Envelope, names: Identity, team_names: dict[str, str]) -> dict[str, Any]:
         event = envelope.event
         item: dict[str, Any] = {"type": FEED_NAMES.get(envelope.type, envelope.type), "at": envelope.at,
                                 "actor_name": names.name_of(envelope.actor)}
@@ -248,8 +296,10 @@ class TeamService:
             item["erased_memories"] = event.erased
         elif isinstance(event, t.DefaultShareSet):
             item["default_share"] = event.default
-        elif isinstance(event, t.WorkspaceRenamed):
+        elif isinstance(event, t.WorkspaceRenamed | t.TeamCreated):
             item["workspace_name"] = event.name
+        elif isinstance(event, t.MembershipChanged):
+            item |= {"workspace_name": team_names.get(event.workspace_id, event.workspace_id), "joined": event.member}
         elif isinstance(event, t.ShareNoted):
             item |= {"type": "memory_shared" if event.layer == "company" else "memory_unshared",
                      "memory_id": event.memory_id, "author_name": names.name_of(event.author)}
@@ -258,7 +308,7 @@ class TeamService:
     @staticmethod
     def _admin_view(member: t.Member) -> dict[str, Any]:
         return {"id": member.id, "name": member.name, "email": member.email, "role": member.role, "owner": False,
-                "suspended": member.suspended, "default_share": member.default_share,
+                "suspended": member.suspended, "default_share": member.default_share, "teams": list(member.teams),
                 "created_at": member.created_at}
 
     def _fold(self, history: list[Envelope]) -> t.Team:
@@ -304,6 +354,22 @@ def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read
 def _admin(ctx: Context) -> None:
     if ctx.identity.role != "admin":
         raise Forbidden("Only an admin may do this")
+
+
+def _team_ids(value: object) -> tuple[str, ...]:
+    if value is None:
+        return (t.COMPANY,)
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise InvalidInput("teams must be a list of workspace ids")
+    return tuple(dict.fromkeys(v.strip() for v in value))
+
+
+def _member_ids(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise InvalidInput("members must be a list of member ids")
+    return tuple(dict.fromkeys(v.strip() for v in value))
 
 
 def _required_id(value: str | None) -> str:

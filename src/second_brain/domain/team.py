@@ -32,6 +32,7 @@ class MemberAdded:
     email: str
     role: str
     token_hash: str
+    teams: tuple[str, ...] = (COMPANY,)  # the company workspaces they join
     SCHEMA: ClassVar[int] = 1
 
 
@@ -84,6 +85,23 @@ class WorkspaceRenamed:
 
 
 @dataclass(frozen=True)
+class TeamCreated:
+    """Another company workspace on the same brain; the primary one (COMPANY) exists from the start."""
+
+    workspace_id: str
+    name: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MembershipChanged:
+    workspace_id: str
+    member_id: str
+    member: bool  # joined (True) or left (False)
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class ShareNoted:
     """A memory moved between layers (the memory's own stream holds the move; this puts it in the team's feed)."""
 
@@ -93,7 +111,7 @@ class ShareNoted:
     SCHEMA: ClassVar[int] = 1
 
 
-TEAM_EVENTS = (ShareNoted, MemberAdded, MemberTokenRotated, MemberProfileChanged, MemberSuspended, MemberRemoved,
+TEAM_EVENTS = (TeamCreated, MembershipChanged, ShareNoted, MemberAdded, MemberTokenRotated, MemberProfileChanged, MemberSuspended, MemberRemoved,
                DefaultShareSet, WorkspaceRenamed)
 
 
@@ -108,6 +126,7 @@ class Member:
     removed: bool = False
     default_share: str = "inherit"
     created_at: int = 0
+    teams: tuple[str, ...] = (COMPANY,)
 
     @property
     def personal_workspace(self) -> str:
@@ -116,12 +135,22 @@ class Member:
 
 @dataclass(frozen=True)
 class Team:
-    """Everyone but the owner, by id, and the primary team's name; `version` is where the next append goes."""
+    """Everyone but the owner, by id, and the company workspaces (id -> name, the primary one first); `version`
+    is where the next append goes. The owner belongs to every company workspace."""
 
     members: dict[str, Member] = field(default_factory=dict)
     owner_default: str = "inherit"
-    company_name: str = "Company"
+    workspaces: dict[str, str] = field(default_factory=lambda: {COMPANY: "Company"})
     version: int = 0
+
+    @property
+    def company_name(self) -> str:
+        return self.workspaces[COMPANY]
+
+    def workspace(self, workspace_id: str) -> str:
+        if workspace_id not in self.workspaces:
+            raise NotFound(f"No team found with ID: {workspace_id[:80]}")
+        return workspace_id
 
     def by_token_hash(self, token_hash: str) -> Member | None:
         return next((m for m in self.members.values() if m.token_hash == token_hash), None)
@@ -149,7 +178,13 @@ def evolve(team: Team, event: object, at: int = 0) -> Team:
     members = dict(team.members)
     if isinstance(event, MemberAdded):
         members[event.member_id] = Member(event.member_id, event.name, event.email, event.role, event.token_hash,
-                                          created_at=at)
+                                          created_at=at, teams=tuple(event.teams))
+    elif isinstance(event, MembershipChanged):
+        member = members[event.member_id]
+        teams = [w for w in member.teams if w != event.workspace_id] + ([event.workspace_id] if event.member else [])
+        members[event.member_id] = replace(member, teams=tuple(teams))
+    elif isinstance(event, TeamCreated):
+        return replace(team, workspaces={**team.workspaces, event.workspace_id: event.name}, version=version)
     elif isinstance(event, MemberTokenRotated):
         members[event.member_id] = replace(members[event.member_id], token_hash=event.token_hash)
     elif isinstance(event, MemberProfileChanged):
@@ -164,15 +199,19 @@ def evolve(team: Team, event: object, at: int = 0) -> Team:
             return replace(team, owner_default=event.default, version=version)
         members[event.member_id] = replace(members[event.member_id], default_share=event.default)
     elif isinstance(event, WorkspaceRenamed):
-        return replace(team, company_name=event.name, version=version)
+        return replace(team, workspaces={**team.workspaces, event.workspace_id: event.name}, version=version)
     else:
         return replace(team, version=version)  # an event of a later release: counted, not understood
     return replace(team, members=members, version=version)
 
 
-def identity_of(member: Member) -> Identity:
+def identity_of(member: Member, team: Team | None = None) -> Identity:
+    """The member as a request identity: their personal workspace and the company workspaces they belong to
+    (in the team's order, the primary one first)."""
+    known = team.workspaces if team else {COMPANY: ""}
     return Identity(actor_id=member.id, name=member.name, role=member.role,
-                    personal_workspace=member.personal_workspace, company_workspaces=(COMPANY,))
+                    personal_workspace=member.personal_workspace,
+                    company_workspaces=tuple(w for w in known if w in member.teams))
 
 
 def check_name(value: object) -> str:

@@ -28,6 +28,18 @@ class NewMemberBody(Body):
     name: StrictStr | None = None
     email: StrictStr | None = None
     role: StrictStr | None = None
+    teams: list[StrictStr] | None = None  # company workspace ids to join; the primary team when absent
+
+
+class NewTeamBody(Body):
+    name: StrictStr | None = None
+    members: list[StrictStr] | None = None
+
+
+class MembershipBody(Body):
+    id: StrictStr | None = None  # the company workspace
+    member: StrictStr | None = None
+    joined: StrictBool | None = None
 
 
 class MemberBody(Body):
@@ -96,7 +108,7 @@ def members(ctx: Ctx, request: Request) -> dict[str, Any]:
 @router.post("/members", responses=errors(400, 403, 409, 413), openapi_extra=documented(NewMemberBody))
 def add_member(ctx: Ctx, body: _in(NewMemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
     """Admin: add a member; the answer holds their token, shown this once (only its hash is kept)."""
-    return _team(request).add_member(ctx, body.name, body.email, body.role)
+    return _team(request).add_member(ctx, body.name, body.email, body.role, body.teams)
 
 
 @router.post("/members/token", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
@@ -128,6 +140,19 @@ def remove(ctx: Ctx, body: _in(MemberBody), request: Request) -> dict[str, Any]:
 def rename(ctx: Ctx, body: _in(RenameBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
     """Admin: rename a company workspace (the primary team's when no `id`)."""
     return _team(request).rename_workspace(ctx, body.name, body.id)
+
+
+@router.post("/workspaces", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(NewTeamBody))
+def create_team(ctx: Ctx, body: _in(NewTeamBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: another company workspace on this brain (a team), with the members named; the owner is in all."""
+    return _team(request).create_team(ctx, body.name, body.members)
+
+
+@router.post("/workspaces/members", responses=errors(400, 403, 404, 409, 413),
+             openapi_extra=documented(MembershipBody))
+def membership(ctx: Ctx, body: _in(MembershipBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+    """Admin: add a member to a company workspace (`joined: true`) or take them out (`false`)."""
+    return _team(request).set_membership(ctx, body.id, body.member, body.joined)
 
 
 @router.get("/activity", responses=errors(400, 403), openapi_extra=documented(
