@@ -210,6 +210,7 @@ class MemoryService:
         if action not in ("done", "not-task"):
             raise InvalidInput("action must be done or not-task")
         state, _ = self.load(ctx, memory_id.strip())
+        _may_change(ctx, state)
         if "task" not in state.tags:
             raise InvalidInput(f"Entry {state.id} is not an open loop")
         tags = [t for t in state.tags if t != "task"] + (["done"] if action == "done" else [])
@@ -242,8 +243,7 @@ class MemoryService:
                     return "no_change"
                 if not to_company and state.workspace not in ctx.identity.company_workspaces:
                     return "no_change"  # already personal (the caller's own: the only personal one they can read)
-                if not ctx.identity.can_edit(state.workspace, state.actor):
-                    raise Forbidden("Only the memory's author or an admin may move this memory")
+                _may_change(ctx, state)
                 event: MemoryShared | MemoryUnshared
                 if to_company:
                     event, layer = MemoryShared(workspace), "company"
@@ -300,9 +300,8 @@ class MemoryService:
 
         def attempt() -> Memory:
             with self._writing(memory_id):
-                state, events = self.load(ctx, memory_id)
-                if not ctx.identity.can_edit(state.workspace, events[0].actor):
-                    raise Forbidden("You may not change this memory")
+                state, _ = self.load(ctx, memory_id)
+                _may_change(ctx, state)
                 return self._append(ctx, state, decide(command, state))
 
         return retrying(attempt)
@@ -319,6 +318,12 @@ class MemoryService:
         self.store.append(envelopes(ctx, memory_stream(state.id), state.version, events, workspace,
                                     self.clock.now_ms()))
         return reduce(evolve, events, state)
+
+
+def _may_change(ctx: Context, memory: Memory) -> None:
+    """A company memory changes only by its author's or an admin's hand; a personal one only by its owner's."""
+    if not ctx.identity.can_edit(memory.workspace, memory.actor):
+        raise Forbidden("Only the memory's author or an admin may change this memory")
 
 
 def _answer(ctx: Context, key_stream: str | None, request_hash: str, now: int,

@@ -78,6 +78,8 @@ class OpenSearchReadModel:
         return found
 
     def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        if not entries:  # a recall that found nothing (an empty mget is a 400)
+            return {}
         seqs = {d["_id"]: d["_source"]["seq"] for d in self.ix.client.mget(
             index=self.ix.entries, body={"ids": [e.id for e in entries]}, _source=["seq"])["docs"] if d.get("found")}
         found: dict[str, list[tuple[str, int]]] = {}
