@@ -8,6 +8,11 @@ offset, as the import contract says. While the server's own background indexer e
 is asked every half second (latency while indexing); once `GET /stats` shows nothing unvectorized, each query
 below is asked `--repeat` times, one fresh connection per request, and the server's RSS is read from /proc.
 
+With --members N (a team brain), the owner adds N members over `POST /team/members` and the notes are spread
+over them: each member imports their share into their own personal workspace with their own token (imports always
+land there), so no one reads more than their share. The queries are then asked as the first member, and the same
+sizes are measured again on a single-owner brain in the same run, side by side.
+
 Queries: a rare word (in 10 memories at every size), common words (about 30% of memories) and a paraphrase (no
 word in common with the notes it should find: the migrations of billing, pricing or payments; hit@10 is the share
 of its top 10 that are such notes). `GET /count`, `/tags` and `/stats` are timed the same way.
@@ -66,8 +71,8 @@ def note(rng: random.Random, n: int, rare: bool) -> str:
 class Client:
     """One fresh connection per request, as a client that does not keep connections alive."""
 
-    def __init__(self, server: Server) -> None:
-        self.port, self.headers = server.port, {"Authorization": f"Bearer {server.token}"}
+    def __init__(self, server: Server, token: str | None = None) -> None:
+        self.port, self.headers = server.port, {"Authorization": f"Bearer {token or server.token}"}
 
     def call(self, method: str, path: str, params: dict | None = None, body: bytes | None = None) -> tuple[float, dict]:
         started = time.perf_counter()
@@ -85,10 +90,10 @@ class Client:
         return elapsed, data
 
 
-def import_notes(client: Client, start: int, stop: int, rare: set[int]) -> float:
-    rng = random.Random(start)
-    entries = [{"id": f"note-{n}", "content": note(rng, n, rare=n in rare), "tags": ["bench"], "source": "bench",
-                "created_at": 1_700_000_000_000 + n * 1000} for n in range(start, stop)]
+def import_notes(client: Client, start: int, stop: int, rare: set[int], step: int = 1) -> float:
+    """Notes start, start + step, ... below stop (each the same note whoever imports it)."""
+    entries = [{"id": f"note-{n}", "content": note(random.Random(n), n, rare=n in rare), "tags": ["bench"],
+                "source": "bench", "created_at": 1_700_000_000_000 + n * 1000} for n in range(start, stop, step)]
     body = json.dumps({"version": 3, "entries": entries}).encode()
     print(f"importing {len(entries)} notes, a {len(body) / 1e6:.1f} MB payload resent with every page", flush=True)
     started, offset = time.perf_counter(), 0
@@ -101,8 +106,10 @@ def import_notes(client: Client, start: int, stop: int, rare: set[int]) -> float
             return time.perf_counter() - started
 
 
-def wait_for_indexing(client: Client, imported: int) -> list[float]:
-    """Until nothing is left to embed; meanwhile a rare-word recall every half second."""
+def wait_for_indexing(importers: list[Client], imported: int) -> list[float]:
+    """Until nothing anyone imported is left to embed (each sees their own in /stats); meanwhile a rare-word recall
+    every half second, asked by the first of them."""
+    client = importers[0]
     busy: list[float] = []
     stop = threading.Event()
 
@@ -114,7 +121,7 @@ def wait_for_indexing(client: Client, imported: int) -> list[float]:
     started = time.perf_counter()
     prober.start()
     try:
-        while client.call("GET", "/stats")[1]["unvectorized"]:
+        while any(who.call("GET", "/stats")[1]["unvectorized"] for who in importers):
             time.sleep(1)
     finally:
         stop.set()
@@ -139,6 +146,13 @@ def rss_mb(pid: int) -> tuple[float, float]:
     status = Path(f"/proc/{pid}/status").read_text().splitlines()
     read = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status if line.startswith(("VmRSS", "VmHWM"))}
     return read["VmRSS"], read["VmHWM"]
+
+
+def team(client: Client, server: Server, members: int) -> list[Client]:
+    """N members added by the owner, as clients holding their own tokens."""
+    tokens = [client.call("POST", "/team/members", body=json.dumps({"name": f"Member {m}"}).encode())[1]["token"]
+              for m in range(members)]
+    return [Client(server, token) for token in tokens]
 
 
 def measure(client: Client, server: Server, size: int, repeat: int) -> dict[str, float]:
@@ -169,18 +183,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--members", type=int, default=0, help="a team brain with this many members, then a "
+                                                                "single-owner one, side by side")
     parser.add_argument("--dir", default=str(ROOT / "bench/results"))
     args = parser.parse_args()
-    data_dir = Path(args.dir) / f"scale-{int(time.time())}"
     rare = set(range(0, args.sizes[0], args.sizes[0] // 10))  # ten quokkas, whatever the size
+    if args.members:
+        # Every member gets every members-th note; the quokkas go to the first member, who asks the queries.
+        rare = {n - n % args.members for n in rare}
+        teamed = run(args, rare, args.members)
+        alone = run(args, rare, 0)
+        print("\nrecall p50 as a member of a team / as the single owner of the same notes:")
+        for size in args.sizes:
+            for name in QUERIES:
+                ratio = teamed[size][name] / alone[size][name]
+                print(f"  {size:>7} {name:<13} {teamed[size][name]:6.1f} / {alone[size][name]:6.1f} ms  {ratio:.2f}x")
+    else:
+        run(args, rare, 0)
+
+
+def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dict[str, float]]:
+    data_dir = Path(args.dir) / f"scale-{int(time.time())}{f'-team{members}' if members else ''}"
     server = Server(data_dir).start()
-    client, loaded, figures = Client(server), 0, {}
+    owner, loaded, figures = Client(server), 0, {}
+    importers = team(owner, server, members) if members else [owner]
+    client = importers[0]  # who asks
+    print(f"\n#### {'a team of ' + str(members) + ' members' if members else 'a single owner'}", flush=True)
     try:
         for size in args.sizes:
             print(f"\n== {size} memories ==", flush=True)
-            seconds = import_notes(client, loaded, size, rare)
+            seconds = sum(import_notes(who, loaded + m, size, rare, len(importers))
+                          for m, who in enumerate(importers))
             print(f"imported {size - loaded} through POST /import in {seconds:.0f} s", flush=True)
-            busy = wait_for_indexing(client, size - loaded)
+            busy = wait_for_indexing(importers, size - loaded)
             loaded = size
             figures[size] = measure(client, server, size, args.repeat)
             if len(busy) >= 2:
@@ -193,6 +228,7 @@ def main() -> None:
             print(f"\nrare-word p50 growth {first} -> {last}: {growth:.2f}x (before: 1.96x)")
     finally:
         server.stop()
+    return figures
 
 
 if __name__ == "__main__":

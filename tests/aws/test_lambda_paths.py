@@ -450,3 +450,27 @@ def test_brain_replay_rebuilds_the_indexes_from_the_log(aws, capsys):
     assert replay_aws(Settings()) == 0 and "Replayed" in capsys.readouterr().out
     after = call(aws.api, "GET", "/recall", query={"query": "wren song"})[1]["results"]
     assert [r["id"] for r in after] == [r["id"] for r in before] == [memory_id]
+
+
+def test_a_member_works_through_both_functions_and_a_suspended_one_is_told_so(aws):
+    status, added = call(aws.api, "POST", "/team/members", {"name": "Bob"})
+    assert status == 200 and added["token"].startswith("sbm_")
+    member = added["token"]
+    assert member not in table_text()  # only its hash is stored
+    memory = call(aws.api, "POST", "/capture", {"content": "Bob's private note on kestrels"}, token=member)[1]["id"]
+    project(aws)
+    assert call(aws.api, "GET", "/entry", query={"id": memory}, token=member)[1]["entry"]["workspace"] == "personal"
+    assert call(aws.api, "GET", "/entry", query={"id": memory})[0] == 404  # not even the owner reads it
+    assert call(aws.api, "POST", "/share", {"id": memory}, token=member)[1]["status"] == "shared"
+    project(aws)
+    assert call(aws.api, "GET", "/entry", query={"id": memory})[1]["entry"]["actor_name"] == "Bob"
+
+    mcp = load("mcp")
+    event = json.loads((EVENTS / "function-url-mcp.json").read_text())
+    event["headers"]["authorization"] = f"Bearer {member}"
+    assert mcp.handler(copy.deepcopy(event), CONTEXT)["statusCode"] == 200
+    call(aws.api, "POST", "/team/members/suspend", {"id": added["member"]["id"], "suspended": True})
+    status, body = call(aws.api, "GET", "/count", token=member)
+    assert (status, body["code"]) == (401, "suspended")
+    response = mcp.handler(copy.deepcopy(event), CONTEXT)
+    assert (response["statusCode"], json.loads(response["body"])["code"]) == (401, "suspended")

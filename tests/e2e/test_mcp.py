@@ -70,7 +70,7 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             assert json.loads(await call(client, "update", id=other, content="Dana owns the pricing sheet"))["ok"]
             assert "pricing" in await call(client, "list_projects")
             assert json.loads(await call(client, "list_teams"))["teams"] == [
-                {"id": "company", "name": "Company", "workspace_id": "company"}]
+                {"id": "company", "name": "Company", "primary": True, "workspace_id": "company"}]
             full = await call(client, "get", id=memory_id)
             assert "The pricing floor is $6k per year\n\n[Update" in full and "status:canonical" in full
 

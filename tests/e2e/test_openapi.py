@@ -19,7 +19,8 @@ def test_every_route_is_described_with_its_auth_and_errors(schema):
     operations = [(m, p, op) for p, ops in schema["paths"].items() for m, op in ops.items()]
     assert len(operations) >= 30
     assert schema["components"]["securitySchemes"]["bearer"] == {
-        "type": "http", "scheme": "bearer", "description": "The owner's token (BRAIN_AUTH_TOKEN)."}
+        "type": "http", "scheme": "bearer",
+        "description": "The owner's token (BRAIN_AUTH_TOKEN) or a member's token (POST /team/members)."}
     envelope = {"$ref": "#/components/schemas/ErrorBody"}
     for method, path, op in operations:
         assert op["security"] == [{"bearer": []}], (method, path)

@@ -71,6 +71,6 @@ class MemoryQueries:
             "top_tags": [tc.tag for tc in topics[:TOP_TAGS_SHOWN]],
             "digest_candidates": [{"tag": tc.tag, "count": tc.count} for tc in candidates],
             "unclassified": stats.unclassified,
-            "unvectorized": self.vectors.pending_count(older_than=now - self.grace_ms),
+            "unvectorized": self.vectors.pending_count(now - self.grace_ms, ctx.identity.readable),
             "vectorize_grace_ms": self.grace_ms,
         }

@@ -38,8 +38,8 @@ class VectorIndex(Protocol):
     def vector_count(self, entry_id: str) -> int:
         """How many passage vectors the entry has."""
 
-    def pending_count(self, older_than: int | None = None) -> int:
-        """How many entries are pending (only those created before `older_than`, if given)."""
+    def pending_count(self, older_than: int | None = None, workspaces: Sequence[str] | None = None) -> int:
+        """How many entries are pending (only those created before `older_than`, and in `workspaces`, if given)."""
 
     def is_indexed(self, entry_id: str) -> bool:
         """Whether the entry's vectors match its current content."""

@@ -27,10 +27,12 @@ class OpenSearchVectorIndex:
         return [PendingEntry(h["_id"], h["_source"]["content"], h["_source"]["content_version"],
                              h["_source"]["workspace"]) for h in hits]
 
-    def pending_count(self, older_than: int | None = None) -> int:
+    def pending_count(self, older_than: int | None = None, workspaces: Sequence[str] | None = None) -> int:
         clauses: list[dict] = [{"term": {"needs_vectors": True}}]
         if older_than is not None:
             clauses.append({"range": {"created_at": {"lt": older_than}}})
+        if workspaces is not None:
+            clauses.append({"terms": {"workspace": list(workspaces)}})
         return self.ix.count({"bool": {"filter": clauses}})
 
     def is_indexed(self, entry_id: str) -> bool:

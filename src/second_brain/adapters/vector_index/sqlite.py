@@ -151,12 +151,15 @@ class SQLiteVectorIndex:
     def vector_count(self, entry_id: str) -> int:
         return self.db.connection().execute("SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
 
-    def pending_count(self, older_than: int | None = None) -> int:
+    def pending_count(self, older_than: int | None = None, workspaces: Sequence[str] | None = None) -> int:
         # CROSS JOIN keeps the queue as the outer loop: the cost is the queue's length, not the brain's size.
-        sql = "SELECT COUNT(*) FROM vector_pending p CROSS JOIN entries e ON e.id = p.entry_id"
-        if older_than is None:
-            return self.db.connection().execute(sql).fetchone()[0]
-        return self.db.connection().execute(sql + " WHERE e.created_at < ?", (older_than,)).fetchone()[0]
+        sql = "SELECT COUNT(*) FROM vector_pending p CROSS JOIN entries e ON e.id = p.entry_id WHERE 1"
+        params: list[object] = []
+        if older_than is not None:
+            sql, params = sql + " AND e.created_at < ?", [older_than]
+        if workspaces is not None:
+            sql, params = sql + f" AND e.workspace IN ({marks(workspaces)})", [*params, *workspaces]
+        return self.db.connection().execute(sql, params).fetchone()[0]
 
     def is_indexed(self, entry_id: str) -> bool:
         row = self.db.connection().execute(
