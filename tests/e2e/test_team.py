@@ -269,3 +269,20 @@ def test_several_teams_on_one_brain_keep_apart(api, team):
         "workspace"] == {"id": ops["id"], "name": "Operations"}
     feed = [item["type"] for item in api.get("/team/activity").json()["activity"]]
     assert feed[:5] == ["workspace_renamed", *["membership_changed"] * 3, "team_created"]
+
+
+def test_projects_live_in_a_workspace_and_a_shared_slug_is_narrowed_by_it(api, team):
+    bob, cat = team["Bob"], team["Cat"]
+    assert bob.api.post("/projects", json={"id": "roadmap", "name": "Team roadmap", "workspace": "company"}
+                        ).json()["project"]["layer"] == "company"
+    assert cat.api.post("/projects", json={"id": "roadmap", "name": "My roadmap"}).status_code == 201
+    assert [p["layer"] for p in cat.api.get("/projects", params={"workspace": "company"}).json()["projects"]] == [
+        "company"]
+    assert bob.api.get("/projects", params={"workspace": "personal"}).json()["projects"] == []
+    ambiguous = cat.api.patch("/projects/roadmap", json={"description": "x"})
+    assert ambiguous.status_code == 400 and "more than one workspace" in ambiguous.json()["error"]
+    narrowed = cat.api.patch("/projects/roadmap", params={"workspace": "personal"}, json={"description": "mine"})
+    assert narrowed.json()["project"] | {"layer": "personal", "name": "My roadmap", "description": "mine"} == \
+        narrowed.json()["project"]
+    assert cat.api.delete("/projects/roadmap", params={"workspace": "company"}).json()["deleted"]
+    assert bob.api.get("/projects").json()["projects"] == []

@@ -279,13 +279,14 @@ def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: st
 # -- projects and reminders ---------------------------------------------------------------------------------------
 
 def list_projects(brain: Brain, ctx: Context, workspace: str | None = None, include_archived: bool = False,
-                  counts: bool = False) -> dict[str, Any]:
-    return {"projects": brain.projects.list(ctx, workspaces_for(ctx, workspace), include_archived, counts)}
+                  counts: bool = False, team: str | None = None) -> dict[str, Any]:
+    return {"projects": brain.projects.list(ctx, workspaces_for(ctx, workspace, team), include_archived, counts)}
 
 
 def create_project(brain: Brain, ctx: Context, name: str | None, slug: str | None = None, description: str = "",
-                   aliases: list[str] | None = None, workspace: str | None = None) -> dict[str, Any]:
-    target = capture_workspace(brain, ctx, workspace)
+                   aliases: list[str] | None = None, workspace: str | None = None,
+                   team: str | None = None) -> dict[str, Any]:
+    target = capture_workspace(brain, ctx, workspace, team)
     project = brain.projects.create(ctx, required(name, "name"), slug, description, aliases or [], target)
     return {"ok": True, "project": project}
 

@@ -31,17 +31,18 @@ class ProjectService:
         slug = p.check_slug(slug.strip() if slug else p.slugify(name))
         workspace = workspace or ctx.identity.personal_workspace
         self._decide(ctx, workspace, slug, lambda state: p.decide_create(state, name, description, aliases or []))
-        return self.view(ctx, self._row(ctx, slug))
+        return self.view(ctx, self._row(ctx, slug, (workspace,)))
 
     def update(self, ctx: Context, slug: str, name: str | None = None, description: str | None = None,
-               aliases: list[str] | None = None, status: str | None = None) -> dict[str, Any]:
-        row = self._row(ctx, slug)
+               aliases: list[str] | None = None, status: str | None = None,
+               scope: tuple[str, ...] | None = None) -> dict[str, Any]:
+        row = self._row(ctx, slug, scope)
         self._decide(ctx, row.workspace, row.slug,
                      lambda state: p.decide_update(state, name, description, aliases, status))
-        return self.view(ctx, self._row(ctx, slug))
+        return self.view(ctx, self._row(ctx, slug, (row.workspace,)))
 
-    def delete(self, ctx: Context, slug: str) -> None:
-        row = self._row(ctx, slug)
+    def delete(self, ctx: Context, slug: str, scope: tuple[str, ...] | None = None) -> None:
+        row = self._row(ctx, slug, scope)
         self._decide(ctx, row.workspace, row.slug, p.decide_delete)
 
     def erase_workspace(self, ctx: Context, workspace: str) -> int:
@@ -85,8 +86,9 @@ class ProjectService:
             "created_at": row.created_at, "updated_at": row.updated_at,
         }
 
-    def _row(self, ctx: Context, slug: str) -> ProjectRow:
-        rows = self.read_model.projects(ctx.identity.readable)
+    def _row(self, ctx: Context, slug: str, scope: tuple[str, ...] | None = None) -> ProjectRow:
+        """The project a slug names among the readable ones (within `scope`, when the caller narrowed it)."""
+        rows = self.read_model.projects(ctx.identity.readable if scope is None else scope)
         found = [r for r in rows if r.slug == slug.strip()]
         if not found:
             known = [r.slug for r in rows if r.status == "active"][:KNOWN_SHOWN]

@@ -168,7 +168,7 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
                             ) -> str:
         """The projects you can file memories under (slug, name, description). Pass a slug as project to
         remember, recall or list_recent."""
-        return as_json(await call(ops.list_projects, workspace, include_archived, True))
+        return as_json(await call(ops.list_projects, workspace, include_archived, True, team))
 
 
 def _graph_tools(mcp: MCPServer, call: Call) -> None:
