@@ -268,7 +268,9 @@ class TeamService:
         history = self.store.read_stream(t.STREAM)
         team = self._fold(history)
         roster = self.owner_identity(team)
-        items = [self._feed_item(e, roster, team.workspaces) for e in reversed(history)]
+        shares = self.store.read_stream(t.SHARES_STREAM)
+        merged = sorted([*history, *shares], key=lambda e: (e.position, e.at), reverse=True)
+        items = [self._feed_item(e, roster, team.workspaces) for e in merged]
         limit, offset = max(1, min(ACTIVITY_MAX, limit)), max(0, offset)
         page = items[offset : offset + limit]
         return {"ok": True, "activity": page, "total": len(items), "limit": limit, "offset": offset,
@@ -276,8 +278,9 @@ class TeamService:
 
     def note_share(self, ctx: Context, memory_id: str, layer: str, author: str) -> list[Envelope]:
         """The feed's record of a share or un-share, to append with the move itself."""
-        version = len(self.store.read_stream(t.STREAM))
-        return envelopes(ctx, t.STREAM, version, [t.ShareNoted(memory_id, layer, author)], "", self.clock.now_ms())
+        version = len(self.store.read_stream(t.SHARES_STREAM))
+        return envelopes(ctx, t.SHARES_STREAM, version, [t.ShareNoted(memory_id, layer, author)], "",
+                         self.clock.now_ms())
 
     # -- helpers ----------------------------------------------------------------------------------------------------
 

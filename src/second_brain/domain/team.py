@@ -16,6 +16,7 @@ from .errors import InvalidInput, NotFound
 from .identity import Identity
 
 STREAM = "team"
+SHARES_STREAM = "team-shares"  # the feed's record of shares: apart, so the fold every request makes stays small
 OWNER_ID = "owner"
 COMPANY = "company"  # the primary team's workspace id
 ROLES = ("admin", "member")
@@ -103,7 +104,8 @@ class MembershipChanged:
 
 @dataclass(frozen=True)
 class ShareNoted:
-    """A memory moved between layers (the memory's own stream holds the move; this puts it in the team's feed)."""
+    """A memory moved between layers (the memory's own stream holds the move; this, on SHARES_STREAM, puts it in
+    the team's activity feed)."""
 
     memory_id: str
     layer: str  # "company" (shared) or "personal" (unshared)
