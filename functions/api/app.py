@@ -17,7 +17,8 @@ def asgi() -> Mangum:
     settings, clients = Settings(), Clients()
     aws = build_aws(settings, clients)
     aws.index.create()
-    return Mangum(create_app(aws.brain, owner_token(settings, clients), blobs=aws.blobs), lifespan="off")
+    return Mangum(create_app(aws.brain, owner_token(settings, clients), blobs=aws.blobs,
+                             serve_oauth=False), lifespan="off")
 
 
 @logger.inject_lambda_context

@@ -4,7 +4,9 @@ function URL's own domain.
 
 The URL is public (AuthType NONE: MCP clients send a bearer token, not SigV4), so the token is checked before
 anything costly: a stranger's request never builds the brain or touches the indexes (a member's token is
-looked up in the team's stream of the event log)."""
+looked up in the team's stream of the event log, an OAuth access token in its own stream). The OAuth flow's
+routes (discovery, registration, authorize, consent, token, revoke) are served over the event log alone, without
+the brain, at this same URL."""
 
 import json
 from collections.abc import Callable
@@ -15,18 +17,18 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
 
 from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore
+from second_brain.app.oauth import OAuthService
 from second_brain.app.team import TeamService
 from second_brain.aws.composition import AwsBrain, Clients, build_aws, owner_token
 from second_brain.domain.errors import Unauthorized
 from second_brain.domain.identity import owner
-from second_brain.ports.clock import SystemClock
+from second_brain.entrypoints.api import oauth
 from second_brain.entrypoints.api.app import create_app
 from second_brain.entrypoints.api.auth import BearerAuth
+from second_brain.ports.clock import SystemClock
 from second_brain.settings import Settings
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
-UNAUTHORIZED = {"statusCode": 401, "headers": {"content-type": "application/json", "www-authenticate": "Bearer"},
-                "body": json.dumps({"ok": False, "error": "Unauthorized", "code": "invalid_token"})}
 
 
 @cache
@@ -40,11 +42,28 @@ def token() -> Callable[[], str]:
 
 
 @cache
-def gate() -> BearerAuth:
-    """The owner's token, and members' token hashes read from the team's stream in the log (one query)."""
+def authentication() -> tuple[BearerAuth, OAuthService]:
+    """The owner's token, members' token hashes read from the team's stream in the log (one query), and OAuth
+    access tokens (one more)."""
     settings = Settings()
     log = DynamoDBEventStore(clients()("dynamodb"), settings.events_table)
-    return BearerAuth(token(), TeamService(log, SystemClock(), owner(settings.owner_name)))
+    return oauth.authentication(log, TeamService(log, SystemClock(), owner(settings.owner_name)), token())
+
+
+def gate() -> BearerAuth:
+    return authentication()[0]
+
+
+@cache
+def oauth_app(issuer: str) -> Mangum:
+    return Mangum(oauth.oauth_app(authentication()[1], issuer), lifespan="off")
+
+
+def unauthorized(refusal: Unauthorized, issuer: str | None) -> dict:
+    """The REST API's 401 (with its code: invalid_token, suspended, removed), naming where OAuth is discovered."""
+    challenge = f'Bearer resource_metadata="{oauth.resource_metadata_url(issuer)}"' if issuer else "Bearer"
+    return {"statusCode": 401, "headers": {"content-type": "application/json", "www-authenticate": challenge},
+            "body": json.dumps({"ok": False, "error": refusal.message, **refusal.details})}
 
 
 @cache
@@ -59,12 +78,15 @@ def brain() -> AwsBrain:
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: object) -> dict:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    domain = event.get("requestContext", {}).get("domainName")
+    issuer = f"https://{domain}" if domain else None
+    if issuer and oauth.is_oauth_path(event.get("rawPath", "")):
+        return oauth_app(issuer)(event, context)
     if event.get("requestContext", {}).get("http", {}).get("method") != "OPTIONS":  # CORS preflights carry none
         try:
             gate().check(headers.get("authorization", ""))
-        except Unauthorized:
+        except Unauthorized as refusal:
             metrics.add_metric(name="Unauthorized", unit=MetricUnit.Count, value=1)
-            return UNAUTHORIZED
-    domain = event.get("requestContext", {}).get("domainName")
-    app = create_app(brain().brain, token(), public_url=f"https://{domain}" if domain else None)
+            return unauthorized(refusal, issuer)
+    app = create_app(brain().brain, token(), public_url=issuer)
     return Mangum(app, lifespan="auto")(event, context)

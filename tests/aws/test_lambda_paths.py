@@ -469,6 +469,7 @@ def test_a_member_works_through_both_functions_and_a_suspended_one_is_told_so(aw
     event = json.loads((EVENTS / "function-url-mcp.json").read_text())
     event["headers"]["authorization"] = f"Bearer {member}"
     assert mcp.handler(copy.deepcopy(event), CONTEXT)["statusCode"] == 200
+    assert call(aws.api, "GET", "/.well-known/oauth-authorization-server")[0] == 404  # the MCP URL's, not the API's
     call(aws.api, "POST", "/team/members/suspend", {"id": added["member"]["id"], "suspended": True})
     status, body = call(aws.api, "GET", "/count", token=member)
     assert (status, body["code"]) == (401, "suspended")

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.handling import Context
+from second_brain.domain.team import token_hash
 from second_brain.entrypoints.api.app import create_app
 from second_brain.entrypoints.mcp import build_mcp
 from tests.support.brains import make_brain
@@ -95,7 +96,8 @@ def test_another_members_private_memory_answers_like_one_that_never_existed(worl
         assert answer.status_code == 200, (path, answer.text)
         shown = str(answer.json()["results"]) if path == "/recall" else answer.text  # it echoes the query
         assert SECRET not in shown and private not in shown and "bob-secret" not in shown, path
-    found = {r["id"] for r in api.get("/recall", params={"query": f"{SECRET} reorg plan", "topK": 20}).json()["results"]}
+    found = {r["id"] for r in api.get("/recall", params={"query": f"{SECRET} reorg plan", "topK": 20}
+                                      ).json()["results"]}
     assert found.isdisjoint({private, world["other"]})
     counted = api.get("/count").json()["count"]
     assert counted == len(api.get("/list", params={"n": 100}).json())  # their own memories and the company's
@@ -122,7 +124,7 @@ def test_a_company_memory_is_readable_by_all_but_changed_only_by_its_author_or_a
 @pytest.mark.parametrize("who", ["owner", "Ann", "Cat"])
 def test_every_mcp_tool_keeps_to_the_callers_scope(brain, world, who):
     identity = (brain.team.owner_identity() if who == "owner"
-                else brain.team.member_identity(__import__("hashlib").sha256(world["tokens"][who].encode()).hexdigest()))
+                else brain.team.member_identity(token_hash(world["tokens"][who])))
     mcp = build_mcp(brain, lambda: identity)
     private, own = world["private"], world["own"][who]
 

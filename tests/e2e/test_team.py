@@ -1,10 +1,9 @@
 """A team brain over HTTP: the owner, an admin and two members, each with their own token, on a real server."""
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass
-
-import json
 
 import anyio
 import httpx

@@ -125,7 +125,8 @@ class MemoryService:
                     return self._replayed(ctx, answered[-1].event, request_hash)  # our own twin, stored meanwhile
                 return outcome
             now = self.clock.now_ms()
-            changes = (*decision.changes, *(self.projects.creations(ctx, projects, captured.workspace) if projects else ()))
+            created = self.projects.creations(ctx, projects, captured.workspace) if projects else ()
+            changes = (*decision.changes, *created)
             batch = [e for ch in changes
                      for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
             claim = envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(outcome.id)],

@@ -13,7 +13,6 @@ from ..ports.vector_index import VectorIndex
 from .memories import Context
 from .views import anchored_view, entry_view, full_entry_view
 
-
 TOP_TAGS_SHOWN = 5
 DIGEST_CANDIDATES_SHOWN = 10
 

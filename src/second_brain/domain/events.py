@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from .links import LinkCreated, LinkRemoved
+from .oauth import OAUTH_EVENTS
 from .projects import ProjectCreated, ProjectDeleted, ProjectErased, ProjectImported, ProjectUpdated
 from .team import TEAM_EVENTS
 
@@ -212,9 +213,9 @@ REGISTRY: dict[str, type] = {
     for cls in (
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
         MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
-        ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted, ProjectErased,
-        ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed, MemoryShared, MemoryUnshared,
-        *TEAM_EVENTS,
+        ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
+        ProjectErased, ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed, MemoryShared, MemoryUnshared,
+        *TEAM_EVENTS, *OAUTH_EVENTS,
     )
 }
 

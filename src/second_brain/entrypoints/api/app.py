@@ -22,8 +22,7 @@ from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
 from ...settings import Settings
 from ..mcp import BearerGate, build_mcp, current_identity
-from . import chat, config, errors, links, memories, projects, reminders, team, transfer
-from .auth import BearerAuth
+from . import chat, config, errors, links, memories, oauth, projects, reminders, team, transfer
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
 SHELL = """<!doctype html>
@@ -33,11 +32,13 @@ SHELL = """<!doctype html>
 
 
 def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | None = None,
-               blobs: BlobStore | None = None) -> FastAPI:
+               blobs: BlobStore | None = None, serve_oauth: bool = True) -> FastAPI:
     """The REST API and /mcp over one brain; `public_url` (else BRAIN_PUBLIC_URL) is where clients reach it.
     `token`: the owner's, or a function returning the current one. `blobs`: where backups too large for one
-    request or response go (on Lambda)."""
-    auth = BearerAuth(token, brain.team)
+    request or response go (on Lambda). `serve_oauth`: whether MCP's OAuth flow is served here (on AWS it is the
+    MCP function URL's, not API Gateway's)."""
+    auth, grants = oauth.authentication(brain.store, brain.team, token)
+    issuer = oauth.issuer_of(brain.settings, public_url) if serve_oauth else None
     mcp = build_mcp(brain, current_identity)
     # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
     mcp.streamable_http_app(json_response=True, stateless_http=True,
@@ -53,8 +54,11 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.state.brain = brain
     app.state.auth = auth
     app.state.blobs = blobs
-    app.router.routes.append(
-        Route("/mcp", BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth), methods=["GET", "POST", "DELETE"]))
+    gate: ASGIApp = BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth)
+    if issuer:
+        gate = oauth.Challenge(gate, issuer)
+        app.router.routes.extend(oauth.routes(grants, issuer))
+    app.router.routes.append(Route("/mcp", gate, methods=["GET", "POST", "DELETE"]))
     errors.install(app)
     app.include_router(memories.router)
     app.include_router(links.router)

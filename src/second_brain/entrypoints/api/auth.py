@@ -10,6 +10,7 @@ from fastapi.security import HTTPBearer
 from ...app.team import TeamService
 from ...domain.errors import Unauthorized
 from ...domain.identity import Identity
+from ...domain.oauth import TOKEN_PREFIX as OAUTH_PREFIX
 from ...domain.team import token_hash
 
 QUERY_TOKEN_NAMES = ("token", "access_token", "auth", "auth_token", "key")
@@ -22,11 +23,14 @@ class BearerAuth:
 
     `owner_token` is the token, or a function returning the current one (on AWS, read again from the secret
     every few minutes, so a rotated token is taken up without a redeploy). Member tokens are known by their
-    SHA-256 only (the team's fold)."""
+    SHA-256 only (the team's fold). `oauth`, when given, resolves the access tokens OAuth clients were issued
+    (app/oauth.py) to the identity that signed in for them."""
 
-    def __init__(self, owner_token: str | Callable[[], str], team: TeamService) -> None:
+    def __init__(self, owner_token: str | Callable[[], str], team: TeamService,
+                 oauth: Callable[[str], Identity] | None = None) -> None:
         self._token = owner_token if callable(owner_token) else (lambda: owner_token)
         self._team = team
+        self._oauth = oauth
 
     def __call__(self, request: Request) -> Identity:
         # Tokens in URLs end up in logs and browser history: refused outright, as in the reference's v3.
@@ -42,4 +46,6 @@ class BearerAuth:
         digest = hashlib.sha256(token.strip().encode()).digest()
         if hmac.compare_digest(digest, hashlib.sha256(self._token().encode()).digest()):
             return self._team.owner_identity()
+        if self._oauth is not None and token.strip().startswith(OAUTH_PREFIX):
+            return self._oauth(token.strip())
         return self._team.member_identity(token_hash(token))
