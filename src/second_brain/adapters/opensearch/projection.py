@@ -15,6 +15,7 @@ from ...ports.read_model import EdgeRow, EntryRow, ProjectRow
 from .indexes import Indexes
 
 MAX_ROUNDS = 5  # a stream still moving after this many rewrites is left to the writer that moved it
+PROJECTED = ("memory-", "link-", "project-")  # the streams the indexes show
 
 
 class OpenSearchProjection:
@@ -34,6 +35,8 @@ class OpenSearchProjection:
         memory back. So each write is checked against the log afterwards, and redone from the newer stream
         when the stream moved on meanwhile: the last writer always leaves what the log says."""
         for stream_id in stream_ids:
+            if not stream_id.startswith(PROJECTED):  # the team, settings, OAuth grants: nothing to show here
+                continue
             history = self.log.read_stream(stream_id)
             for _ in range(MAX_ROUNDS):
                 self._project(stream_id, history)
@@ -42,7 +45,7 @@ class OpenSearchProjection:
                     break
                 history = latest
 
-    def _project(self, stream_id: str, history: list[Envelope]) -> None:
+    def _project(self, stream_id: str, history: list[Envelope]) -> None:  # one branch per PROJECTED prefix
         if stream_id.startswith("memory-"):
             self._project_entry(stream_id.removeprefix("memory-"), history)
         elif stream_id.startswith("link-"):

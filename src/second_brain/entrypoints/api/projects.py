@@ -30,7 +30,7 @@ class ProjectBody(Body):
 ProjectIn = Annotated[ProjectBody, Depends(json_body(ProjectBody))]
 
 
-@router.get("/projects", responses=errors(400), openapi_extra=documented(
+@router.get("/projects", responses=errors(400, 404), openapi_extra=documented(
     None, *SCOPE, query("include_archived", "`1`: archived projects too", **FLAG),
     query("counts", "`1`: a `count` per project", **FLAG)))
 def list_projects(ctx: Ctx, request: Request) -> dict[str, Any]:

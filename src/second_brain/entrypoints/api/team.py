@@ -105,7 +105,7 @@ def members(ctx: Ctx, request: Request) -> dict[str, Any]:
     return _team(request).members(ctx)
 
 
-@router.post("/members", responses=errors(400, 403, 409, 413), openapi_extra=documented(NewMemberBody))
+@router.post("/members", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(NewMemberBody))
 def add_member(ctx: Ctx, body: _in(NewMemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
     """Admin: add a member; the answer holds their token, shown this once (only its hash is kept)."""
     return _team(request).add_member(ctx, body.name, body.email, body.role, body.teams)
