@@ -48,11 +48,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--member", help="ask as this team member (by name) instead of the owner")
     args = parser.parse_args()
     brain = build(Settings(data_dir=args.data_dir))
     if brain.worker:
         brain.worker.stop()
-    ctx = Context(brain.owner, "stages")
+    identity = brain.team.owner_identity()
+    if args.member:
+        member = next(m for m in brain.team.state().active() if m.name == args.member)
+        identity = brain.team.member_identity(member.token_hash)
+    ctx = Context(identity, "stages")
     recall, read_model = brain.recall, brain.recall.read_model
     timed(recall.embedder, "embed_query", "query embedding")
     timed(read_model, "term_stats", "keyword arm: term statistics")

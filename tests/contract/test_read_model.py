@@ -195,3 +195,27 @@ def test_a_projection_whose_schema_changed_is_rebuilt_from_the_log_at_start(tmp_
         second.close()
     finally:
         SQLiteEntryProjection.schema -= 1
+
+
+@pytest.mark.parametrize("require_all", [True, False])
+def test_newest_first_search_answers_the_same_whatever_share_of_the_brain_the_caller_reads(brain, clock,
+                                                                                              require_all):
+    """A member of a big team reads a small share of the brain: SQLite then walks their own rows instead of the
+    whole index's matches. Either way the answer is the newest matches within their scope."""
+    written = []
+    for n in range(60):
+        workspace = f"personal-m{n % 10}"
+        who = Context(Identity(f"m{n % 10}", f"M{n % 10}", "member", workspace), "r")
+        content = ["The weekly MEETING notes", "a meeting about lunch", "notes on the garden", "nothing here"][n % 4]
+        written.append((capture(brain, who, clock, f"{content} #{n}"), workspace, content.lower()))
+    brain.indexer.run_once(10_000)
+
+    def expected(scope: tuple[str, ...]) -> list[str]:
+        hits = [(i, ws, c) for i, ws, c in written if ws in scope
+                and (all if require_all else any)(t in c for t in ("meeting", "notes"))]
+        return [i for i, _, _ in reversed(hits)][:5]
+
+    for scope in (("personal-m1",), ("personal-m2", "personal-m3"), tuple(f"personal-m{k}" for k in range(7))):
+        found = brain.queries.read_model.keyword_search(["meeting", "notes"], Filters(scope), 5,
+                                                        require_all=require_all, newest_first=True)
+        assert [h.entry.id for h in found] == expected(scope), scope

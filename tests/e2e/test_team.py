@@ -200,6 +200,9 @@ def test_suspension_rotation_and_removal_answer_with_their_codes(server, api, te
         assert files_containing(server.data_dir, encoded) == []
     kept = cat.api.get("/entry", params={"id": public}, headers={"Authorization": f"Bearer {rotated}"}).json()
     assert kept["entry"]["actor_name"] == "Bob"
+    taken_back = api.post("/share", json={"id": public, "workspace": "personal"})  # Bob has no personal layer now
+    assert taken_back.status_code == 400 and "left the team" in taken_back.json()["error"]
+    assert api.get("/entry", params={"id": public}).json()["entry"]["workspace"] == "company"
     assert api.get("/entry", params={"id": private}).status_code == 404
     assert "Bob" not in [m["name"] for m in api.get("/team/members").json()["members"]]
 
@@ -285,3 +288,42 @@ def test_projects_live_in_a_workspace_and_a_shared_slug_is_narrowed_by_it(api, t
         narrowed.json()["project"]
     assert cat.api.delete("/projects/roadmap", params={"workspace": "company"}).json()["deleted"]
     assert bob.api.get("/projects").json()["projects"] == []
+
+
+def test_what_leaves_a_callers_scope_leaves_their_exports_timelines_and_feed(api, team):
+    bob, cat, ann = team["Bob"], team["Cat"], team["Ann"]
+    first = capture(bob, "The release train leaves every second Tuesday at ten", workspace="company")
+    second = capture(bob, "Release notes are written by the on-call engineer", workspace="company")
+    assert bob.api.post("/link", json={"source_id": first, "target_id": second}).json()["ok"]
+    assert len(cat.api.get("/export").json()["edges"]) == 1
+    bob.api.post("/share", json={"id": first, "workspace": "personal"})
+    assert cat.api.get("/export").json()["edges"] == []  # the link's far end is private again
+
+    original = capture(bob, "The wifi password at the cabin is on the fridge.")
+    similar = bob.api.post("/capture", json={"content": "You can find the cabin wifi password on the fridge."})
+    flagged = similar.json()
+    assert flagged.get("warning") == "similar" and flagged["matchId"] == original, flagged
+    bob.api.post("/share", json={"id": flagged["id"]})
+    names = [e["payload"].get("match_id") for e in cat.api.get("/entry", params={"id": flagged["id"]}).json()[
+        "entry"]["timeline"] if e["event"] == "duplicate_suspected"]
+    assert names == [None]  # Bob's private original is not named to Cat
+    assert [e["payload"]["match_id"] for e in bob.api.get("/entry", params={"id": flagged["id"]}).json()["entry"][
+        "timeline"] if e["event"] == "duplicate_suspected"] == [original]
+
+    ops = api.post("/team/workspaces", json={"name": "Ops", "members": [cat.id]}).json()["workspace"]
+    on_call = capture(cat, "The pager goes to whoever deployed last", workspace="company", team=ops["id"])
+    cat.api.post("/share", json={"id": on_call, "workspace": "personal"})
+    assert on_call not in ann.api.get("/team/activity", params={"limit": 100}).text  # Ann is not in Ops
+    assert on_call in api.get("/team/activity", params={"limit": 100}).text  # the owner is in every team
+
+
+def test_a_company_default_lands_in_personal_for_someone_in_no_team(api):
+    loner = api.post("/team/members", json={"name": "Lone", "teams": []}).json()
+    client = httpx.Client(base_url=str(api.base_url), headers={"Authorization": f"Bearer {loner['token']}"})
+    with client:
+        assert client.get("/team/workspaces").json()["workspaces"] == []
+        client.post("/team/me/default-share", json={"default": "company"})
+        memory = client.post("/capture", json={"content": "Notes to self"}).json()["id"]
+        assert client.get("/entry", params={"id": memory}).json()["entry"]["workspace"] == "personal"
+        refused = client.post("/capture", json={"content": "For the team", "workspace": "company"})
+        assert refused.status_code == 400

@@ -230,10 +230,12 @@ class MemoryService:
         return self._execute(ctx, memory_id, c.SetStatus(status))
 
     def share(self, ctx: Context, memory_id: str, workspace: str,
-              note: Callable[[Context, str, str, str], list[Envelope]]) -> str:
+              note: Callable[[Context, str, str, str, str], list[Envelope]],
+              home: Callable[[str], str | None]) -> str:
         """Move a memory to `workspace` (a company workspace, or back to its author's personal one): "shared",
         "unshared" or "no_change". Anyone who may change it may share it; only its author or an admin may take a
-        company memory back. `note` gives the team feed's record of the move, appended with it."""
+        company memory back, and not once its author has left (`home` gives an author's personal workspace, None
+        for a removed one). `note` gives the team feed's record of the move, appended with it."""
         memory_id = memory_id.strip()
 
         def attempt() -> str:
@@ -249,10 +251,14 @@ class MemoryService:
                 if to_company:
                     event, layer = MemoryShared(workspace), "company"
                 else:
-                    event, layer = MemoryUnshared(f"personal-{state.actor}"), "personal"
+                    author_home = home(state.actor)
+                    if author_home is None:
+                        raise InvalidInput("Its author has left the team: it stays in the company layer")
+                    event, layer = MemoryUnshared(author_home), "personal"
                 moved = envelopes(ctx, memory_stream(state.id), state.version, [event], event.workspace,
                                   self.clock.now_ms())
-                self.store.append(moved + note(ctx, state.id, layer, state.actor))
+                company = workspace if to_company else state.workspace
+                self.store.append(moved + note(ctx, state.id, layer, state.actor, company))
                 return "shared" if to_company else "unshared"
 
         return retrying(attempt)

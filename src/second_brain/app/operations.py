@@ -76,6 +76,8 @@ def capture_workspace(brain: Brain, ctx: Context, layer: str | None, team: str |
     """Where a capture lands: the layer asked for, else the caller's default (their own, else the team's)."""
     if layer is None and team is None:
         layer = brain.team.default_layer(ctx)
+        if not ctx.identity.company_workspaces:  # a company default, for someone in no team
+            layer = "personal"
     if layer == "company" and not ctx.identity.company_workspaces:
         raise InvalidInput("You belong to no team: capture to personal")
     return workspaces_for(ctx, layer or "company", team)[0]
@@ -197,13 +199,12 @@ def share(brain: Brain, ctx: Context, memory_id: str | None, workspace: str | No
     if not target:
         raise InvalidInput("You belong to no team: there is no company layer to share to")
     memory_id = identifier(memory_id).strip()
-    status = brain.memories.share(ctx, memory_id, target[0], brain.team.note_share)
+    status = brain.memories.share(ctx, memory_id, target[0], brain.team.note_share, brain.team.home_of)
     return {"ok": True, "id": memory_id, "status": status, "workspace": layer}
 
 
 def list_teams(brain: Brain, ctx: Context) -> dict[str, Any]:
-    teams = [team for team in brain.team.teams(ctx) if team["id"] in ctx.identity.company_workspaces]
-    return {"ok": True, "teams": [{**team, "workspace_id": team["id"]} for team in teams]}
+    return {"ok": True, "teams": [{**team, "workspace_id": team["id"]} for team in brain.team.teams(ctx)]}
 
 
 # -- reads --------------------------------------------------------------------------------------------------------

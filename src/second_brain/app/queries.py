@@ -11,7 +11,7 @@ from ..ports.event_store import EventStore
 from ..ports.read_model import EntryReads, Filters, StatsReads
 from ..ports.vector_index import VectorIndex
 from .memories import Context
-from .views import anchored_view, entry_view, full_entry_view
+from .views import anchored_view, entry_view, full_entry_view, referenced_ids
 
 TOP_TAGS_SHOWN = 5
 DIGEST_CANDIDATES_SHOWN = 10
@@ -35,7 +35,10 @@ class MemoryQueries:
         if row is None:
             raise NotFound(f"No entry found with ID: {entry_id}")
         row = replace(row, indexed=self.vectors.is_indexed(entry_id))
-        return full_entry_view(row, ctx.identity, self.store.read_stream(memory_stream(entry_id)))
+        events = self.store.read_stream(memory_stream(entry_id))
+        unreadable = {other for other in referenced_ids(events)
+                      if self.read_model.get(other, ctx.identity.readable) is None}
+        return full_entry_view(row, ctx.identity, events, unreadable)
 
     def recent(self, ctx: Context, filters: Filters, limit: int) -> list[dict[str, Any]]:
         return [entry_view(row, ctx.identity) for row in self.read_model.recent(filters, limit)]

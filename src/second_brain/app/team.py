@@ -1,8 +1,9 @@
 """The team: who a bearer token stands for, the /team/* administration, capture defaults and the activity feed.
 
-Every act is an event on the `team` stream (members added, tokens rotated, suspensions, removals, defaults,
-renames, and a note of each share and un-share), so the activity feed is that stream read back, and the state
-every request needs (who holds which token hash, their names and roles) is its fold.
+Every administrative act is an event on the `team` stream (members added, tokens rotated, suspensions, removals,
+defaults, teams and renames), and every share or un-share is noted on `team-shares`: the activity feed is the two
+read back, and the state every request needs (who holds which token hash, their names and roles) is the fold of
+the first.
 """
 
 import secrets
@@ -219,14 +220,17 @@ class TeamService:
             raise InvalidInput("You cannot remove yourself")
         if target == self.owner.actor_id:
             raise Forbidden("The owner cannot be removed")
-        member = self.state().member(target)
-        erased = self.erase_member(t.identity_of(member), ctx) if self.erase_member else 0
+        # Their access ends first, so nothing new lands in (or is shared out of) the workspace being erased; a
+        # removal that stops halfway leaves them suspended, and removing them again finishes it.
+        team = self._append(ctx, lambda team: [] if team.member(target).suspended
+                            else [t.MemberSuspended(target, True)])
+        erased = self.erase_member(t.identity_of(team.member(target), team), ctx) if self.erase_member else 0
         self._append(ctx, lambda team: [] if team.members[target].removed else [t.MemberRemoved(target, erased)])
         return {"ok": True, "id": target, "removed": True, "erased_memories": erased}
 
     def rename_workspace(self, ctx: Context, name: object, workspace_id: str | None = None) -> dict[str, Any]:
         _admin(ctx)
-        target = (workspace_id or t.COMPANY).strip()
+        target = (workspace_id or (ctx.identity.company_workspaces or (t.COMPANY,))[0]).strip()
         value = t.check_name(name)
         team = self._append(ctx, lambda team: [] if team.workspaces[team.workspace(target)] == value
                             else [t.WorkspaceRenamed(target, value)])
@@ -268,7 +272,8 @@ class TeamService:
         history = self.store.read_stream(t.STREAM)
         team = self._fold(history)
         roster = self.owner_identity(team)
-        shares = self.store.read_stream(t.SHARES_STREAM)
+        shares = [e for e in self.store.read_stream(t.SHARES_STREAM)  # moves in the caller's teams only
+                  if isinstance(e.event, t.ShareNoted) and e.event.workspace in ctx.identity.company_workspaces]
         merged = sorted([*history, *shares], key=lambda e: (e.position, e.at), reverse=True)
         items = [self._feed_item(e, roster, team.workspaces) for e in merged]
         limit, offset = max(1, min(ACTIVITY_MAX, limit)), max(0, offset)
@@ -276,11 +281,18 @@ class TeamService:
         return {"ok": True, "activity": page, "total": len(items), "limit": limit, "offset": offset,
                 "next_offset": offset + len(page) if offset + len(page) < len(items) else None}
 
-    def note_share(self, ctx: Context, memory_id: str, layer: str, author: str) -> list[Envelope]:
+    def note_share(self, ctx: Context, memory_id: str, layer: str, author: str, workspace: str) -> list[Envelope]:
         """The feed's record of a share or un-share, to append with the move itself."""
         version = len(self.store.read_stream(t.SHARES_STREAM))
-        return envelopes(ctx, t.SHARES_STREAM, version, [t.ShareNoted(memory_id, layer, author)], "",
+        return envelopes(ctx, t.SHARES_STREAM, version, [t.ShareNoted(memory_id, layer, author, workspace)], "",
                          self.clock.now_ms())
+
+    def home_of(self, actor_id: str) -> str | None:
+        """Where an author's memory goes back to when it is un-shared: their personal workspace (None once they
+        have left the team)."""
+        if actor_id == self.owner.actor_id:
+            return self.owner.personal_workspace
+        return self.state().home_of(actor_id)
 
     # -- helpers ----------------------------------------------------------------------------------------------------
 
@@ -342,12 +354,16 @@ def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read
     def erase(member: Identity, by: Context) -> int:
         ctx = Context(member, by.request_id)  # forget checks the right to change: theirs, over their own layer
         erased = 0
-        for row in read_model.all_entries((member.personal_workspace,)):
-            try:
-                memories.forget(ctx, row.id)
-                erased += 1
-            except NotFound:  # forgotten meanwhile
-                continue
+        while True:  # again while a pass erased something: whatever landed while it ran
+            before = erased
+            for row in read_model.all_entries((member.personal_workspace,)):
+                try:
+                    memories.forget(ctx, row.id)
+                    erased += 1
+                except NotFound:  # forgotten meanwhile
+                    continue
+            if erased == before:
+                break
         projects.erase_workspace(ctx, member.personal_workspace)
         return erased
 

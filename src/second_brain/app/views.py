@@ -1,5 +1,6 @@
 """How entries and their timelines look to clients (shared by REST and, later, MCP)."""
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..domain.events import (
@@ -73,8 +74,15 @@ def anchored_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
     return {**entry_view(row, identity), "when_at": row.when_at, "when_kind": row.when_kind}
 
 
-def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope]) -> dict[str, Any]:
-    """An entry as /entry returns it: everything, its author and its audit timeline."""
+def referenced_ids(events: list[Envelope]) -> set[str]:
+    """The other memories a timeline names (the duplicate it resembled, the side of a contradiction)."""
+    return {getattr(e.event, name) for e in events for name in ("match_id", "other_id") if hasattr(e.event, name)}
+
+
+def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope],
+                    unreadable: AbstractSet[str] = frozenset()) -> dict[str, Any]:
+    """An entry as /entry returns it: everything, its author and its audit timeline, where the id of a memory
+    the caller cannot read (another member's, or one forgotten since) shows as null."""
     view = entry_view(row, identity)
     view["actor_name"] = actor_name(identity, row.actor)
     view["indexed"] = row.indexed
@@ -82,6 +90,10 @@ def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope]) -
     view["when_at"] = row.when_at
     view["when_kind"] = row.when_kind if row.when_at is not None else None
     view["timeline"] = [timeline_item(e, identity) for e in events]
+    for item in view["timeline"]:
+        for name in ("match_id", "other_id"):
+            if item["payload"].get(name) in unreadable:
+                item["payload"][name] = None
     return view
 
 

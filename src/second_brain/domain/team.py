@@ -110,6 +110,7 @@ class ShareNoted:
     memory_id: str
     layer: str  # "company" (shared) or "personal" (unshared)
     author: str
+    workspace: str = COMPANY  # the company workspace it entered or left: the feed shows it to that team's admins
     SCHEMA: ClassVar[int] = 1
 
 
@@ -165,6 +166,11 @@ class Team:
         if found is None or found.removed:
             raise NotFound(f"No member found with ID: {member_id[:80]}")
         return found
+
+    def home_of(self, actor_id: str) -> str | None:
+        """A member's personal workspace, None once they are removed (or never were)."""
+        member = self.members.get(actor_id)
+        return member.personal_workspace if member and not member.removed else None
 
     def name_of(self, actor_id: str) -> str:
         member = self.members.get(actor_id)

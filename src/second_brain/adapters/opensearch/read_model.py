@@ -125,11 +125,13 @@ class OpenSearchReadModel:
         return [row_of(h["_source"]) for h in hits]
 
     def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
+        """Edges with both ends readable: an end shared or taken back since the link was made may be elsewhere."""
         query = {"terms": {"workspace": list(workspaces)}}
         edges = [EdgeRow(s["source_id"], s["target_id"], s["type"], s["weight"], s["provenance"], s["created_at"])
                  for s in (h["_source"] for h in self.ix.scan(self.ix.edges, query, [{"created_at": "asc"}]))]
-        alive = self.ix.mget(self.ix.entries, list({x for e in edges for x in (e.source_id, e.target_id)}))
-        edges = [e for e in edges if e.source_id in alive and e.target_id in alive]
+        ends = self.ix.mget(self.ix.entries, list({x for e in edges for x in (e.source_id, e.target_id)}))
+        readable = {key for key, row in ends.items() if row.workspace in workspaces}
+        edges = [e for e in edges if e.source_id in readable and e.target_id in readable]
         return sorted(edges, key=lambda e: (e.created_at, e.source_id, e.target_id, e.type))
 
     def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:

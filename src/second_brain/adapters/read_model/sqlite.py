@@ -53,10 +53,13 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats):
         return [row_of(r) for r in rows]
 
     def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
+        """Edges with both ends readable: an end shared or taken back since the link was made may be elsewhere."""
         marks = ", ".join("?" for _ in workspaces)
         rows = self._read(
-            "SELECT source_id, target_id, type, weight, provenance, created_at FROM edges"
-            f" WHERE workspace IN ({marks}) ORDER BY created_at, source_id, target_id, type", tuple(workspaces),
+            "SELECT x.source_id, x.target_id, x.type, x.weight, x.provenance, x.created_at FROM edges x"
+            " JOIN entries s ON s.id = x.source_id JOIN entries t ON t.id = x.target_id"
+            f" WHERE s.workspace IN ({marks}) AND t.workspace IN ({marks})"
+            " ORDER BY x.created_at, x.source_id, x.target_id, x.type", (*workspaces, *workspaces),
         ).fetchall()
         return [EdgeRow(*r) for r in rows]
 

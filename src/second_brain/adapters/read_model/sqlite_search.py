@@ -13,6 +13,7 @@ EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at m
 SHORT_TERM_SAMPLE = 200
 DF_CACHE_SECONDS = 60.0
 DF_CACHE_SIZE = 50_000
+NARROW_SHARE = 0.25  # a caller reading at most this share of the brain searches their own rows, not the index
 
 
 class SQLiteKeywordSearch(SQLiteReads):
@@ -58,7 +59,20 @@ class SQLiteKeywordSearch(SQLiteReads):
         if not terms:
             return []
         where, params = recall_scope_sql(filters)
-        match = (" AND " if require_all else " OR ").join(phrase(t) for t in terms)
+        joiner = " AND " if require_all else " OR "
+        if newest_first and self._narrow(filters.workspaces) and all(t.isascii() for t in terms):
+            # The index holds every workspace's text: streaming its matches for one member of a team reads the
+            # whole team's to find the member's share. Their own memories, newest first, tested row by row, stop
+            # as soon: the cost follows the caller's share of the brain, not the brain. (LIKE folds ASCII case
+            # only, as the index folds every case: words with other letters keep the index.)
+            likes = joiner.join("e.content LIKE ? ESCAPE '\\'" for _ in terms)
+            rows = self._read(
+                f"SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e WHERE ({likes}) AND {where}"
+                " ORDER BY e.created_at DESC, e.rid DESC LIMIT ?",
+                (*(f"%{escape_like(t)}%" for t in terms), *params, limit),
+            ).fetchall()
+            return [KeywordHit(entry_of(r), float(r[15])) for r in rows]
+        match = joiner.join(phrase(t) for t in terms)
         # bm25 must score every match before it can sort (and count each term's matches in the whole index before
         # it scores one); rowid order streams and stops at the limit, so newest first goes without a score.
         order = "entries_fts.rowid DESC" if newest_first else "bm25(entries_fts)"
@@ -69,6 +83,14 @@ class SQLiteKeywordSearch(SQLiteReads):
             (match, *params, limit),
         ).fetchall()
         return [KeywordHit(entry_of(r), float(r[15])) for r in rows]
+
+    def _narrow(self, workspaces: Sequence[str]) -> bool:
+        """Whether these workspaces hold at most NARROW_SHARE of the brain's memories."""
+        conn = self.db.connection()
+        everyone = conn.execute("SELECT COALESCE(SUM(n), 0) FROM workspace_counts").fetchone()[0]
+        scoped = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN"
+                              f" ({marks(workspaces)})", tuple(workspaces)).fetchone()[0] if workspaces else 0
+        return scoped <= everyone * NARROW_SHARE
 
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
         if not terms:
