@@ -13,6 +13,10 @@ over them: each member imports their share into their own personal workspace wit
 land there), so no one reads more than their share. The queries are then asked as the first member, and the same
 sizes are measured again on a single-owner brain in the same run, side by side.
 
+With --measure DIR [DIR ...], brains a run left behind are served again (after a restart, so the vectors are
+loaded from disk rather than made) and measured side by side: as the first member where the brain has a team (their
+token rotated by the owner: only hashes are kept), else as the owner.
+
 Queries: a rare word (in 10 memories at every size), common words (about 30% of memories) and a paraphrase (no
 word in common with the notes it should find: the migrations of billing, pricing or payments; hit@10 is the share
 of its top 10 that are such notes). `GET /count`, `/tags` and `/stats` are timed the same way.
@@ -186,7 +190,12 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=0, help="a team brain with this many members, then a "
                                                                 "single-owner one, side by side")
     parser.add_argument("--dir", default=str(ROOT / "bench/results"))
+    parser.add_argument("--measure", nargs="+", type=Path, metavar="DIR", help="serve these brains again and "
+                                                                                "measure them side by side")
     args = parser.parse_args()
+    if args.measure:
+        remeasure(args.measure, args.repeat)
+        return
     rare = set(range(0, args.sizes[0], args.sizes[0] // 10))  # ten quokkas, whatever the size
     if args.members:
         # Every member gets every members-th note; the quokkas go to the first member, who asks the queries.
@@ -200,6 +209,31 @@ def main() -> None:
                 print(f"  {size:>7} {name:<13} {teamed[size][name]:6.1f} / {alone[size][name]:6.1f} ms  {ratio:.2f}x")
     else:
         run(args, rare, 0)
+
+
+def remeasure(dirs: list[Path], repeat: int) -> None:
+    figures = {}
+    for data_dir in dirs:
+        server = Server(data_dir).start()
+        try:
+            owner = Client(server)
+            members = owner.call("GET", "/team/members")[1]["members"]
+            first = next((m for m in members if m["name"] == "Member 0"), None)
+            client = owner
+            if first:
+                token = owner.call("POST", "/team/members/token", body=json.dumps({"id": first["id"]}).encode())[1]
+                client = Client(server, token["token"])
+            size = owner.call("GET", "/stats")[1]["count"] if not first else None
+            print(f"\n#### {data_dir.name}: as {'Member 0' if first else 'the owner'}"
+                  f"{'' if size is None else f' ({size} memories)'}", flush=True)
+            figures[data_dir.name] = measure(client, server, 0, repeat)
+        finally:
+            server.stop()
+    names = list(figures)
+    print("\nrecall p50 / p95, side by side: " + " | ".join(names))
+    for query in QUERIES:
+        print(f"  {query:<13} " + " | ".join(f"{figures[n][query]:6.1f} / {figures[n][f'{query} p95']:6.1f} ms"
+                                             for n in names))
 
 
 def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dict[str, float]]:
