@@ -19,8 +19,6 @@ from .memories import CaptureOutcome
 from .recall.pipeline import RecallRequest
 from .time_anchors import parse_when
 
-LAYERS = ("personal", "company")
-
 
 def required(value: str | None, name: str) -> str:
     if value is None or not value.strip():
