@@ -3,6 +3,7 @@ search (sqlite_search.py) and stats (sqlite_stats.py), every read port over one 
 written by the projection in sqlite_projection.py."""
 
 import json
+from dataclasses import replace
 from collections.abc import Sequence
 
 from ...ports.read_model import Connection, EdgeRow, EntryRow, Filters, ProjectRow
@@ -18,11 +19,18 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats):
         return row_of(row) if row else None
 
     def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
-        where, params = scope_sql(filters)
-        rows = self._read(
-            f"SELECT e.* FROM entries e WHERE {where} ORDER BY e.created_at DESC, e.rid DESC LIMIT ?",
-            (*params, limit),
-        ).fetchall()
+        # One newest-first walk of the (workspace, created_at) index per workspace, merged: with `IN (a, b)` SQLite
+        # would sort every memory of both (the owner reads their own layer and the company's).
+        parts, params = [], []
+        for workspace in filters.workspaces:
+            where, scoped = scope_sql(replace(filters, workspaces=(workspace,)))
+            parts.append(f"SELECT * FROM (SELECT e.* FROM entries e WHERE {where}"
+                         " ORDER BY e.created_at DESC, e.rid DESC LIMIT ?)")
+            params += [*scoped, limit]
+        if not parts:
+            return []
+        rows = self._read(" UNION ALL ".join(parts) + " ORDER BY created_at DESC, rid DESC LIMIT ?",
+                          (*params, limit)).fetchall()
         return [row_of(r) for r in rows]
 
     def count(self, workspaces: Sequence[str]) -> int:
