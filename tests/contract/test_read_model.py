@@ -219,3 +219,5 @@ def test_newest_first_search_answers_the_same_whatever_share_of_the_brain_the_ca
         found = brain.queries.read_model.keyword_search(["meeting", "notes"], Filters(scope), 5,
                                                         require_all=require_all, newest_first=True)
         assert [h.entry.id for h in found] == expected(scope), scope
+        newest = [i for i, ws, _ in reversed(written) if ws in scope][:5]
+        assert [r.id for r in brain.queries.read_model.recent(Filters(scope), 5)] == newest, scope

@@ -3,12 +3,11 @@ search (sqlite_search.py) and stats (sqlite_stats.py), every read port over one 
 written by the projection in sqlite_projection.py."""
 
 import json
-from dataclasses import replace
 from collections.abc import Sequence
 
 from ...ports.read_model import Connection, EdgeRow, EntryRow, Filters, ProjectRow
 from .sqlite_search import SQLiteKeywordSearch
-from .sqlite_sql import NOT_DEPRECATED, marks, row_of, scope_sql
+from .sqlite_sql import NOT_DEPRECATED, marks, newest_in_scope, row_of, scope_sql
 from .sqlite_stats import SQLiteStats
 
 
@@ -19,19 +18,10 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats):
         return row_of(row) if row else None
 
     def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
-        # One newest-first walk of the (workspace, created_at) index per workspace, merged: with `IN (a, b)` SQLite
-        # would sort every memory of both (the owner reads their own layer and the company's).
-        parts, params = [], []
-        for workspace in filters.workspaces:
-            where, scoped = scope_sql(replace(filters, workspaces=(workspace,)))
-            parts.append(f"SELECT * FROM (SELECT e.* FROM entries e WHERE {where}"
-                         " ORDER BY e.created_at DESC, e.rid DESC LIMIT ?)")
-            params += [*scoped, limit]
-        if not parts:
+        if not filters.workspaces:
             return []
-        rows = self._read(" UNION ALL ".join(parts) + " ORDER BY created_at DESC, rid DESC LIMIT ?",
-                          (*params, limit)).fetchall()
-        return [row_of(r) for r in rows]
+        sql, params = newest_in_scope("e.*", filters, limit)
+        return [row_of(r) for r in self._read(sql, params).fetchall()]
 
     def count(self, workspaces: Sequence[str]) -> int:
         return self._read(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",

@@ -7,7 +7,16 @@ from collections.abc import Sequence
 
 from ...ports.read_model import EntryRow, Filters, KeywordHit, TermStats
 from ..sqlite_database import SQLiteDatabase
-from .sqlite_sql import ENTRY_COLUMNS, SQLiteReads, entry_of, escape_like, marks, phrase, recall_scope_sql
+from .sqlite_sql import (
+    ENTRY_COLUMNS,
+    SQLiteReads,
+    entry_of,
+    escape_like,
+    marks,
+    newest_in_scope,
+    phrase,
+    recall_scope_sql,
+)
 
 EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
 SHORT_TERM_SAMPLE = 200
@@ -56,7 +65,7 @@ class SQLiteKeywordSearch(SQLiteReads):
 
     def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
                        newest_first: bool = False) -> list[KeywordHit]:
-        if not terms:
+        if not terms or not filters.workspaces:
             return []
         where, params = recall_scope_sql(filters)
         joiner = " AND " if require_all else " OR "
@@ -66,12 +75,9 @@ class SQLiteKeywordSearch(SQLiteReads):
             # as soon: the cost follows the caller's share of the brain, not the brain. (LIKE folds ASCII case
             # only, as the index folds every case: words with other letters keep the index.)
             likes = joiner.join("e.content LIKE ? ESCAPE '\\'" for _ in terms)
-            rows = self._read(
-                f"SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e WHERE ({likes}) AND {where}"
-                " ORDER BY e.created_at DESC, e.rid DESC LIMIT ?",
-                (*(f"%{escape_like(t)}%" for t in terms), *params, limit),
-            ).fetchall()
-            return [KeywordHit(entry_of(r), float(r[15])) for r in rows]
+            sql, params = newest_in_scope(f"{ENTRY_COLUMNS}, 0.0", filters, limit, likes,
+                                          [f"%{escape_like(t)}%" for t in terms], recall_scope_sql)
+            return [KeywordHit(entry_of(r), 0.0) for r in self._read(sql, params).fetchall()]
         match = joiner.join(phrase(t) for t in terms)
         # bm25 must score every match before it can sort (and count each term's matches in the whole index before
         # it scores one); rowid order streams and stops at the limit, so newest first goes without a score.

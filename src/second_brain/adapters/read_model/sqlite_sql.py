@@ -2,7 +2,8 @@
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -73,6 +74,21 @@ def scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]
 def recall_scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:
     where, params = scope_sql(filters, by_id)
     return f"{where} AND {ALWAYS_EXCLUDED}", [*params, *text.NEVER_RECALLED]
+
+
+def newest_in_scope(columns: str, filters: Filters, limit: int, condition: str = "1",
+                 condition_params: Sequence[object] = (), scope: Callable[..., tuple[str, list[object]]] = scope_sql,
+                 ) -> tuple[str, list[object]]:
+    """The newest `limit` entries in scope meeting `condition`: one walk of the (workspace, created_at) index per
+    workspace, merged. With `workspace IN (a, b)` SQLite would sort every matching memory of both (the owner reads
+    their own layer and the company's). Needs at least one workspace."""
+    parts, params = [], []
+    for workspace in filters.workspaces:
+        where, scoped = scope(replace(filters, workspaces=(workspace,)))
+        parts.append(f"SELECT * FROM (SELECT {columns}, e.rid AS rid_ FROM entries e WHERE ({condition}) AND {where}"
+                     " ORDER BY e.created_at DESC, e.rid DESC LIMIT ?)")
+        params += [*condition_params, *scoped, limit]
+    return " UNION ALL ".join(parts) + " ORDER BY created_at DESC, rid_ DESC LIMIT ?", [*params, limit]
 
 
 def phrase(term: str) -> str:
