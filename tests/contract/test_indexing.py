@@ -308,6 +308,18 @@ def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path,
                 assert [h.entry_id for h in two_pass] == [h.entry_id for h in exact], (two_pass, exact)
                 assert [h.score for h in two_pass] == pytest.approx([h.score for h in exact], abs=1e-6)
         assert vector_sqlite._SIMD is not None and vectors._size > vector_sqlite.SHORTLIST * 64
+        # A narrow scope (here the newest tenth) is scored on its own rows: the same answer as the whole matrix.
+        narrow = Filters(WS, after=1_700_000_000_540)
+        for _ in range(20):
+            query = rng.standard_normal(vectors.dimension).astype(np.float32)
+            query /= np.linalg.norm(query)
+            own_rows = vectors.search(query, narrow, 10)
+            monkeypatch.setattr(vector_sqlite, "_SIMD", None)
+            monkeypatch.setattr(vector_sqlite, "NARROW_SHARE_INVERSE", 10**9)
+            whole = vectors.search(query, narrow, 10)
+            monkeypatch.undo()
+            assert [h.entry_id for h in own_rows] == [h.entry_id for h in whole] and len(whole) == 10
+            assert [h.score for h in own_rows] == pytest.approx([h.score for h in whole], abs=1e-6)
     finally:
         brain.close()
 

@@ -24,6 +24,7 @@ except ImportError:  # without it every search scores the whole float16 matrix, 
     _SIMD = None
 
 SHORTLIST = 2  # rows scored exactly per row needed, after the int8 pass
+NARROW_SHARE_INVERSE = 4  # a scope of at most a quarter of the rows is scored on its own rows, exactly
 # The in-memory arrays with one entry per stored passage (row), grown and compacted together.
 ROW_ARRAYS = ("_matrix", "_codes", "_code_scale", "_rid", "_created", "_workspace", "_is_update", "_alive")
 
@@ -215,6 +216,11 @@ class SQLiteVectorIndex:
             if not mask.any():
                 return []
             query = query.astype(np.float32)
+            selected = np.flatnonzero(mask)
+            if len(selected) * NARROW_SHARE_INVERSE <= size:
+                # A narrow scope (one member of a big team, a rare tag): its own rows, scored exactly, cost less
+                # than a first pass over every row of the brain.
+                return self._hits(selected, self._exact(selected, query), limit)
             want = min(size, max(limit * 4, 64))
             # A large brain is first scored on its int8 codes (half the memory of the float16 rows to read), then
             # the best rows, twice as many as needed, on their float16 rows: the order scoring every row gives, at
@@ -223,24 +229,30 @@ class SQLiteVectorIndex:
             scores = self._approximate(query, size) if coarse else self._exact(slice(size), query)
             if not mask.all():
                 scores = np.where(mask, scores, -np.inf)
-            hits: list[VectorHit] = []
-            seen: set[str] = set()
             while True:
                 pick = min(size, want * SHORTLIST) if coarse else want
                 top = _best(scores, pick)
                 top = top[np.isfinite(scores[top])]
                 exact = self._exact(top, query) if coarse else scores[top]
-                order = np.lexsort((top, -exact))  # best first; equal scores in the order the rows were stored
-                for row, score in zip(top[order].tolist(), exact[order].tolist()):
-                    entry_id = self._entry[row]
-                    if entry_id not in seen:
-                        seen.add(entry_id)
-                        hits.append(VectorHit(entry_id, score, bool(self._is_update[row])))
-                        if len(hits) == limit:
-                            return hits
-                if pick >= size:
+                hits = self._hits(top, exact, limit)
+                if len(hits) == limit or pick >= size:
                     return hits
-                hits, seen, want = [], set(), min(size, want * 4)  # many passages per memory: look deeper
+                want = min(size, want * 4)  # many passages per memory: look deeper
+
+    def _hits(self, rows: np.ndarray, scores: np.ndarray, limit: int) -> list[VectorHit]:
+        """The best passage of up to `limit` memories among these rows, best first; equal scores in the order the
+        rows were stored."""
+        hits: list[VectorHit] = []
+        seen: set[str] = set()
+        order = np.lexsort((rows, -scores))
+        for row, score in zip(rows[order].tolist(), scores[order].tolist()):
+            entry_id = self._entry[row]
+            if entry_id not in seen:
+                seen.add(entry_id)
+                hits.append(VectorHit(entry_id, score, bool(self._is_update[row])))
+                if len(hits) == limit:
+                    break
+        return hits
 
     def _approximate(self, query: np.ndarray, size: int) -> np.ndarray:
         """Every row's cosine with the query, from the int8 codes (within about 0.01 of the exact one)."""
