@@ -216,10 +216,10 @@ class SQLiteVectorIndex:
             if not mask.any():
                 return []
             query = query.astype(np.float32)
-            selected = np.flatnonzero(mask)
-            if len(selected) * NARROW_SHARE_INVERSE <= size:
+            if np.count_nonzero(mask) * NARROW_SHARE_INVERSE <= size:
                 # A narrow scope (one member of a big team, a rare tag): its own rows, scored exactly, cost less
                 # than a first pass over every row of the brain.
+                selected = np.flatnonzero(mask)
                 return self._hits(selected, self._exact(selected, query), limit)
             want = min(size, max(limit * 4, 64))
             # A large brain is first scored on its int8 codes (half the memory of the float16 rows to read), then

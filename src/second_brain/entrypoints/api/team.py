@@ -61,8 +61,15 @@ class RenameBody(Body):
     name: StrictStr | None = None
 
 
-def _in(model: type[Body]) -> Any:
-    return Annotated[model, Depends(json_body(model))]
+DefaultIn = Annotated[DefaultBody, Depends(json_body(DefaultBody))]
+ProfileIn = Annotated[ProfileBody, Depends(json_body(ProfileBody))]
+NewMemberIn = Annotated[NewMemberBody, Depends(json_body(NewMemberBody))]
+MemberIn = Annotated[MemberBody, Depends(json_body(MemberBody))]
+SuspendIn = Annotated[SuspendBody, Depends(json_body(SuspendBody))]
+MemberDefaultIn = Annotated[MemberDefaultBody, Depends(json_body(MemberDefaultBody))]
+RenameIn = Annotated[RenameBody, Depends(json_body(RenameBody))]
+NewTeamIn = Annotated[NewTeamBody, Depends(json_body(NewTeamBody))]
+MembershipIn = Annotated[MembershipBody, Depends(json_body(MembershipBody))]
 
 
 def _team(request: Request) -> Any:
@@ -88,13 +95,13 @@ def workspaces(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 
 @router.post("/me/default-share", responses=errors(400, 409, 413), openapi_extra=documented(DefaultBody))
-def own_default(ctx: Ctx, body: _in(DefaultBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def own_default(ctx: Ctx, body: DefaultIn, request: Request) -> dict[str, Any]:
     """Where your captures land when they name no workspace: personal, company or inherit (the team's)."""
     return _team(request).set_own_default(ctx, body.default)
 
 
 @router.post("/profile", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(ProfileBody))
-def profile(ctx: Ctx, body: _in(ProfileBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def profile(ctx: Ctx, body: ProfileIn, request: Request) -> dict[str, Any]:
     """Your name and email; an admin may name another member's `id`, and change a role."""
     return _team(request).update_profile(ctx, body.id, body.name, body.email, body.role)
 
@@ -106,51 +113,51 @@ def members(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 
 @router.post("/members", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(NewMemberBody))
-def add_member(ctx: Ctx, body: _in(NewMemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def add_member(ctx: Ctx, body: NewMemberIn, request: Request) -> dict[str, Any]:
     """Admin: add a member; the answer holds their token, shown this once (only its hash is kept)."""
     return _team(request).add_member(ctx, body.name, body.email, body.role, body.teams)
 
 
 @router.post("/members/token", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
-def rotate(ctx: Ctx, body: _in(MemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def rotate(ctx: Ctx, body: MemberIn, request: Request) -> dict[str, Any]:
     """Admin: replace a member's token; the new one is shown this once, the old one stops working."""
     return _team(request).rotate_token(ctx, body.id)
 
 
 @router.post("/members/suspend", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(SuspendBody))
-def suspend(ctx: Ctx, body: _in(SuspendBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def suspend(ctx: Ctx, body: SuspendIn, request: Request) -> dict[str, Any]:
     """Admin: suspend a member (their token answers 401 `suspended`) or restore them; no data is touched."""
     return _team(request).suspend(ctx, body.id, body.suspended)
 
 
 @router.post("/members/default-share", responses=errors(400, 403, 404, 409, 413),
              openapi_extra=documented(MemberDefaultBody))
-def member_default(ctx: Ctx, body: _in(MemberDefaultBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def member_default(ctx: Ctx, body: MemberDefaultIn, request: Request) -> dict[str, Any]:
     """Admin: set a member's capture default (personal, company or inherit)."""
     return _team(request).set_member_default(ctx, body.id, body.default)
 
 
 @router.post("/members/remove", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
-def remove(ctx: Ctx, body: _in(MemberBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def remove(ctx: Ctx, body: MemberIn, request: Request) -> dict[str, Any]:
     """Admin: remove a member and erase their personal workspace; their company memories stay, attributed."""
     return _team(request).remove(ctx, body.id)
 
 
 @router.post("/workspaces/rename", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(RenameBody))
-def rename(ctx: Ctx, body: _in(RenameBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def rename(ctx: Ctx, body: RenameIn, request: Request) -> dict[str, Any]:
     """Admin: rename a company workspace (the primary team's when no `id`)."""
     return _team(request).rename_workspace(ctx, body.name, body.id)
 
 
 @router.post("/workspaces", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(NewTeamBody))
-def create_team(ctx: Ctx, body: _in(NewTeamBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def create_team(ctx: Ctx, body: NewTeamIn, request: Request) -> dict[str, Any]:
     """Admin: another company workspace on this brain (a team), with the members named; the owner is in all."""
     return _team(request).create_team(ctx, body.name, body.members)
 
 
 @router.post("/workspaces/members", responses=errors(400, 403, 404, 409, 413),
              openapi_extra=documented(MembershipBody))
-def membership(ctx: Ctx, body: _in(MembershipBody), request: Request) -> dict[str, Any]:  # type: ignore[valid-type]
+def membership(ctx: Ctx, body: MembershipIn, request: Request) -> dict[str, Any]:
     """Admin: add a member to a company workspace (`joined: true`) or take them out (`false`)."""
     return _team(request).set_membership(ctx, body.id, body.member, body.joined)
 
