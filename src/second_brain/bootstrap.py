@@ -18,6 +18,8 @@ from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
 from .app.indexing import Foreground, Indexer, IndexingWorker
 from .app.links import LinkService
+from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
+from .app.maintenance.runner import parse_daily
 from .app.memories import MemoryService
 from .app.projects import ProjectService
 from .app.queries import MemoryQueries
@@ -83,6 +85,9 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
                              llm=llm if has_model else None)
     team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
                        erase_member=workspace_eraser(memories, projects, read_model))
+    # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
+    maintenance = MaintenanceRunner(store, clock, [])
+    at = parse_daily(settings.maintenance_at)
     if classifier:
         memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
     return Brain(
@@ -103,8 +108,10 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         # Embedding a brain's worth of texts leaves freed heap behind: it goes back once the queue is empty.
         worker=IndexingWorker(indexer, on_drained=release_freed_memory) if indexer and worker else None,
         owner=team.owner,
+        maintenance=maintenance,
         classifier=classifier,
         foreground=foreground or Foreground(),
+        scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,
     )
 
 

@@ -11,6 +11,7 @@ from ..ports.vector_index import VectorIndex
 from ..settings import Settings
 from .indexing import Foreground, Indexer, IndexingWorker
 from .links import LinkService
+from .maintenance import MaintenanceRunner, MaintenanceScheduler
 from .memories import MemoryService
 from .projects import ProjectService
 from .queries import MemoryQueries
@@ -40,15 +41,21 @@ class Brain:
     indexer: Indexer | None
     worker: IndexingWorker | None
     owner: Identity
+    maintenance: MaintenanceRunner
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
+    scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))
 
-    def start(self) -> None:
-        """Start background work (the indexing worker)."""
+    def start(self, schedule: bool = False) -> None:
+        """Start background work: the indexing worker, and with `schedule` the maintenance clock."""
         if self.worker:
             self.worker.start()
+        if schedule and self.scheduler:
+            self.scheduler.start()
 
     def close(self) -> None:
+        if self.scheduler:
+            self.scheduler.stop()
         if self.worker:
             self.worker.stop()
         if self.indexer:

@@ -8,7 +8,7 @@ rules the contract sets: required fields, workspaces, project slugs, `when`, lim
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.errors import InvalidInput, NotFound, SemanticUnavailable
+from ..domain.errors import Forbidden, InvalidInput, NotFound, SemanticUnavailable
 from ..domain.projects import check_slug
 from ..domain.text import INT64, MAX_ID_CHARS, check_source, shorten
 from ..ports.read_model import Filters
@@ -311,3 +311,21 @@ def resolve_loop(brain: Brain, ctx: Context, memory_id: str | None, action: str 
     action = required(action, "action")
     memory = brain.memories.resolve_loop(ctx, identifier(memory_id), action)
     return {"ok": True, "id": memory.id, "action": action, "tags": list(memory.tags)}
+
+
+def require_admin(ctx: Context) -> None:
+    if ctx.identity.role != "admin":
+        raise Forbidden("Only an admin may do this")
+
+
+def maintenance_status(brain: Brain, ctx: Context) -> dict[str, Any]:
+    """Every maintenance job, its schedule and its latest run (admin only: the runs span every workspace)."""
+    require_admin(ctx)
+    return {"ok": True, "jobs": brain.maintenance.status()}
+
+
+def run_maintenance(brain: Brain, ctx: Context, job: str | None) -> dict[str, Any]:
+    """Run one job now, or every nightly job; the summaries of the runs."""
+    require_admin(ctx)
+    names = [job.strip()] if job is not None and job.strip() else None
+    return {"ok": True, "runs": brain.maintenance.run(names)}

@@ -4,6 +4,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from .links import LinkCreated, LinkRemoved
+from .maintenance import MAINTENANCE_EVENTS
 from .oauth import OAUTH_EVENTS
 from .projects import ProjectCreated, ProjectDeleted, ProjectErased, ProjectImported, ProjectUpdated
 from .team import TEAM_EVENTS
@@ -215,7 +216,7 @@ REGISTRY: dict[str, type] = {
         MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
         ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
         ProjectErased, ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed, MemoryShared, MemoryUnshared,
-        *TEAM_EVENTS, *OAUTH_EVENTS,
+        *TEAM_EVENTS, *OAUTH_EVENTS, *MAINTENANCE_EVENTS,
     )
 }
 

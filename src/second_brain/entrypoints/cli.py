@@ -38,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     restore.add_argument("--data-dir", type=Path, help="where the brain is stored (stop `brain serve` first)")
     restore.add_argument("--page", type=int, default=500, help="entries or edges per atomic step (max 1000)")
 
+    upkeep = commands.add_parser("maintenance", help="run the nightly maintenance now (stop `brain serve` first, "
+                                 "or POST /maintenance/run to it)")
+    upkeep.add_argument("job", nargs="?", help="one job to run (default: every nightly job); --list names them")
+    upkeep.add_argument("--list", action="store_true", help="list the jobs and their latest runs")
+    upkeep.add_argument("--data-dir", type=Path, help="where the brain is stored")
+
     commands.add_parser("version", help="print the version")
 
     args = parser.parse_args(argv)
@@ -54,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return _export(settings, args.file)
     if args.command == "import":
         return _import(settings, args.file, args.page)
+    if args.command == "maintenance":
+        return _maintenance(settings, args.job, args.list)
     return _serve(settings)
 
 
@@ -69,7 +77,7 @@ def _serve(settings: Settings) -> int:
               flush=True)
     print(f"Second Brain {__version__} serving http://{settings.host}:{settings.port} "
           f"(data in {settings.data_dir.resolve()})", flush=True)
-    brain.start()
+    brain.start(schedule=True)
     try:
         uvicorn.run(create_app(brain, token), host=settings.host, port=settings.port, log_level="warning")
     finally:
@@ -147,6 +155,41 @@ def _import(settings: Settings, file: Path, page: int) -> int:
     finally:
         brain.close()
     return 0
+
+
+def _maintenance(settings: Settings, job: str | None, listing: bool) -> int:
+    """Run the nightly jobs (or one) in this process, printing each run's summary as it finishes."""
+    from ..domain.errors import BrainError
+
+    brain = build(settings)
+    try:
+        if listing:
+            for row in brain.maintenance.status():
+                last = row["last"]
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["finished_at"] / 1000)) if last else "never"
+                print(f"{row['job']:<14} {row['schedule']:<8} last run {when}")
+            return 0
+        names = [job] if job else brain.maintenance.names("nightly")
+        for name in names:
+            started = time.perf_counter()
+            try:
+                summary = brain.maintenance.run([name])[0]
+            except BrainError as exc:
+                print(exc.message, file=sys.stderr)
+                return 2
+            print(f"{name}: {_summary_line(summary)} ({time.perf_counter() - started:.1f}s)", flush=True)
+    finally:
+        brain.close()
+    return 0
+
+
+def _summary_line(summary: dict) -> str:
+    if "skipped" in summary:
+        return f"skipped, {summary['skipped']}"
+    counts = ", ".join(f"{k} {v}" for k, v in summary["counts"].items()) or "nothing to do"
+    errors = f"; errors: {'; '.join(summary['errors'])}" if summary["errors"] else ""
+    more = "" if summary["complete"] else "; more left for the next run"
+    return counts + more + errors
 
 
 def _progress(done: int, total: int, label: str = "restored", width: int = 30) -> None:

@@ -22,7 +22,7 @@ from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
 from ...settings import Settings
 from ..mcp import BearerGate, build_mcp, current_identity
-from . import chat, config, errors, links, memories, oauth, projects, reminders, team, transfer
+from . import chat, config, errors, links, maintenance, memories, oauth, projects, reminders, team, transfer
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
 SHELL = """<!doctype html>
@@ -70,6 +70,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
         app.include_router(transfer.uploads)
     app.include_router(config.router)
     app.include_router(team.router)
+    app.include_router(maintenance.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
