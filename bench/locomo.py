@@ -5,6 +5,7 @@ Usage:
   .venv/bin/python bench/locomo.py --set context_weight=0.3         # one change, side by side with the shipped
   .venv/bin/python bench/locomo.py --grid context_weight=0,0.25,0.5 --grid dense_weight=0.3,0.4
                                                                     # leave-one-conversation-out over the grid
+  .venv/bin/python bench/locomo.py --maintenance                    # before and after a nightly maintenance run
 
 Each conversation is its own brain (a real SQLite file, the local embedder: e5-small-v2, or MiniLM with
 --minilm). Its turns go in through `Transfer.import_page` (what POST /import calls) as "<speaker>: <text>",
@@ -107,9 +108,10 @@ def questions_of(sample: dict[str, Any]) -> list[tuple[str, set[str], int]]:
             if qa.get("category") in CATEGORIES and evidence_ids(qa)]
 
 
-def score_conversation(sample: dict[str, Any], config: RecallConfig, embedder: RememberingEmbedder
-                       ) -> dict[str, Any]:
-    """One fresh brain: import, index, then every question in order, the way a client would."""
+def score_conversation(sample: dict[str, Any], config: RecallConfig, embedder: RememberingEmbedder,
+                       maintenance: bool = False) -> dict[str, Any]:
+    """One fresh brain: import, index (with `maintenance`, then every nightly job, as POST /maintenance/run
+    runs them), then every question in order, the way a client would."""
     turns = turns_of(sample["conversation"])
     ids = {turn["dia_id"]: str(uuid.uuid4()) for turn in turns}
     payload = parse_payload({"version": 3, "entries": [
@@ -126,6 +128,10 @@ def score_conversation(sample: dict[str, Any], config: RecallConfig, embedder: R
                 offset = brain.transfer.import_page(ctx, payload, 1000, offset)["next_offset"]
             while operations.vectorize_pending(brain, ctx, 500)["remaining"]:
                 pass
+            if maintenance:
+                runs = operations.run_maintenance(brain, ctx, None)["runs"]
+                print("  " + "; ".join(f"{r['job']} {r.get('counts', r.get('skipped'))}" for r in runs),
+                      file=sys.stderr, flush=True)
             rows = []
             for question, wanted, category in questions_of(sample):
                 started = time.perf_counter()
@@ -212,6 +218,8 @@ def main() -> None:
                         help="a RecallConfig change, scored beside the shipped settings")
     parser.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2,...",
                         help="values to choose among by leave-one-conversation-out")
+    parser.add_argument("--maintenance", action="store_true",
+                        help="also score each conversation after a full nightly maintenance run, side by side")
     args = parser.parse_args()
     samples = json.loads(args.data.read_text())[: args.limit_convs]
     embedder = RememberingEmbedder(MiniLMEmbedder() if args.minilm else E5SmallEmbedder())
@@ -224,9 +232,14 @@ def main() -> None:
             variants[label(chosen)] = chosen
     started = time.perf_counter()
     scores: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in variants}
+    if args.maintenance:
+        scores["after maintenance"] = {}
     for sample in samples:
         for name, chosen in variants.items():
             scores[name][sample["sample_id"]] = score_conversation(sample, replace(RecallConfig(), **chosen), embedder)
+        if args.maintenance:
+            scores["after maintenance"][sample["sample_id"]] = score_conversation(sample, RecallConfig(), embedder,
+                                                                                  maintenance=True)
         print(f"{sample['sample_id']} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     questions = sum(len(by["rows"]) for by in scores["shipped"].values())
     print(f"LoCoMo through operations.recall: {questions} questions (categories 1-4), {len(samples)} conversations, "

@@ -1,15 +1,16 @@
-"""EventBridge Scheduler, nightly: finish erasures a failure left halfway, make sure the indexes exist and
-embed whatever is still pending."""
+"""EventBridge Scheduler: the nightly maintenance (finish erasures a failure left halfway, make sure the indexes
+exist, then every nightly job of app/maintenance/ in order until the invocation's time runs short) and, with
+{"schedule": "hourly"}, the hourly jobs (push reminders). Each job resumes next run from where it stopped."""
 
-import time
 from functools import cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
+from second_brain.app.maintenance.runner import HOURLY, NIGHTLY
 from second_brain.aws.composition import AwsBrain, Clients, build_aws
-from second_brain.aws.streams import deadline, embed_pending
+from second_brain.aws.streams import deadline
 from second_brain.settings import Settings
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
@@ -25,17 +26,16 @@ def brain() -> AwsBrain:
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: Any) -> dict:
     aws = brain()
-    aws.index.create()
-    until = deadline(context)
-    erased = aws.log.complete_erasures()  # forgets whose erasure a failure left halfway: before anything else
-    total = {"vectorized": 0, "failed": 0, "remaining": 0}
-    while time.monotonic() < until:  # in rounds, until none is left, a round makes no progress or time is short
-        report = embed_pending(aws, limit=256, until=until)
-        total = {k: total[k] + report[k] for k in ("vectorized", "failed")} | {"remaining": report["remaining"]}
-        if not report["remaining"] or not report["vectorized"]:
-            break
+    schedule = HOURLY if (event or {}).get("schedule") == HOURLY else NIGHTLY
+    erased = 0
+    if schedule == NIGHTLY:
+        aws.index.create()
+        erased = aws.log.complete_erasures()  # forgets whose erasure a failure left halfway: before anything else
+    runs = aws.brain.maintenance.run(until=deadline(context), schedule=schedule)
     aws.index.flush()
-    metrics.add_metric(name="Vectorized", unit=MetricUnit.Count, value=total["vectorized"])
+    for run in runs:
+        for key, value in run.get("counts", {}).items():
+            metrics.add_metric(name=f"{run['job']}.{key}", unit=MetricUnit.Count, value=value)
     metrics.add_metric(name="ErasuresFinished", unit=MetricUnit.Count, value=erased)
-    logger.info("nightly maintenance", extra={**total, "erasures_finished": erased})
-    return {"ok": True, **total, "erasures_finished": erased}
+    logger.info(f"{schedule} maintenance", extra={"runs": runs, "erasures_finished": erased})
+    return {"ok": True, "schedule": schedule, "runs": runs, "erasures_finished": erased}

@@ -11,17 +11,33 @@ from .adapters.event_store.sqlite import SQLiteEventStore
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .adapters.process_memory import release_freed_memory
+from .adapters.push.webpush import WebPushGateway
 from .adapters.read_model.sqlite import SQLiteReadModel
+from .adapters.read_model.sqlite_check import SQLiteIndexCheck
 from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
+from .app.brief import BriefService
+from .app.digest import DigestService
+from .app.extraction import Extractor
+from .app.graph_view import GraphView
 from .app.indexing import Foreground, Indexer, IndexingWorker
 from .app.links import LinkService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
+from .app.maintenance.compression import CompressionJob
+from .app.maintenance.extraction import ExtractionJob
+from .app.maintenance.graph import GraphPass
+from .app.maintenance.housekeeping import Housekeeping
+from .app.maintenance.index_check import IndexVerification
+from .app.maintenance.patterns import PatternsJob
+from .app.maintenance.push import PushReminders
 from .app.maintenance.runner import parse_daily
+from .app.maintenance.staleness import StalenessPass
 from .app.memories import MemoryService
+from .app.patterns import PatternService
 from .app.projects import ProjectService
+from .app.push import PushService
 from .app.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
 from .app.recall.rerank import MAX_CALLS as RERANK_CALLS
@@ -34,6 +50,7 @@ from .domain.identity import owner
 from .ports.clock import Clock, SystemClock
 from .ports.embedder import Embedder
 from .ports.event_store import EventStore
+from .ports.index_check import IndexCheck
 from .ports.llm import LanguageModel
 from .ports.read_model import ReadModel
 from .ports.reranker import Reranker
@@ -57,7 +74,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
     store.catch_up()
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder,
-                     load_llm(settings), load_reranker(settings), db=db, foreground=Foreground())
+                     load_llm(settings), load_reranker(settings), db=db, foreground=Foreground(),
+                     index_check=SQLiteIndexCheck(db, store, vectors))
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     return brain
@@ -66,7 +84,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
 def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,
              embedder: Embedder | None, llm: LanguageModel,
              reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True,
-             background_classification: bool = True, foreground: Foreground | None = None) -> Brain:
+             background_classification: bool = True, foreground: Foreground | None = None,
+             index_check: IndexCheck | None = None) -> Brain:
     """The application services over whichever adapters the deployment chose."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
@@ -85,8 +104,19 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
                              llm=llm if has_model else None)
     team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
                        erase_member=workspace_eraser(memories, projects, read_model))
+    push = PushService(store, read_model, clock, WebPushGateway(settings.push_contact), team)
+    digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
-    maintenance = MaintenanceRunner(store, clock, [])
+    maintenance = MaintenanceRunner(store, clock, [
+        Housekeeping(store, clock, indexer),
+        *([IndexVerification(store, index_check)] if index_check else []),
+        GraphPass(store, clock, read_model, vectors if embedder else None, links),
+        StalenessPass(store, clock),
+        CompressionJob(digests, read_model, team.every_workspace, clock),
+        PatternsJob(store, vectors if embedder else None, llm if has_model else None, clock, config.timezone),
+        ExtractionJob(Extractor(store, clock, config.timezone, llm if has_model else None)),
+        PushReminders(push),  # hourly
+    ])
     at = parse_daily(settings.maintenance_at)
     if classifier:
         memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
@@ -97,6 +127,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         vectors=vectors,
         memories=memories,
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
+        brief=BriefService(read_model, vectors, clock, settings.vectorize_grace_ms),
+        graph=GraphView(read_model),
         recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker),
         config=config,
         team=team,
@@ -109,6 +141,9 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         worker=IndexingWorker(indexer, on_drained=release_freed_memory) if indexer and worker else None,
         owner=team.owner,
         maintenance=maintenance,
+        push=push,
+        digests=digests,
+        patterns=PatternService(store, memories, clock, team.note_pattern),
         classifier=classifier,
         foreground=foreground or Foreground(),
         scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,

@@ -69,6 +69,8 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(30.0, description="Seconds to wait for the language model before giving up.")
     maintenance_at: str = Field("03:00", description="When `brain serve` runs the nightly maintenance, HH:MM in "
                                 "BRAIN_TIMEZONE, or `off` (the hourly jobs, such as push reminders, stop too).")
+    push_contact: str = Field("mailto:second-brain@example.com", description="How push services reach whoever runs "
+                              "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
 
     @field_validator("cors_origins", mode="before")

@@ -343,11 +343,9 @@ def test_an_embedding_failure_leaves_the_batch_projected_and_the_nightly_run_emb
         assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 200 and passages(aws, memory_id) == 0
     maintenance = load("maintenance")
     event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
-    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 1, "failed": 0, "remaining": 0,
-                                                   "erasures_finished": 0}
+    assert job(maintenance.handler(event, CONTEXT), "housekeeping")["counts"] == {"embedded": 1}
     assert passages(aws, memory_id) == 1
-    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0,
-                                                   "erasures_finished": 0}
+    assert job(maintenance.handler(event, CONTEXT), "housekeeping")["counts"] == {}
 
 
 def test_a_forget_whose_erasure_stopped_halfway_is_finished_by_the_nightly_run(aws, monkeypatch):
@@ -423,11 +421,30 @@ def test_the_owner_token_is_read_again_when_rotated(aws):
     assert token() == "rotated-token"
 
 
-def test_the_nightly_schedule_runs_maintenance(aws):
+def test_the_nightly_schedule_runs_every_nightly_job_and_the_hourly_one_the_hourly_jobs(aws):
     maintenance = load("maintenance")
     event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
-    assert maintenance.handler(event, CONTEXT) == {"ok": True, "vectorized": 0, "failed": 0, "remaining": 0,
-                                                   "erasures_finished": 0}
+    nightly = maintenance.handler(event, CONTEXT)
+    assert nightly["ok"] and nightly["schedule"] == "nightly" and nightly["erasures_finished"] == 0
+    brain = maintenance.brain().brain
+    assert [run["job"] for run in nightly["runs"]] == brain.maintenance.names("nightly")
+    assert all(run["errors"] == [] and run["complete"] for run in nightly["runs"])
+    assert [row["runs"] for row in brain.maintenance.status() if row["schedule"] == "nightly"] == \
+        [1] * len(nightly["runs"])  # each run is on record in the log
+    hourly = maintenance.handler({**event, "schedule": "hourly"}, CONTEXT)
+    assert [run["job"] for run in hourly["runs"]] == brain.maintenance.names("hourly")
+
+
+def test_a_nightly_run_short_of_time_stops_between_jobs_and_says_so(aws):
+    maintenance = load("maintenance")
+    event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
+    short = SimpleNamespace(**{**vars(CONTEXT), "get_remaining_time_in_millis": lambda: 1_000})  # under the reserve
+    runs = maintenance.handler(event, short)["runs"]
+    assert runs and all(run == {"job": run["job"], "skipped": "out of time"} for run in runs)
+
+
+def job(result: dict, name: str) -> dict:
+    return next(run for run in result["runs"] if run["job"] == name)
 
 
 def snapshot(aws) -> dict:

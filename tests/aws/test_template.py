@@ -251,6 +251,9 @@ def test_a_nightly_run_that_fails_is_retried_and_then_kept(template):
     assert maintenance["Events"]["Nightly"]["Type"] == "ScheduleV2"
     assert _ref(schedule["DeadLetterConfig"]["Arn"]) in queues, "a run the scheduler cannot start is lost"
     assert schedule["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    hourly = maintenance["Events"]["Hourly"]["Properties"]
+    assert hourly["ScheduleExpression"] == "rate(1 hour)" and json.loads(hourly["Input"]) == {"schedule": "hourly"}
+    assert _ref(hourly["DeadLetterConfig"]["Arn"]) in queues
     invoke = maintenance["EventInvokeConfig"]
     assert _ref(invoke["DestinationConfig"]["OnFailure"]["Destination"]) in queues, "a failed run is lost"
 
@@ -431,7 +434,7 @@ def test_models_are_granted_by_their_configured_ids_only(template):
 
 
 def test_each_function_gets_only_what_it_calls(template):
-    recall_models = {"bedrock:Rerank", "bedrock:InvokeModelWithResponseStream", "sagemaker:InvokeEndpoint"}
+    recall_models = {"bedrock:Rerank", "sagemaker:InvokeEndpoint"}
     for function in _functions(template):
         answers_requests = function in ("ApiFunction", "McpFunction")
         statements = _statements(template, function)
@@ -440,6 +443,8 @@ def test_each_function_gets_only_what_it_calls(template):
         assert ("dynamodb:GetRecords" in actions) == (function == "ProjectorFunction"), f"{function} and the stream"
         assert ("sqs:SendMessage*" in actions) == (function == "ProjectorFunction"), f"{function} and the queue"
         assert ("bedrock:Rerank" in actions) == answers_requests, f"{function} and the reranker"
+        converses = "bedrock:InvokeModelWithResponseStream" in actions  # the language model
+        assert converses == (answers_requests or function == "MaintenanceFunction"), f"{function} and the model"
         assert any("EmbeddingModelId" in json.dumps(s["resources"]) for s in statements), f"{function} embeds"
         decrypt = [s for s in statements if "kms:Decrypt" in s["actions"]]
         assert bool(decrypt) == answers_requests, f"{function} and the secret's key"

@@ -69,6 +69,7 @@ ID_ROUTES = (  # method, path, body or query for a memory id
     ("POST", "/due/snooze", lambda i, own: {"json": {"id": i, "until": "2099-06-01"}}),
     ("POST", "/due/clear", lambda i, own: {"json": {"id": i}}),
     ("POST", "/loops/resolve", lambda i, own: {"json": {"id": i, "action": "done"}}),
+    ("POST", "/patterns/resolve", lambda i, own: {"json": {"id": i, "action": "confirm"}}),
     ("POST", "/link", lambda i, own: {"json": {"source_id": own, "target_id": i}}),
     ("POST", "/unlink", lambda i, own: {"json": {"source_id": i, "target_id": own}}),
     ("POST", "/forget", lambda i, own: {"json": {"id": i}}),

@@ -28,7 +28,7 @@ def opensearch_brain(url: str, tmp_path, clock, embedder) -> Brain:
     index.create()
     store = ProjectingEventStore(log, [index])
     return assemble(Settings(data_dir=tmp_path / "unused"), clock, store, index.read_model, index.vectors, embedder,
-                    NoLanguageModel(), None, worker=False)
+                    NoLanguageModel(), None, worker=False, index_check=index.check)
 
 
 def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:

@@ -9,11 +9,16 @@ from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from ..ports.vector_index import VectorIndex
 from ..settings import Settings
+from .brief import BriefService
+from .digest import DigestService
+from .graph_view import GraphView
 from .indexing import Foreground, Indexer, IndexingWorker
 from .links import LinkService
 from .maintenance import MaintenanceRunner, MaintenanceScheduler
 from .memories import MemoryService
+from .patterns import PatternService
 from .projects import ProjectService
+from .push import PushService
 from .queries import MemoryQueries
 from .recall.pipeline import RecallService
 from .settings_service import SettingsService
@@ -31,6 +36,8 @@ class Brain:
     vectors: VectorIndex
     memories: MemoryService
     queries: MemoryQueries
+    brief: BriefService
+    graph: GraphView
     recall: RecallService
     links: LinkService
     projects: ProjectService
@@ -42,6 +49,9 @@ class Brain:
     worker: IndexingWorker | None
     owner: Identity
     maintenance: MaintenanceRunner
+    push: PushService
+    digests: DigestService
+    patterns: PatternService
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))

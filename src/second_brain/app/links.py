@@ -67,11 +67,17 @@ class LinkService:
         first = self.store.read_stream(memory_stream(entry.id))[:1]
         if first and isinstance(first[0].event, MemoryImported):
             return 0  # a restored memory brings its own edges: inferring more would change the backup
-        system = Context(Identity("system", "Second Brain", "admin", entry.workspace), f"infer-{entry.id}")
-        hits = self.vectors.search(vector, Filters((entry.workspace,)), INFERRED_PER_MEMORY + 1)
-        near = [h for h in hits if h.entry_id != entry.id and h.score >= self.inferred_link_threshold]
+        return self.link_neighbours(entry.id, entry.workspace, vector, f"infer-{entry.id}")
+
+    def link_neighbours(self, entry_id: str, workspace: str, vector: np.ndarray, request_id: str) -> int:
+        """Link a memory to its closest neighbours in its workspace, as the system; how many links it made."""
+        if self.vectors is None:
+            return 0
+        system = Context(Identity("system", "Second Brain", "admin", workspace), request_id)
+        hits = self.vectors.search(vector, Filters((workspace,)), INFERRED_PER_MEMORY + 1)
+        near = [h for h in hits if h.entry_id != entry_id and h.score >= self.inferred_link_threshold]
         for hit in near[:INFERRED_PER_MEMORY]:
-            self.link(system, entry.id, hit.entry_id, "relates_to", round(min(hit.score, 1.0), 4), "inferred")
+            self.link(system, entry_id, hit.entry_id, "relates_to", round(min(hit.score, 1.0), 4), "inferred")
         return len(near[:INFERRED_PER_MEMORY])
 
     def connections(self, ctx: Context, entry_id: str, link_type: str | None) -> list[dict[str, Any]]:
@@ -85,7 +91,7 @@ class LinkService:
         return [
             {**{k: v for k, v in entry_view(c.entry, ctx.identity).items()
                 if k in ("id", "content", "tags", "source", "created_at")},
-             "type": c.type, "label": links.LABELS[c.type], "weight": c.weight, "provenance": c.provenance,
+             "type": c.type, "label": links.label(c.type), "weight": c.weight, "provenance": c.provenance,
              "linkedAt": c.linked_at}
             for c in found
         ]

@@ -23,6 +23,7 @@ from ..domain.events import (
     CaptureAnswered,
     ContentClaimed,
     Envelope,
+    IdempotencyExpired,
     MemoryCaptured,
     MemoryClassified,
     MemoryShared,
@@ -111,8 +112,9 @@ class MemoryService:
         text_stream = content_stream(captured.workspace, captured.content)
 
         def attempt() -> CaptureOutcome:
-            if key_stream and (answered := self.store.read_stream(key_stream)):
-                return self._replayed(ctx, answered[-1].event, request_hash)
+            key_history = self.store.read_stream(key_stream) if key_stream else []
+            if answered(key_history):
+                return self._replayed(ctx, key_history[-1].event, request_hash)
             claims = self.store.read_stream(text_stream)
             verdict = (self._repeat(ctx, claims, captured)
                        or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
@@ -121,8 +123,8 @@ class MemoryService:
             decision = decide_capture(memory_id, captured, anchor, verdict, matched, may_change)
             outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
             if decision.verdict.action == "block":
-                if key_stream and (answered := self.store.read_stream(key_stream)):
-                    return self._replayed(ctx, answered[-1].event, request_hash)  # our own twin, stored meanwhile
+                if key_stream and answered(twin := self.store.read_stream(key_stream)):
+                    return self._replayed(ctx, twin[-1].event, request_hash)  # our own twin, stored meanwhile
                 return outcome
             now = self.clock.now_ms()
             created = self.projects.creations(ctx, projects, captured.workspace) if projects else ()
@@ -131,7 +133,7 @@ class MemoryService:
                      for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
             claim = envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(outcome.id)],
                               captured.workspace, now)
-            self.store.append(batch + claim + _answer(ctx, key_stream, request_hash, now, outcome))
+            self.store.append(batch + claim + _answer(ctx, key_stream, len(key_history), request_hash, now, outcome))
             return outcome
 
         outcome = retrying(attempt)
@@ -333,11 +335,16 @@ def _may_change(ctx: Context, memory: Memory) -> None:
         raise Forbidden("Only the memory's author or an admin may change this memory")
 
 
-def _answer(ctx: Context, key_stream: str | None, request_hash: str, now: int,
+def answered(key_history: Sequence[Envelope]) -> bool:
+    """Whether an idempotency key's stream holds a live answer (not one the housekeeping retired)."""
+    return bool(key_history) and not isinstance(key_history[-1].event, IdempotencyExpired)
+
+
+def _answer(ctx: Context, key_stream: str | None, version: int, request_hash: str, now: int,
             outcome: CaptureOutcome) -> list[Envelope]:
     """The idempotency record of a capture's answer, to append with it (nothing without a key)."""
     if key_stream is None:
         return []
     verdict = outcome.verdict
     event = CaptureAnswered(request_hash, outcome.id, verdict.action, outcome.match_id or "", verdict.score)
-    return envelopes(ctx, key_stream, 0, [event], ctx.identity.personal_workspace, now)
+    return envelopes(ctx, key_stream, version, [event], ctx.identity.personal_workspace, now)

@@ -8,14 +8,19 @@ rules the contract sets: required fields, workspaces, project slugs, `when`, lim
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.errors import Forbidden, InvalidInput, NotFound, SemanticUnavailable
+from ..domain.errors import BrainError, Forbidden, InvalidInput, NotFound, SemanticUnavailable
 from ..domain.projects import check_slug
-from ..domain.text import INT64, MAX_ID_CHARS, check_source, shorten
+from ..domain.text import INT64, MAX_ID_CHARS, MAX_TAG_CHARS, check_source, shorten
 from ..ports.read_model import Filters
 from .brain import Brain
 from .chat import insight as synthesise
+from .digest import scopes_for
+from .graph_view import DEFAULT_LIMIT as GRAPH_LIMIT
+from .graph_view import MAX_LIMIT as GRAPH_MAX_LIMIT
 from .handling import Context
 from .memories import CaptureOutcome
+from .patterns import ACTIONS as PATTERN_ACTIONS
+from .patterns import MAX_IDS as MAX_PATTERN_IDS
 from .recall.pipeline import RecallRequest
 from .time_anchors import parse_when
 
@@ -247,6 +252,11 @@ def get(brain: Brain, ctx: Context, memory_id: str | None,
     return entry
 
 
+def brief(brain: Brain, ctx: Context) -> dict[str, Any]:
+    """What the brain has been doing lately, in the caller's readable workspaces."""
+    return brain.brief.brief(ctx)
+
+
 def vectorize_pending(brain: Brain, ctx: Context, limit: int = 50) -> dict[str, Any]:
     """Embed memories that have no vectors yet, now, instead of waiting for the background worker."""
     if brain.indexer is None:
@@ -273,6 +283,16 @@ def unlink(brain: Brain, ctx: Context, source_id: str | None, target_id: str | N
 def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: str | None = None) -> dict[str, Any]:
     memory_id = identifier(memory_id).strip()
     return {"ok": True, "id": memory_id, "connections": brain.links.connections(ctx, memory_id, link_type)}
+
+
+def graph(brain: Brain, ctx: Context, seed: str | None = None, limit: int | None = None,
+          workspace: str | None = None, team: str | None = None, project: str | None = None) -> dict[str, Any]:
+    """Nodes and edges for a dashboard: around `seed`, else the best-connected memories (of `project`)."""
+    if limit is not None and limit < 1:
+        raise InvalidInput("limit must be at least 1")
+    chosen = filters(brain, ctx, workspace=workspace, team=team, project=project)
+    seed = identifier(seed, "seed").strip() if seed is not None else None
+    return brain.graph.graph(ctx, chosen, seed, clamp(limit or GRAPH_LIMIT, 1, GRAPH_MAX_LIMIT))
 
 
 # -- projects and reminders ---------------------------------------------------------------------------------------
@@ -313,6 +333,46 @@ def resolve_loop(brain: Brain, ctx: Context, memory_id: str | None, action: str 
     return {"ok": True, "id": memory.id, "action": action, "tags": list(memory.tags)}
 
 
+def digest(brain: Brain, ctx: Context, tag: str | None, project: str | None) -> dict[str, Any]:
+    """Compress a tag's or a project's low-signal memories into one digest now (the nightly job's compression);
+    `error` in the answer when too few are eligible or it was compressed within the day."""
+    tag = shorten(tag.strip().lower(), MAX_TAG_CHARS) if tag and tag.strip() else None  # longer: no tag has it
+    project = project.strip() if project and project.strip() else None
+    if tag is None and project is None:
+        raise InvalidInput("Missing tag or project")
+    if tag is not None and project is not None:
+        raise InvalidInput("tag and project are mutually exclusive: give one of them")
+    if project is not None:
+        row = brain.projects.row(ctx, project)
+        scopes = scopes_for(ctx.identity, (f"project:{row.slug}", *row.aliases), row.slug, True, (row.workspace,))
+    else:
+        scopes = scopes_for(ctx.identity, (tag,), tag, False)  # type: ignore[arg-type]
+    return brain.digests.for_caller(ctx, scopes).answer()
+
+
+def resolve_patterns(brain: Brain, ctx: Context, memory_id: str | None, ids: list[str] | None,
+                     action: str | None) -> dict[str, Any]:
+    """Confirm or dismiss one proposed pattern (`id`), or up to 100 (`ids`, each answered on its own)."""
+    action = required(action, "action").strip()
+    if action not in PATTERN_ACTIONS:
+        raise InvalidInput("action must be confirm or dismiss")
+    if memory_id is not None and ids is not None:
+        raise InvalidInput("id and ids are mutually exclusive: give one of them")
+    if ids is None:
+        memory = brain.patterns.resolve(ctx, identifier(memory_id), action)
+        return {"ok": True, "id": memory.id, "action": action, "tags": list(memory.tags)}
+    if not 1 <= len(ids) <= MAX_PATTERN_IDS:
+        raise InvalidInput(f"ids must hold 1 to {MAX_PATTERN_IDS} ids")
+    results: list[dict[str, Any]] = []
+    for one in ids:
+        try:
+            memory = brain.patterns.resolve(ctx, identifier(one), action)
+            results.append({"id": memory.id, "ok": True, "tags": list(memory.tags)})
+        except BrainError as exc:
+            results.append({"id": shorten(one.strip()), "ok": False, "error": exc.message})
+    return {"ok": True, "action": action, "resolved": sum(r["ok"] for r in results), "results": results}
+
+
 def require_admin(ctx: Context) -> None:
     if ctx.identity.role != "admin":
         raise Forbidden("Only an admin may do this")
@@ -329,3 +389,15 @@ def run_maintenance(brain: Brain, ctx: Context, job: str | None) -> dict[str, An
     require_admin(ctx)
     names = [job.strip()] if job is not None and job.strip() else None
     return {"ok": True, "runs": brain.maintenance.run(names)}
+
+
+def extract_dry_run(brain: Brain, ctx: Context, limit: int = 5) -> dict[str, Any]:
+    """The verdicts the nightly extraction would reach on its next captures in the caller's workspaces (admin
+    only); nothing is written."""
+    require_admin(ctx)
+    limit = clamp(limit, 1, 10)
+    job = brain.maintenance.jobs.get("extraction")
+    if job is None:
+        raise NotFound("No maintenance job named 'extraction'")
+    verdicts = job.preview(brain.maintenance.state(job.name).cursor, ctx.identity.readable, limit)  # type: ignore[attr-defined]
+    return {"ok": True, "verdicts": verdicts, "limit": limit}

@@ -86,6 +86,10 @@ class ProjectService:
             "created_at": row.created_at, "updated_at": row.updated_at,
         }
 
+    def row(self, ctx: Context, slug: str) -> ProjectRow:
+        """The readable project a slug names; unknown: 404 with `known_projects`."""
+        return self._row(ctx, slug)
+
     def _row(self, ctx: Context, slug: str, scope: tuple[str, ...] | None = None) -> ProjectRow:
         """The project a slug names among the readable ones (within `scope`, when the caller narrowed it)."""
         rows = self.read_model.projects(ctx.identity.readable if scope is None else scope)

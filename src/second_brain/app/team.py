@@ -30,7 +30,7 @@ FEED_NAMES = {
     "MemberAdded": "member_added", "MemberTokenRotated": "token_rotated", "MemberProfileChanged": "profile_changed",
     "MemberSuspended": "member_suspended", "MemberRemoved": "member_removed", "DefaultShareSet": "default_share_set",
     "WorkspaceRenamed": "workspace_renamed", "ShareNoted": "memory_shared", "TeamCreated": "team_created",
-    "MembershipChanged": "membership_changed",
+    "MembershipChanged": "membership_changed", "PatternAnswered": "pattern_answered",
 }
 
 
@@ -273,7 +273,8 @@ class TeamService:
         team = self._fold(history)
         roster = self.owner_identity(team)
         shares = [e for e in self.store.read_stream(t.SHARES_STREAM)  # moves in the caller's teams only
-                  if isinstance(e.event, t.ShareNoted) and e.event.workspace in ctx.identity.company_workspaces]
+                  if isinstance(e.event, t.ShareNoted | t.PatternAnswered)
+                  and e.event.workspace in ctx.identity.company_workspaces]
         merged = sorted([*history, *shares], key=lambda e: (e.position, e.at), reverse=True)
         items = [self._feed_item(e, roster, team.workspaces) for e in merged]
         limit, offset = max(1, min(ACTIVITY_MAX, limit)), max(0, offset)
@@ -286,6 +287,17 @@ class TeamService:
         version = len(self.store.read_stream(t.SHARES_STREAM))
         return envelopes(ctx, t.SHARES_STREAM, version, [t.ShareNoted(memory_id, layer, author, workspace)], "",
                          self.clock.now_ms())
+
+    def note_pattern(self, ctx: Context, memory_id: str, action: str, workspace: str) -> list[Envelope]:
+        """The feed's record of a decision on a proposed pattern, to append with the decision itself."""
+        version = len(self.store.read_stream(t.SHARES_STREAM))
+        return envelopes(ctx, t.SHARES_STREAM, version, [t.PatternAnswered(memory_id, action, workspace)], "",
+                         self.clock.now_ms())
+
+    def every_workspace(self) -> tuple[str, ...]:
+        """Every workspace of the brain (the owner's, each member's, each team's): what nightly jobs act on."""
+        team = self.state()
+        return (*self.owner_identity(team).readable, *(m.personal_workspace for m in team.active()))
 
     def home_of(self, actor_id: str) -> str | None:
         """Where an author's memory goes back to when it is un-shared: their personal workspace (None once they
@@ -315,6 +327,9 @@ class TeamService:
             item["workspace_name"] = event.name
         elif isinstance(event, t.MembershipChanged):
             item |= {"workspace_name": team_names.get(event.workspace_id, event.workspace_id), "joined": event.member}
+        elif isinstance(event, t.PatternAnswered):
+            item |= {"type": "pattern_confirmed" if event.action == "confirm" else "pattern_dismissed",
+                     "memory_id": event.memory_id}
         elif isinstance(event, t.ShareNoted):
             item |= {"type": "memory_shared" if event.layer == "company" else "memory_unshared",
                      "memory_id": event.memory_id, "author_name": names.name_of(event.author)}

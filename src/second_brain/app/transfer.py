@@ -194,7 +194,7 @@ class Transfer:
         workspace = ctx.identity.personal_workspace
 
         def plan(edge: ExportedEdge) -> list[Envelope] | None:
-            source_id, target_id = links.endpoints(edge.source_id, edge.target_id, edge.type)
+            source_id, target_id = links.endpoints(edge.source_id, edge.target_id, edge.type, internal=True)
             if edge.provenance not in links.PROVENANCES:
                 raise InvalidInput(f"Unknown provenance: {edge.provenance}")
             if None in (self.read_model.get(x, (workspace,)) for x in (source_id, target_id)):

@@ -15,6 +15,7 @@ from ..domain.events import (
     MemoryOpened,
     MemoryRecalled,
     MemoryRevised,
+    MemoryRolledUp,
     MemoryShared,
     MemoryUnshared,
     StatusChanged,
@@ -22,6 +23,7 @@ from ..domain.events import (
     TimeAnchorSet,
 )
 from ..domain.identity import Identity
+from ..domain.push import ReminderPushed
 from ..ports.read_model import EntryRow
 
 TIMELINE_NAMES = {
@@ -35,14 +37,19 @@ TIMELINE_NAMES = {
     "MemoryOpened": "opened",
     "TimeAnchorSet": "time_anchor_set",
     "TimeAnchorCleared": "time_anchor_cleared",
+    "ReminderPushed": "reminder_pushed",
     "MemoryClassified": "classified",
     "DuplicateSuspected": "duplicate_suspected",
     "ContradictionWon": "contradiction_won",
     "ContradictionLost": "contradiction_lost",
+    "MemoryRolledUp": "rolled_up",
     "MemoryShared": "shared",
     "MemoryUnshared": "unshared",
     "MemoryForgotten": "deleted",
 }
+
+
+REFERENCES = ("match_id", "other_id", "digest_id")  # payload fields naming another memory
 
 
 def actor_name(identity: Identity, actor: str) -> str:
@@ -76,7 +83,7 @@ def anchored_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
 
 def referenced_ids(events: list[Envelope]) -> set[str]:
     """The other memories a timeline names (the duplicate it resembled, the side of a contradiction)."""
-    return {getattr(e.event, name) for e in events for name in ("match_id", "other_id") if hasattr(e.event, name)}
+    return {getattr(e.event, name) for e in events for name in REFERENCES if hasattr(e.event, name)}
 
 
 def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope],
@@ -91,7 +98,7 @@ def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope],
     view["when_kind"] = row.when_kind if row.when_at is not None else None
     view["timeline"] = [timeline_item(e, identity) for e in events]
     for item in view["timeline"]:
-        for name in ("match_id", "other_id"):
+        for name in REFERENCES:
             if item["payload"].get(name) in unreadable:
                 item["payload"][name] = None
     return view
@@ -130,6 +137,10 @@ def _payload(event: object) -> dict[str, Any]:
         return {"layer": "company"}
     if isinstance(event, MemoryUnshared):
         return {"layer": "personal"}
+    if isinstance(event, MemoryRolledUp):
+        return {"digest_id": event.digest_id}
     if isinstance(event, TimeAnchorSet):
         return {"when_at": event.when_at, "when_kind": event.when_kind}
+    if isinstance(event, ReminderPushed):
+        return {"when_at": event.when_at, "devices": len(event.devices)}
     return {}

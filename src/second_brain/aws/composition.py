@@ -79,7 +79,8 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     store = ProjectingEventStore(log, [index] if settings.project_inline else [], skip=NOT_PROJECTED_INLINE)
     brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,
-                     background_classification=False)  # Lambda freezes threads after the response
+                     background_classification=False,  # Lambda freezes threads after the response
+                     index_check=index.check)
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
     return AwsBrain(brain, index, log, blobs)
 

@@ -6,7 +6,9 @@ from typing import Any, ClassVar
 from .links import LinkCreated, LinkRemoved
 from .maintenance import MAINTENANCE_EVENTS
 from .oauth import OAUTH_EVENTS
+from .patterns import PATTERN_EVENTS
 from .projects import ProjectCreated, ProjectDeleted, ProjectErased, ProjectImported, ProjectUpdated
+from .push import PUSH_EVENTS
 from .team import TEAM_EVENTS
 
 
@@ -147,6 +149,13 @@ class CaptureAnswered:
 
 
 @dataclass(frozen=True)
+class IdempotencyExpired:
+    """The nightly housekeeping retired a key's recorded answer (a day old): the key may be used afresh."""
+
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class ContentClaimed:
     """A capture stored (or folded) its text into `memory_id`, on the stream of that text's hash in its workspace:
     an identical capture racing it loses that stream and is judged again, as a repeat of this memory."""
@@ -168,6 +177,24 @@ class ConfigReset:
     """An admin put one runtime setting back to its default."""
 
     key: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class StalenessJudged:
+    """The nightly staleness pass flagged the memory as possibly out of date (`stale:as-of`), or cleared the flag."""
+
+    stale: bool
+    reason: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryRolledUp:
+    """Compression folded the memory into the digest `digest_id` (tagged `rolled-up`: 0.4x in recall, never
+    digested again); its own text is left as it was."""
+
+    digest_id: str
     SCHEMA: ClassVar[int] = 1
 
 
@@ -206,7 +233,7 @@ class Erased:
 DomainEvent = (
     MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
     | MemoryOpened | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon
-    | ContradictionLost | MemoryShared | MemoryUnshared | MemoryForgotten | Erased
+    | ContradictionLost | StalenessJudged | MemoryRolledUp | MemoryShared | MemoryUnshared | MemoryForgotten | Erased
 )
 
 REGISTRY: dict[str, type] = {
@@ -215,8 +242,9 @@ REGISTRY: dict[str, type] = {
         MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
         MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
         ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
-        ProjectErased, ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, ContentClaimed, MemoryShared, MemoryUnshared,
-        *TEAM_EVENTS, *OAUTH_EVENTS, *MAINTENANCE_EVENTS,
+        ProjectErased, ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, IdempotencyExpired, ContentClaimed, MemoryShared, MemoryUnshared, StalenessJudged,
+        MemoryRolledUp, *PATTERN_EVENTS,
+        *TEAM_EVENTS, *OAUTH_EVENTS, *MAINTENANCE_EVENTS, *PUSH_EVENTS,
     )
 }
 

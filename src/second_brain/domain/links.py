@@ -20,6 +20,8 @@ LABELS = {
     "part_of_project": "Part of project",
     "follows": "Follows",
 }
+# Made by the brain only: a pattern (or a digest) points at the memories it was drawn from. /link refuses it.
+INTERNAL = {"drawn_from": "Drawn from"}
 UNDIRECTED = frozenset({"relates_to"})
 EPISODIC_ONLY = frozenset({"decided", "follows"})
 PROVENANCES = ("explicit", "inferred", "system")
@@ -64,14 +66,21 @@ def check_type(link_type: str) -> str:
     return link_type
 
 
-def endpoints(source_id: str, target_id: str, link_type: str) -> tuple[str, str]:
-    """The stored direction: undirected pairs in canonical (sorted) order."""
+def label(link_type: str) -> str:
+    return LABELS.get(link_type) or INTERNAL.get(link_type, link_type)
+
+
+def endpoints(source_id: str, target_id: str, link_type: str, internal: bool = False) -> tuple[str, str]:
+    """The stored direction: undirected pairs in canonical (sorted) order; `internal` admits the brain's own
+    types (the system, a restored backup)."""
     source_id, target_id = source_id.strip(), target_id.strip()
     if not source_id or not target_id:
         raise InvalidInput("Missing or empty source_id or target_id")
     if source_id == target_id:
         raise InvalidInput("Cannot link an entry to itself")
-    if check_type(link_type) in UNDIRECTED and target_id < source_id:
+    if not (internal and link_type in INTERNAL):
+        check_type(link_type)
+    if link_type in UNDIRECTED and target_id < source_id:
         return target_id, source_id
     return source_id, target_id
 

@@ -32,13 +32,16 @@ from .events import (
     MemoryOpened,
     MemoryRecalled,
     MemoryRevised,
+    MemoryRolledUp,
     MemoryShared,
     MemoryUnshared,
+    StalenessJudged,
     StatusChanged,
     TagsChanged,
     TimeAnchorCleared,
     TimeAnchorSet,
 )
+from .push import ReminderPushed
 
 WHEN_KINDS = ("due", "event", "wake")
 DIGEST_MIN_ENTRIES = 10  # a tag needs this many eligible memories in one workspace to be rolled up
@@ -147,6 +150,11 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         revived = state.deprecated and text.DEPRECATED not in tags  # its vectors are needed again
         return replace(state, tags=tags, updated_at=at, version=version,
                        content_version=state.content_version + revived)
+    if isinstance(event, StalenessJudged):  # bookkeeping: the memory itself has not changed
+        kept = tuple(t for t in state.tags if t != "stale:as-of")
+        return replace(state, tags=(*kept, "stale:as-of") if event.stale else kept, version=version)
+    if isinstance(event, MemoryRolledUp):  # bookkeeping too: its text and its time stay as they were
+        return replace(state, tags=tuple(text.dedupe([*state.tags, text.ROLLED_UP])), version=version)
     if isinstance(event, MemoryClassified):
         return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
     if isinstance(event, MemoryRecalled):
@@ -163,7 +171,7 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
     if isinstance(event, TimeAnchorCleared):
         return replace(state, when_at=None, version=version)
-    if isinstance(event, (Erased, DuplicateSuspected)):
+    if isinstance(event, (Erased, DuplicateSuspected, ReminderPushed)):  # ReminderPushed: the push sender's note
         return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
 

@@ -114,7 +114,18 @@ class ShareNoted:
     SCHEMA: ClassVar[int] = 1
 
 
-TEAM_EVENTS = (TeamCreated, MembershipChanged, ShareNoted, MemberAdded, MemberTokenRotated, MemberProfileChanged, MemberSuspended, MemberRemoved,
+@dataclass(frozen=True)
+class PatternAnswered:
+    """A proposed pattern in a company workspace was confirmed or dismissed (the memory's stream holds the change;
+    this, on SHARES_STREAM, puts the decision in that team's activity feed)."""
+
+    memory_id: str
+    action: str  # confirm | dismiss
+    workspace: str = COMPANY
+    SCHEMA: ClassVar[int] = 1
+
+
+TEAM_EVENTS = (TeamCreated, MembershipChanged, ShareNoted, PatternAnswered, MemberAdded, MemberTokenRotated, MemberProfileChanged, MemberSuspended, MemberRemoved,
                DefaultShareSet, WorkspaceRenamed)
 
 

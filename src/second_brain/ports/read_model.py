@@ -122,6 +122,21 @@ class BrainStats:
     unclassified: int  # memories with neither a status nor a kind yet
 
 
+@dataclass(frozen=True)
+class SourceCount:
+    source: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What was written lately, for the brief (read from counts kept per hour and per day, not from the memories)."""
+
+    sources: tuple[SourceCount, ...]  # memories written since the window's start, per source, most first
+    days: dict[int, int]  # UTC day since the epoch -> memories written that day (days without any left out)
+    topics: tuple[TagCount, ...]  # tags of the memories written from the topics' first day on, most first
+
+
 class EntryReads(Protocol):
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
         """One entry by id, or None if it does not exist in those workspaces."""
@@ -132,8 +147,9 @@ class EntryReads(Protocol):
     def count(self, workspaces: Sequence[str]) -> int:
         """Entries in those workspaces."""
 
-    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
-        """Entries with a time anchor earlier than `before`, soonest first, deprecated ones left out."""
+    def anchored(self, workspaces: Sequence[str], before: int, after: int | None = None) -> list[EntryRow]:
+        """Entries with a time anchor earlier than `before` (and, given `after`, not earlier than it), soonest
+        first, deprecated ones left out."""
 
     def loops(self, workspaces: Sequence[str], limit: int, offset: int) -> tuple[list[EntryRow], int]:
         """Open commitments (tagged task), newest first, and how many there are."""
@@ -188,5 +204,48 @@ class StatsReads(Protocol):
         """Summary figures for GET /stats."""
 
 
-class ReadModel(EntryReads, KeywordSearch, GraphReads, ProjectReads, StatsReads, Protocol):
+class BriefReads(Protocol):
+    def activity(self, workspaces: Sequence[str], since: int, first_day: int, topics_day: int,
+                 now: int) -> Activity:
+        """Memories written from `since` (unix ms) to `now` per source, per UTC day from `first_day`, and the tags
+        of those written from UTC day `topics_day` on (every tag; the caller picks the topics)."""
+
+    def newest_tagged(self, tags: Sequence[str], workspaces: Sequence[str], limit: int) -> list[EntryRow]:
+        """The newest entries carrying any of these tags, deprecated ones left out."""
+
+    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int) -> EntryRow | None:
+        """One `brief.resurfaceable` entry written before `created_before`, chosen by `seed`: the same seed over
+        the same pool gives the same entry, another seed most likely another."""
+
+
+class GraphViewReads(Protocol):
+    def hubs(self, filters: Filters, limit: int) -> list[EntryRow]:
+        """Graph nodes in scope (none `brief.HIDDEN`), the most linked first, then the newest."""
+
+    def linked(self, ids: Sequence[str], workspaces: Sequence[str], limit: int) -> list[tuple[EdgeRow, EntryRow]]:
+        """Edges touching any of these entries, strongest first, each with its far end: only edges made in these
+        workspaces whose far end is a graph node in them."""
+
+    def edges_among(self, ids: Sequence[str], workspaces: Sequence[str]) -> list[EdgeRow]:
+        """Every edge made in these workspaces between two of these entries."""
+
+
+@dataclass(frozen=True)
+class WorkspaceTagCount:
+    workspace: str
+    tag: str
+    count: int
+
+
+class DigestReads(Protocol):
+    def digest_pool(self, filters: Filters, now: int, limit: int) -> list[EntryRow]:
+        """Entries in scope that compression may roll up (`memory.digest_eligible`), newest first."""
+
+    def digest_volumes(self, workspaces: Sequence[str], now: int) -> list[WorkspaceTagCount]:
+        """Per workspace and tag, how many entries compression may roll up, where that is at least
+        `memory.DIGEST_MIN_ENTRIES`; most first."""
+
+
+class ReadModel(EntryReads, KeywordSearch, GraphReads, ProjectReads, StatsReads, BriefReads, GraphViewReads,
+                DigestReads, Protocol):
     """Every read port: what one backend offers. A service asks for the narrow ones it uses."""

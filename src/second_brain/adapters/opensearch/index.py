@@ -7,6 +7,7 @@ from opensearchpy import OpenSearch
 
 from ...domain.events import Envelope
 from ...ports.event_store import EventStore
+from .check import OpenSearchIndexCheck
 from .indexes import Indexes, mapping
 from .projection import OpenSearchProjection
 from .read_model import OpenSearchReadModel
@@ -16,7 +17,8 @@ __all__ = ["OpenSearchIndex", "mapping"]
 
 
 class OpenSearchIndex:
-    """The four indexes of one brain (`prefix`), and the projection, read model and vector index over them."""
+    """The four indexes of one brain (`prefix`), and the projection, read model, vector index and nightly check over
+    them."""
 
     def __init__(self, client: OpenSearch, store: EventStore, prefix: str = "brain", dimension: int = 384,
                  refresh: bool | str = False) -> None:
@@ -24,6 +26,7 @@ class OpenSearchIndex:
         self.projection = OpenSearchProjection(self.indexes, store)
         self.read_model = OpenSearchReadModel(self.indexes)
         self.vectors = OpenSearchVectorIndex(self.indexes)
+        self.check = OpenSearchIndexCheck(self.indexes, self.projection, store)
 
     def create(self) -> None:
         self.indexes.create()

@@ -16,11 +16,13 @@ from ...ports.read_model import (
     TagCount,
     TermStats,
 )
+from .brief import OpenSearchBriefReads
+from .digest import OpenSearchDigestReads
 from .indexes import MAX_RESULTS, Indexes
 from .queries import both, phrase, recall_scope, row_of, scope
 
 
-class OpenSearchReadModel:
+class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
     def __init__(self, indexes: Indexes) -> None:
         self.ix = indexes
 
@@ -143,8 +145,9 @@ class OpenSearchReadModel:
                            s["created_at"], s.get("updated_at")) for s in (h["_source"] for h in hits)]
         return sorted(rows, key=lambda p: (p.name.lower(), p.slug))
 
-    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
-        query = {"bool": {"filter": [scope(Filters(tuple(workspaces))), {"range": {"when_at": {"lt": before}}}],
+    def anchored(self, workspaces: Sequence[str], before: int, after: int | None = None) -> list[EntryRow]:
+        window = {"lt": before, **({"gte": after} if after is not None else {})}
+        query = {"bool": {"filter": [scope(Filters(tuple(workspaces))), {"range": {"when_at": window}}],
                           "must_not": [{"term": {"tags": text.DEPRECATED}}]}}
         return self.ix.rows(query, MAX_RESULTS, [{"when_at": "asc"}])
 

@@ -6,12 +6,15 @@ import json
 from collections.abc import Sequence
 
 from ...ports.read_model import Connection, EdgeRow, EntryRow, Filters, ProjectRow
+from .sqlite_brief import SQLiteBriefReads
+from .sqlite_digest import SQLiteDigestReads
+from .sqlite_graph_view import SQLiteGraphView
 from .sqlite_search import SQLiteKeywordSearch
 from .sqlite_sql import NOT_DEPRECATED, marks, newest_in_scope, row_of, scope_sql
 from .sqlite_stats import SQLiteStats
 
 
-class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats):
+class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLiteGraphView, SQLiteDigestReads):
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
         where, params = scope_sql(Filters(tuple(workspaces)), by_id=True)
         row = self._read(f"SELECT e.* FROM entries e WHERE e.id = ? AND {where}", (entry_id, *params)).fetchone()
@@ -61,12 +64,12 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats):
         ).fetchall()
         return [EdgeRow(*r) for r in rows]
 
-    def anchored(self, workspaces: Sequence[str], before: int) -> list[EntryRow]:
+    def anchored(self, workspaces: Sequence[str], before: int, after: int | None = None) -> list[EntryRow]:
         where, params = scope_sql(Filters(tuple(workspaces)))
         rows = self._read(
-            f"SELECT e.* FROM entries e WHERE e.when_at IS NOT NULL AND e.when_at < ? AND {where} AND {NOT_DEPRECATED}"
-            " ORDER BY e.when_at",
-            (before, *params),
+            f"SELECT e.* FROM entries e WHERE e.when_at IS NOT NULL AND e.when_at < ? AND e.when_at >= ? AND {where}"
+            f" AND {NOT_DEPRECATED} ORDER BY e.when_at",
+            (before, -(2**63) if after is None else after, *params),
         ).fetchall()
         return [row_of(r) for r in rows]
 

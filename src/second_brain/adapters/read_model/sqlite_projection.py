@@ -10,6 +10,7 @@ from ...domain.events import Envelope
 from ...domain.links import Edge, fold_edge
 from ...domain.memory import Memory, digest_candidate, fold
 from ...domain.projects import Project, fold_project
+from . import sqlite_brief
 
 TABLES = [
     """CREATE TABLE IF NOT EXISTS entries (
@@ -74,12 +75,15 @@ class SQLiteEntryProjection:
     schema = 9
 
     def create(self, conn: sqlite3.Connection) -> None:
-        for statement in TABLES:
+        backfill = sqlite_brief.missing(conn)
+        for statement in TABLES + sqlite_brief.TABLES:
             conn.execute(statement)
+        if backfill:  # a brain written before the brief's counts: filled from the rows once, not replayed
+            sqlite_brief.fill(conn, (_memory(row) for row in conn.execute("SELECT * FROM entries")))
 
     def drop(self, conn: sqlite3.Connection) -> None:
         for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "workspace_counts", "tag_counts",
-                      "edges", "projects", "entries"):
+                      "edges", "projects", "entries", *sqlite_brief.NAMES):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -121,9 +125,33 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
                            tuple(columns.values())).lastrowid
         conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
         _write_tags(conn, rid, after.tags)
-        _count(conn, after, +1)
+        _count_all(conn, after, +1)
         return False
-    rid = row["rid"]
+    _rewrite(conn, row["rid"], before, after)
+    return False
+
+
+def rewrite_memory(conn: sqlite3.Connection, memory_id: str, history: Sequence[Envelope]) -> None:
+    """Write a memory's row from its whole stream, whatever the row holds now: the nightly check's repair of a
+    row that drifted from the log (the keyword index is rebuilt separately if it drifted too)."""
+    row = conn.execute("SELECT * FROM entries WHERE id = ?", (memory_id,)).fetchone()
+    after = fold(history, Memory(memory_id))
+    if row is None or not after.exists:
+        _project_memory(conn, memory_id, history)  # inserts it, or deletes the row of a forgotten one
+    else:
+        _rewrite(conn, row["rid"], _memory(row), after)
+
+
+def matches_log(row: sqlite3.Row | None, memory: Memory) -> bool:
+    """Whether a row is what the memory's stream makes it."""
+    if row is None or not memory.exists:
+        return row is None and not memory.exists
+    return _memory(row) == memory
+
+
+def _rewrite(conn: sqlite3.Connection, rid: int, before: Memory, after: Memory) -> None:
+    """Move a row, its keyword index entry, its tags and the kept counts from `before` to `after`."""
+    columns = _columns(after)
     conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in columns)} WHERE rid = ?",
                  (*columns.values(), rid))
     if after.content != before.content:
@@ -134,9 +162,8 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
         conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (rid,))
         _write_tags(conn, rid, after.tags)
     if _counted(after) != _counted(before):
-        _count(conn, before, -1)
-        _count(conn, after, +1)
-    return False
+        _count_all(conn, before, -1)
+        _count_all(conn, after, +1)
 
 
 def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
@@ -145,7 +172,7 @@ def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
     conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
     conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
     conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (row["id"], row["id"]))
-    _count(conn, _memory(row), -1)
+    _count_all(conn, _memory(row), -1)
 
 
 def _columns(memory: Memory) -> dict[str, object]:
@@ -217,12 +244,19 @@ def _project_project(conn: sqlite3.Connection, stream_id: str, run: Sequence[Env
 def _counted(memory: Memory) -> tuple[object, ...]:
     """What a memory adds to the kept counts."""
     classified = any(tag.startswith(("status:", "kind:")) for tag in memory.tags)
-    return memory.workspace, memory.importance, classified, frozenset(memory.tags), digest_candidate(memory)
+    return (memory.workspace, memory.importance, classified, frozenset(memory.tags), digest_candidate(memory),
+            memory.created_at, memory.source)
+
+
+def _count_all(conn: sqlite3.Connection, memory: Memory, sign: int) -> None:
+    """The kept counts below and the brief's (sqlite_brief.py)."""
+    _count(conn, memory, sign)
+    sqlite_brief.count(conn, memory, sign)
 
 
 def _count(conn: sqlite3.Connection, memory: Memory, sign: int) -> None:
     """Add a memory to the kept counts (sign +1), or take it away (-1)."""
-    workspace, importance, classified, tags, candidate = _counted(memory)
+    workspace, importance, classified, tags, candidate, _, _ = _counted(memory)
     conn.execute(
         "INSERT INTO workspace_counts (workspace, n, importance, unclassified) VALUES (?, ?, ?, ?)"
         " ON CONFLICT(workspace) DO UPDATE SET n = n + excluded.n, importance = importance + excluded.importance,"

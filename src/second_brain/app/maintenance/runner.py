@@ -49,7 +49,9 @@ class JobResult:
     errors: list[str] = field(default_factory=list)  # items that failed, without stopping the job
 
     def add(self, key: str, n: int = 1) -> None:
-        self.counts[key] = self.counts.get(key, 0) + n
+        """Count `n` more of `key` (a zero leaves no key behind: summaries list what happened)."""
+        if n:
+            self.counts[key] = self.counts.get(key, 0) + n
 
 
 class Job(Protocol):

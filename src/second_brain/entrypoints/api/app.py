@@ -22,7 +22,23 @@ from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
 from ...settings import Settings
 from ..mcp import BearerGate, build_mcp, current_identity
-from . import chat, config, errors, links, maintenance, memories, oauth, projects, reminders, team, transfer
+from . import (
+    chat,
+    config,
+    digest,
+    errors,
+    extraction,
+    insights,
+    links,
+    maintenance,
+    memories,
+    oauth,
+    projects,
+    push,
+    reminders,
+    team,
+    transfer,
+)
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
 SHELL = """<!doctype html>
@@ -71,6 +87,10 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(config.router)
     app.include_router(team.router)
     app.include_router(maintenance.router)
+    app.include_router(extraction.router)
+    app.include_router(push.router)
+    app.include_router(insights.router)
+    app.include_router(digest.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -4,6 +4,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from ...domain.staleness import STALE_TAG
+
 LIST_SNIPPET_CHARS = 400
 
 
@@ -47,6 +49,8 @@ def render_entry(entry: dict[str, Any]) -> str:
 def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int) -> str:
     tags = ", ".join(item["tags"])
     text = f"[{number}] id: {item['id']} · {label} · {_date(item['created_at'])}" + (f" · tags: {tags}" if tags else "")
+    if STALE_TAG in item["tags"]:  # flagged by the nightly staleness pass: say so where a model reads it
+        text += f" · true as of {_date(item.get('updated_at', item['created_at']))}, verify before asserting"
     text += "\n" + content
     if truncated:
         text += f"\n[truncated · {full_length} chars total · get(\"{item['id']}\") for full text]"

@@ -1,0 +1,130 @@
+"""The patterns job: memories that say the same thing a month or more apart become a proposed pattern
+(`auto-insight`, out of recall until someone confirms it), linked to its members by `drawn_from` edges and put on
+record so the same members never make a second one. The whole brain is swept over successive runs."""
+
+import logging
+import uuid
+from collections.abc import Callable
+from zoneinfo import ZoneInfo
+
+from ...domain import links
+from ...domain import patterns as p
+from ...domain.errors import ConcurrencyConflict
+from ...domain.events import MemoryCaptured, MemoryClassified, memory_stream
+from ...domain.memory import Memory
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.llm import LanguageModel
+from ...ports.read_model import Filters
+from ...ports.vector_index import VectorIndex
+from ..handling import envelopes
+from .runner import NIGHTLY, Budget, JobResult
+from .sweep import first_events, load, system
+
+log = logging.getLogger("second_brain.patterns")
+SEEDS_PER_RUN = 100  # memories that may seed a pattern, looked at per run (the reference: 25)
+LOOKED_PER_RUN = 2_000  # memories read per run, seeds or not
+PATTERNS_PER_RUN = 3
+MODEL_MAX_CHARS = 2_000
+
+
+def member(memory: Memory) -> p.Member:
+    return p.Member(memory.id, memory.content, memory.tags, memory.source, memory.workspace, memory.created_at,
+                    memory.importance)
+
+
+class PatternsJob:
+    name = "patterns"
+    schedule = NIGHTLY
+
+    def __init__(self, store: EventStore, vectors: VectorIndex | None, llm: LanguageModel | None, clock: Clock,
+                 timezone: Callable[[], ZoneInfo], new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 seeds_per_run: int = SEEDS_PER_RUN) -> None:
+        self.store = store
+        self.vectors = vectors  # None (no embedder): nothing to compare, nothing proposed
+        self.llm = llm
+        self.clock = clock
+        self.timezone = timezone
+        self.new_id = new_id
+        self.seeds_per_run = seeds_per_run
+
+    def run(self, budget: Budget, cursor: str) -> JobResult:
+        result = JobResult(cursor=cursor)
+        if self.vectors is None:
+            return result
+        position, found = int(cursor or 0), []
+        result.cursor = ""  # swept to the head unless stopped: the next run starts over
+        for first in first_events(self.store, position):
+            if (budget.expired() or result.counts.get("seeds", 0) >= self.seeds_per_run
+                    or result.counts.get("looked", 0) >= LOOKED_PER_RUN):
+                result.cursor, result.complete = str(position), False
+                break
+            position = first.position
+            result.add("looked")
+            seed = load(self.store, first.stream_id.removeprefix("memory-"))
+            if seed.exists and p.may_seed(member(seed)):
+                result.add("seeds")
+                if (found_here := self._cluster(member(seed))) is not None:
+                    found.append(found_here)
+        self._propose(found, result)
+        return result
+
+    def _cluster(self, seed: p.Member) -> p.Cluster | None:
+        vector = self.vectors.vector_of(seed.id) if self.vectors else None
+        if vector is None:
+            return None
+        hits = self.vectors.search(vector, Filters((seed.workspace,)), p.NEIGHBOURS + 1)  # type: ignore[union-attr]
+        near = []
+        for hit in hits:
+            if hit.entry_id == seed.id or hit.score < p.MIN_COSINE:
+                continue
+            other = load(self.store, hit.entry_id)
+            if other.exists and other.workspace == seed.workspace and p.may_seed(member(other)):
+                near.append((member(other), hit.score))
+        return p.cluster(seed, near)
+
+    def _propose(self, found: list[p.Cluster], result: JobResult) -> None:
+        """The best clusters that are new, at most PATTERNS_PER_RUN, each one atomic append."""
+        for candidate in sorted(found, key=lambda c: -c.score):
+            if result.counts.get("proposed", 0) >= PATTERNS_PER_RUN:
+                return
+            workspace = candidate.seed.workspace
+            record = self.store.read_stream(p.stream(workspace))
+            earlier = [frozenset(e.event.members) for e in record if isinstance(e.event, p.PatternProposed)]
+            if not p.is_novel(candidate.ids, earlier):
+                result.add("not_novel")
+                continue
+            try:
+                self._append(candidate, len(record))
+            except ConcurrencyConflict:  # another run proposed meanwhile: judged again next run
+                result.add("raced")
+                continue
+            result.add("proposed")
+
+    def _append(self, found: p.Cluster, record_version: int) -> str:
+        workspace, now, pattern_id = found.seed.workspace, self.clock.now_ms(), self.new_id()
+        ctx = system(workspace, self.name, now)
+        content = self._text(found)
+        batch = envelopes(ctx, memory_stream(pattern_id), 0, [
+            MemoryCaptured(content, (p.PENDING_TAG,), "system", workspace),
+            MemoryClassified(3, "semantic", "", False, "rules")], workspace, now)
+        for m in found.members:  # the pattern's stream comes first: an edge is shown once both ends exist
+            source, target = links.endpoints(pattern_id, m.id, "drawn_from", internal=True)
+            batch += envelopes(ctx, links.edge_stream(source, target, "drawn_from"), 0,
+                               [links.LinkCreated(source, target, "drawn_from", 1.0, "system")], workspace, now)
+        batch += envelopes(ctx, p.stream(workspace), record_version,
+                           [p.PatternProposed(pattern_id, tuple(sorted(found.ids)))], workspace, now)
+        self.store.append(batch)
+        return pattern_id
+
+    def _text(self, found: p.Cluster) -> str:
+        """The model's account of what recurs, from the members alone; without one (or when it fails), the
+        members' own first sentences under their dates."""
+        if self.llm is not None:
+            try:
+                answer = self.llm.complete(p.model_messages(found, self.timezone()), max_tokens=300).strip()
+                if 0 < len(answer) <= MODEL_MAX_CHARS:
+                    return answer
+            except Exception as exc:  # noqa: BLE001 (the pattern is still proposed, in the members' words)
+                log.warning("the model could not describe a pattern: %s", exc)
+        return p.describe(found, self.timezone())

@@ -1,0 +1,31 @@
+"""Walking the brain for a nightly job: every memory in the order it was first written, read from the log (the
+same on every backend), resumable from a log position."""
+
+from collections.abc import Iterator
+
+from ...domain.events import Envelope, memory_stream
+from ...domain.identity import Identity
+from ...domain.memory import Memory, fold
+from ...ports.event_store import EventStore
+from ..handling import Context
+
+PAGE = 1000
+
+
+def first_events(store: EventStore, after: int) -> Iterator[Envelope]:
+    """Each memory's first event after log position `after`, in log order, up to the head."""
+    while batch := store.read_all(after=after, limit=PAGE):
+        for envelope in batch:
+            if envelope.version == 1 and envelope.stream_id.startswith("memory-"):
+                yield envelope
+        after = batch[-1].position
+
+
+def load(store: EventStore, memory_id: str) -> Memory:
+    """A memory as its whole stream makes it (the log, not a projection: what every check trusts)."""
+    return fold(store.read_stream(memory_stream(memory_id)), Memory(memory_id))
+
+
+def system(workspace: str, job: str, at: int) -> Context:
+    """The actor a job's effects are recorded under, in the workspace they land in."""
+    return Context(Identity("system", "Second Brain", "admin", workspace), f"maintenance-{job}-{at}")

@@ -1,0 +1,29 @@
+"""REST routes for the dashboard's overview: the brief and the graph (neither has an MCP twin)."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from ...app import operations as ops
+from .context import Ctx
+from .openapi import documented, errors, query
+from .params import int_param, text_param
+
+router = APIRouter()
+
+
+@router.get("/brief", responses=errors())
+def brief(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return ops.brief(request.app.state.brain, ctx)
+
+
+@router.get("/graph", responses=errors(400, 404), openapi_extra=documented(
+    None, query("seed", "Centre the graph on this readable memory"),
+    query("limit", "Most nodes, at least 1 (more than 500 is clamped)", "integer", minimum=1, default=100),
+    query("workspace", "Restrict to one layer", enum=["personal", "company"]),
+    query("team", "With workspace=company, one team (an id from GET /team/workspaces)"),
+    query("project", "Start from this project's memories; unknown: 404 with `known_projects`")))
+def graph(ctx: Ctx, request: Request) -> dict[str, Any]:
+    params = request.query_params
+    return ops.graph(request.app.state.brain, ctx, text_param(params, "seed"), int_param(params, "limit", None),
+                     text_param(params, "workspace"), text_param(params, "team"), text_param(params, "project"))

@@ -1,0 +1,65 @@
+"""REST routes for push reminders: the VAPID public key, device subscriptions, and sending now (admin)."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import StrictBool, StrictStr
+from starlette.concurrency import run_in_threadpool
+
+from ...app.maintenance.push import run_now
+from .body import Body, json_body
+from .context import Ctx
+from .openapi import documented, errors
+
+router = APIRouter()
+
+
+class KeysBody(Body):
+    p256dh: StrictStr | None = None  # base64url, the device's P-256 public key
+    auth: StrictStr | None = None  # base64url, its 16-byte auth secret
+
+
+class SubscriptionBody(Body):
+    endpoint: StrictStr | None = None
+    keys: KeysBody | None = None
+
+
+class SubscribeBody(Body):
+    subscription: SubscriptionBody | None = None  # what the browser's PushSubscription.toJSON() gives
+    content_free: StrictBool | None = None
+
+
+class UnsubscribeBody(Body):
+    endpoint: StrictStr | None = None
+
+
+SubscribeIn = Annotated[SubscribeBody, Depends(json_body(SubscribeBody))]
+UnsubscribeIn = Annotated[UnsubscribeBody, Depends(json_body(UnsubscribeBody))]
+
+
+@router.get("/push/vapid-public-key", responses=errors(409, 503))
+def vapid_public_key(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return request.app.state.brain.push.public_key(ctx)
+
+
+@router.post("/push/subscribe", responses=errors(400, 409, 413, 503), openapi_extra=documented(SubscribeBody))
+def subscribe(ctx: Ctx, body: SubscribeIn, request: Request) -> dict[str, Any]:
+    subscription = body.subscription or SubscriptionBody()
+    keys = subscription.keys or KeysBody()
+    return request.app.state.brain.push.subscribe(ctx, subscription.endpoint, keys.p256dh, keys.auth,
+                                                  body.content_free)
+
+
+@router.post("/push/unsubscribe", responses=errors(400, 409, 413, 503), openapi_extra=documented(UnsubscribeBody))
+def unsubscribe(ctx: Ctx, body: UnsubscribeIn, request: Request) -> dict[str, Any]:
+    return request.app.state.brain.push.unsubscribe(ctx, body.endpoint)
+
+
+@router.post("/push/run", responses=errors(403, 409, 503))
+async def run(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return await run_in_threadpool(run_now, request.app.state.brain.maintenance, ctx)
+
+
+@router.post("/push/test", responses=errors(403, 409, 503))
+async def test(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return await run_in_threadpool(request.app.state.brain.push.test, ctx)

@@ -1,0 +1,54 @@
+"""The extraction job reads the log the same way on every event store: the window's start (a binary search of
+positions by time), the cursor, and the captures it judges."""
+
+import time
+from collections.abc import Iterator
+from zoneinfo import ZoneInfo
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
+from second_brain.adapters.event_store.memory import InMemoryEventStore
+from second_brain.adapters.event_store.sqlite import SQLiteEventStore
+from second_brain.adapters.sqlite_database import SQLiteDatabase
+from second_brain.app.extraction import Extractor
+from second_brain.app.maintenance.extraction import ExtractionJob
+from second_brain.app.maintenance.runner import Budget
+from second_brain.domain.events import TimeAnchorSet
+from tests.support.memories import memory_service
+
+DAY = 24 * 3600 * 1000
+
+
+@pytest.fixture(params=["memory", "sqlite", "dynamodb"])
+def store(request, tmp_path) -> Iterator[object]:
+    if request.param == "memory":
+        yield InMemoryEventStore()
+    elif request.param == "sqlite":
+        db = SQLiteDatabase(tmp_path / "events.sqlite3")
+        yield SQLiteEventStore(db)
+        db.close()
+    else:
+        with mock_aws():
+            client = boto3.client("dynamodb", region_name="us-east-1")
+            client.create_table(**table_definition("events"))
+            yield DynamoDBEventStore(client, "events")
+
+
+def test_only_the_last_two_weeks_are_read_and_each_capture_once(store, clock, ctx):
+    memories = memory_service(clock, store=store)
+    ids = []
+    for day in range(20):  # one capture a day; the job runs on the 20th
+        ids.append(memories.capture(ctx, f"Meeting {day} on Friday at 3", [], "api").id)
+        clock.advance(DAY)
+    extractor = Extractor(store, clock, lambda: ZoneInfo("UTC"))
+    first = ExtractionJob(extractor, per_run=10).run(Budget(time.monotonic() + 60), "")
+    second = ExtractionJob(extractor, per_run=10).run(Budget(time.monotonic() + 60), first.cursor)
+    # Days 6-19 (Jan 7-20) are in the window; by Jan 21 only the Friday of Jan 23 is still to come, which the
+    # captures of Jan 16 (a Friday: the next one) to Jan 20 name.
+    assert (first.counts, first.complete) == ({"judged": 10, "none": 9, "anchored": 1}, False)
+    assert (second.counts, second.complete) == ({"judged": 4, "anchored": 4}, True)
+    anchored = [i for i in ids if any(isinstance(e.event, TimeAnchorSet) for e in store.read_stream(f"memory-{i}"))]
+    assert anchored == ids[15:]
