@@ -112,9 +112,9 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         *([IndexVerification(store, index_check)] if index_check else []),
         GraphPass(store, clock, read_model, vectors if embedder else None, links),
         StalenessPass(store, clock),
+        ExtractionJob(Extractor(store, clock, config.timezone, llm if has_model else None)),  # 14 days back only
         CompressionJob(digests, read_model, team.every_workspace, clock),
         PatternsJob(store, vectors if embedder else None, llm if has_model else None, clock, config.timezone),
-        ExtractionJob(Extractor(store, clock, config.timezone, llm if has_model else None)),
         PushReminders(push),  # hourly
     ])
     at = parse_daily(settings.maintenance_at)

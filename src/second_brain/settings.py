@@ -71,6 +71,9 @@ class Settings(BaseSettings):
                                 "BRAIN_TIMEZONE, or `off` (the hourly jobs, such as push reminders, stop too).")
     push_contact: str = Field("mailto:second-brain@example.com", description="How push services reach whoever runs "
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
+    maintenance_request_seconds: float = Field(600.0, description="The longest `POST /maintenance/run` works "
+                                               "before answering (what is left resumes next run); on AWS below "
+                                               "API Gateway's 29 s.")
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
 
     @field_validator("cors_origins", mode="before")

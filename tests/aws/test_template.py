@@ -251,6 +251,9 @@ def test_a_nightly_run_that_fails_is_retried_and_then_kept(template):
     assert maintenance["Events"]["Nightly"]["Type"] == "ScheduleV2"
     assert _ref(schedule["DeadLetterConfig"]["Arn"]) in queues, "a run the scheduler cannot start is lost"
     assert schedule["RetryPolicy"]["MaximumRetryAttempts"] >= 1
+    api = _functions(template)["ApiFunction"]
+    assert float(api["Environment"]["Variables"]["BRAIN_MAINTENANCE_REQUEST_SECONDS"]) < api["Timeout"] - 5, \
+        "POST /maintenance/run must answer before the function is stopped mid-run (its lease then holds 30 min)"
     hourly = maintenance["Events"]["Hourly"]["Properties"]
     assert hourly["ScheduleExpression"] == "rate(1 hour)" and json.loads(hourly["Input"]) == {"schedule": "hourly"}
     assert _ref(hourly["DeadLetterConfig"]["Arn"]) in queues

@@ -25,7 +25,7 @@ def brain(request, tmp_path, clock):
 
 
 def owner(brain) -> Context:
-    return Context(brain.owner, "test")
+    return Context(brain.team.owner_identity(), "test")
 
 
 def capture(brain, text: str, tags=()) -> str:
@@ -67,6 +67,8 @@ def test_staleness_flags_changeable_old_memories_with_a_reason_and_clears_lastin
     [judged] = [e.event for e in brain.store.read_stream(memory_stream(works)) if isinstance(e.event, StalenessJudged)]
     assert judged.stale and "works at" in judged.reason and "100 days" in judged.reason
     assert judged.reason.startswith("Possibly out of date")
+    [shown] = [t for t in entry(brain, works)["timeline"] if t["event"] == "staleness_judged"]
+    assert shown["actor_name"] == "Second Brain" and shown["payload"] == {"stale": True, "reason": judged.reason}
 
     assert run(brain, "staleness") == {"checked": 5}  # idempotent: nothing left to change
     shown = render_recall(operations.recall(brain, owner(brain), "Acme Robotics", 5), 12_000)

@@ -60,7 +60,9 @@ def test_endpoints_are_https_or_http_on_loopback(endpoint):
 @pytest.mark.parametrize("endpoint", [
     None, "", 42, "http://push.example/a", "http://10.0.0.1/a", "ftp://push.example/a", "https://", "push.example/a",
     "https://user:pw@push.example/a", "https://[::1]/a", "https://push.example:99999/a", "https://push.example/a b",
-    "https://push.example/" + "x" * push.MAX_ENDPOINT_CHARS])
+    "https://push.example/" + "x" * push.MAX_ENDPOINT_CHARS,
+    # the brain POSTs there every hour: never to its own network (SSRF), e.g. the cloud metadata service
+    "https://169.254.169.254/latest/meta-data", "https://10.0.0.1/a", "https://192.168.1.20/a", "https://127.0.0.1/a"])
 def test_other_endpoints_are_refused(endpoint):
     with pytest.raises(InvalidInput, match="endpoint"):
         push.check_endpoint(endpoint)

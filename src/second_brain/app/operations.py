@@ -5,6 +5,7 @@ Each takes plain values (already read from a query string, a JSON body or tool a
 rules the contract sets: required fields, workspaces, project slugs, `when`, limits, idempotency keys.
 """
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -388,7 +389,8 @@ def run_maintenance(brain: Brain, ctx: Context, job: str | None) -> dict[str, An
     """Run one job now, or every nightly job; the summaries of the runs."""
     require_admin(ctx)
     names = [job.strip()] if job is not None and job.strip() else None
-    return {"ok": True, "runs": brain.maintenance.run(names)}
+    until = time.monotonic() + brain.settings.maintenance_request_seconds  # a request must answer in time
+    return {"ok": True, "runs": brain.maintenance.run(names, until=until)}
 
 
 def extract_dry_run(brain: Brain, ctx: Context, limit: int = 5) -> dict[str, Any]:

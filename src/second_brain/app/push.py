@@ -155,10 +155,10 @@ class PushService:
                 if expired() or pushed >= MAX_REMINDERS:
                     report.complete = False
                     return
-                pushed += self._push_one(row.id, actor, devices, private, now, report)
+                pushed += self._push_one(row.id, actor, devices, private, now, report, expired)
 
     def _push_one(self, memory_id: str, actor: str, devices: dict[str, push.Device], private: str, now: int,
-                  report: PushReport) -> int:
+                  report: PushReport, expired: Callable[[], bool]) -> int:
         """Push one memory's anchor to the devices it has not reached; 1 if any was tried."""
         history = self.store.read_stream(memory_stream(memory_id))
         memory = fold(history, Memory(memory_id))  # the log, not the read model, decides
@@ -176,6 +176,9 @@ class PushService:
         report.add("due")
         delivered = []
         for device in targets:
+            if expired():  # each send may wait seconds: the budget is checked before every one
+                report.complete = False
+                break
             payload = push.reminder(memory.id, memory.content, memory.when_at, memory.when_kind, device.content_free)
             status = self.gateway.send(device, _json(payload), TTL_SECONDS, private, topic=memory.id.replace("-", ""))
             result = report.record(device, status, id=memory.id, workspace=memory.workspace)

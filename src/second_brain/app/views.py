@@ -18,6 +18,7 @@ from ..domain.events import (
     MemoryRolledUp,
     MemoryShared,
     MemoryUnshared,
+    StalenessJudged,
     StatusChanged,
     TagsChanged,
     TimeAnchorSet,
@@ -43,6 +44,7 @@ TIMELINE_NAMES = {
     "ContradictionWon": "contradiction_won",
     "ContradictionLost": "contradiction_lost",
     "MemoryRolledUp": "rolled_up",
+    "StalenessJudged": "staleness_judged",
     "MemoryShared": "shared",
     "MemoryUnshared": "unshared",
     "MemoryForgotten": "deleted",
@@ -139,6 +141,8 @@ def _payload(event: object) -> dict[str, Any]:
         return {"layer": "personal"}
     if isinstance(event, MemoryRolledUp):
         return {"digest_id": event.digest_id}
+    if isinstance(event, StalenessJudged):
+        return {"stale": event.stale, "reason": event.reason}
     if isinstance(event, TimeAnchorSet):
         return {"when_at": event.when_at, "when_kind": event.when_kind}
     if isinstance(event, ReminderPushed):

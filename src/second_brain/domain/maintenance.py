@@ -1,8 +1,9 @@
-"""Maintenance runs as events: each job's own stream (`maintenance-<job>`) holds when it started, what it did and
+"""Maintenance runs as events: each job's own stream (`maintenance-<job>-<YYYY-MM>`, one a month) holds when it started, what it did and
 where the next run resumes, so a run is auditable, two runners never do one job at once, and a run killed
 halfway is taken over once its lease has lapsed."""
 
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 LEASE_MS = 30 * 60 * 1000  # a run that started this long ago without finishing is taken to be dead
@@ -33,8 +34,10 @@ class JobFinished:
 MAINTENANCE_EVENTS = (JobStarted, JobFinished)
 
 
-def job_stream(job: str) -> str:
-    return f"maintenance-{job}"
+def job_stream(job: str, at: int) -> str:
+    """A job's stream for the month of `at` (UTC): an hourly job's lease and summary events stay a few thousand a
+    stream, so reading its state never grows with the brain's age."""
+    return f"maintenance-{job}-{datetime.fromtimestamp(at / 1000, UTC):%Y-%m}"
 
 
 @dataclass(frozen=True)

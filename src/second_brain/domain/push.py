@@ -149,9 +149,21 @@ def check_endpoint(value: object) -> str:
     host = parts.hostname or ""
     if not host or parts.username is not None or parts.password is not None or ":" in host:
         raise InvalidInput("subscription.endpoint must be an https:// URL with a host name")
-    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback(host)):
+    if parts.scheme == "https" and not is_internal(host):
         return endpoint
+    if parts.scheme == "http" and is_loopback(host):
+        return endpoint
+    if parts.scheme == "https":  # the brain would POST there every hour: never to its own network's addresses
+        raise InvalidInput("subscription.endpoint must be a push service on the internet, not a private address")
     raise InvalidInput("subscription.endpoint must be an https:// URL (http:// only on this machine's loopback)")
+
+
+def is_internal(host: str) -> bool:
+    """An IP literal that is not a global address (private, link-local such as 169.254.169.254, loopback)."""
+    try:
+        return not ipaddress.ip_address(host).is_global
+    except ValueError:
+        return False  # a name: push services are named hosts
 
 
 def is_loopback(host: str) -> bool:

@@ -1,5 +1,6 @@
 """The nightly index check in SQLite: rows against the log, the keyword index against the rows, the kept counts
-against a recount, vectors against the content they were made from; each repaired where it differs."""
+against a recount, vectors against the content they were made from; each repaired where it differs. Everything is
+compared in a read snapshot; the write lock is taken only to repair (captures wait for a repair, not a check)."""
 
 import re
 import sqlite3
@@ -22,33 +23,43 @@ class SQLiteIndexCheck:
         self.vectors = vectors
 
     def verify(self, memory_ids: Sequence[str], whole: bool = False) -> dict[str, int]:
-        report = {"checked": 0, "drifted": 0, "repaired": 0}
-        keyword_drift = False
-        with self.db.write() as conn:  # the rows and the log read in one transaction: no append in between
-            for memory_id in memory_ids:
-                report["checked"] += 1
-                history = self.store.read_stream(memory_stream(memory_id))
-                memory = fold(history, Memory(memory_id))
-                row = conn.execute("SELECT * FROM entries WHERE id = ?", (memory_id,)).fetchone()
-                if not matches_log(row, memory):
-                    report["drifted"] += 1
-                    rewrite_memory(conn, memory_id, history)
-                    report["repaired"] += 1
-                elif row is not None and not _indexed(conn, row["rid"], row["content"]):
-                    keyword_drift = True
-            if whole:
-                keyword_drift = keyword_drift or not _keyword_index_sound(conn)
-                if not _counts_sound(conn):
+        report = {"checked": len(memory_ids), "drifted": 0, "repaired": 0}
+        conn = self.db.connection()
+        conn.execute("BEGIN")  # one snapshot of the log and the rows, read while writers go on (WAL)
+        try:
+            drifted = [i for i in memory_ids if not matches_log(_row(conn, i), self._fold(i))]
+            unindexed = any(not _indexed(conn, row["rid"], row["content"]) for row in
+                            (_row(conn, i) for i in memory_ids if i not in drifted) if row is not None)
+            keyword_drift = unindexed or (whole and not _keyword_index_sound(conn))
+            counts_off = whole and not _counts_sound(conn)
+        finally:
+            conn.execute("COMMIT")
+        report["drifted"] = len(drifted)
+        if drifted or keyword_drift or counts_off:  # the write lock only to repair, checking again under it
+            with self.db.write() as conn:
+                for memory_id in drifted:
+                    history = self.store.read_stream(memory_stream(memory_id))
+                    if not matches_log(_row(conn, memory_id), fold(history, Memory(memory_id))):
+                        rewrite_memory(conn, memory_id, history)
+                        report["repaired"] += 1
+                if counts_off and not _counts_sound(conn):
                     _recount(conn)
                     report["counts_rebuilt"] = 1
-            if keyword_drift:  # the index cannot be mended row by row without the text it holds: rebuilt whole
-                conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")
-                report["keyword_index_rebuilt"] = 1
+                if keyword_drift:  # an index entry cannot be mended without the text it holds: rebuilt whole
+                    conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")
+                    report["keyword_index_rebuilt"] = 1
         if whole and self.vectors is not None:
             waiting = self.vectors.pending_count()
             self.vectors.reconcile()
             report["vectors_requeued"] = self.vectors.pending_count() - waiting
         return report
+
+    def _fold(self, memory_id: str) -> Memory:
+        return fold(self.store.read_stream(memory_stream(memory_id)), Memory(memory_id))
+
+
+def _row(conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM entries WHERE id = ?", (memory_id,)).fetchone()
 
 
 def _indexed(conn: sqlite3.Connection, rid: int, content: str) -> bool:
@@ -61,12 +72,13 @@ def _indexed(conn: sqlite3.Connection, rid: int, content: str) -> bool:
 
 
 def _keyword_index_sound(conn: sqlite3.Connection) -> bool:
-    """FTS5's own check of the index against the rows it was built from (rank 1: against the content table)."""
-    try:
-        conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
-    except sqlite3.DatabaseError:
-        return False
-    return True
+    """Every row indexed once, and nothing indexed that is not a row: FTS5 keeps one `docsize` entry per indexed
+    row. (Its own 'integrity-check' would hold the write lock for the whole index.)"""
+    indexed = conn.execute("SELECT COUNT(*) FROM entries_fts_docsize").fetchone()[0]
+    rows = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    strays = conn.execute("SELECT COUNT(*) FROM entries_fts_docsize d WHERE NOT EXISTS"
+                          " (SELECT 1 FROM entries e WHERE e.rid = d.id)").fetchone()[0]
+    return indexed == rows and strays == 0
 
 
 def _counts_sound(conn: sqlite3.Connection) -> bool:

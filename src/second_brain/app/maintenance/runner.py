@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
@@ -74,30 +74,33 @@ class MaintenanceRunner:
 
     def run(self, names: Sequence[str] | None = None, until: float | None = None,
             schedule: str | None = NIGHTLY) -> list[dict[str, Any]]:
-        """Run the named jobs (else every job on `schedule`) in order, each until its own budget or `until` (a
-        time.monotonic() deadline, e.g. a Lambda's remaining time); the summaries, one per job."""
+        """Run the named jobs (else every job on `schedule`) in order; the summaries, one per job. With `until`
+        (a time.monotonic() deadline, e.g. a Lambda's remaining time) each job gets at most an even share of what
+        is left, so a slow early job cannot starve the later ones night after night."""
         for name in names or ():
             if name not in self.jobs:
                 raise NotFound(f"No maintenance job named {name!r}; jobs: {', '.join(self.jobs)}")
+        chosen = list(names or self.names(schedule))
         summaries = []
-        for name in names or self.names(schedule):
-            deadline = time.monotonic() + self.job_seconds
+        for left, name in zip(range(len(chosen), 0, -1), chosen, strict=True):
+            now = time.monotonic()
+            deadline = now + self.job_seconds
             if until is not None:
-                deadline = min(deadline, until)
-                if time.monotonic() >= until:
+                if now >= until:
                     summaries.append({"job": name, "skipped": "out of time"})
                     continue
+                deadline = min(deadline, now + (until - now) / left)
             summaries.append(self.run_job(name, Budget(deadline)))
         return summaries
 
     def run_job(self, name: str, budget: Budget) -> dict[str, Any]:
         job = self.jobs[name]
-        state = self.state(name)
         now = self.clock.now_ms()
+        stream, state = self._current(name, now)
         if state.held(now):
             return {"job": name, "skipped": "already running"}
         try:
-            self._append(name, state.version, JobStarted(name), now)
+            self._append(stream, state.version, JobStarted(name), now)
         except ConcurrencyConflict:
             return {"job": name, "skipped": "already running"}
         try:
@@ -107,39 +110,57 @@ class MaintenanceRunner:
             result = JobResult(cursor=state.cursor, complete=False, errors=[_describe(exc)])
         finished = JobFinished(name, now, dict(result.counts), tuple(result.errors[:MAX_ERRORS]), result.cursor,
                                result.complete)
-        for _ in range(3):
+        for _ in range(3):  # on the stream the run started on, even past midnight at the end of a month
             try:
-                self._append(name, self.state(name).version, finished, self.clock.now_ms())
+                self._append(stream, self._fold(stream, JobState(name)).version, finished, self.clock.now_ms())
                 break
             except ConcurrencyConflict:  # a runner that took over a lapsed lease appended meanwhile
                 continue
-        return self.state(name).last
+        return self._fold(stream, JobState(name)).last
 
     def state(self, name: str) -> JobState:
-        state = JobState(name)
-        for envelope in self.store.read_stream(job_stream(name)):
+        return self._current(name, self.clock.now_ms())[1]
+
+    def _current(self, name: str, now: int) -> tuple[str, JobState]:
+        """This month's stream of the job and its state; a month's first run resumes from the last month's."""
+        stream = job_stream(name, now)
+        state = self._fold(stream, JobState(name))
+        if state.version == 0:
+            earlier = self._fold(job_stream(name, _month_before(now)), JobState(name))
+            state = JobState(name, running_since=earlier.running_since, last=earlier.last)
+        return stream, state
+
+    def _fold(self, stream: str, state: JobState) -> JobState:
+        for envelope in self.store.read_stream(stream):
             state = evolve(state, envelope.event, envelope.at)
         return state
 
     def status(self) -> list[dict[str, Any]]:
-        """Each job, its schedule, whether a run holds it, its latest run and how many there were."""
+        """Each job, its schedule, whether a run holds it, its latest run and how many runs it had this month."""
         now = self.clock.now_ms()
         rows = []
         for name, job in self.jobs.items():
-            state = self.state(name)
+            state = self._current(name, now)[1]
             rows.append({"job": name, "schedule": job.schedule, "running": state.held(now), "runs": state.runs,
                          "last": state.last or None})
         return rows
 
-    def _append(self, name: str, version: int, event: object, at: int) -> None:
-        self.store.append([Envelope(stream_id=job_stream(name), version=version + 1, event=event, actor="system",
-                                    workspace="", request_id=f"maintenance-{name}-{at}", at=at,
+    def _append(self, stream: str, version: int, event: object, at: int) -> None:
+        job = getattr(event, "job", "")
+        self.store.append([Envelope(stream_id=stream, version=version + 1, event=event, actor="system",
+                                    workspace="", request_id=f"maintenance-{job}-{at}", at=at,
                                     schema_version=type(event).SCHEMA)])  # type: ignore[attr-defined]
 
 
+def _month_before(at: int) -> int:
+    first = datetime.fromtimestamp(at / 1000, UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return int(first.timestamp() * 1000) - 1
+
+
 def _describe(exc: Exception) -> str:
-    message = getattr(exc, "message", None) or str(exc)
-    return f"{type(exc).__name__}: {message[:200]}"
+    """What a run's summary says of a failure: the kind only. Messages can name memories or quote tags of any
+    workspace, and admins read the summaries; the message goes to the log."""
+    return f"{type(exc).__name__} (see the service log)"
 
 
 def parse_daily(value: str) -> tuple[int, int] | None:
