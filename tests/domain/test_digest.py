@@ -31,7 +31,7 @@ def test_a_roll_up_tags_the_memory_and_leaves_its_text_and_time_alone():
     assert "rolled-up" not in evolve(rolled, TagsChanged(("standup",))).tags
 
 
-def test_only_eligible_memories_of_the_scope_are_sources_newest_first_at_most_48():
+def test_only_eligible_memories_of_the_scope_are_sources_newest_first_at_most_30():
     now = 400 * DAY
     ok = [memory(f"note {i}", i * DAY) for i in range(1, 60)]
     protected = [memory("important", 1, importance=4), memory("won", 2, contradiction_wins=1),

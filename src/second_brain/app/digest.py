@@ -18,6 +18,7 @@ from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from ..ports.read_model import DigestReads, EntryReads, Filters
 from .handling import Context, envelopes, retrying
+from .handling import system as system_context
 
 log = logging.getLogger("second_brain.digest")
 
@@ -80,7 +81,7 @@ class DigestService:
                 return Outcome(scope, len(pool))
             written[key] = (rolled, content, method)
             digest_id = self.new_id()
-            system = Context(Identity("system", "Second Brain", "admin", scope.workspace), request_id)
+            system = system_context(scope.workspace, request_id)
             batch = [e for change in d.roll_up(digest_id, content, scope, rolled)
                      for e in envelopes(system, change.stream_id, change.version, change.events, change.workspace, now)]
             self.store.append(batch)

@@ -32,12 +32,12 @@ from ..domain.events import (
     memory_stream,
 )
 from ..domain.extraction import Anchor, find_anchor
-from ..domain.identity import Identity
 from ..domain.memory import Memory, decide, evolve, fold
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
-from .handling import Context, envelopes, retrying
+from .handling import envelopes, retrying
+from .handling import system as system_context
 from .time_anchors import parse_when
 from .triage import parse_json
 
@@ -123,7 +123,7 @@ class Extractor:
         if anchor is None or judged.reason:
             return "none"
         memory_id = judged.memory.id
-        system = Context(Identity("system", "Second Brain", "admin", judged.memory.workspace), f"extract-{memory_id}")
+        system = system_context(judged.memory.workspace, f"extract-{memory_id}")
 
         def attempt() -> str:
             state = self.eligible(memory_stream(memory_id))

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..domain.errors import ConcurrencyConflict
+from ..domain.errors import ConcurrencyConflict, Forbidden
 from ..domain.events import Envelope
 from ..domain.identity import Identity
 
@@ -26,6 +26,17 @@ class Context:
 
     identity: Identity
     request_id: str
+
+
+def system(workspace: str, request_id: str) -> Context:
+    """The brain itself as the actor ("Second Brain" in timelines): inferred links, nightly jobs, the cascade of a
+    forget; acting in `workspace`."""
+    return Context(Identity("system", "Second Brain", "admin", workspace), request_id)
+
+
+def require_admin(ctx: Context) -> None:
+    if ctx.identity.role != "admin":
+        raise Forbidden("Only an admin may do this")
 
 
 def envelopes(ctx: Context, stream_id: str, version: int, events: Sequence[object], workspace: str,

@@ -8,12 +8,12 @@ import numpy as np
 from ..domain import links
 from ..domain.errors import InvalidInput, NotFound
 from ..domain.events import MemoryImported, memory_stream
-from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import EntryReads, EntryRow, Filters, GraphReads
 from ..ports.vector_index import PendingEntry, VectorIndex
 from .handling import Context, envelopes, retrying
+from .handling import system as system_context
 from .views import entry_view
 
 MAX_CONNECTIONS = 8
@@ -73,7 +73,7 @@ class LinkService:
         """Link a memory to its closest neighbours in its workspace, as the system; how many links it made."""
         if self.vectors is None:
             return 0
-        system = Context(Identity("system", "Second Brain", "admin", workspace), request_id)
+        system = system_context(workspace, request_id)
         hits = self.vectors.search(vector, Filters((workspace,)), INFERRED_PER_MEMORY + 1)
         near = [h for h in hits if h.entry_id != entry_id and h.score >= self.inferred_link_threshold]
         for hit in near[:INFERRED_PER_MEMORY]:

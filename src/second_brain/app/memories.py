@@ -10,6 +10,7 @@ from functools import reduce
 from zoneinfo import ZoneInfo
 
 from ..domain import commands as c
+from ..domain import patterns
 from ..domain.capture import STORE, Verdict, content_stream, decide_capture, exact_repeat
 from ..domain.classification import classify
 from ..domain.errors import (
@@ -22,10 +23,15 @@ from ..domain.errors import (
 from ..domain.events import (
     CaptureAnswered,
     ContentClaimed,
+    DigestComposed,
     Envelope,
     IdempotencyExpired,
     MemoryCaptured,
     MemoryClassified,
+    MemoryForgotten,
+    MemoryImported,
+    MemoryReleased,
+    MemoryRolledUp,
     MemoryShared,
     MemoryUnshared,
     memory_stream,
@@ -35,6 +41,7 @@ from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from .handling import Context, envelopes, retrying
+from .handling import system as system_context
 from .projects import ProjectService
 from .triage import Triage, classify_with_model
 
@@ -266,7 +273,53 @@ class MemoryService:
         return retrying(attempt)
 
     def forget(self, ctx: Context, memory_id: str) -> Memory:
-        return self._execute(ctx, memory_id, c.Forget())
+        """Erase a memory, and in the same atomic append every memory written from its words: the digest it was
+        rolled into (whose other sources are released) and the patterns drawn from it. A forgotten digest
+        releases its sources too."""
+        memory_id = memory_id.strip()
+
+        def attempt() -> Memory:
+            with self._writing(memory_id):
+                state, history = self.load(ctx, memory_id)
+                _may_change(ctx, state)
+                now = self.clock.now_ms()
+                batch = envelopes(ctx, memory_stream(memory_id), state.version, [MemoryForgotten()],
+                                  state.workspace, now)
+                self.store.append(batch + self._derived_erasure(state, history, now))
+                return evolve(state, MemoryForgotten())
+
+        return retrying(attempt)
+
+    def _derived_erasure(self, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
+        """The events that erase what the brain wrote from this memory's words, as the system."""
+        digests = {e.event.digest_id for e in history if isinstance(e.event, MemoryRolledUp)}
+        derived = {d: self._stream_state(d) for d in digests | self._patterns_of(memory.id, history)}
+        derived = {i: (m, h) for i, (m, h) in derived.items() if m.exists}
+        released: dict[str, tuple[Memory, list[Envelope]]] = {}
+        for digest_id, (_, digest_history) in [(memory.id, (memory, history)), *derived.items()]:
+            for event in (e.event for e in digest_history if isinstance(e.event, DigestComposed)):
+                for source in event.sources:
+                    if source != memory.id and source not in released and source not in derived:
+                        state, source_history = self._stream_state(source)
+                        if state.exists and _rolled_into(source_history) == digest_id:
+                            released[source] = (state, source_history)
+        batch = []
+        for target, events in [*((m, [MemoryForgotten()]) for m, _ in derived.values()),
+                               *((m, [MemoryReleased(_rolled_into(h))]) for m, h in released.values())]:
+            system = system_context(target.workspace, f"forget-{memory.id}")
+            batch += envelopes(system, memory_stream(target.id), target.version, events, target.workspace, now)
+        return batch
+
+    def _patterns_of(self, memory_id: str, history: list[Envelope]) -> set[str]:
+        """Patterns proposed from this memory, in any workspace it has lived in."""
+        homes = {e.event.workspace for e in history if isinstance(e.event, (MemoryCaptured, MemoryImported,
+                                                                            MemoryShared, MemoryUnshared))}
+        return {e.event.pattern_id for home in homes for e in self.store.read_stream(patterns.stream(home))
+                if isinstance(e.event, patterns.PatternProposed) and memory_id in e.event.members}
+
+    def _stream_state(self, memory_id: str) -> tuple[Memory, list[Envelope]]:
+        history = self.store.read_stream(memory_stream(memory_id))
+        return fold(history, Memory(memory_id)), history
 
     def record_recalls(self, ctx: Context, memory_ids: list[str]) -> int:
         """Count a recall of each memory, once per day; best effort, since a lost race only loses a count."""
@@ -333,6 +386,17 @@ def _may_change(ctx: Context, memory: Memory) -> None:
     """A company memory changes only by its author's or an admin's hand; a personal one only by its owner's."""
     if not ctx.identity.can_edit(memory.workspace, memory.actor):
         raise Forbidden("Only the memory's author or an admin may change this memory")
+
+
+def _rolled_into(history: list[Envelope]) -> str | None:
+    """The digest a memory is rolled into now, if any."""
+    current = None
+    for event in (e.event for e in history):
+        if isinstance(event, MemoryRolledUp):
+            current = event.digest_id
+        elif isinstance(event, MemoryReleased):
+            current = None
+    return current
 
 
 def answered(key_history: Sequence[Envelope]) -> bool:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.errors import BrainError, Forbidden, InvalidInput, NotFound, SemanticUnavailable
+from ..domain.errors import BrainError, InvalidInput, NotFound, SemanticUnavailable
 from ..domain.projects import check_slug
 from ..domain.text import INT64, MAX_ID_CHARS, MAX_TAG_CHARS, check_source, shorten
 from ..ports.read_model import Filters
@@ -18,7 +18,7 @@ from .chat import insight as synthesise
 from .digest import scopes_for
 from .graph_view import DEFAULT_LIMIT as GRAPH_LIMIT
 from .graph_view import MAX_LIMIT as GRAPH_MAX_LIMIT
-from .handling import Context
+from .handling import Context, require_admin
 from .memories import CaptureOutcome
 from .patterns import ACTIONS as PATTERN_ACTIONS
 from .patterns import MAX_IDS as MAX_PATTERN_IDS
@@ -372,11 +372,6 @@ def resolve_patterns(brain: Brain, ctx: Context, memory_id: str | None, ids: lis
         except BrainError as exc:
             results.append({"id": shorten(one.strip()), "ok": False, "error": exc.message})
     return {"ok": True, "action": action, "resolved": sum(r["ok"] for r in results), "results": results}
-
-
-def require_admin(ctx: Context) -> None:
-    if ctx.identity.role != "admin":
-        raise Forbidden("Only an admin may do this")
 
 
 def maintenance_status(brain: Brain, ctx: Context) -> dict[str, Any]:

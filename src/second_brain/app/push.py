@@ -14,7 +14,6 @@ from typing import Any
 
 from ..domain import push
 from ..domain import team as t
-from ..domain.errors import Forbidden
 from ..domain.events import memory_stream
 from ..domain.identity import Identity
 from ..domain.memory import Memory, fold
@@ -22,7 +21,8 @@ from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.push import PushGateway
 from ..ports.read_model import EntryReads
-from .handling import Context, envelopes, retrying
+from .handling import Context, envelopes, require_admin, retrying
+from .handling import system as system_context
 from .team import TeamService
 
 TTL_SECONDS = 24 * 3600  # a push service keeps a reminder this long for a device that is offline
@@ -125,7 +125,7 @@ class PushService:
 
     def test(self, ctx: Context) -> dict[str, Any]:
         """A fixed notification to each of the caller's devices (admin only), and what each push service said."""
-        _admin(ctx)
+        require_admin(ctx)
         report = PushReport(counts={"sent": 0, "failed": 0, "gone": 0})
         private = self.key_pair()[1]
         devices = self.state().of(ctx.identity.actor_id)
@@ -232,12 +232,8 @@ def visible(results: list[dict[str, Any]], identity: Identity) -> list[dict[str,
 
 
 def _system(purpose: str) -> Context:
-    return Context(Identity("system", "Second Brain", "admin", ""), f"push-{purpose}")
+    return system_context("", f"push-{purpose}")
 
-
-def _admin(ctx: Context) -> None:
-    if ctx.identity.role != "admin":
-        raise Forbidden("Only an admin may do this")
 
 
 def _json(payload: dict[str, Any]) -> bytes:

@@ -10,12 +10,13 @@ from zoneinfo import ZoneInfo
 from . import text
 from .capture import Change
 from .classification import classify
-from .events import MemoryCaptured, MemoryClassified, MemoryRolledUp, memory_stream
+from .events import DigestComposed, MemoryCaptured, MemoryClassified, MemoryRolledUp, memory_stream
 from .memory import Memory, digest_eligible
 
-# The reference took the 50 newest; 48 is what one DynamoDB transaction (100 items) holds with the digest's two
-# events, one roll-up and one version check per source and the log's position counter: one atomic append.
-MAX_SOURCES = 48
+# The reference took the 50 newest. A digest and its roll-ups are one atomic append, and so is forgetting one of
+# its sources (the source, the digest and the patterns drawn from it erased, every other source released): 30
+# keeps both inside one DynamoDB transaction (100 items, counting a version check per stream) with room to spare.
+MAX_SOURCES = 30
 COOLDOWN_MS = 24 * 3600 * 1000  # no second digest of a tag in a workspace within a day of the last
 MODEL_SOURCE_CHARS = 400  # of each source, in the model's prompt
 SOURCE = "system"
@@ -69,6 +70,7 @@ def roll_up(digest_id: str, content: str, scope: Scope, rolled: Sequence[Memory]
     digest = Change(memory_stream(digest_id), 0, scope.workspace, (
         MemoryCaptured(content, scope.tags, SOURCE, scope.workspace),
         MemoryClassified(judged.importance, "semantic", judged.volatility, False, "rules"),
+        DigestComposed(tuple(m.id for m in rolled)),
     ))
     return [digest, *(Change(memory_stream(m.id), m.version, m.workspace, (MemoryRolledUp(digest_id),))
                       for m in rolled)]

@@ -190,6 +190,24 @@ class StalenessJudged:
 
 
 @dataclass(frozen=True)
+class DigestComposed:
+    """On a digest's own stream: the memories it was written from (ids only), so forgetting it, or any of them,
+    can release the others and erase the digest's copy of their words."""
+
+    sources: tuple[str, ...]
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
+class MemoryReleased:
+    """The digest `digest_id` this memory was rolled into was forgotten: `rolled-up` goes (full weight in recall,
+    digestible again); its own text and times are left as they were."""
+
+    digest_id: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@dataclass(frozen=True)
 class MemoryRolledUp:
     """Compression folded the memory into the digest `digest_id` (tagged `rolled-up`: 0.4x in recall, never
     digested again); its own text is left as it was."""
@@ -233,7 +251,7 @@ class Erased:
 DomainEvent = (
     MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
     | MemoryOpened | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon
-    | ContradictionLost | StalenessJudged | MemoryRolledUp | MemoryShared | MemoryUnshared | MemoryForgotten | Erased
+    | ContradictionLost | StalenessJudged | MemoryRolledUp | MemoryReleased | DigestComposed | MemoryShared | MemoryUnshared | MemoryForgotten | Erased
 )
 
 REGISTRY: dict[str, type] = {
@@ -243,7 +261,7 @@ REGISTRY: dict[str, type] = {
         MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
         ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
         ProjectErased, ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, IdempotencyExpired, ContentClaimed, MemoryShared, MemoryUnshared, StalenessJudged,
-        MemoryRolledUp, *PATTERN_EVENTS,
+        MemoryRolledUp, MemoryReleased, DigestComposed, *PATTERN_EVENTS,
         *TEAM_EVENTS, *OAUTH_EVENTS, *MAINTENANCE_EVENTS, *PUSH_EVENTS,
     )
 }

@@ -21,6 +21,7 @@ from .errors import InvalidInput, NotFound
 from .events import (
     ContradictionLost,
     ContradictionWon,
+    DigestComposed,
     DuplicateSuspected,
     Envelope,
     Erased,
@@ -31,6 +32,7 @@ from .events import (
     MemoryImported,
     MemoryOpened,
     MemoryRecalled,
+    MemoryReleased,
     MemoryRevised,
     MemoryRolledUp,
     MemoryShared,
@@ -155,6 +157,8 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         return replace(state, tags=(*kept, "stale:as-of") if event.stale else kept, version=version)
     if isinstance(event, MemoryRolledUp):  # bookkeeping too: its text and its time stay as they were
         return replace(state, tags=tuple(text.dedupe([*state.tags, text.ROLLED_UP])), version=version)
+    if isinstance(event, MemoryReleased):
+        return replace(state, tags=tuple(t for t in state.tags if t != text.ROLLED_UP), version=version)
     if isinstance(event, MemoryClassified):
         return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
     if isinstance(event, MemoryRecalled):
@@ -171,7 +175,7 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
     if isinstance(event, TimeAnchorCleared):
         return replace(state, when_at=None, version=version)
-    if isinstance(event, (Erased, DuplicateSuspected, ReminderPushed)):  # ReminderPushed: the push sender's note
+    if isinstance(event, (Erased, DuplicateSuspected, ReminderPushed, DigestComposed)):  # ReminderPushed: the push sender's note
         return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
 

@@ -5,8 +5,7 @@ import threading
 import time
 from typing import Any
 
-from ...domain.errors import Forbidden
-from ..handling import Context
+from ..handling import Context, require_admin
 from ..push import PushReport, PushService, visible
 from .runner import HOURLY, Budget, JobResult, MaintenanceRunner
 
@@ -35,8 +34,7 @@ class PushReminders:
 
 def run_now(runner: MaintenanceRunner, ctx: Context) -> dict[str, Any]:
     """Run the sender now (admin only): its counts, and the first per-device results."""
-    if ctx.identity.role != "admin":
-        raise Forbidden("Only an admin may do this")
+    require_admin(ctx)
     job = runner.jobs[NAME]
     assert isinstance(job, PushReminders)
     job._local.report = None

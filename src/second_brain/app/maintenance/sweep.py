@@ -4,10 +4,10 @@ same on every backend), resumable from a log position."""
 from collections.abc import Iterator
 
 from ...domain.events import Envelope, memory_stream
-from ...domain.identity import Identity
 from ...domain.memory import Memory, fold
 from ...ports.event_store import EventStore
 from ..handling import Context
+from ..handling import system as system_context
 
 PAGE = 1000
 
@@ -28,4 +28,4 @@ def load(store: EventStore, memory_id: str) -> Memory:
 
 def system(workspace: str, job: str, at: int) -> Context:
     """The actor a job's effects are recorded under, in the workspace they land in."""
-    return Context(Identity("system", "Second Brain", "admin", workspace), f"maintenance-{job}-{at}")
+    return system_context(workspace, f"maintenance-{job}-{at}")
