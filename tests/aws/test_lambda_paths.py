@@ -492,3 +492,19 @@ def test_a_member_works_through_both_functions_and_a_suspended_one_is_told_so(aw
     assert (status, body["code"]) == (401, "suspended")
     response = mcp.handler(copy.deepcopy(event), CONTEXT)
     assert (response["statusCode"], json.loads(response["body"])["code"]) == (401, "suspended")
+
+
+def test_a_full_digest_and_the_forget_of_one_of_its_sources_each_fit_one_transaction(aws):
+    topics = ["harbour", "glacier", "orchard", "violin", "lantern", "canyon", "meadow", "falcon", "copper", "tundra",
+              "saffron", "quarry", "lagoon", "walnut", "beacon", "cobalt", "prairie", "marble", "thistle", "juniper",
+              "basalt", "heron", "cedar", "amber", "delta", "fjord", "granite", "hazel", "ivory", "jasmine", "kelp"]
+    ids = [call(aws.api, "POST", "/capture", {"content": f"Standup {n}: the {word} build {4100 + n} shipped",
+                                              "tags": ["standup"]})[1]["id"] for n, word in enumerate(topics)]
+    status, digest = call(aws.api, "GET", "/digest", query={"tag": "standup"})
+    assert status == 200 and digest["source_count"] == 30, digest  # the most one digest takes
+    rolled = [i for i in ids if "rolled-up" in call(aws.api, "GET", "/entry", query={"id": i})[1]["entry"]["tags"]]
+    assert len(rolled) == 30
+    assert call(aws.api, "POST", "/forget", {"id": rolled[0]})[0] == 200  # the source, the digest, 29 releases
+    assert call(aws.api, "GET", "/entry", query={"id": digest["entry_id"]})[0] == 404
+    assert all("rolled-up" not in call(aws.api, "GET", "/entry", query={"id": i})[1]["entry"]["tags"]
+               for i in rolled[1:])
