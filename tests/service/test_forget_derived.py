@@ -3,6 +3,8 @@ append, the digest it was rolled into (its other sources are released: full weig
 patterns drawn from it; forgetting a digest releases its sources."""
 
 
+from dataclasses import replace
+
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
@@ -85,3 +87,62 @@ def test_an_unrelated_forget_touches_nothing_else(brain, clock):
     head = brain.store.head()
     brain.memories.forget(OWNER, lone)
     assert brain.store.head() == head + 1 and state(brain, digest_id).exists
+
+
+class ForgettingModel:
+    """A model that, while the patterns job waits on it, has someone forget one of the members."""
+
+    def __init__(self, forget) -> None:
+        self.forget = forget
+
+    def complete(self, messages, max_tokens=0):
+        self.forget()
+        return "A recurring certificate chore"
+
+
+def test_a_member_forgotten_while_its_pattern_is_being_written_stops_the_pattern(tmp_path, clock):
+    brain = build(Settings(data_dir=tmp_path / "race"), clock=clock, embedder=FakeEmbedder())
+    try:
+        first = write_note(brain, clock, TLS[0])
+        write_note(brain, clock, TLS[1], step=45 * DAY)
+        forgetting = ForgettingModel(lambda: brain.memories.forget(Context(brain.team.owner_identity(), "t"), first))
+        patterns_job = job(brain, clock, model=forgetting)
+        result = patterns_job.run(FOREVER, "")
+        assert result.counts.get("raced", 0) >= 1 and "proposed" not in result.counts
+        assert proposed(brain) == []
+        brain.db.purge_wal()
+        assert TLS[0].encode() not in (tmp_path / "race" / "brain.sqlite3").read_bytes()
+    finally:
+        brain.close()
+
+
+def test_a_memory_is_drawn_into_at_most_three_patterns(tmp_path, clock):
+    from second_brain.domain import patterns as p
+
+    member = p.Member("m", "x" * 200, (), "api", "personal-owner", 0)
+    assert p.may_seed(member) and not p.may_seed(replace(member, patterns=p.MAX_PATTERNS_PER_MEMORY))
+
+
+def test_what_the_brain_wrote_is_never_rolled_into_a_digest():
+    from second_brain.domain.memory import Memory, digest_candidate
+
+    confirmed_pattern = Memory("p", exists=True, content="Recurring: …", tags=("kind:semantic", "status:canonical",
+                                                                            "standup"), source="system", importance=3)
+    assert not digest_candidate(confirmed_pattern)
+    assert digest_candidate(replace(confirmed_pattern, source="api"))
+
+
+def test_taking_a_memory_back_from_the_team_erases_the_team_digest_of_its_words(brain, clock):
+    from second_brain.app.digest import scopes_for
+    from second_brain.domain.identity import Identity
+
+    admin = Context(Identity("owner", "Ada", "admin", "personal-owner", ("company",), owner=True), "req")
+    ids = [write(brain, clock, f"Standup {i}: Priya shipped build SECRET-{4100 + i}.", ("standup",), "company")
+           for i in range(12)]
+    outcome = brain.digests.for_caller(admin, scopes_for(admin.identity, ("standup",), "standup", False))
+    assert outcome.entry_id and state(brain, outcome.entry_id).workspace == "company"
+    assert brain.memories.share(admin, ids[3], "personal-owner", brain.team.note_share,
+                                lambda actor: "personal-owner") == "unshared"
+    assert not state(brain, outcome.entry_id).exists  # the team no longer reads SECRET-4103
+    assert all("rolled-up" not in state(brain, i).tags for i in ids)
+    assert state(brain, ids[3]).workspace == "personal-owner"

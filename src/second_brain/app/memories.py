@@ -29,7 +29,6 @@ from ..domain.events import (
     MemoryCaptured,
     MemoryClassified,
     MemoryForgotten,
-    MemoryImported,
     MemoryReleased,
     MemoryRolledUp,
     MemoryShared,
@@ -249,7 +248,7 @@ class MemoryService:
 
         def attempt() -> str:
             with self._writing(memory_id):
-                state, _ = self.load(ctx, memory_id)
+                state, history = self.load(ctx, memory_id)
                 to_company = workspace != ctx.identity.personal_workspace
                 if to_company and state.workspace == workspace:
                     return "no_change"
@@ -264,8 +263,13 @@ class MemoryService:
                     if author_home is None:
                         raise InvalidInput("Its author has left the team: it stays in the company layer")
                     event, layer = MemoryUnshared(author_home), "personal"
-                moved = envelopes(ctx, memory_stream(state.id), state.version, [event], event.workspace,
-                                  self.clock.now_ms())
+                now = self.clock.now_ms()
+                events: list[object] = [event]
+                if not to_company and (digest_id := _rolled_into(history)):
+                    events.append(MemoryReleased(digest_id))  # that digest goes (below): back to full weight
+                moved = envelopes(ctx, memory_stream(state.id), state.version, events, event.workspace, now)
+                if not to_company:  # the team's digests and patterns must not keep the words it takes back
+                    moved += self._derived_erasure(state, history, now)
                 company = workspace if to_company else state.workspace
                 self.store.append(moved + note(ctx, state.id, layer, state.actor, company))
                 return "shared" if to_company else "unshared"
@@ -274,8 +278,8 @@ class MemoryService:
 
     def forget(self, ctx: Context, memory_id: str) -> Memory:
         """Erase a memory, and in the same atomic append every memory written from its words: the digest it was
-        rolled into (whose other sources are released) and the patterns drawn from it. A forgotten digest
-        releases its sources too."""
+        rolled into (whose other sources are released) and the patterns drawn from it (taking it back from the team
+        does the same). A forgotten digest releases its sources too."""
         memory_id = memory_id.strip()
 
         def attempt() -> Memory:
@@ -292,8 +296,10 @@ class MemoryService:
 
     def _derived_erasure(self, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
         """The events that erase what the brain wrote from this memory's words, as the system."""
-        digests = {e.event.digest_id for e in history if isinstance(e.event, MemoryRolledUp)}
-        derived = {d: self._stream_state(d) for d in digests | self._patterns_of(memory.id, history)}
+        # One level is all there is: what the brain writes (source `system`) is never rolled up or drawn from.
+        made = {e.event.digest_id if isinstance(e.event, MemoryRolledUp) else e.event.pattern_id
+                for e in history if isinstance(e.event, (MemoryRolledUp, patterns.MemoryDrawnInto))}
+        derived = {d: self._stream_state(d) for d in made}
         derived = {i: (m, h) for i, (m, h) in derived.items() if m.exists}
         released: dict[str, tuple[Memory, list[Envelope]]] = {}
         for digest_id, (_, digest_history) in [(memory.id, (memory, history)), *derived.items()]:
@@ -309,13 +315,6 @@ class MemoryService:
             system = system_context(target.workspace, f"forget-{memory.id}")
             batch += envelopes(system, memory_stream(target.id), target.version, events, target.workspace, now)
         return batch
-
-    def _patterns_of(self, memory_id: str, history: list[Envelope]) -> set[str]:
-        """Patterns proposed from this memory, in any workspace it has lived in."""
-        homes = {e.event.workspace for e in history if isinstance(e.event, (MemoryCaptured, MemoryImported,
-                                                                            MemoryShared, MemoryUnshared))}
-        return {e.event.pattern_id for home in homes for e in self.store.read_stream(patterns.stream(home))
-                if isinstance(e.event, patterns.PatternProposed) and memory_id in e.event.members}
 
     def _stream_state(self, memory_id: str) -> tuple[Memory, list[Envelope]]:
         history = self.store.read_stream(memory_stream(memory_id))

@@ -19,7 +19,7 @@ from .memory import Memory, digest_eligible
 MAX_SOURCES = 30
 COOLDOWN_MS = 24 * 3600 * 1000  # no second digest of a tag in a workspace within a day of the last
 MODEL_SOURCE_CHARS = 400  # of each source, in the model's prompt
-SOURCE = "system"
+SOURCE = text.SYSTEM_SOURCE
 REFUSED = "Could not create digest — tag may have fewer than 10 eligible entries or was recently compressed"
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")

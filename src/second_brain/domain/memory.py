@@ -43,6 +43,7 @@ from .events import (
     TimeAnchorCleared,
     TimeAnchorSet,
 )
+from .patterns import MemoryDrawnInto
 from .push import ReminderPushed
 
 WHEN_KINDS = ("due", "event", "wake")
@@ -175,7 +176,7 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
         return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
     if isinstance(event, TimeAnchorCleared):
         return replace(state, when_at=None, version=version)
-    if isinstance(event, (Erased, DuplicateSuspected, ReminderPushed, DigestComposed)):  # ReminderPushed: the push sender's note
+    if isinstance(event, (Erased, DuplicateSuspected, ReminderPushed, DigestComposed, MemoryDrawnInto)):  # ReminderPushed: the push sender's note
         return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
 
@@ -200,7 +201,8 @@ def digest_candidate(memory: Memory) -> bool:
     """The part of `digest_eligible` that does not depend on the time: read models keep it as a count, and only
     the memories recalled once within the grace period are taken away at the time of asking."""
     return (memory.importance < text.PROTECTED_IMPORTANCE and memory.contradiction_wins == 0
-            and memory.recall_count < 2 and not any(tag in text.NEVER_DIGESTED for tag in memory.tags))
+            and memory.recall_count < 2 and not any(tag in text.NEVER_DIGESTED for tag in memory.tags)
+            and memory.source != text.SYSTEM_SOURCE)
 
 
 def appended(content: str, event: MemoryAppended) -> str:

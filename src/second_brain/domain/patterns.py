@@ -28,6 +28,18 @@ PENDING_TAG = text.AWAITING_CONFIRMATION[0]
 FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
 
 
+MAX_PATTERNS_PER_MEMORY = 3  # keeps the forget of any memory (which erases its patterns) one atomic append
+
+
+@dataclass(frozen=True)
+class MemoryDrawnInto:
+    """On a member's own stream: the pattern `pattern_id` was written from its words (forgetting or unsharing it
+    erases the pattern in the same append)."""
+
+    pattern_id: str
+    SCHEMA: ClassVar[int] = 1
+
+
 def stream(workspace: str) -> str:
     """The workspace's record of every pattern proposed there, confirmed, dismissed or not."""
     return f"patterns-{workspace}"
@@ -42,7 +54,7 @@ class PatternProposed:
     SCHEMA: ClassVar[int] = 1
 
 
-PATTERN_EVENTS = (PatternProposed,)
+PATTERN_EVENTS = (PatternProposed, MemoryDrawnInto)
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,8 @@ class Member:
     workspace: str
     created_at: int
     importance: int = 0
+    version: int = 0  # of its stream when its text was read: the pattern is appended only if it is still there
+    patterns: int = 0  # patterns already drawn from it
 
 
 @dataclass(frozen=True)
@@ -70,9 +84,11 @@ class Cluster:
 
 
 def may_seed(memory: Member) -> bool:
-    """A memory patterns may be drawn from: long enough, written by a person here, not bookkeeping."""
+    """A memory patterns may be drawn from: long enough, written by a person here, not bookkeeping, not yet in
+    MAX_PATTERNS_PER_MEMORY patterns."""
     source = memory.source.lower()
     return (len(memory.content) >= MIN_CHARS and source not in MACHINE_SOURCES
+            and memory.patterns < MAX_PATTERNS_PER_MEMORY
             and not source.startswith(MIRRORED_SOURCES) and text.DEPRECATED not in memory.tags
             and not any(tag.lower() in text.PIPELINE_MARKERS for tag in memory.tags))
 

@@ -36,6 +36,7 @@ NEVER_RECALLED = (DEPRECATED, "auto-insight", "auto-pattern")
 NEVER_DIGESTED = ("synthesized", "auto-pattern", "auto-insight", "rolled-up")  # already a digest, or in one
 SYNTHESIZED, ROLLED_UP = "synthesized", "rolled-up"  # a digest, and a memory folded into one
 AWAITING_CONFIRMATION = ("auto-insight", "auto-pattern")  # a pattern the nightly job proposed (the old name second)
+SYSTEM_SOURCE = "system"  # what the brain writes itself (digests, patterns): never rolled into a digest again
 PROTECTED_IMPORTANCE = 4  # at or above: never merged, replaced or rolled up without the user
 
 

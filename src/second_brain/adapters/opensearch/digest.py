@@ -22,7 +22,7 @@ def eligible(filters: Filters, now: int) -> dict:
                        {"term": {"recall_count": 0}},
                        {"bool": {"filter": [{"range": {"recall_count": {"lt": 2}}},
                                             {"range": {"created_at": {"lt": now - DIGEST_RECALL_GRACE_MS}}}]}}]}}],
-        "must_not": [{"terms": {"tags": list(text.NEVER_DIGESTED)}}]}}
+        "must_not": [{"terms": {"tags": list(text.NEVER_DIGESTED)}}, {"term": {"source": text.SYSTEM_SOURCE}}]}}
 
 
 class OpenSearchDigestReads:

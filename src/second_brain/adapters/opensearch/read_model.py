@@ -4,7 +4,7 @@ same ports as SQLite, so the recall pipeline's fusion and ranking stay in shared
 from collections.abc import Sequence
 
 from ...domain import text
-from ...domain.memory import DIGEST_MIN_ENTRIES, DIGEST_RECALL_GRACE_MS
+from ...domain.memory import DIGEST_MIN_ENTRIES
 from ...ports.read_model import (
     BrainStats,
     Connection,
@@ -17,7 +17,7 @@ from ...ports.read_model import (
     TermStats,
 )
 from .brief import OpenSearchBriefReads
-from .digest import OpenSearchDigestReads
+from .digest import OpenSearchDigestReads, eligible
 from .indexes import MAX_RESULTS, Indexes
 from .queries import both, phrase, recall_scope, row_of, scope
 
@@ -167,15 +167,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         average = result["aggregations"]["importance"]["value"]
         unclassified = self.ix.count({"bool": {"filter": [in_scope], "must_not": [
             {"prefix": {"tags": "status:"}}, {"prefix": {"tags": "kind:"}}]}})
-        eligible = {"bool": {  # memory.digest_eligible, as a query
-            "filter": [in_scope, {"range": {"importance_score": {"lt": text.PROTECTED_IMPORTANCE}}},
-                       {"term": {"contradiction_wins": 0}},
-                       {"bool": {"should": [{"term": {"recall_count": 0}}, {"bool": {"filter": [
-                           {"range": {"recall_count": {"lt": 2}}},
-                           {"range": {"created_at": {"lt": now - DIGEST_RECALL_GRACE_MS}}}]}}]}}],
-            "must_not": [{"terms": {"tags": list(text.NEVER_DIGESTED)}}]}}
         by_tag = {"terms": {"field": "tags", "size": 1000, "min_doc_count": DIGEST_MIN_ENTRIES}}
-        body = {"size": 0, "query": eligible, "aggs": {"tags": by_tag}}
+        body = {"size": 0, "query": eligible(Filters(tuple(workspaces)), now), "aggs": {"tags": by_tag}}
         buckets = self.ix.query(self.ix.entries, body)["aggregations"]["tags"]["buckets"]
         candidates = sorted((TagCount(b["key"], b["doc_count"]) for b in buckets), key=lambda tc: (-tc.count, tc.tag))
         return BrainStats(count, None if average is None else round(average, 1), tuple(self.tag_counts(workspaces)),

@@ -8,9 +8,10 @@ from ...ports.read_model import EntryRow, Filters, WorkspaceTagCount
 from .sqlite_sql import SQLiteReads, marks, newest_in_scope, row_of, scope_sql
 
 # memory.digest_candidate on the entries alias `e`; parameters: CANDIDATE_PARAMS.
-CANDIDATE = ("e.importance_score < ? AND e.contradiction_wins = 0 AND e.recall_count < 2 AND NOT EXISTS"
-             f" (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN ({marks(text.NEVER_DIGESTED)}))")
-CANDIDATE_PARAMS = (text.PROTECTED_IMPORTANCE, *text.NEVER_DIGESTED)
+CANDIDATE = ("e.importance_score < ? AND e.contradiction_wins = 0 AND e.recall_count < 2 AND e.source != ?"
+             " AND NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN"
+             f" ({marks(text.NEVER_DIGESTED)}))")
+CANDIDATE_PARAMS = (text.PROTECTED_IMPORTANCE, text.SYSTEM_SOURCE, *text.NEVER_DIGESTED)
 
 
 class SQLiteDigestReads(SQLiteReads):

@@ -2,9 +2,9 @@
 
 from collections.abc import Sequence
 
-from ...domain import text
 from ...domain.memory import DIGEST_MIN_ENTRIES, DIGEST_RECALL_GRACE_MS
 from ...ports.read_model import BrainStats, Filters, TagCount
+from .sqlite_digest import CANDIDATE, CANDIDATE_PARAMS
 from .sqlite_sql import SQLiteReads, marks, scope_sql
 
 
@@ -40,10 +40,8 @@ class SQLiteStats(SQLiteReads):
         where, params = scope_sql(Filters(tuple(workspaces)))
         held = dict(self._read(
             f"SELECT t.tag, COUNT(*) FROM entries e JOIN entry_tags t ON t.entry_rid = e.rid WHERE {where}"
-            " AND e.created_at >= ? AND e.recall_count = 1 AND e.importance_score < ? AND e.contradiction_wins = 0"
-            f" AND NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid AND x.tag IN"
-            f" ({marks(text.NEVER_DIGESTED)})) GROUP BY t.tag",
-            (*params, now - DIGEST_RECALL_GRACE_MS, text.PROTECTED_IMPORTANCE, *text.NEVER_DIGESTED),
+            f" AND e.created_at >= ? AND e.recall_count = 1 AND {CANDIDATE} GROUP BY t.tag",
+            (*params, now - DIGEST_RECALL_GRACE_MS, *CANDIDATE_PARAMS),
         ).fetchall())
         counts = {tag: n - held.get(tag, 0) for tag, n in self._read(
             f"SELECT tag, SUM(digest_candidates) FROM tag_counts WHERE workspace IN ({marks(workspaces)})"

@@ -4,14 +4,14 @@ record so the same members never make a second one. The whole brain is swept ove
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from ...domain import links
 from ...domain import patterns as p
 from ...domain.errors import ConcurrencyConflict
-from ...domain.events import MemoryCaptured, MemoryClassified, memory_stream
-from ...domain.memory import Memory
+from ...domain.events import Envelope, MemoryCaptured, MemoryClassified, memory_stream
+from ...domain.memory import Memory, fold
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ...ports.llm import LanguageModel
@@ -19,7 +19,7 @@ from ...ports.read_model import Filters
 from ...ports.vector_index import VectorIndex
 from ..handling import envelopes
 from .runner import NIGHTLY, Budget, JobResult
-from .sweep import first_events, load, system
+from .sweep import first_events, system
 
 log = logging.getLogger("second_brain.patterns")
 SEEDS_PER_RUN = 100  # memories that may seed a pattern, looked at per run (the reference: 25)
@@ -28,9 +28,10 @@ PATTERNS_PER_RUN = 3
 MODEL_MAX_CHARS = 2_000
 
 
-def member(memory: Memory) -> p.Member:
+def member(memory: Memory, history: Sequence[Envelope] = ()) -> p.Member:
+    drawn = sum(isinstance(e.event, p.MemoryDrawnInto) for e in history)
     return p.Member(memory.id, memory.content, memory.tags, memory.source, memory.workspace, memory.created_at,
-                    memory.importance)
+                    memory.importance, memory.version, drawn)
 
 
 class PatternsJob:
@@ -61,13 +62,19 @@ class PatternsJob:
                 break
             position = first.position
             result.add("looked")
-            seed = load(self.store, first.stream_id.removeprefix("memory-"))
-            if seed.exists and p.may_seed(member(seed)):
+            seed = self._member(first.stream_id.removeprefix("memory-"))
+            if seed is not None and p.may_seed(seed):
                 result.add("seeds")
-                if (found_here := self._cluster(member(seed))) is not None:
+                if (found_here := self._cluster(seed)) is not None:
                     found.append(found_here)
         self._propose(found, result)
         return result
+
+    def _member(self, memory_id: str) -> p.Member | None:
+        """A memory as the rules read it, from its stream (with the version its text was read at)."""
+        history = self.store.read_stream(memory_stream(memory_id))
+        memory = fold(history, Memory(memory_id))
+        return member(memory, history) if memory.exists else None
 
     def _cluster(self, seed: p.Member) -> p.Cluster | None:
         vector = self.vectors.vector_of(seed.id) if self.vectors else None
@@ -78,9 +85,9 @@ class PatternsJob:
         for hit in hits:
             if hit.entry_id == seed.id or hit.score < p.MIN_COSINE:
                 continue
-            other = load(self.store, hit.entry_id)
-            if other.exists and other.workspace == seed.workspace and p.may_seed(member(other)):
-                near.append((member(other), hit.score))
+            other = self._member(hit.entry_id)
+            if other is not None and other.workspace == seed.workspace and p.may_seed(other):
+                near.append((other, hit.score))
         return p.cluster(seed, near)
 
     def _propose(self, found: list[p.Cluster], result: JobResult) -> None:
@@ -112,6 +119,8 @@ class PatternsJob:
             source, target = links.endpoints(pattern_id, m.id, "drawn_from", internal=True)
             batch += envelopes(ctx, links.edge_stream(source, target, "drawn_from"), 0,
                                [links.LinkCreated(source, target, "drawn_from", 1.0, "system")], workspace, now)
+            # at the version its text was read: a member forgotten or changed since makes the append fail
+            batch += envelopes(ctx, memory_stream(m.id), m.version, [p.MemoryDrawnInto(pattern_id)], workspace, now)
         batch += envelopes(ctx, p.stream(workspace), record_version,
                            [p.PatternProposed(pattern_id, tuple(sorted(found.ids)))], workspace, now)
         self.store.append(batch)
