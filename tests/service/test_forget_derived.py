@@ -146,3 +146,12 @@ def test_taking_a_memory_back_from_the_team_erases_the_team_digest_of_its_words(
     assert not state(brain, outcome.entry_id).exists  # the team no longer reads SECRET-4103
     assert all("rolled-up" not in state(brain, i).tags for i in ids)
     assert state(brain, ids[3]).workspace == "personal-owner"
+
+
+def test_the_timelines_say_what_was_rolled_up_released_and_drawn_into(brain, clock):
+    digest_id, ids = digest_of(brain, clock)
+    brain.memories.forget(OWNER, digest_id)
+    owner_view = Context(brain.team.owner_identity(), "t")
+    events = [(t["event"], t["payload"]) for t in brain.queries.entry(owner_view, ids[0])["timeline"]]
+    # the digest is forgotten: its id shows as null, as any reference to a memory the caller cannot read
+    assert events[-2:] == [("rolled_up", {"digest_id": None}), ("released", {"digest_id": None})]

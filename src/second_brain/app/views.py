@@ -6,6 +6,7 @@ from typing import Any
 from ..domain.events import (
     ContradictionLost,
     ContradictionWon,
+    DigestComposed,
     DuplicateSuspected,
     Envelope,
     MemoryAppended,
@@ -14,6 +15,7 @@ from ..domain.events import (
     MemoryImported,
     MemoryOpened,
     MemoryRecalled,
+    MemoryReleased,
     MemoryRevised,
     MemoryRolledUp,
     MemoryShared,
@@ -24,6 +26,7 @@ from ..domain.events import (
     TimeAnchorSet,
 )
 from ..domain.identity import Identity
+from ..domain.patterns import MemoryDrawnInto
 from ..domain.push import ReminderPushed
 from ..ports.read_model import EntryRow
 
@@ -44,6 +47,9 @@ TIMELINE_NAMES = {
     "ContradictionWon": "contradiction_won",
     "ContradictionLost": "contradiction_lost",
     "MemoryRolledUp": "rolled_up",
+    "MemoryReleased": "released",
+    "DigestComposed": "digest_composed",
+    "MemoryDrawnInto": "drawn_into",
     "StalenessJudged": "staleness_judged",
     "MemoryShared": "shared",
     "MemoryUnshared": "unshared",
@@ -51,7 +57,7 @@ TIMELINE_NAMES = {
 }
 
 
-REFERENCES = ("match_id", "other_id", "digest_id")  # payload fields naming another memory
+REFERENCES = ("match_id", "other_id", "digest_id", "pattern_id")  # payload fields naming another memory
 
 
 def actor_name(identity: Identity, actor: str) -> str:
@@ -139,8 +145,12 @@ def _payload(event: object) -> dict[str, Any]:
         return {"layer": "company"}
     if isinstance(event, MemoryUnshared):
         return {"layer": "personal"}
-    if isinstance(event, MemoryRolledUp):
+    if isinstance(event, (MemoryRolledUp, MemoryReleased)):
         return {"digest_id": event.digest_id}
+    if isinstance(event, DigestComposed):
+        return {"sources": len(event.sources)}
+    if isinstance(event, MemoryDrawnInto):
+        return {"pattern_id": event.pattern_id}
     if isinstance(event, StalenessJudged):
         return {"stale": event.stale, "reason": event.reason}
     if isinstance(event, TimeAnchorSet):
