@@ -7,12 +7,17 @@ rules the contract sets: required fields, workspaces, project slugs, `when`, lim
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..domain.errors import BrainError, InvalidInput, NotFound, SemanticUnavailable
+from ..domain.events import memory_stream
 from ..domain.projects import check_slug
 from ..domain.text import INT64, MAX_ID_CHARS, MAX_TAG_CHARS, check_source, shorten
+from ..ports.event_store import EventMatch
 from ..ports.read_model import Filters
+from . import revisions
+from . import timeline as audit
 from .brain import Brain
 from .chat import insight as synthesise
 from .digest import scopes_for
@@ -398,3 +403,25 @@ def extract_dry_run(brain: Brain, ctx: Context, limit: int = 5) -> dict[str, Any
         raise NotFound("No maintenance job named 'extraction'")
     verdicts = job.preview(brain.maintenance.state(job.name).cursor, ctx.identity.readable, limit)  # type: ignore[attr-defined]
     return {"ok": True, "verdicts": verdicts, "limit": limit}
+
+
+# -- the audit trail ------------------------------------------------------------------------------------------------
+
+def timeline(brain: Brain, ctx: Context, *, memory_id: str | None = None, actor: str | None = None,
+             types: list[str] | None = None, after: str | int | None = None, before: str | int | None = None,
+             cursor: int | None = None, limit: int = audit.DEFAULT_LIMIT) -> dict[str, Any]:
+    """The log newest first, as far as the caller may read it now (app/timeline.py says what shows)."""
+    since, until = (parse_when(text, brain.memories.timezone, name) if (text := when_text(value, name)) else None
+                    for value, name in ((after, "after"), (before, "before")))
+    match = EventMatch(types=audit.stored_types(types or ()), actor=actor_id(ctx, actor) if actor else None,
+                             since=since, until=until)
+    if memory_id is not None:
+        memory_id = identifier(memory_id).strip()
+        match = replace(match, streams=(memory_stream(memory_id),), naming=memory_id)
+    return audit.Timeline(brain.store, brain.queries.read_model, ctx).page(
+        int64(cursor, "cursor"), clamp(limit, 1, audit.MAX_LIMIT), match, memory_id)
+
+
+def entry_revisions(brain: Brain, ctx: Context, memory_id: str | None) -> list[dict[str, Any]]:
+    """Each revision of a memory the caller can read: its text then, the diff from the one before, tags, status."""
+    return revisions.entry_revisions(brain.store, brain.queries.read_model, ctx, identifier(memory_id))

@@ -26,7 +26,7 @@ from ..domain.projects import (
 )
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import EntryReads, GraphReads, ProjectReads
+from ..ports.read_model import EdgeRow, EntryReads, EntryRow, GraphReads, ProjectReads, ProjectRow
 from .handling import Context, envelopes, retrying
 
 FORMAT_VERSION = 3
@@ -114,25 +114,9 @@ class Transfer:
             "ok": True,
             "exported_at": self.clock.now_ms(),
             "version": FORMAT_VERSION,
-            "entries": [
-                {"id": r.id, "content": r.content, "tags": list(r.tags), "source": r.source,
-                 "created_at": r.created_at, "updated_at": r.updated_at, "recall_count": r.recall_count,
-                 "use_count": r.use_count,
-                 "importance_score": r.importance_score, "contradiction_wins": r.contradiction_wins,
-                 "contradiction_losses": r.contradiction_losses,
-                 **({"when_at": r.when_at, "when_kind": r.when_kind} if r.when_at is not None else {})}
-                for r in self.read_model.all_entries(workspaces)
-            ],
-            "edges": [
-                {"source_id": e.source_id, "target_id": e.target_id, "type": e.type, "weight": e.weight,
-                 "provenance": e.provenance, "created_at": e.created_at}
-                for e in self.read_model.all_edges(workspaces)
-            ],
-            "projects": [
-                {"id": p.slug, "name": p.name, "description": p.description, "aliases": list(p.aliases),
-                 "status": p.status, "created_at": p.created_at, "updated_at": p.updated_at}
-                for p in self.read_model.projects(workspaces)
-            ],
+            "entries": [entry_export(r) for r in self.read_model.all_entries(workspaces)],
+            "edges": [edge_export(e) for e in self.read_model.all_edges(workspaces)],
+            "projects": [project_export(p) for p in self.read_model.projects(workspaces)],
         }
 
     def import_page(self, ctx: Context, payload: ImportPayload, limit: int = 40, offset: int = 0,
@@ -258,6 +242,26 @@ class Transfer:
         if f"{prefix}failed" in report:  # the documented counters have none for projects
             report[f"{prefix}failed"] += len(failed)
         results += failed
+
+
+def entry_export(r: EntryRow) -> dict[str, Any]:
+    """An entry in the export format (the live export and a past one, `app/as_of.py`, write the same)."""
+    return {"id": r.id, "content": r.content, "tags": list(r.tags), "source": r.source,
+            "created_at": r.created_at, "updated_at": r.updated_at, "recall_count": r.recall_count,
+            "use_count": r.use_count,
+            "importance_score": r.importance_score, "contradiction_wins": r.contradiction_wins,
+            "contradiction_losses": r.contradiction_losses,
+            **({"when_at": r.when_at, "when_kind": r.when_kind} if r.when_at is not None else {})}
+
+
+def edge_export(e: EdgeRow) -> dict[str, Any]:
+    return {"source_id": e.source_id, "target_id": e.target_id, "type": e.type, "weight": e.weight,
+            "provenance": e.provenance, "created_at": e.created_at}
+
+
+def project_export(p: ProjectRow | Project) -> dict[str, Any]:
+    return {"id": p.slug, "name": p.name, "description": p.description, "aliases": list(p.aliases),
+            "status": p.status, "created_at": p.created_at, "updated_at": p.updated_at}
 
 
 def _firsts(entries: list[ExportedEntry]) -> dict[str, ExportedEntry]:

@@ -22,7 +22,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--data-dir", type=Path, help="where the brain is stored (default ./data, or BRAIN_DATA_DIR)")
 
     replay = commands.add_parser("replay", help="drop every projection and rebuild it from the event log")
-    replay.add_argument("--data-dir", type=Path, help="where the brain is stored")
+    replay.add_argument("--data-dir", type=Path, help="where the brain is stored (with --until: the new copy)")
+    replay.add_argument("--until", help="materialise the brain as it was at this moment (ISO 8601, offsetless in "
+                        "TIMEZONE, or Unix ms) into a new --data-dir; the brain itself is only read")
+    replay.add_argument("--from", dest="source", type=Path, help="with --until: the brain to read (default "
+                        "BRAIN_DATA_DIR or ./data)")
     replay.add_argument("--aws", action="store_true", help="rebuild the OpenSearch indexes from the DynamoDB log "
                         "(BRAIN_EVENTS_TABLE, BRAIN_OPENSEARCH_URL and the embedder settings)")
 
@@ -52,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     overrides = {k: v for k, v in vars(args).items() if k in ("host", "port", "data_dir") and v is not None}
     settings = Settings(**overrides)
+    if args.command == "replay" and args.until is not None:
+        return _replay_until(args.until, args.source, args.data_dir)
     if args.command == "replay":
         return replay_aws(settings) if args.aws else _replay(settings)
     if args.command == "mcp":
@@ -217,6 +223,43 @@ def replay_aws(settings: Settings) -> int:
         embedded += report.vectorized
     print(f"Replayed {events} events into {settings.opensearch_prefix}-* and embedded {embedded} memories "
           f"in {time.perf_counter() - started:.1f}s")
+    return 0
+
+
+def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
+    """A new brain in `copy` holding the log up to `until` (positions and erasures kept), its projections rebuilt."""
+    from zoneinfo import ZoneInfo
+
+    from ..adapters.event_store.sqlite import copy_log
+    from ..app.time_anchors import parse_when
+    from ..domain.errors import BrainError
+
+    origin = Settings(**({"data_dir": source} if source else {}))
+    if copy is None:
+        print("--until needs --data-dir: the new directory to materialise the brain into", file=sys.stderr)
+        return 2
+    try:
+        moment = parse_when(until, ZoneInfo(origin.timezone), "--until")
+    except BrainError as exc:
+        print(exc.message, file=sys.stderr)
+        return 2
+    if not origin.database_path.exists():
+        print(f"No brain at {origin.database_path}", file=sys.stderr)
+        return 1
+    if copy.exists() and (not copy.is_dir() or any(copy.iterdir())):
+        print(f"{copy} is not empty: give a new directory for the copy", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    brain = build(Settings(data_dir=copy, timezone=origin.timezone))
+    try:
+        for read, total in copy_log(origin.database_path, brain.db, moment):
+            _progress(read, total, "copied")
+        print(file=sys.stderr)
+        count = brain.store.rebuild_projections()
+    finally:
+        brain.close()
+    print(f"Materialised {count} events up to {until} ({moment}) from {origin.data_dir} into {copy} "
+          f"in {time.perf_counter() - started:.2f}s")
     return 0
 
 

@@ -1,9 +1,33 @@
 """The event store port: an append-only log of per-stream events with a global order."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..domain.events import Envelope
+
+
+@dataclass(frozen=True)
+class EventMatch:
+    """Which events a page keeps: every condition given must hold."""
+
+    types: tuple[str, ...] = ()  # stored type names
+    actor: str | None = None
+    since: int | None = None  # unix ms, inclusive
+    until: int | None = None  # unix ms, inclusive
+    streams: tuple[str, ...] = ()  # these streams...
+    naming: str = ""  # ...or any stream whose id contains this text (a memory id: the edge streams naming it)
+
+    def admits(self, event: Envelope) -> bool:
+        return ((not self.types or event.type in self.types)
+                and (self.actor is None or event.actor == self.actor)
+                and (self.since is None or event.at >= self.since)
+                and (self.until is None or event.at <= self.until)
+                and (not (self.streams or self.naming) or event.stream_id in self.streams
+                     or bool(self.naming and self.naming in event.stream_id)))
+
+
+EVERY = EventMatch()  # no condition: every event
 
 
 class EventStore(Protocol):
@@ -15,6 +39,14 @@ class EventStore(Protocol):
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         """Events with a global position greater than `after`, in log order."""
+
+    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
+        """The first events (version 1) of streams whose id begins with `prefix`, stored at or before `until`
+        (Unix ms) and below position `before`: newest first."""
+
+    def read_page(self, before: int, after: int = 0, limit: int = 1000,
+                  match: EventMatch = EVERY) -> list[Envelope]:
+        """Events with `after` < position < `before` that `match` admits, newest first, at most `limit`."""
 
     def head(self) -> int:
         """The global position of the last appended event (0 for an empty log)."""

@@ -23,6 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import ConcurrencyConflict, StoreUnavailable
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
+from ...ports.event_store import EVERY, EventMatch
 from .checks import expected_versions
 
 HEAD_STREAM = "$head"
@@ -163,6 +164,53 @@ class DynamoDBEventStore:
             ExpressionAttributeNames={"#p": "position"},
             ExpressionAttributeValues={":log": {"S": "all"}, ":after": {"N": str(after)}},
             max_items=limit,
+        )
+        return self._envelopes(items)
+
+    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
+        if limit <= 0:
+            return []
+        items = self._query(
+            TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False,
+            KeyConditionExpression="log = :log AND #p < :before",
+            FilterExpression="#v = :one AND #at <= :until AND begins_with(stream_id, :prefix)",
+            ExpressionAttributeNames={"#p": "position", "#at": "at", "#v": "version"},
+            ExpressionAttributeValues={":log": {"S": "all"}, ":before": {"N": str(2**63 - 1 if before is None else before)},
+                                       ":one": {"N": "1"}, ":until": {"N": str(until)}, ":prefix": {"S": prefix}},
+            max_items=limit,
+        )
+        return self._envelopes(items)
+
+    def read_page(self, before: int, after: int = 0, limit: int = 1000,
+                  match: EventMatch = EVERY) -> list[Envelope]:
+        if limit <= 0 or before - after <= 1:
+            return []
+        # The key condition bounds the items read to the window; the filter only narrows what comes back.
+        names = {"#p": "position"}
+        values: dict[str, Any] = {":log": {"S": "all"}, ":lo": {"N": str(after + 1)}, ":hi": {"N": str(before - 1)}}
+        where = []
+        if match.types:
+            names["#t"] = "type"
+            values |= {f":t{i}": {"S": t} for i, t in enumerate(match.types)}
+            where.append(f"#t IN ({', '.join(f':t{i}' for i in range(len(match.types)))})")
+        for name, op, value in (("actor", "=", match.actor), ("at", ">=", match.since), ("at", "<=", match.until)):
+            if value is not None:
+                key = f":v{len(values)}"
+                names[f"#{name}"] = name
+                values[key] = {"S": value} if isinstance(value, str) else {"N": str(value)}
+                where.append(f"#{name} {op} {key}")
+        if match.streams or match.naming:
+            values |= {f":s{i}": {"S": s} for i, s in enumerate(match.streams)}
+            streams = [f"stream_id IN ({', '.join(f':s{i}' for i in range(len(match.streams)))})"] if match.streams else []
+            if match.naming:
+                values[":naming"] = {"S": match.naming}
+                streams.append("contains(stream_id, :naming)")
+            where.append(f"({' OR '.join(streams)})")
+        filters = {"FilterExpression": " AND ".join(where)} if where else {}
+        items = self._query(
+            TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False,
+            KeyConditionExpression="log = :log AND #p BETWEEN :lo AND :hi",
+            ExpressionAttributeNames=names, ExpressionAttributeValues=values, max_items=limit, **filters,
         )
         return self._envelopes(items)
 

@@ -1,10 +1,12 @@
 """In-memory event store, for unit tests and as the simplest reading of the contract."""
 
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ...domain.events import Envelope, Erased, is_tombstone
+from ...ports.event_store import EVERY, EventMatch
 from .checks import check_expected_versions
 
 Subscriber = Callable[[list[Envelope]], None]
@@ -46,6 +48,18 @@ class InMemoryEventStore:
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         with self._lock:
             return self._log[after : after + limit]
+
+    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
+        with self._lock:
+            below = self._log[: max(0, before - 1) if before is not None else len(self._log)]
+            starts = (e for e in reversed(below) if e.version == 1 and e.at <= until and e.stream_id.startswith(prefix))
+            return list(itertools.islice(starts, max(0, limit)))
+
+    def read_page(self, before: int, after: int = 0, limit: int = 1000,
+                  match: EventMatch = EVERY) -> list[Envelope]:
+        with self._lock:
+            window = self._log[max(0, after) : max(0, min(before - 1, len(self._log)))]
+            return list(itertools.islice((e for e in reversed(window) if match.admits(e)), max(0, limit)))
 
     def head(self) -> int:
         return len(self._log)

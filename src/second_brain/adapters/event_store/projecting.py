@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ...domain.events import Envelope
-from ...ports.event_store import EventStore
+from ...ports.event_store import EVERY, EventMatch, EventStore
 
 log = logging.getLogger("second_brain.projecting")
 
@@ -39,5 +39,9 @@ class ProjectingEventStore:
                 log.exception("projecting %d events failed; the stream projector will redo it", len(stored))
         return stored
 
-    def __getattr__(self, name: str):  # read_stream, read_all, head: the inner store's
+    def read_page(self, before: int, after: int = 0, limit: int = 1000,
+                  match: EventMatch = EVERY) -> list[Envelope]:
+        return self.inner.read_page(before, after, limit, match)
+
+    def __getattr__(self, name: str):  # read_stream, read_all, read_starts, head: the inner store's
         return getattr(self.inner, name)

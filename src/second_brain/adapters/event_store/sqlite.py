@@ -2,12 +2,14 @@
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Protocol
 
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
+from ...ports.event_store import EVERY, EventMatch
 from ..sqlite_database import SQLiteDatabase
 from .checks import check_expected_versions
 
@@ -26,6 +28,7 @@ CREATE TABLE IF NOT EXISTS events (
     erased INTEGER NOT NULL DEFAULT 0,
     UNIQUE (stream_id, version)
 );
+CREATE INDEX IF NOT EXISTS events_starts ON events (position) WHERE version = 1;
 CREATE TABLE IF NOT EXISTS projection_positions (
     name TEXT PRIMARY KEY, position INTEGER NOT NULL, schema INTEGER NOT NULL DEFAULT 0
 );
@@ -119,6 +122,38 @@ class SQLiteEventStore:
         ).fetchall()
         return [_envelope(row) for row in rows]
 
+    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM events WHERE version = 1 AND position < ? AND at <= ? AND substr(stream_id, 1, ?) = ?"
+            " ORDER BY position DESC LIMIT ?",
+            (before if before is not None else 2**63 - 1, until, len(prefix), prefix, max(0, limit)),
+        ).fetchall()
+        return [_envelope(row) for row in rows]
+
+    def read_page(self, before: int, after: int = 0, limit: int = 1000,
+                  match: EventMatch = EVERY) -> list[Envelope]:
+        # The position range walks the primary key: the work is bounded by the window whatever the filters.
+        where, params = ["position > ?", "position < ?"], [after, before]
+        if match.types:
+            where.append(f"type IN ({', '.join('?' for _ in match.types)})")
+            params += match.types
+        for clause, value in (("actor = ?", match.actor), ("at >= ?", match.since), ("at <= ?", match.until)):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        if match.streams or match.naming:
+            streams = [f"stream_id IN ({', '.join('?' for _ in match.streams)})"] if match.streams else []
+            params += match.streams
+            if match.naming:
+                streams.append("instr(stream_id, ?) > 0")
+                params.append(match.naming)
+            where.append(f"({' OR '.join(streams)})")
+        rows = self.db.connection().execute(
+            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY position DESC LIMIT ?",
+            (*params, max(0, limit)),
+        ).fetchall()
+        return [_envelope(row) for row in rows]
+
     def head(self) -> int:
         row = self.db.connection().execute("SELECT MAX(position) FROM events").fetchone()
         return row[0] or 0
@@ -156,6 +191,36 @@ class SQLiteEventStore:
             after = events[-1].position
             replayed += len(events)
         return replayed
+
+
+COLUMNS = ("position", "stream_id", "version", "type", "schema_version", "data", "actor", "workspace", "request_id",
+           "at", "erased")
+
+
+def copy_log(source: Path, target: SQLiteDatabase, until: int, batch: int = 2000) -> Iterator[tuple[int, int]]:
+    """Copy the events of the brain in `source` stored at or before `until` into `target`'s log as they are
+    (positions, erasures), each stream up to its first later event; yields (events read, events in the log).
+    The source is opened read-only: it is never written."""
+    reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        total = reader.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        cut: set[str] = set()  # streams that reached an event after `until`: the rest of them is later too
+        after = read = 0
+        while rows := reader.execute(f"SELECT {', '.join(COLUMNS)} FROM events WHERE position > ? ORDER BY position"
+                                     " LIMIT ?", (after, batch)).fetchall():
+            kept = []
+            for row in rows:
+                if row[1] in cut or row[9] > until:
+                    cut.add(row[1])
+                else:
+                    kept.append(row)
+            with target.write() as conn:
+                conn.executemany(f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                                 kept)
+            after, read = rows[-1][0], read + len(rows)
+            yield read, total
+    finally:
+        reader.close()
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:

@@ -37,6 +37,7 @@ from . import (
     push,
     reminders,
     team,
+    timeline,
     transfer,
 )
 
@@ -91,6 +92,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(push.router)
     app.include_router(insights.router)
     app.include_router(digest.router)
+    app.include_router(timeline.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -5,10 +5,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import StrictStr
 
+from ...app import as_of as as_of_ops
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import documented, errors, query
+from .openapi import AS_OF, documented, errors, query
 from .params import text_param
 
 router = APIRouter()
@@ -34,7 +35,10 @@ def unlink(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
 
 
 @router.get("/connections", responses=errors(400, 404), openapi_extra=documented(
-    None, query("id", "The entry whose neighbours to list", required=True), query("type", "One relationship type")))
+    None, query("id", "The entry whose neighbours to list", required=True), query("type", "One relationship type"),
+    AS_OF))
 def connections(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
+    if (as_of := text_param(params, "as_of")) is not None:
+        return as_of_ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"), as_of)
     return ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"))

@@ -5,10 +5,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictInt, StrictStr
 
+from ...app import as_of as as_of_ops
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import FILTERS, FLAG, documented, errors, query
+from .openapi import AS_OF, FILTERS, FLAG, documented, errors, query
 from .params import flag_param, int_param, text_param
 
 router = APIRouter()
@@ -104,17 +105,28 @@ def filter_args(request: Request) -> dict[str, Any]:
 
 
 @router.get("/list", responses=errors(400, 404), openapi_extra=documented(
-    None, query("n", "Entries to return, clamped to 1-100", "integer", minimum=1, maximum=100, default=20), *FILTERS))
+    None, query("n", "Entries to return, clamped to 1-100", "integer", minimum=1, maximum=100, default=20), *FILTERS,
+    AS_OF))
 def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
     n = int_param(request.query_params, "n", 20)
+    if (as_of := text_param(request.query_params, "as_of")) is not None:
+        return as_of_ops.list_recent(request.app.state.brain, ctx, n, as_of, most=100,  # type: ignore[arg-type]
+                                     **filter_args(request))
     return ops.list_recent(request.app.state.brain, ctx, n, most=100, **filter_args(request))  # type: ignore[arg-type]
 
 
-@router.get("/entry", responses=errors(400, 404),
-            openapi_extra=documented(None, query("id", "The entry id", required=True)))
+@router.get("/entry", responses=errors(400, 404), openapi_extra=documented(
+    None, query("id", "The entry id", required=True), AS_OF,
+    query("diff", "`1`: add `revisions`, each version of the memory with the text changes between them", **FLAG)))
 def entry(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
-    return {"ok": True, "entry": ops.get(request.app.state.brain, ctx, request.query_params.get("id"),
-                                         defer=background.add_task)}
+    brain, params = request.app.state.brain, request.query_params
+    diff = flag_param(params, "diff")
+    if (as_of := text_param(params, "as_of")) is not None:
+        return {"ok": True, "entry": as_of_ops.entry(brain, ctx, params.get("id"), as_of, diff)}
+    found = ops.get(brain, ctx, params.get("id"), defer=background.add_task)
+    if diff:
+        found = {**found, "revisions": ops.entry_revisions(brain, ctx, found["id"])}
+    return {"ok": True, "entry": found}
 
 
 @router.get("/count", responses=errors())

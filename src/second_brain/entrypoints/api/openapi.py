@@ -61,4 +61,7 @@ FILTERS = (query("workspace", "Restrict to one layer", enum=["personal", "compan
            query("kind", "`episodic` or `semantic`"),
            query("actor", "A roster name, user id, or `me`"),
            query("project", "A project slug; unknown: 404 with `known_projects`"))
+AS_OF = query("as_of", "Answer as the brain would have at this moment: ISO 8601 (without an offset: the brain's "
+              "TIMEZONE) or Unix ms; a future moment is now. Built from the event log; forgotten memories never "
+              "appear")
 FLAG = {"enum": ["0", "1", "true", "false", "yes", "no"]}

@@ -15,13 +15,14 @@ from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...adapters.process_memory import release_freed_memory
+from ...app import as_of as as_of_ops
 from ...app.handling import Context
 from ...app.transfer import ImportPayload, Transfer, parse_payload
 from ...domain.errors import InvalidInput
 from .body import parse_object, read_body
 from .context import Ctx
-from .openapi import documented, errors, query
-from .params import int_param
+from .openapi import AS_OF, documented, errors, query
+from .params import int_param, text_param
 
 router = APIRouter()
 uploads = APIRouter()  # mounted only where the brain has a blob store
@@ -30,9 +31,12 @@ URL_SECONDS = 3600  # how long a download or upload URL works
 UPLOAD_KEY = re.compile(r"imports/[0-9a-f]{32}\.json")
 
 
-@router.get("/export", responses=errors())
+@router.get("/export", responses=errors(400), openapi_extra=documented(None, AS_OF))
 def export(ctx: Ctx, request: Request) -> Any:
-    backup = request.app.state.brain.transfer.export(ctx)
+    """Every memory, edge and project you can read; with `as_of`, as they were then (and `as_of` in the answer)."""
+    as_of = text_param(request.query_params, "as_of")
+    brain = request.app.state.brain
+    backup = brain.transfer.export(ctx) if as_of is None else as_of_ops.export(brain, ctx, as_of)
     blobs = request.app.state.blobs
     if blobs is None:
         return backup

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ... import __version__
+from ...app import as_of as as_of_ops
 from ...app import operations as ops
 from ...app.brain import Brain
 from ...app.handling import Context
@@ -41,6 +42,8 @@ Workspace = Annotated[str | None, Field(description="\"personal\" or \"company\"
 Team = Annotated[str | None, Field(description="A team id from list_teams, with workspace \"company\".")]
 Project = Annotated[str | None, Field(description="A project slug (see list_projects).")]
 Millis = Annotated[int | None, Field(description="A time as Unix milliseconds.")]
+AsOf = Annotated[str | int | None, Field(description="Answer as the memory stood at this moment: ISO date or "
+                                                   "date-time, or Unix ms (what did I know then?).")]
 LinkType = Annotated[str | None, Field(description="relates_to (default), supersedes, caused_by, decided, "
                                                    "about_person, part_of_project or follows.")]
 
@@ -146,15 +149,22 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
                           team: Team = None,
                           actor: Annotated[str | None, Field(description="Only those written by this author "
                                                                          "(name or id; \"me\").")] = None,
-                          project: Project = None) -> str:
-        """The most recent memories, newest first."""
-        entries = await call(ops.list_recent, n, most=50, tag=tag, after=after, before=before, actor=actor,
-                             workspace=workspace, project=project, team=team)
+                          project: Project = None, as_of: AsOf = None) -> str:
+        """The most recent memories, newest first (with as_of: as the list stood then)."""
+        chosen = {"tag": tag, "after": after, "before": before, "actor": actor, "workspace": workspace,
+                  "project": project, "team": team}
+        if as_of is not None:
+            entries = await call(as_of_ops.list_recent, n, as_of, most=50, **chosen)
+        else:
+            entries = await call(ops.list_recent, n, most=50, **chosen)
         return render_list(entries, budget())
 
     @mcp.tool(structured_output=False)
-    async def get(id: MemoryId) -> str:
-        """One memory in full: its whole text, tags, status, dates and history counts."""
+    async def get(id: MemoryId, as_of: AsOf = None) -> str:
+        """One memory in full: its whole text, tags, status, dates and history counts (with as_of: as it was
+        then)."""
+        if as_of is not None:
+            return render_entry(await call(as_of_ops.entry, id, as_of))
         return render_entry(await call(ops.get, id))
 
     @mcp.tool(structured_output=False)

@@ -1,0 +1,247 @@
+"""Time travel: what the brain would have answered at a past moment, folded from the log, not the projections.
+
+A stream "as of" T is its events up to the first one stored after T, folded with the domain's own folds
+(`memory.fold`, `links.fold_edge`, `projects.fold_project`), so a past answer is written from the same state a
+projection would have written then. Forgotten memories were erased from the log (`Erased` folds into nothing),
+so they never come back.
+
+Scope: the caller's readable workspaces NOW, applied to the memory both as it was and as it is. A memory shows
+only if it is readable today (another member's private memory, or one taken back into their personal layer
+since, stays invisible with its history) and was in a workspace the caller can read today at that moment (a
+memory shared with the company yesterday does not reveal what it said while it was still someone's own).
+"""
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..domain import links
+from ..domain.errors import InvalidInput, NotFound
+from ..domain.events import Envelope, memory_stream
+from ..domain.identity import Identity
+from ..domain.memory import Memory, evolve, fold
+from ..domain.projects import Project, evolve_project
+from ..ports.clock import Clock
+from ..ports.event_store import EventStore
+from ..ports.read_model import EdgeRow, EntryRow, Filters
+from ..ports.vector_index import VectorIndex
+from .brain import Brain
+from .handling import Context
+from .links import MAX_CONNECTIONS
+from .operations import clamp, entry_revisions, filters, identifier, when_text
+from .time_anchors import parse_when
+from .transfer import FORMAT_VERSION, edge_export, entry_export, project_export
+from .views import entry_view, full_entry_view, referenced_ids
+
+PAGE = 200  # stream starts read per step when walking the log back
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
+
+
+def until(history: Iterable[Envelope], at: int) -> list[Envelope]:
+    """A stream as it stood at `at`: its events up to the first one stored later."""
+    kept = []
+    for envelope in history:
+        if envelope.at > at:
+            break
+        kept.append(envelope)
+    return kept
+
+
+@dataclass
+class _Stream:
+    """One stream met on a walk through the log: its state then, and (for memories) now."""
+
+    then: Any
+    now: Any = None
+    cut: bool = False  # an event stored after the moment was met: the rest is not part of "then"
+
+
+def _step(stream: _Stream, envelope: Envelope, at: int, evolve_state: Callable[..., Any]) -> None:
+    if stream.now is not None:
+        stream.now = evolve_state(stream.now, envelope.event, envelope)
+    stream.cut = stream.cut or envelope.at > at
+    if not stream.cut:
+        stream.then = evolve_state(stream.then, envelope.event, envelope)
+
+
+class TimeTravel:
+    def __init__(self, store: EventStore, vectors: VectorIndex, clock: Clock) -> None:
+        self.store = store
+        self.vectors = vectors
+        self.clock = clock
+
+    def entry(self, ctx: Context, entry_id: str, at: int) -> dict[str, Any]:
+        """/entry as it would have answered at `at`: the timeline stops there too."""
+        entry_id = entry_id.strip()
+        found = self._memory(ctx.identity.readable, entry_id, at)
+        if found is None:
+            raise NotFound(f"No entry found with ID: {entry_id}")
+        memory, events = found
+        row = replace(EntryRow.of(memory), indexed=self.vectors.is_indexed(entry_id))  # the vectors as they are
+        unreadable = {other for other in referenced_ids(events)
+                      if self._memory(ctx.identity.readable, other, at) is None}
+        return full_entry_view(row, ctx.identity, events, unreadable)
+
+    def recent(self, ctx: Context, filters: Filters, limit: int, at: int) -> list[dict[str, Any]]:
+        """/list as of `at`: newest first by creation, finding candidates by their streams' first events and
+        folding only as many as it takes. A capture's creation time is its first event's; an import keeps an
+        earlier one, so once `limit` are found, a start stored no later than the last of them cannot rank above."""
+        found: list[Memory] = []
+        before = None
+        while starts := self.store.read_starts("memory-", at, before, PAGE):
+            for start in starts:
+                if len(found) >= limit and start.at <= found[limit - 1].created_at:
+                    return self._listed(ctx.identity, found[:limit])
+                shown = self._memory(ctx.identity.readable, start.stream_id.removeprefix("memory-"), at)
+                if shown is not None and _matches(shown[0], filters):
+                    found = sorted([*found, shown[0]], key=lambda m: (m.created_at, m.position), reverse=True)
+            before = starts[-1].position
+        return self._listed(ctx.identity, found[:limit])
+
+    def connections(self, ctx: Context, entry_id: str, link_type: str | None, at: int) -> list[dict[str, Any]]:
+        """/connections as of `at`: the memory's edge streams found through the log, each folded to then."""
+        entry_id = entry_id.strip()
+        readable = ctx.identity.readable
+        if self._memory(readable, entry_id, at) is None:
+            raise NotFound(f"No entry found with ID: {entry_id}")
+        if link_type:
+            links.check_type(link_type)
+        found = []
+        for edge in self._edges_of(entry_id, at):
+            if link_type and edge.type != link_type:
+                continue
+            other = self._memory(readable, edge.target_id if edge.source_id == entry_id else edge.source_id, at)
+            if other is None or (other[0].deprecated and edge.type != "supersedes"):
+                continue  # deprecated neighbours are left out, except the ones a memory superseded, as live
+            found.append((edge, other[0]))
+        found.sort(key=lambda pair: (pair[0].weight, pair[0].created_at), reverse=True)
+        return [
+            {**{k: v for k, v in entry_view(EntryRow.of(m), ctx.identity).items()
+                if k in ("id", "content", "tags", "source", "created_at")},
+             "type": e.type, "label": links.label(e.type), "weight": e.weight, "provenance": e.provenance,
+             "linkedAt": e.created_at}
+            for e, m in found[:MAX_CONNECTIONS]
+        ]
+
+    def export(self, ctx: Context, at: int) -> dict[str, Any]:
+        """GET /export as of `at`: every readable memory, edge and project as they were, in one walk of the log."""
+        readable = ctx.identity.readable
+        memories: dict[str, _Stream] = {}
+        edges: dict[str, _Stream] = {}
+        projects: dict[str, _Stream] = {}
+        for envelope in self._log():
+            stream_id = envelope.stream_id
+            if stream_id.startswith("memory-"):
+                fresh = Memory(stream_id.removeprefix("memory-"))
+                _step(memories.setdefault(stream_id, _Stream(fresh, fresh)), envelope, at, evolve)
+            elif stream_id.startswith("link-"):
+                first = envelope.event
+                fresh = links.Edge(first.source_id, first.target_id, first.type)
+                _step(edges.setdefault(stream_id, _Stream(fresh)), envelope, at, links.evolve_edge)
+            elif stream_id.startswith("project-"):
+                fresh = Project(stream_id.removeprefix(f"project-{envelope.workspace}-"), envelope.workspace)
+                _step(projects.setdefault(stream_id, _Stream(fresh)), envelope, at, evolve_project)
+        shown = {s.then.id: s.then for s in memories.values() if _visible(s.then, s.now, readable)}
+        entries = sorted(shown.values(), key=lambda m: (m.created_at, m.position))
+        kept = sorted((s.then for s in edges.values()
+                       if s.then.exists and s.then.source_id in shown and s.then.target_id in shown),
+                      key=lambda e: (e.created_at, e.source_id, e.target_id, e.type))
+        named = sorted((s.then for s in projects.values() if s.then.exists and s.then.workspace in readable),
+                       key=lambda p: (p.name.translate(ASCII_LOWER), p.slug))
+        return {
+            "ok": True, "exported_at": self.clock.now_ms(), "as_of": at, "version": FORMAT_VERSION,
+            "entries": [entry_export(EntryRow.of(m)) for m in entries],
+            "edges": [edge_export(EdgeRow(e.source_id, e.target_id, e.type, e.weight, e.provenance, e.created_at))
+                      for e in kept],
+            "projects": [project_export(p) for p in named],
+        }
+
+    def _log(self) -> Iterator[Envelope]:
+        position = 0
+        while batch := self.store.read_all(position, 1000):
+            yield from batch
+            position = batch[-1].position
+
+    def _memory(self, readable: tuple[str, ...], memory_id: str, at: int) -> tuple[Memory, list[Envelope]] | None:
+        """The memory as it was at `at` and its events until then, if the caller may see it (see the module)."""
+        history = self.store.read_stream(memory_stream(memory_id))
+        events = until(history, at)
+        then = fold(events, Memory(memory_id))
+        now = fold(history[len(events):], then)
+        return (then, events) if _visible(then, now, readable) else None
+
+    def _edges_of(self, memory_id: str, at: int) -> Iterator[links.Edge]:
+        """The edges touching the memory at `at`: edge streams never erase, so each start names both ends."""
+        before = None
+        while starts := self.store.read_starts("link-", at, before, PAGE):
+            for start in starts:
+                first = start.event
+                if isinstance(first, links.LinkCreated) and memory_id in (first.source_id, first.target_id):
+                    edge = links.fold_edge(until(self.store.read_stream(start.stream_id), at),
+                                           links.Edge(first.source_id, first.target_id, first.type))
+                    if edge.exists:
+                        yield edge
+            before = starts[-1].position
+
+    @staticmethod
+    def _listed(identity: Identity, memories: list[Memory]) -> list[dict[str, Any]]:
+        return [entry_view(EntryRow.of(m), identity) for m in memories]
+
+
+def _visible(then: Memory, now: Memory, readable: tuple[str, ...]) -> bool:
+    return then.exists and now.exists and then.workspace in readable and now.workspace in readable
+
+
+def _matches(memory: Memory, filters: Filters) -> bool:
+    """/list's filters, on a folded memory (the project's tags are the project's today)."""
+    tags = set(memory.tags)
+    return (memory.workspace in filters.workspaces
+            and (filters.tag is None or filters.tag in tags)
+            and (filters.kind is None or f"kind:{filters.kind}" in tags)
+            and (not filters.any_tags or bool(tags.intersection(filters.any_tags)))
+            and (filters.after is None or memory.created_at >= filters.after)
+            and (filters.before is None or memory.created_at <= filters.before)
+            and (filters.actor is None or memory.actor == filters.actor))
+
+
+# -- the operations: REST and MCP call these with the raw `as_of` -----------------------------------------------
+
+def moment(brain: Brain, value: str | int | None) -> int:
+    """`as_of` as Unix ms: ISO 8601 (offsetless: the brain's time zone) or Unix ms; a future moment is now."""
+    try:
+        at = parse_when(when_text(value, "as_of") or "", brain.memories.timezone, "as_of")
+    except OverflowError:  # a date at the very edge of the calendar, moved past it by its offset
+        raise InvalidInput("as_of must be a date between the years 1 and 9999") from None
+    return min(at, brain.queries.clock.now_ms())
+
+
+def travel(brain: Brain) -> TimeTravel:
+    return TimeTravel(brain.store, brain.vectors, brain.queries.clock)
+
+
+def entry(brain: Brain, ctx: Context, memory_id: str | None, as_of: str | int, diff: bool = False) -> dict[str, Any]:
+    """One memory as it was (with `diff`, its revisions until then); reading the past is an audit, not a use:
+    it is not counted as an open."""
+    memory_id = identifier(memory_id)
+    at = moment(brain, as_of)
+    found = travel(brain).entry(ctx, memory_id, at)
+    if diff:
+        found["revisions"] = [r for r in entry_revisions(brain, ctx, found["id"]) if r["at"] <= at]
+    return found
+
+
+def list_recent(brain: Brain, ctx: Context, n: int, as_of: str | int, *, most: int = 100,
+                **filter_args: Any) -> list[dict[str, Any]]:
+    at = moment(brain, as_of)
+    return travel(brain).recent(ctx, filters(brain, ctx, **filter_args), clamp(n, 1, most), at)
+
+
+def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: str | None,
+                as_of: str | int) -> dict[str, Any]:
+    memory_id = identifier(memory_id).strip()
+    at = moment(brain, as_of)
+    return {"ok": True, "id": memory_id, "connections": travel(brain).connections(ctx, memory_id, link_type, at)}
+
+
+def export(brain: Brain, ctx: Context, as_of: str | int) -> dict[str, Any]:
+    return travel(brain).export(ctx, moment(brain, as_of))

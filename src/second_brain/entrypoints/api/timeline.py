@@ -1,0 +1,34 @@
+"""REST route for the audit feed: the log newest first, scoped to what the caller can read now."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from ...app import operations as ops
+from ...app.timeline import DEFAULT_LIMIT, MAX_LIMIT
+from .context import Ctx
+from .openapi import documented, errors, query
+from .params import int_param, text_param
+
+router = APIRouter()
+TIME = "ISO 8601 (without an offset: the brain's TIMEZONE) or Unix ms"
+
+
+@router.get("/timeline", responses=errors(400, 404), openapi_extra=documented(
+    None,
+    query("limit", f"Events per page, clamped to 1-{MAX_LIMIT}", "integer", minimum=1, maximum=MAX_LIMIT,
+          default=DEFAULT_LIMIT),
+    query("cursor", "Continue below this log position: the `next_cursor` of the page before", "integer", minimum=0),
+    query("id", "Only this memory's events and those of the edges touching it"),
+    query("actor", "Only events by this author: a roster name, user id, `me` or `system`"),
+    query("type", "Only these events (repeat, or separate with commas): `created`, `appended`, `updated`, "
+          "`link_created`, ...", "array", items={"type": "string"}),
+    query("after", f"Only events at/after this moment: {TIME}"),
+    query("before", f"Only events at/before this moment: {TIME}")))
+def timeline(ctx: Ctx, request: Request) -> dict[str, Any]:
+    params = request.query_params
+    types = [name for value in params.getlist("type") for name in value.split(",")]
+    return ops.timeline(
+        request.app.state.brain, ctx, memory_id=params.get("id"), actor=text_param(params, "actor"), types=types,
+        after=text_param(params, "after"), before=text_param(params, "before"),
+        cursor=int_param(params, "cursor", None, low=0), limit=int_param(params, "limit", DEFAULT_LIMIT))  # type: ignore[arg-type]

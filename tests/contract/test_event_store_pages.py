@@ -1,0 +1,92 @@
+"""read_page, on every event store: a window of log positions, newest first, narrowed by a match."""
+
+import json
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
+from second_brain.adapters.event_store.memory import InMemoryEventStore
+from second_brain.adapters.event_store.projecting import ProjectingEventStore
+from second_brain.adapters.event_store.sqlite import SQLiteEventStore
+from second_brain.adapters.sqlite_database import SQLiteDatabase
+from second_brain.domain.events import Erased, MemoryCaptured, MemoryForgotten, StatusChanged, TagsChanged, to_data
+from second_brain.domain.links import LinkCreated
+from second_brain.ports.event_store import EventMatch
+from tests.conftest import envelope
+
+
+def captured(text: str = "hello") -> MemoryCaptured:
+    return MemoryCaptured(text, ("work",), "api", "personal-owner")
+
+
+@pytest.fixture(params=["memory", "sqlite", "dynamodb", "projecting"])
+def store(request, tmp_path) -> Iterator[object]:
+    if request.param == "memory":
+        yield InMemoryEventStore()
+    elif request.param == "projecting":
+        yield ProjectingEventStore(InMemoryEventStore(), [])
+    elif request.param == "sqlite":
+        db = SQLiteDatabase(tmp_path / "events.sqlite3")
+        yield SQLiteEventStore(db)
+        db.close()
+    else:
+        with mock_aws():
+            client = boto3.client("dynamodb", region_name="us-east-1")
+            client.create_table(**table_definition("events"))
+            yield DynamoDBEventStore(client, "events")
+
+
+def history(store) -> None:
+    """Positions 1-8: two memories, an edge between them, a system tag change."""
+    store.append([envelope("memory-a", 1, captured("a"), at=1_000)])
+    store.append([envelope("memory-b", 1, captured("b"), at=2_000, actor="member-1")])
+    store.append([envelope("memory-a", 2, StatusChanged("draft"), at=3_000)])
+    store.append([envelope("link-relates_to-a-b", 1, LinkCreated("a", "b", "relates_to", 0.9, "explicit"), at=4_000)])
+    store.append([envelope("memory-b", 2, TagsChanged(("x",)), at=5_000, actor="system")])
+    store.append([envelope("memory-c", 1, captured("c"), at=6_000)])
+    store.append([envelope("memory-a", 3, TagsChanged(("y",)), at=7_000)])
+    store.append([envelope("config", 1, StatusChanged("n/a"), at=8_000)])
+
+
+def positions(events) -> list[int]:
+    return [e.position for e in events]
+
+
+def test_a_page_is_a_window_of_positions_newest_first(store):
+    history(store)
+    assert positions(store.read_page(before=9)) == [8, 7, 6, 5, 4, 3, 2, 1]
+    assert positions(store.read_page(before=7, after=3)) == [6, 5, 4]
+    assert positions(store.read_page(before=9, limit=3)) == [8, 7, 6]
+    assert positions(store.read_page(before=10**12, after=6)) == [8, 7]
+    assert store.read_page(before=4, after=3) == [] and store.read_page(before=9, limit=0) == []
+    assert store.read_page(before=1) == []
+    [page] = store.read_page(before=2)
+    assert page == store.read_stream("memory-a")[0]  # the same envelope read_stream gives
+
+
+def test_a_match_narrows_by_type_actor_time_and_stream(store):
+    history(store)
+    assert positions(store.read_page(9, match=EventMatch(types=("TagsChanged",)))) == [7, 5]
+    assert positions(store.read_page(9, match=EventMatch(types=("TagsChanged", "LinkCreated")))) == [7, 5, 4]
+    assert positions(store.read_page(9, match=EventMatch(actor="system"))) == [5]
+    assert positions(store.read_page(9, match=EventMatch(actor="member-1"))) == [2]
+    assert positions(store.read_page(9, match=EventMatch(since=3_000, until=6_000))) == [6, 5, 4, 3]
+    assert positions(store.read_page(9, match=EventMatch(streams=("memory-a",)))) == [7, 3, 1]
+    assert positions(store.read_page(9, match=EventMatch(streams=("memory-b", "config")))) == [8, 5, 2]
+    # A memory's own stream or any stream naming it: its edges.
+    assert positions(store.read_page(9, match=EventMatch(streams=("memory-b",), naming="b"))) == [5, 4, 2]
+    both = EventMatch(types=("TagsChanged",), actor="owner", streams=("memory-a", "memory-b"))
+    assert positions(store.read_page(9, match=both)) == [7]
+    assert positions(store.read_page(9, after=1, limit=1, match=EventMatch(streams=("memory-a",)))) == [7]
+
+
+def test_a_page_gives_erased_events_back_erased_under_their_own_type(store):
+    store.append([envelope("memory-a", 1, captured("SECRET-77 text"), at=1_000)])
+    store.append([envelope("memory-a", 2, MemoryForgotten(), at=2_000)])
+    first, second = reversed(store.read_page(3, match=EventMatch(types=("MemoryCaptured", "MemoryForgotten"))))
+    assert isinstance(first.event, Erased) and first.type == "MemoryCaptured"
+    assert "SECRET-77" not in json.dumps(to_data(first.event))
+    assert isinstance(second.event, MemoryForgotten)
