@@ -295,3 +295,19 @@ def apply(brain, ctx: Context, action: str, first: str, second: str, n: int) -> 
         ops.forget(brain, ctx, first)
     elif action == "open":
         ops.get(brain, ctx, first)
+
+
+def test_a_copy_as_of_a_past_moment_lets_in_no_token_but_the_owners(brain, owner, clock, tmp_path):
+    from second_brain.adapters.event_store.sqlite import SQLiteEventStore, copy_log
+    from second_brain.adapters.sqlite_database import SQLiteDatabase
+
+    token = brain.team.add_member(owner, "Bob")["token"]
+    clock.advance(1000)
+    target = SQLiteDatabase(tmp_path / "copy.sqlite3")
+    copied = SQLiteEventStore(target, projections=[])
+    for _ in copy_log(brain.settings.database_path, target, clock.now_ms()):
+        pass
+    team_events = copied.read_stream("team")
+    assert team_events and all(getattr(e.event, "token_hash", "") == "" for e in team_events)
+    assert token_hash(token) not in (tmp_path / "copy.sqlite3").read_bytes().decode("latin-1")
+    target.close()

@@ -81,3 +81,20 @@ def test_an_id_the_caller_cannot_read_has_no_revisions(brain, owner, clock):
     assert [r["reason"] for r in ops.entry_revisions(brain, bob, private)] == ["captured"]
     ops.share(brain, bob, private, "company")
     assert ops.entry_revisions(brain, owner, private)[0]["content"] == "Bob's private plan SECRET-5521"
+
+
+def test_a_members_drafts_before_they_shared_stay_theirs(brain, owner, clock):
+    bob = Context(brain.team.member_identity(token_hash(brain.team.add_member(owner, "Bob")["token"])), "bob")
+    memory_id = ops.capture(brain, bob, "Plan: undercut Acme, SECRET-7710", workspace="personal")["id"]
+    clock.advance(1000)
+    ops.update(brain, bob, memory_id, "Plan: compete with Acme on service")
+    clock.advance(1000)
+    ops.share(brain, bob, memory_id, "company")
+    clock.advance(1000)
+    ops.append(brain, bob, memory_id, "Agreed with the team.")
+    seen = ops.entry_revisions(brain, owner, memory_id)
+    assert [(r["version"], r["reason"]) for r in seen] == [(1, "shared"), (2, "appended")]
+    assert seen[0]["content"] == "Plan: compete with Acme on service" and seen[0]["diff"] is None
+    assert "SECRET-7710" not in str(seen)
+    assert [r["reason"] for r in ops.entry_revisions(brain, bob, memory_id)] == [
+        "captured", "updated", "appended"]  # the author sees their whole history

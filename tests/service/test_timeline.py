@@ -100,7 +100,17 @@ def test_admin_streams_show_to_admins_only(brain, people):
     assert member_kinds == {"memory"}
     admin_kinds = {i["stream"]["kind"] for i in feed(brain, people["Ann"])}
     assert "team" in admin_kinds and "memory" not in admin_kinds  # Cat's note is Cat's own
-    assert all(token_hash("x")[:8] not in json.dumps(i) for i in feed(brain, people["Ann"]))
+    rotated = brain.team.rotate_token(people["owner"], people["Cat"].identity.actor_id)["token"]
+    shown = json.dumps(feed(brain, people["Ann"]))
+    assert rotated not in shown and token_hash(rotated) not in shown and token_hash(rotated)[:16] not in shown
+
+
+def test_tags_written_before_a_share_stay_the_authors(brain, people, clock):
+    bob, cat = people["Bob"], people["Cat"]
+    memory_id = ops.capture(brain, bob, "Shared later", tags=["salary-talk"], workspace="personal")["id"]
+    ops.share(brain, bob, memory_id, "company")
+    assert "salary-talk" not in json.dumps(feed(brain, cat, memory_id=memory_id))
+    assert "salary-talk" in json.dumps(feed(brain, bob, memory_id=memory_id))
 
 
 def test_a_forgotten_memory_leaves_only_a_deleted_item(brain, people, clock):

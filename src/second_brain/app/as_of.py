@@ -11,6 +11,7 @@ since, stays invisible with its history) and was in a workspace the caller can r
 memory shared with the company yesterday does not reveal what it said while it was still someone's own).
 """
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,6 +34,8 @@ from .time_anchors import parse_when
 from .transfer import FORMAT_VERSION, edge_export, entry_export, project_export
 from .views import entry_view, full_entry_view, referenced_ids
 
+# /list?as_of folds at most this many memories (a rare filter over a big brain answers with what it found).
+MAX_LISTED_STARTS = 20_000
 PAGE = 200  # stream starts read per step when walking the log back
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
 
@@ -86,17 +89,21 @@ class TimeTravel:
         """/list as of `at`: newest first by creation, finding candidates by their streams' first events and
         folding only as many as it takes. A capture's creation time is its first event's; an import keeps an
         earlier one, so once `limit` are found, a start stored no later than the last of them cannot rank above."""
-        found: list[Memory] = []
-        before = None
-        while starts := self.store.read_starts("memory-", at, before, PAGE):
+        best: list[tuple[int, int, str, Memory]] = []  # a min-heap of the `limit` newest found so far
+        before, looked = None, 0
+        while looked < MAX_LISTED_STARTS and (starts := self.store.read_starts("memory-", at, before, PAGE)):
             for start in starts:
-                if len(found) >= limit and start.at <= found[limit - 1].created_at:
-                    return self._listed(ctx.identity, found[:limit])
+                if len(best) >= limit and start.at <= best[0][0]:
+                    return self._listed(ctx.identity, _newest(best))
+                looked += 1
                 shown = self._memory(ctx.identity.readable, start.stream_id.removeprefix("memory-"), at)
                 if shown is not None and _matches(shown[0], filters):
-                    found = sorted([*found, shown[0]], key=lambda m: (m.created_at, m.position), reverse=True)
+                    memory = shown[0]
+                    heapq.heappush(best, (memory.created_at, memory.position, memory.id, memory))
+                    if len(best) > limit:
+                        heapq.heappop(best)
             before = starts[-1].position
-        return self._listed(ctx.identity, found[:limit])
+        return self._listed(ctx.identity, _newest(best))
 
     def connections(self, ctx: Context, entry_id: str, link_type: str | None, at: int) -> list[dict[str, Any]]:
         """/connections as of `at`: the memory's edge streams found through the log, each folded to then."""
@@ -245,3 +252,7 @@ def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: st
 
 def export(brain: Brain, ctx: Context, as_of: str | int) -> dict[str, Any]:
     return travel(brain).export(ctx, moment(brain, as_of))
+
+
+def _newest(best: list[tuple[int, int, str, Memory]]) -> list[Memory]:
+    return [item[3] for item in sorted(best, reverse=True)]

@@ -9,7 +9,16 @@ import difflib
 from typing import Any
 
 from ..domain.errors import NotFound
-from ..domain.events import Envelope, MemoryAppended, MemoryCaptured, MemoryImported, MemoryRevised, memory_stream
+from ..domain.events import (
+    Envelope,
+    MemoryAppended,
+    MemoryCaptured,
+    MemoryImported,
+    MemoryRevised,
+    MemoryShared,
+    MemoryUnshared,
+    memory_stream,
+)
 from ..domain.identity import Identity
 from ..domain.memory import Memory, evolve
 from ..domain.text import shorten
@@ -42,7 +51,9 @@ def diff(before: str, after: str, version: int) -> str:
 
 
 def revisions(memory_id: str, events: list[Envelope], identity: Identity) -> list[dict[str, Any]]:
-    """The revisions of one memory's stream, oldest first; none for a stream that does not hold a memory."""
+    """The revisions of one memory's stream that the caller may see, oldest first; none for a stream that does not
+    hold a memory. Revisions made while it lived in a workspace the caller cannot read (a member's draft before
+    they shared it) are left out: the caller sees the text as it was when it reached them, then what changed."""
     state = Memory(id=memory_id)
     found: list[dict[str, Any]] = []
     opened: tuple[str, int] | None = None  # the batch of the latest revision: its later events belong to it
@@ -50,18 +61,25 @@ def revisions(memory_id: str, events: list[Envelope], identity: Identity) -> lis
         state = evolve(state, envelope.event, envelope)
         if not state.exists:
             return []
-        if isinstance(envelope.event, CONTENT_EVENTS):
-            version = len(found) + 1
-            previous = found[-1]["content"] if found else None
-            found.append({"version": version, "at": envelope.at, "actor_name": actor_name(identity, envelope.actor),
-                          "reason": reason(envelope.event), "content": state.content,
-                          "diff": None if previous is None else diff(previous, state.content, version)})
+        visible = state.workspace in identity.readable
+        arrived = isinstance(envelope.event, (MemoryShared, MemoryUnshared)) and visible and not (
+            found and found[-1]["visible"])
+        if isinstance(envelope.event, CONTENT_EVENTS) or arrived:
+            found.append({"at": envelope.at, "actor_name": actor_name(identity, envelope.actor),
+                          "reason": "shared" if arrived else reason(envelope.event), "content": state.content,
+                          "visible": visible})
             opened = (envelope.request_id, envelope.at)
         elif (envelope.request_id, envelope.at) != opened:
             opened = None
         if opened is not None and found:
             found[-1] |= {"tags": list(state.tags), "status": status(state)}
-    return found
+    shown = [r for r in found if r.pop("visible")]
+    for version, revision in enumerate(shown, 1):
+        previous = shown[version - 2]["content"] if version > 1 else None
+        revision.update(version=version, diff=None if previous is None else diff(previous, revision["content"],
+                                                                                 version))
+    return [{k: r[k] for k in ("version", "at", "actor_name", "reason", "content", "diff", "tags", "status")
+             if k in r} for r in shown]
 
 
 def entry_revisions(store: EventStore, read_model: EntryReads, ctx: Context, memory_id: str) -> list[dict[str, Any]]:

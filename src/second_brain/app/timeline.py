@@ -158,7 +158,7 @@ class Timeline:
         return {"position": envelope.position, "at": envelope.at, "type": event_name(envelope.type),
                 "stream": {"kind": kind, "id": self._stream_id(envelope, kind)},
                 "actor_name": actor_name(self.identity, envelope.actor),
-                "description": self._describe(envelope.event, kind)}
+                "description": self._describe(envelope.event, kind, envelope.workspace)}
 
     def _stream_id(self, envelope: Envelope, kind: str) -> str | None:
         stream = envelope.stream_id
@@ -173,10 +173,14 @@ class Timeline:
     def _other(self, memory_id: str) -> str:
         return memory_id if self.readable(memory_id) is not None else "another memory"
 
-    def _describe(self, event: object, kind: str) -> str:
-        """A few words on what happened: never a memory's text, a token, a key or a setting's value."""
+    def _describe(self, event: object, kind: str, workspace: str = "") -> str:
+        """A few words on what happened: never a memory's text, a token, a key or a setting's value; tags only of
+        events written where the caller can read (not a member's while the memory was still their own)."""
+        tags = getattr(event, "tags", None)
+        if tags and kind == "memory" and workspace not in self.identity.readable:
+            return "tags changed" if isinstance(event, TagsChanged) else f"{_verb(event)} (before it was shared)"
         if isinstance(event, MemoryCaptured | MemoryImported):
-            verb = "captured" if isinstance(event, MemoryCaptured) else "imported"
+            verb = _verb(event)
             return f"{verb} from {event.source}" + (f", tags: {', '.join(event.tags)}" if event.tags else "")
         if isinstance(event, MemoryAppended):
             return f"appended {len(event.addition)} characters"
@@ -228,3 +232,7 @@ class Timeline:
         if isinstance(event, t.WorkspaceRenamed | t.TeamCreated):
             return f"workspace {event.name!r}"
         return event_name(type(event).__name__).replace("_", " ")
+
+
+def _verb(event: object) -> str:
+    return "imported" if isinstance(event, MemoryImported) else "captured"

@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {k: v for k, v in vars(args).items() if k in ("host", "port", "data_dir") and v is not None}
     settings = Settings(**overrides)
     if args.command == "replay" and args.until is not None:
+        if args.aws:
+            print("--until materialises a local brain: it does not go with --aws", file=sys.stderr)
+            return 2
         return _replay_until(args.until, args.source, args.data_dir)
     if args.command == "replay":
         return replay_aws(settings) if args.aws else _replay(settings)

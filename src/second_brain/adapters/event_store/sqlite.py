@@ -212,8 +212,8 @@ def copy_log(source: Path, target: SQLiteDatabase, until: int, batch: int = 2000
             for row in rows:
                 if row[1] in cut or row[9] > until:
                     cut.add(row[1])
-                else:
-                    kept.append(row)
+                elif not row[1].startswith(CREDENTIAL_STREAMS):
+                    kept.append(_without_credentials(row))
             with target.write() as conn:
                 conn.executemany(f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                                  kept)
@@ -221,6 +221,18 @@ def copy_log(source: Path, target: SQLiteDatabase, until: int, batch: int = 2000
             yield read, total
     finally:
         reader.close()
+
+
+# A copy as of a past moment must not let in anyone whose access was revoked since: no OAuth grant is copied, and
+# members' token hashes are blanked (the copy answers to the owner's token only).
+CREDENTIAL_STREAMS = ("oauth-",)
+
+
+def _without_credentials(row: tuple) -> tuple:
+    data = json.loads(row[5]) if row[5] else {}
+    if not isinstance(data, dict) or "token_hash" not in data:
+        return row
+    return (*row[:5], json.dumps({**data, "token_hash": ""}), *row[6:])
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
