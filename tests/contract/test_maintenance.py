@@ -133,12 +133,14 @@ def test_index_check_rebuilds_a_broken_keyword_index_and_kept_counts(brain, cloc
         conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)", tuple(rid))
         conn.execute("UPDATE workspace_counts SET n = n + 5")
         conn.execute("UPDATE tag_counts SET n = 7 WHERE tag = 'sea'")
+        conn.execute("DELETE FROM hour_counts")  # the brief's counts too
         assert not conn.execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH '\"walrus\"'").fetchone()
     counts = run(brain, "index")
     assert counts["keyword_index_rebuilt"] == 1 and counts["counts_rebuilt"] == 1
     with brain.db.write() as conn:
         assert conn.execute("SELECT n FROM workspace_counts").fetchone()[0] == 2
         assert conn.execute("SELECT n FROM tag_counts WHERE tag = 'sea'").fetchone()[0] == 1
+        assert conn.execute("SELECT SUM(n) FROM hour_counts").fetchone()[0] == 2
         assert conn.execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH '\"walrus\"'").fetchone()
     assert "keyword_index_rebuilt" not in run(brain, "index")
 
@@ -176,3 +178,14 @@ def test_housekeeping_embeds_what_is_pending(brain, clock):
     assert run(brain, "housekeeping")["embedded"] == 3
     assert all(brain.vectors.is_indexed(i) for i in ids)
 
+
+
+def test_index_check_rebuilds_the_briefs_kept_counts_alone(brain, clock):
+    sqlite_only(brain, "the brief's kept counts are SQLite's")
+    capture(brain, "a note for the brief", tags=["garden"])
+    with brain.db.write() as conn:
+        conn.execute("DELETE FROM hour_counts")
+    assert run(brain, "index")["counts_rebuilt"] == 1
+    with brain.db.write() as conn:
+        assert conn.execute("SELECT SUM(n) FROM hour_counts").fetchone()[0] == 1
+        assert conn.execute("SELECT SUM(n) FROM day_tag_counts WHERE tag = 'garden'").fetchone()[0] == 1

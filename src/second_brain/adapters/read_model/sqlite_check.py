@@ -11,7 +11,8 @@ from ...domain.memory import Memory, fold
 from ...ports.event_store import EventStore
 from ..sqlite_database import SQLiteDatabase
 from ..vector_index.sqlite import SQLiteVectorIndex
-from .sqlite_projection import _count, _memory, matches_log, rewrite_memory
+from . import sqlite_brief
+from .sqlite_projection import _count_all, _memory, matches_log, rewrite_memory
 
 PROBE = re.compile(r"\w{3,24}")  # a word of the note that the trigram index must find in its row
 
@@ -86,6 +87,10 @@ def _counts_sound(conn: sqlite3.Connection) -> bool:
     actual = dict(conn.execute("SELECT workspace, COUNT(*) FROM entries GROUP BY workspace").fetchall())
     if kept != actual:
         return False
+    hours = dict(conn.execute("SELECT workspace, SUM(n) FROM hour_counts GROUP BY workspace HAVING SUM(n) != 0"
+                              ).fetchall())
+    if hours != actual:  # the brief's counts: every memory once, by the hour it was written
+        return False
     kept_tags = set(conn.execute("SELECT workspace, tag, n FROM tag_counts WHERE n != 0").fetchall())
     actual_tags = set(conn.execute(
         "SELECT e.workspace, t.tag, COUNT(*) FROM entry_tags t JOIN entries e ON e.rid = t.entry_rid"
@@ -94,7 +99,8 @@ def _counts_sound(conn: sqlite3.Connection) -> bool:
 
 
 def _recount(conn: sqlite3.Connection) -> None:
-    conn.execute("DELETE FROM workspace_counts")
-    conn.execute("DELETE FROM tag_counts")
+    """Every kept count rebuilt from the rows: /count, /tags and /stats's, and the brief's."""
+    for table in ("workspace_counts", "tag_counts", *sqlite_brief.NAMES):
+        conn.execute(f"DELETE FROM {table}")
     for row in conn.execute("SELECT * FROM entries").fetchall():
-        _count(conn, _memory(row), +1)
+        _count_all(conn, _memory(row), +1)
