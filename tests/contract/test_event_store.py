@@ -15,9 +15,6 @@ from second_brain.adapters.event_store.dynamodb import (
     DynamoDBEventStore,
     table_definition,
 )
-from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.adapters.event_store.sqlite import SQLiteEventStore
-from second_brain.adapters.sqlite_database import SQLiteDatabase
 from second_brain.domain.errors import ConcurrencyConflict
 from second_brain.domain.events import (
     Erased,
@@ -29,6 +26,7 @@ from second_brain.domain.events import (
 )
 from second_brain.domain.text import MAX_CONTENT_CHARS
 from tests.conftest import envelope
+from tests.support.stores import event_store
 
 
 def captured(text: str = "hello") -> MemoryCaptured:
@@ -37,17 +35,8 @@ def captured(text: str = "hello") -> MemoryCaptured:
 
 @pytest.fixture(params=["memory", "sqlite", "dynamodb"])
 def store(request, tmp_path) -> Iterator[object]:
-    if request.param == "memory":
-        yield InMemoryEventStore()
-    elif request.param == "sqlite":
-        db = SQLiteDatabase(tmp_path / "events.sqlite3")
-        yield SQLiteEventStore(db)
-        db.close()
-    else:
-        with mock_aws():
-            client = boto3.client("dynamodb", region_name="us-east-1")
-            client.create_table(**table_definition("events"))
-            yield DynamoDBEventStore(client, "events")
+    with event_store(request.param, tmp_path) as store:
+        yield store
 
 
 def test_append_then_read_stream_round_trips_the_envelope(store):

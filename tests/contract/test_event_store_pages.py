@@ -3,19 +3,13 @@
 import json
 from collections.abc import Iterator
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
-from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.adapters.event_store.projecting import ProjectingEventStore
-from second_brain.adapters.event_store.sqlite import SQLiteEventStore
-from second_brain.adapters.sqlite_database import SQLiteDatabase
 from second_brain.domain.events import Erased, MemoryCaptured, MemoryForgotten, StatusChanged, TagsChanged, to_data
 from second_brain.domain.links import LinkCreated
 from second_brain.ports.event_store import EventMatch
 from tests.conftest import envelope
+from tests.support.stores import event_store
 
 
 def captured(text: str = "hello") -> MemoryCaptured:
@@ -24,19 +18,8 @@ def captured(text: str = "hello") -> MemoryCaptured:
 
 @pytest.fixture(params=["memory", "sqlite", "dynamodb", "projecting"])
 def store(request, tmp_path) -> Iterator[object]:
-    if request.param == "memory":
-        yield InMemoryEventStore()
-    elif request.param == "projecting":
-        yield ProjectingEventStore(InMemoryEventStore(), [])
-    elif request.param == "sqlite":
-        db = SQLiteDatabase(tmp_path / "events.sqlite3")
-        yield SQLiteEventStore(db)
-        db.close()
-    else:
-        with mock_aws():
-            client = boto3.client("dynamodb", region_name="us-east-1")
-            client.create_table(**table_definition("events"))
-            yield DynamoDBEventStore(client, "events")
+    with event_store(request.param, tmp_path) as store:
+        yield store
 
 
 def history(store) -> None:

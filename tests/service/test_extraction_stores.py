@@ -5,36 +5,22 @@ import time
 from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
-from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.adapters.event_store.sqlite import SQLiteEventStore
-from second_brain.adapters.sqlite_database import SQLiteDatabase
 from second_brain.app.extraction import Extractor
 from second_brain.app.maintenance.extraction import ExtractionJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.domain.events import TimeAnchorSet
 from tests.support.memories import memory_service
+from tests.support.stores import event_store
 
 DAY = 24 * 3600 * 1000
 
 
 @pytest.fixture(params=["memory", "sqlite", "dynamodb"])
 def store(request, tmp_path) -> Iterator[object]:
-    if request.param == "memory":
-        yield InMemoryEventStore()
-    elif request.param == "sqlite":
-        db = SQLiteDatabase(tmp_path / "events.sqlite3")
-        yield SQLiteEventStore(db)
-        db.close()
-    else:
-        with mock_aws():
-            client = boto3.client("dynamodb", region_name="us-east-1")
-            client.create_table(**table_definition("events"))
-            yield DynamoDBEventStore(client, "events")
+    with event_store(request.param, tmp_path) as store:
+        yield store
 
 
 def test_only_the_last_two_weeks_are_read_and_each_capture_once(store, clock, ctx):

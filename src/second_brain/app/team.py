@@ -18,7 +18,7 @@ from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from ..ports.read_model import EntryReads
-from .handling import Context, envelopes, retrying
+from .handling import Context, envelopes, require_admin, retrying
 
 if TYPE_CHECKING:
     from .memories import MemoryService
@@ -133,7 +133,7 @@ class TeamService:
                        role: object = None) -> dict[str, Any]:
         target = (member_id or ctx.identity.actor_id).strip()
         if target != ctx.identity.actor_id or role is not None:
-            _admin(ctx)
+            require_admin(ctx)
         if target == self.owner.actor_id:
             raise InvalidInput("The owner's name comes from the deployment (BRAIN_OWNER_NAME)")
 
@@ -152,7 +152,7 @@ class TeamService:
     # -- administration ---------------------------------------------------------------------------------------------
 
     def members(self, ctx: Context) -> dict[str, Any]:
-        _admin(ctx)
+        require_admin(ctx)
         team = self.state()
         owner = {"id": self.owner.actor_id, "name": self.owner.name, "email": "", "role": "admin", "owner": True,
                  "suspended": False, "default_share": team.owner_default, "created_at": None}
@@ -162,7 +162,7 @@ class TeamService:
     def add_member(self, ctx: Context, name: object, email: object = None, role: object = None,
                    teams: object = None) -> dict[str, Any]:
         """A new member of the teams named (the primary one by default), with a token shown this once."""
-        _admin(ctx)
+        require_admin(ctx)
         member_id = "m-" + secrets.token_hex(8)
         token = new_token()
         chosen = _team_ids(teams)
@@ -179,7 +179,7 @@ class TeamService:
                 "message": "Store this token now: it is shown only once"}
 
     def rotate_token(self, ctx: Context, member_id: str | None) -> dict[str, Any]:
-        _admin(ctx)
+        require_admin(ctx)
         target = _required_id(member_id)
         token = new_token()
         team = self._append(ctx, lambda team: [t.MemberTokenRotated(team.member(target).id, t.token_hash(token))])
@@ -187,7 +187,7 @@ class TeamService:
                 "message": "Store this token now: it is shown only once; the old one no longer works"}
 
     def suspend(self, ctx: Context, member_id: str | None, suspended: object) -> dict[str, Any]:
-        _admin(ctx)
+        require_admin(ctx)
         target = _required_id(member_id)
         if not isinstance(suspended, bool):
             raise InvalidInput("suspended must be true or false")
@@ -202,7 +202,7 @@ class TeamService:
         return {"ok": True, "member": self._admin_view(team.member(target))}
 
     def set_member_default(self, ctx: Context, member_id: str | None, default: object) -> dict[str, Any]:
-        _admin(ctx)
+        require_admin(ctx)
         target = _required_id(member_id)
         value = t.check_share(default)
         if target == self.owner.actor_id:
@@ -214,7 +214,7 @@ class TeamService:
     def remove(self, ctx: Context, member_id: str | None) -> dict[str, Any]:
         """Erase the member's personal workspace (as forget does, memory by memory), then mark them removed:
         their company memories stay, still attributed to their name."""
-        _admin(ctx)
+        require_admin(ctx)
         target = _required_id(member_id)
         if target == ctx.identity.actor_id:
             raise InvalidInput("You cannot remove yourself")
@@ -229,7 +229,7 @@ class TeamService:
         return {"ok": True, "id": target, "removed": True, "erased_memories": erased}
 
     def rename_workspace(self, ctx: Context, name: object, workspace_id: str | None = None) -> dict[str, Any]:
-        _admin(ctx)
+        require_admin(ctx)
         target = (workspace_id or (ctx.identity.company_workspaces or (t.COMPANY,))[0]).strip()
         value = t.check_name(name)
         team = self._append(ctx, lambda team: [] if team.workspaces[team.workspace(target)] == value
@@ -238,7 +238,7 @@ class TeamService:
 
     def create_team(self, ctx: Context, name: object, members: object = None) -> dict[str, Any]:
         """Another company workspace; the owner is in every one, the members named join it."""
-        _admin(ctx)
+        require_admin(ctx)
         value = t.check_name(name)
         workspace_id = "company-" + secrets.token_hex(6)
         joining = _member_ids(members)
@@ -250,7 +250,7 @@ class TeamService:
     def set_membership(self, ctx: Context, workspace_id: str | None, member_id: str | None,
                        member: object) -> dict[str, Any]:
         """Add a member to a company workspace or take them out (their memories there stay with the team)."""
-        _admin(ctx)
+        require_admin(ctx)
         target = _required_id(member_id)
         if not isinstance(member, bool):
             raise InvalidInput("member must be true or false")
@@ -268,7 +268,7 @@ class TeamService:
 
     def activity(self, ctx: Context, limit: int = ACTIVITY_LIMIT, offset: int = 0) -> dict[str, Any]:
         """Newest first: who did what to whom, by name; never a token hash or a memory's content."""
-        _admin(ctx)
+        require_admin(ctx)
         history = self.store.read_stream(t.STREAM)
         team = self._fold(history)
         roster = self.owner_identity(team)
@@ -383,11 +383,6 @@ def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read
         return erased
 
     return erase
-
-
-def _admin(ctx: Context) -> None:
-    if ctx.identity.role != "admin":
-        raise Forbidden("Only an admin may do this")
 
 
 def _team_ids(value: object) -> tuple[str, ...]:
