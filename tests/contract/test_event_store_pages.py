@@ -1,6 +1,7 @@
 """read_page, on every event store: a window of log positions, newest first, narrowed by a match."""
 
 import json
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -73,3 +74,47 @@ def test_a_page_gives_erased_events_back_erased_under_their_own_type(store):
     assert isinstance(first.event, Erased) and first.type == "MemoryCaptured"
     assert "SECRET-77" not in json.dumps(to_data(first.event))
     assert isinstance(second.event, MemoryForgotten)
+
+
+def test_touches_are_the_events_after_a_position_without_their_data(store):
+    history(store)
+    touched = store.touches("memory-", 3)
+    assert [(t.stream_id, t.version, t.type, t.at, t.position) for t in touched] == [
+        ("memory-b", 2, "TagsChanged", 5_000, 5), ("memory-c", 1, "MemoryCaptured", 6_000, 6),
+        ("memory-a", 3, "TagsChanged", 7_000, 7)]
+    assert [t.position for t in store.touches("link-", 0)] == [4]
+    assert store.touches("memory-", 8) == []
+
+
+def test_cut_is_the_last_position_stored_by_a_moment(store):
+    history(store)
+    skew = _skew(store)  # DynamoDB allows for writers that append late: its cut lags the moment by that much
+    moments = (0, 999, 1_000, 4_500, 7_999, 8_000, 10**12)
+    assert [store.cut(at + skew) for at in moments] == [0, 0, 1, 4, 7, 8, 8]
+
+
+def test_cut_never_passes_an_event_stored_after_the_moment(store):
+    """An event appended late (its time read long before its append) sits after later ones in the log: the cut
+    stops before it, so whatever follows the cut holds every event stored after the moment."""
+    base = 10**9
+    times = [base, base + 1_000, base + 2_000, base + 500, base + 3_000, base + 60 * 60_000]
+    for version, at in enumerate(times, start=1):
+        store.append([envelope("memory-a", version, TagsChanged((f"t{version}",)), at=at)])
+    for moment in (base - 1, base + 700, base + 1_500, base + 5_000, base + 61 * 60_000):
+        cut = store.cut(moment)
+        assert all(t <= moment for t in times[:cut]), (moment, cut)
+        assert all(t.at <= moment for t in store.touches("memory-", 0)[:cut])
+    exact = not _skew(store)
+    assert store.cut(base + 700) == (1 if exact else 0)
+    assert store.cut(base + 61 * 60_000) == (6 if exact else 5)
+    assert store.cut(base + 5_000) == (5 if exact else 0)
+
+
+def _skew(store) -> int:
+    return getattr(sys.modules[type(store).__module__], "CLOCK_SKEW_MS", 0)
+
+
+def test_last_by_is_a_position_after_which_everything_is_later(store):
+    history(store)
+    skew = _skew(store)
+    assert [store.last_by(at - skew) for at in (0, 999, 1_000, 4_500, 8_000, 10**12)] == [0, 0, 1, 4, 8, 8]

@@ -57,6 +57,17 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
         assert [c["id"] for c in linked["connections"]] == [other]
         assert api.get("/connections", params={"id": first["id"], "as_of": str(after)}).json()["connections"] == []
 
+        recalled = api.get("/recall", params={"query": "when does the office move to Lyon", "as_of": str(then),
+                                              "topK": 3, "full": "1"}).json()
+        assert recalled["as_of"] == then and recalled["results"][0]["content"] == "The office moves to Lyon in May."
+        assert "SECRET-4471" not in str(api.get("/recall", params={"query": "door code archive", "as_of": str(then)}).json())
+        assert api.get("/recall", params={"query": "office Lyon"}).json()["results"][0]["content"].endswith("June.")
+        bad = api.get("/recall", params={"query": "office", "as_of": "last tuesday"})
+        assert bad.status_code == 400 and bad.json() == {"ok": False, "error": bad.json()["error"]}
+        assert bad.json()["error"].startswith("as_of must be")
+        counted = api.get("/timeline", params={"id": first["id"], "type": "recalled"}).json()["timeline"]
+        assert len(counted) == 1  # the live recall counted; the past ones are audits, not uses
+
         gone = api.get("/entry", params={"id": secret, "as_of": str(then)})
         assert gone.status_code == 404 and gone.json() == {"ok": False, "error": f"No entry found with ID: {secret}"}
         bad = api.get("/list", params={"as_of": "last tuesday"})
@@ -99,5 +110,7 @@ def test_mcp_get_and_list_recent_take_as_of(server):
             assert "9:15" in await call(client, "list_recent", as_of=str(then))
             assert "10:00" not in await call(client, "list_recent", as_of=then)
             assert "as_of must be" in await error(client, "get", id=memory_id, as_of="someday")
+            assert "9:15" in await call(client, "recall", query="when is the standup", as_of=then)
+            assert "9:15" not in await call(client, "recall", query="when is the standup")
 
     anyio.run(session)

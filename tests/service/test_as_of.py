@@ -48,12 +48,27 @@ class Recorded:
     listed: list[dict[str, Any]]
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     connections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    recalls: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+QUERIES = ("Atlas budget", "launch plan customers", "vault combination", "demos on Tuesdays", "peanuts",
+           "restored note", "what did Priya approve", "topic 3 item 4", "rewritten note", "addition")
+
+
+def recalled(brain, ctx: Context, query: str, **args: Any) -> dict[str, Any]:
+    """What GET /recall answered, through the service the route calls, without counting the recall (a count
+    is a later event, which would move the past this test compares against)."""
+    return brain.recall.recall(ctx, ops.recall_request(brain, ctx, query, args.pop("top_k", 10), args.pop("hops", None),
+                                                       False, **args))
 
 
 def live(brain, ctx: Context, clock: FixedClock, ids: list[str]) -> Recorded:
+    brain.indexer.run_once(100)  # the step as it left the brain, not as far as the background embedder had got
     export = brain.transfer.export(ctx)
     export.pop("exported_at")
     recorded = Recorded(clock.now_ms(), export, ops.list_recent(brain, ctx, 100))
+    recorded.recalls = {q: recalled(brain, ctx, q) for q in QUERIES}
+    recorded.recalls["Atlas budget, 2 hops"] = recalled(brain, ctx, "Atlas budget", hops=2)
     for memory_id in ids:
         try:
             recorded.entries[memory_id] = brain.queries.entry(ctx, memory_id)  # not ops.get: no open is counted
@@ -126,7 +141,46 @@ def without(recorded: Recorded, gone: str) -> Recorded:
     export["edges"] = [e for e in export["edges"] if gone not in (e["source_id"], e["target_id"])]
     return Recorded(recorded.at, export, [e for e in recorded.listed if e["id"] != gone],
                     {k: v for k, v in recorded.entries.items() if k != gone},
-                    {k: [c for c in v if c["id"] != gone] for k, v in recorded.connections.items() if k != gone})
+                    {k: [c for c in v if c["id"] != gone] for k, v in recorded.connections.items() if k != gone},
+                    recorded.recalls)
+
+
+def past_recall(brain, ctx: Context, query: str, at: int, **args: Any) -> dict[str, Any]:
+    answer = as_of.recall(brain, ctx, query, args.pop("top_k", 10), as_of=at, **args)
+    assert answer.pop("as_of") == at
+    return answer
+
+
+def same_recall(past: dict[str, Any], snapshot: Recorded, query: str, gone: set[str], ordered: bool = True) -> None:
+    """The recall recorded live, again: the same memories as they read then, in the same order, and only
+    memories the brain held then. Scores are not compared, and a result may come in below the recorded ones:
+    term weights (idf) are today's, vectors of changed memories come from the cache (float32, where the live
+    index keeps float16), and fusion scales each arm by its best candidate, which may have been a memory
+    forgotten since; results the recorded answer scored within a point of each other may come in either order.
+    Where a forgotten memory was still in the brain (`gone`), or with `ordered=False` (in a brain of a few notes,
+    one more note moves every word's weight), the recorded memories come back in an order of their own."""
+    recorded = snapshot.recalls[query]
+
+    def shown(answer: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [(r["id"], r["content"], tuple(r["tags"]), r["hop"], r["related_to"], r["updated"])
+                for r in answer["results"]]
+
+    expected = [(r, s["score"]) for r, s in zip(shown(recorded), recorded["results"], strict=True)
+                if not gone.intersection((r[0], r[4]))]
+    got = shown(past)
+    assert {r[0] for r in got} <= {e["id"] for e in snapshot.export["entries"]} - gone  # nothing from later
+    if gone or not ordered:
+        assert {r for r, _ in expected} <= set(got)
+    else:
+        groups: list[set[tuple[Any, ...]]] = []  # runs of results scored within a point of each other
+        for n, (result, score) in enumerate(expected):
+            if n and abs(score - expected[n - 1][1]) < 1.0:
+                groups[-1].add(result)
+            else:
+                groups.append({result})
+        assert [set(got[sum(len(g) for g in groups[:n]):][: len(group)]) for n, group in enumerate(groups)] == groups
+    assert not any(memory_id in json.dumps(past) for memory_id in gone) and SECRET not in json.dumps(past)
+    assert past["semantic_unavailable"] == recorded["semantic_unavailable"]
 
 
 def past_export(brain, ctx: Context, at: int) -> dict[str, Any]:
@@ -148,6 +202,16 @@ def test_every_past_answer_equals_what_was_recorded_live(brain, owner, clock):
             assert {**past, "indexed": None} == {**entry, "indexed": None}
             assert as_of.connections(brain, owner, memory_id, None, snapshot.at)["connections"] == \
                 expected.connections[memory_id]
+
+
+def test_every_past_recall_equals_what_was_recalled_live(brain, owner, clock):
+    recorded, secret, _ids = script(brain, owner, clock)
+    for snapshot in recorded:
+        gone = {secret} if secret in json.dumps(snapshot.export) else set()  # still there when recorded
+        for query in QUERIES:
+            same_recall(past_recall(brain, owner, query, snapshot.at), snapshot, query, gone)
+        same_recall(past_recall(brain, owner, "Atlas budget", snapshot.at, hops=2), snapshot, "Atlas budget, 2 hops",
+                    gone)
     assert past_export(brain, owner, recorded[0].at - 1) == {"ok": True, "version": 3, "entries": [], "edges": [],
                                                               "projects": []}
 
@@ -274,6 +338,9 @@ def test_random_scripts_answer_as_they_did(tmp_path_factory, plan):
                 expected = without(expected, memory_id)
             assert past_export(brain, ctx, snapshot.at) == expected.export
             assert as_of.list_recent(brain, ctx, 100, snapshot.at) == expected.listed
+            there = {m for m in gone if m in json.dumps(snapshot.export)}
+            for query in ("topic 3 item 4", "rewritten note", "addition"):
+                same_recall(past_recall(brain, ctx, query, snapshot.at), snapshot, query, there, ordered=False)
     finally:
         brain.close()
 
@@ -311,3 +378,36 @@ def test_a_copy_as_of_a_past_moment_lets_in_no_token_but_the_owners(brain, owner
     assert team_events and all(getattr(e.event, "token_hash", "") == "" for e in team_events)
     assert token_hash(token) not in (tmp_path / "copy.sqlite3").read_bytes().decode("latin-1")
     target.close()
+
+
+def test_a_past_recall_ranks_by_the_opens_counted_by_then(brain, owner, clock):
+    """Being opened lifts an old memory (frequency); as of a moment before the open, it had not been lifted."""
+    closer = ops.capture(brain, owner, "The boiler service is due in October, call Dupont.")["id"]
+    opened = ops.capture(brain, owner, "The boiler was serviced last year by Dupont.")["id"]
+    brain.indexer.run_once(10)
+    clock.advance(400 * 24 * 3600 * 1000)  # old: both at the recency floor
+    before_open = clock.now_ms()
+    first = recalled(brain, owner, "boiler service Dupont")["results"][0]["id"]
+    assert first == closer
+    clock.advance(60_000)
+    ops.get(brain, owner, opened)
+    clock.advance(60_000)
+    assert recalled(brain, owner, "boiler service Dupont")["results"][0]["id"] == opened  # the open lifted it
+    assert past_recall(brain, owner, "boiler service Dupont", before_open)["results"][0]["id"] == closer
+
+
+def test_a_past_recall_embeds_the_query_and_nothing_else(brain, owner, clock, monkeypatch):
+    memory_id = ops.capture(brain, owner, "Our CI runs on four shared runners.")["id"]
+    brain.indexer.run_once(10)
+    then = clock.now_ms()
+    clock.advance(60_000)
+    ops.update(brain, owner, memory_id, "Our CI runs on eight dedicated runners.")
+    ops.capture(brain, owner, "The runners are in the Paris region.")
+    brain.indexer.run_once(10)
+    embedded: list[str] = []
+    embed_batch = brain.recall.embedder.embed_batch
+    monkeypatch.setattr(brain.recall.embedder, "embed_batch", lambda texts: embedded.extend(texts) or embed_batch(texts))
+    answer = past_recall(brain, owner, "how many CI runners", then)
+    assert [r["content"] for r in answer["results"]] == ["Our CI runs on four shared runners."]
+    assert answer["results"][0]["score"] == 100.0 and not answer["semantic_unavailable"]
+    assert len(embedded) == 1 and "runners" in embedded[0]  # the query; the old text's vectors were cached

@@ -196,3 +196,19 @@ def test_pages_chain_by_cursor_and_each_request_reads_a_bounded_window(brain, pe
     assert sum(before - after - 1 for before, after, *_ in calls) == 10
     later = ops.timeline(brain, owner, cursor=answer["next_cursor"], limit=200)
     assert later["timeline"][0]["position"] < answer["next_cursor"]
+
+
+def test_a_time_window_seeks_by_the_time_index_instead_of_walking_the_log(brain, people, clock, monkeypatch):
+    owner = people["owner"]
+    old = ops.capture(brain, owner, "An early note")["id"]
+    early = clock.now_ms()
+    for n in range(30):
+        clock.advance(STEP_MS)
+        ops.capture(brain, owner, f"Later note {n}")
+    monkeypatch.setattr(timeline, "SCAN_CAP", 10)  # less than the 30 later notes: a walk back would give up
+    answer = ops.timeline(brain, owner, before=early)
+    assert about(answer["timeline"], old) and answer["timeline"][-1]["at"] <= early
+    assert answer["next_cursor"] is None and answer["scanned"] < 10
+    recent = ops.timeline(brain, owner, after=clock.now_ms())
+    assert [i["at"] for i in recent["timeline"]] and {i["at"] for i in recent["timeline"]} == {clock.now_ms()}
+    assert recent["next_cursor"] is None and recent["scanned"] < 10

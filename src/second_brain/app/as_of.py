@@ -12,7 +12,7 @@ memory shared with the company yesterday does not reveal what it said while it w
 """
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,9 +27,11 @@ from ..ports.event_store import EventStore
 from ..ports.read_model import EdgeRow, EntryRow, Filters
 from ..ports.vector_index import VectorIndex
 from .brain import Brain
+from .chat import insight as synthesise
 from .handling import Context
 from .links import MAX_CONNECTIONS
-from .operations import clamp, entry_revisions, filters, identifier, when_text
+from .operations import clamp, entry_revisions, filters, identifier, recall_request, when_text
+from .past import Past, past_recall, until, visible
 from .time_anchors import parse_when
 from .transfer import FORMAT_VERSION, edge_export, entry_export, project_export
 from .views import entry_view, full_entry_view, referenced_ids
@@ -38,16 +40,6 @@ from .views import entry_view, full_entry_view, referenced_ids
 MAX_LISTED_STARTS = 20_000
 PAGE = 200  # stream starts read per step when walking the log back
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
-
-
-def until(history: Iterable[Envelope], at: int) -> list[Envelope]:
-    """A stream as it stood at `at`: its events up to the first one stored later."""
-    kept = []
-    for envelope in history:
-        if envelope.at > at:
-            break
-        kept.append(envelope)
-    return kept
 
 
 @dataclass
@@ -148,7 +140,7 @@ class TimeTravel:
             elif stream_id.startswith("project-"):
                 fresh = Project(stream_id.removeprefix(f"project-{envelope.workspace}-"), envelope.workspace)
                 _step(projects.setdefault(stream_id, _Stream(fresh)), envelope, at, evolve_project)
-        shown = {s.then.id: s.then for s in memories.values() if _visible(s.then, s.now, readable)}
+        shown = {s.then.id: s.then for s in memories.values() if visible(s.then, s.now, readable)}
         entries = sorted(shown.values(), key=lambda m: (m.created_at, m.position))
         kept = sorted((s.then for s in edges.values()
                        if s.then.exists and s.then.source_id in shown and s.then.target_id in shown),
@@ -175,7 +167,7 @@ class TimeTravel:
         events = until(history, at)
         then = fold(events, Memory(memory_id))
         now = fold(history[len(events):], then)
-        return (then, events) if _visible(then, now, readable) else None
+        return (then, events) if visible(then, now, readable) else None
 
     def _edges_of(self, memory_id: str, at: int) -> Iterator[links.Edge]:
         """The edges touching the memory at `at`: edge streams never erase, so each start names both ends."""
@@ -193,10 +185,6 @@ class TimeTravel:
     @staticmethod
     def _listed(identity: Identity, memories: list[Memory]) -> list[dict[str, Any]]:
         return [entry_view(EntryRow.of(m), identity) for m in memories]
-
-
-def _visible(then: Memory, now: Memory, readable: tuple[str, ...]) -> bool:
-    return then.exists and now.exists and then.workspace in readable and now.workspace in readable
 
 
 def _matches(memory: Memory, filters: Filters) -> bool:
@@ -248,6 +236,20 @@ def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: st
     memory_id = identifier(memory_id).strip()
     at = moment(brain, as_of)
     return {"ok": True, "id": memory_id, "connections": travel(brain).connections(ctx, memory_id, link_type, at)}
+
+
+def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, as_of: str | int,
+           hops: int | None = None, full: bool = False, insight: bool = False, **filter_args: Any) -> dict[str, Any]:
+    """GET /recall as the brain would have answered at `as_of` (see app/past.py); an audit, so not counted."""
+    request = recall_request(brain, ctx, query, top_k, hops, full, **filter_args)
+    at = moment(brain, as_of)
+    live = brain.recall
+    model_id = live.embedder.model_id if live.embedder is not None else ""
+    past = Past.of(brain.store, live.vectors, model_id, ctx.identity.readable, at)
+    response = past_recall(live, past).recall(ctx, request)
+    if insight:
+        response["insight"] = synthesise(brain.llm, request.query, response["results"])
+    return {**response, "as_of": at}
 
 
 def export(brain: Brain, ctx: Context, as_of: str | int) -> dict[str, Any]:

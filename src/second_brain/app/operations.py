@@ -225,15 +225,20 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag
            defer: Callable[..., None] | None = None) -> dict[str, Any]:
     """Search by meaning and by words; each memory returned counts one recall (later, through `defer`,
     when the caller can answer first)."""
-    query = required(query, "query")
-    chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,
-                     project=project, team=team)
-    request = RecallRequest(query, clamp(top_k, 1, 20), chosen, full, None if hops is None else clamp(hops, 0, 3))
+    request = recall_request(brain, ctx, query, top_k, hops, full, workspace=workspace, tag=tag, after=after,
+                             before=before, kind=kind, actor=actor, project=project, team=team)
     response = brain.recall.recall(ctx, request)
     if insight:
         response["insight"] = synthesise(brain.llm, query, response["results"])
     (defer or _now)(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
     return response
+
+
+def recall_request(brain: Brain, ctx: Context, query: str | None, top_k: int, hops: int | None, full: bool,
+                   **filter_args: Any) -> RecallRequest:
+    chosen = filters(brain, ctx, **filter_args)
+    return RecallRequest(required(query, "query"), clamp(top_k, 1, 20), chosen, full,
+                         None if hops is None else clamp(hops, 0, 3))
 
 
 def _now(task: Callable[..., object], *args: object) -> None:

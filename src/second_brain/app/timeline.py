@@ -105,7 +105,9 @@ class Timeline:
                 raise NotFound(f"No entry found with ID: {shorten(memory_id)}")
             first = self.store.read_stream(memory_stream(memory_id))
             floor = first[0].position - 1 if first else 0  # nothing about it comes before its first event
-        top = self.store.head() + 1
+        if match.since is not None:  # nothing up to the cut was stored at or after `since`: seek past it
+            floor = max(floor, self.store.cut(match.since - 1))
+        top = self.store.head() + 1 if match.until is None else self.store.last_by(match.until) + 1
         high = top if cursor is None else max(0, min(cursor, top))
         items: list[dict[str, Any]] = []
         scanned = 0

@@ -30,6 +30,17 @@ class EventMatch:
 EVERY = EventMatch()  # no condition: every event
 
 
+@dataclass(frozen=True)
+class Touch:
+    """An event without its data: enough to tell which streams changed after a moment, and how."""
+
+    stream_id: str
+    version: int
+    type: str
+    at: int
+    position: int
+
+
 class EventStore(Protocol):
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         """Append atomically; each stream's first new version must follow its current one, else ConcurrencyConflict."""
@@ -47,6 +58,18 @@ class EventStore(Protocol):
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         """Events with `after` < position < `before` that `match` admits, newest first, at most `limit`."""
+
+    def cut(self, at: int) -> int:
+        """A log position up to which every event was stored at or before `at` (Unix ms); the highest the store
+        can tell cheaply, so the events after it are the ones to examine."""
+
+    def last_by(self, at: int) -> int:
+        """A log position after which every event was stored later than `at` (Unix ms); the lowest the store can
+        tell cheaply, so a walk back to `at` can start there."""
+
+    def touches(self, prefix: str, after: int) -> list[Touch]:
+        """The events of streams whose id begins with `prefix`, at positions above `after`, without their data,
+        in log order."""
 
     def head(self) -> int:
         """The global position of the last appended event (0 for an empty log)."""

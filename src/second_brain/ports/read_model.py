@@ -84,6 +84,7 @@ class Filters:
     before: int | None = None  # unix ms, inclusive
     kind: str | None = None
     actor: str | None = None
+    born_by: int | None = None  # only memories whose first event is at or before this log position (time travel)
 
 
 @dataclass(frozen=True)
@@ -180,9 +181,9 @@ class KeywordSearch(Protocol):
 
 class GraphReads(Protocol):
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
-                    superseded: bool = False) -> list[Connection]:
+                    superseded: bool = False, deprecated: bool = False) -> list[Connection]:
         """Memories linked to an entry in either direction, strongest edges first, deprecated ones left out
-        (unless `superseded` and reached by a supersedes edge)."""
+        (unless `superseded` and reached by a supersedes edge, or `deprecated`: all of them)."""
 
     def all_edges(self, workspaces: Sequence[str]) -> list[EdgeRow]:
         """Every edge in these workspaces, oldest first (for an export)."""

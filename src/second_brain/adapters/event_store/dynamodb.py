@@ -23,7 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import ConcurrencyConflict, StoreUnavailable
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
-from ...ports.event_store import EVERY, EventMatch
+from ...ports.event_store import EVERY, EventMatch, Touch
 from .checks import expected_versions
 
 HEAD_STREAM = "$head"
@@ -36,6 +36,9 @@ LOG_INDEX = "by_position"
 MAX_COUNTER_RETRIES = 25
 ITEM_DATA_BYTES = 300_000  # of an item's 400 KB: the key, the envelope and the attribute names fit in the rest
 TRANSACTION_ITEMS = 100
+# How much later than a neighbour an event may be stored than the time it carries: its time is read in the request
+# that appends it, and no function runs longer than Lambda's 15 minutes.
+CLOCK_SKEW_MS = 15 * 60_000
 
 log = logging.getLogger("second_brain.dynamodb")
 
@@ -213,6 +216,45 @@ class DynamoDBEventStore:
             ExpressionAttributeNames=names, ExpressionAttributeValues=values, max_items=limit, **filters,
         )
         return self._envelopes(items)
+
+    def cut(self, at: int) -> int:
+        """Bisection over the gap-free positions, for the first event stored after `at` less the longest a request
+        can take: events come in time order only within that allowance."""
+        return self._bisect(at - CLOCK_SKEW_MS)
+
+    def last_by(self, at: int) -> int:
+        """Past the last event stored by `at` plus the longest a request can take, every event is later."""
+        return self._bisect(at + CLOCK_SKEW_MS)
+
+    def _bisect(self, bound: int) -> int:
+        """The last position stored by `bound`, were the log in time order."""
+        low, high = 0, self.head()  # every event up to `low` is early enough; `high` is an upper bound
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._time_at(middle) <= bound:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    def _time_at(self, position: int) -> int:
+        items = self.client.query(
+            TableName=self.table, IndexName=LOG_INDEX, KeyConditionExpression="log = :log AND #p = :p",
+            ProjectionExpression="#at", ExpressionAttributeNames={"#p": "position", "#at": "at"},
+            ExpressionAttributeValues={":log": {"S": "all"}, ":p": {"N": str(position)}},
+        ).get("Items", [])
+        return int(items[0]["at"]["N"]) if items else 0
+
+    def touches(self, prefix: str, after: int) -> list[Touch]:
+        items = self._query(
+            TableName=self.table, IndexName=LOG_INDEX,
+            KeyConditionExpression="log = :log AND #p > :after", FilterExpression="begins_with(stream_id, :prefix)",
+            ProjectionExpression="stream_id, version, #t, #at, #p",
+            ExpressionAttributeNames={"#p": "position", "#at": "at", "#t": "type"},
+            ExpressionAttributeValues={":log": {"S": "all"}, ":after": {"N": str(after)}, ":prefix": {"S": prefix}},
+        )
+        return [Touch(i["stream_id"]["S"], int(i["version"]["N"]), i["type"]["S"], int(i["at"]["N"]),
+                      int(i["position"]["N"])) for i in items]
 
     def head(self) -> int:
         item = self.client.get_item(TableName=self.table, Key=_key(HEAD_STREAM, 0), ConsistentRead=True).get("Item")

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ...domain.events import Envelope, Erased, is_tombstone
-from ...ports.event_store import EVERY, EventMatch
+from ...ports.event_store import EVERY, EventMatch, Touch
 from .checks import check_expected_versions
 
 Subscriber = Callable[[list[Envelope]], None]
@@ -60,6 +60,19 @@ class InMemoryEventStore:
         with self._lock:
             window = self._log[max(0, after) : max(0, min(before - 1, len(self._log)))]
             return list(itertools.islice((e for e in reversed(window) if match.admits(e)), max(0, limit)))
+
+    def cut(self, at: int) -> int:
+        with self._lock:
+            return next((e.position - 1 for e in self._log if e.at > at), len(self._log))
+
+    def last_by(self, at: int) -> int:
+        with self._lock:
+            return max((e.position for e in self._log if e.at <= at), default=0)
+
+    def touches(self, prefix: str, after: int) -> list[Touch]:
+        with self._lock:
+            return [Touch(e.stream_id, e.version, e.type, e.at, e.position)
+                    for e in self._log[max(0, after):] if e.stream_id.startswith(prefix)]
 
     def head(self) -> int:
         return len(self._log)

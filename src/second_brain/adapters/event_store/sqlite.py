@@ -9,7 +9,7 @@ from typing import Protocol
 
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
-from ...ports.event_store import EVERY, EventMatch
+from ...ports.event_store import EVERY, EventMatch, Touch
 from ..sqlite_database import SQLiteDatabase
 from .checks import check_expected_versions
 
@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS events (
     UNIQUE (stream_id, version)
 );
 CREATE INDEX IF NOT EXISTS events_starts ON events (position) WHERE version = 1;
+CREATE INDEX IF NOT EXISTS events_by_time ON events (at, position);
 CREATE TABLE IF NOT EXISTS projection_positions (
     name TEXT PRIMARY KEY, position INTEGER NOT NULL, schema INTEGER NOT NULL DEFAULT 0
 );
@@ -129,6 +130,21 @@ class SQLiteEventStore:
             (before if before is not None else 2**63 - 1, until, len(prefix), prefix, max(0, limit)),
         ).fetchall()
         return [_envelope(row) for row in rows]
+
+    def cut(self, at: int) -> int:
+        # Exact: the event before the first one stored after `at` (by the time index, not a walk of the log).
+        row = self.db.connection().execute("SELECT MIN(position) FROM events WHERE at > ?", (at,)).fetchone()
+        return row[0] - 1 if row[0] is not None else self.head()
+
+    def last_by(self, at: int) -> int:
+        row = self.db.connection().execute("SELECT MAX(position) FROM events WHERE at <= ?", (at,)).fetchone()
+        return row[0] or 0
+
+    def touches(self, prefix: str, after: int) -> list[Touch]:
+        rows = self.db.connection().execute(
+            "SELECT stream_id, version, type, at, position FROM events WHERE position > ?"
+            " AND substr(stream_id, 1, ?) = ? ORDER BY position", (after, len(prefix), prefix)).fetchall()
+        return [Touch(*row) for row in rows]
 
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:

@@ -21,7 +21,8 @@ def scope(filters: Filters) -> dict:
     return {"bool": {"filter": clauses(filters)}}
 
 
-def clauses(filters: Filters, actor: bool = True) -> list[dict]:
+def clauses(filters: Filters, entry_fields: bool = True) -> list[dict]:
+    """`entry_fields`: the documents carry their author and log position (entries do, passages do not)."""
     clauses: list[dict] = [{"terms": {"workspace": list(filters.workspaces)}}]
     for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
         if tag:
@@ -31,8 +32,10 @@ def clauses(filters: Filters, actor: bool = True) -> list[dict]:
     if filters.after is not None or filters.before is not None:
         bounds = {k: v for k, v in (("gte", filters.after), ("lte", filters.before)) if v is not None}
         clauses.append({"range": {"created_at": bounds}})
-    if actor and filters.actor is not None:
+    if entry_fields and filters.actor is not None:
         clauses.append({"term": {"actor": filters.actor}})
+    if entry_fields and filters.born_by is not None:
+        clauses.append({"range": {"seq": {"lte": filters.born_by}}})
     return clauses
 
 

@@ -102,7 +102,7 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         return found
 
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
-                    superseded: bool = False) -> list[Connection]:
+                    superseded: bool = False, deprecated: bool = False) -> list[Connection]:
         ends = {"bool": {"should": [{"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}],
                          "minimum_should_match": 1}}
         query = both(ends, {"term": {"type": link_type}}) if link_type else ends
@@ -115,7 +115,7 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             row = rows.get(other)
             if row is None or row.workspace not in workspaces:
                 continue  # an end forgotten, or in a workspace the caller cannot read
-            if text.DEPRECATED in row.tags and not (superseded and edge["_source"]["type"] == "supersedes"):
+            if text.DEPRECATED in row.tags and not (deprecated or superseded and edge["_source"]["type"] == "supersedes"):
                 continue
             found.append(Connection(row, edge["_source"]["type"], edge["_source"]["weight"],
                                     edge["_source"]["provenance"], edge["_source"]["created_at"]))

@@ -75,7 +75,7 @@ class OpenSearchVectorIndex:
         return True
 
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
-        wanted = clauses(filters, actor=False)  # passages carry no author
+        wanted = clauses(filters, entry_fields=False)  # passages carry no author or position
         k = min(MAX_RESULTS, max(limit * 4, 10))
         body = {"size": k, "_source": ["entry_id", "is_update"], "query": {"knn": {"vector": {
             "vector": [float(x) for x in query], "k": k, "filter": {"bool": {"filter": wanted}}}}}}

@@ -31,10 +31,11 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLite
                           tuple(workspaces)).fetchone()[0]
 
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
-                    superseded: bool = False) -> list[Connection]:
+                    superseded: bool = False, deprecated: bool = False) -> list[Connection]:
         where, params = scope_sql(Filters(tuple(workspaces)), by_id=True)
         typed = " AND type = ?" if link_type else ""
         visible = f"(x.type = 'supersedes' OR {NOT_DEPRECATED})" if superseded else NOT_DEPRECATED
+        visible = "1" if deprecated else visible
         rows = self._read(
             "SELECT e.*, x.type AS link_type, x.weight, x.provenance, x.created_at AS linked_at FROM ("
             f" SELECT target_id AS other, type, weight, provenance, created_at FROM edges WHERE source_id = ?{typed}"

@@ -38,6 +38,7 @@ TABLES = [
     )""",
     "CREATE INDEX IF NOT EXISTS entries_by_anchor ON entries (when_at) WHERE when_at IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS entries_by_workspace ON entries (workspace, created_at DESC)",
+    "CREATE INDEX IF NOT EXISTS entries_by_position ON entries (position)",  # what began after a moment
     """CREATE TABLE IF NOT EXISTS entry_tags (
         tag TEXT NOT NULL, entry_rid INTEGER NOT NULL, PRIMARY KEY (tag, entry_rid)
     ) WITHOUT ROWID""",

@@ -68,6 +68,9 @@ def scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]
     if filters.actor is not None:
         clauses.append("e.actor = ?")
         params.append(filters.actor)
+    if filters.born_by is not None:
+        clauses.append("e.position <= ?")
+        params.append(filters.born_by)
     return " AND ".join(clauses), params
 
 

@@ -302,6 +302,10 @@ class SQLiteVectorIndex:
                 mask &= np.isin(self._rid[:size], tag_rids(conn, [tag]))
         if filters.any_tags:
             mask &= np.isin(self._rid[:size], tag_rids(conn, filters.any_tags))
+        if filters.born_by is not None:
+            later = conn.execute("SELECT rid FROM entries WHERE position > ?", (filters.born_by,)).fetchall()
+            if later:
+                mask &= ~np.isin(self._rid[:size], np.fromiter((r[0] for r in later), dtype=np.int64))
         excluded = tag_rids(conn, text.NEVER_RECALLED)
         if len(excluded):
             mask &= ~np.isin(self._rid[:size], excluded)

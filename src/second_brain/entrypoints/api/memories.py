@@ -149,10 +149,14 @@ def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
     None, query("query", "Natural-language search query", required=True, minLength=1),
     query("topK", "Most results, clamped to 1-20", "integer", minimum=1, maximum=20, default=5),
     query("hops", "Graph expansion depth, clamped to 0-3", "integer", minimum=0, maximum=3),
-    query("full", "`1`: complete contents instead of snippets", **FLAG), *FILTERS))
+    query("full", "`1`: complete contents instead of snippets", **FLAG), *FILTERS, AS_OF))
 def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     params = request.query_params
     query = ops.required(params.get("query"), "query")
+    if (as_of := text_param(params, "as_of")) is not None:  # the past is read, not used: no recall is counted
+        return as_of_ops.recall(request.app.state.brain, ctx, query, int_param(params, "topK", 5),  # type: ignore[arg-type]
+                                as_of=as_of, hops=int_param(params, "hops", None), full=flag_param(params, "full"),
+                                insight=True, **filter_args(request))
     # REST alone adds the model's insight (MCP recall never synthesises) and counts recalls after answering.
     return ops.recall(request.app.state.brain, ctx, query, int_param(params, "topK", 5),  # type: ignore[arg-type]
                       hops=int_param(params, "hops", None), full=flag_param(params, "full"), insight=True,

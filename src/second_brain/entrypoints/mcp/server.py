@@ -135,11 +135,17 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
                                                                    "(facts).")] = None,
                      hops: Annotated[int | None, Field(description="Also follow links this many steps, 0-3 "
                                                                    "(default: the DEFAULT_HOPS setting).")] = None,
-                     workspace: Workspace = None, team: Team = None, project: Project = None) -> str:
+                     workspace: Workspace = None, team: Team = None, project: Project = None,
+                     as_of: AsOf = None) -> str:
         """Search long-term memory by meaning and by exact words, best match first. Long memories come back
-        shortened: call get on any result marked [truncated …] before relying on it."""
-        response = await call(ops.recall, query, topK, tag=tag, after=after, before=before, kind=kind, hops=hops,
-                              workspace=workspace, project=project, team=team)
+        shortened: call get on any result marked [truncated …] before relying on it. With as_of: what the
+        memory would have answered then."""
+        chosen = {"tag": tag, "after": after, "before": before, "kind": kind, "workspace": workspace,
+                  "project": project, "team": team}
+        if as_of is not None:
+            response = await call(as_of_ops.recall, query, topK, as_of=as_of, hops=hops, **chosen)
+        else:
+            response = await call(ops.recall, query, topK, hops=hops, **chosen)
         return render_recall(response, budget())
 
     @mcp.tool(structured_output=False)

@@ -1,0 +1,289 @@
+"""Recall as of a past moment: the live indexes, corrected by what changed since.
+
+Every event up to the store's cut (`EventStore.cut`) was stored by the moment, so a memory whose events all lie
+before the cut is now what it was then: the live indexes answer for it, limited to memories that began before the
+cut (`Filters.born_by`). Only the streams touched after the cut need a second look (`EventStore.touches`, which
+reads no event data):
+
+- begun after the moment: hidden;
+- since then only recalled or opened: the live row, with those counts taken back;
+- anything else (edited, retagged, shared, deprecated, forgotten): folded from its stream to the moment, scored
+  here on its text as it was, with the vectors the brain computed for that text (the embedding cache is keyed
+  by the text, so no passage is embedded again; a text never embedded is matched by its words only, as the brain
+  matched it while it waited for its vectors);
+- edges changed after the cut are folded to the moment the same way, and the live ones stand for the rest.
+
+The recall pipeline itself is unchanged: it reads through `PastReads` and `PastVectors` with the moment as its
+clock. The cost grows with what changed after the moment, not with the size of the brain. Term statistics (the
+idf of each word) are today's: a word's weight can differ slightly from what it was.
+"""
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..domain import links, text
+from ..domain.events import Envelope, memory_stream
+from ..domain.memory import Memory, fold
+from ..ports.event_store import EventStore, Touch
+from ..ports.read_model import Connection, EntryRow, Filters, KeywordHit, TermStats
+from ..ports.vector_index import VectorHit, VectorIndex
+from .chunking import chunk_memory
+from .indexing import text_hash
+from .recall.pipeline import RecallReads, RecallService
+
+SIGNALS = ("MemoryRecalled", "MemoryOpened")  # events that change a memory's counts, never what it says
+
+
+def until(history: Iterable[Envelope], at: int) -> list[Envelope]:
+    """A stream as it stood at `at`: its events up to the first one stored later."""
+    kept = []
+    for envelope in history:
+        if envelope.at > at:
+            break
+        kept.append(envelope)
+    return kept
+
+
+def visible(then: Memory, now: Memory, readable: tuple[str, ...]) -> bool:
+    """Whether a memory as it was may be shown: it existed, and both then and now it is in a workspace the caller
+    can read today (see app/as_of.py)."""
+    return then.exists and now.exists and then.workspace in readable and now.workspace in readable
+
+
+@dataclass(frozen=True)
+class PastClock:
+    at: int
+
+    def now_ms(self) -> int:
+        return self.at
+
+
+@dataclass
+class Past:
+    """What differs at `at` from the live indexes, for one caller's readable workspaces."""
+
+    at: int
+    cut: int
+    hidden: set[str] = field(default_factory=set)  # memories the live indexes hold that did not show then
+    rows: dict[str, EntryRow] = field(default_factory=dict)  # memories changed since, as they were (readable)
+    taken_back: dict[str, tuple[int, int]] = field(default_factory=dict)  # recalls and opens counted since
+    edges: dict[tuple[str, str, str], links.Edge] = field(default_factory=dict)  # edges changed since, as they were
+    passages: dict[str, list[tuple[np.ndarray, bool]]] = field(default_factory=dict)  # cached vectors of `rows`
+
+    @property
+    def changed(self) -> set[str]:
+        return self.hidden | self.rows.keys()
+
+    @classmethod
+    def of(cls, store: EventStore, vectors: VectorIndex | None, model_id: str, readable: tuple[str, ...],
+           at: int) -> "Past":
+        past = cls(at, store.cut(at))
+        for stream_id, touches in _by_stream(store.touches("memory-", past.cut)).items():
+            memory_id = stream_id.removeprefix("memory-")
+            later = [t for t in touches if t.at > at]
+            since = touches[touches.index(later[0]):] if later else []
+            begun_after = touches[0].version == 1
+            if begun_after and since is touches:
+                past.hidden.add(memory_id)
+            elif not since and not begun_after:
+                continue  # every later event was stored by the moment: the live row is then's
+            elif not begun_after and all(t.type in SIGNALS for t in since):
+                past.taken_back[memory_id] = (sum(t.type == "MemoryRecalled" for t in since),
+                                              sum(t.type == "MemoryOpened" for t in since))
+            else:
+                past._fold(store, memory_id, readable)
+        for stream_id in _by_stream(store.touches("link-", past.cut)):
+            history = store.read_stream(stream_id)
+            first = history[0].event
+            if isinstance(first, links.LinkCreated):
+                edge = links.fold_edge(until(history, at), links.Edge(first.source_id, first.target_id, first.type))
+                past.edges[(edge.source_id, edge.target_id, edge.type)] = edge
+        if vectors is not None:
+            past._load_passages(vectors, model_id)
+        return past
+
+    def _fold(self, store: EventStore, memory_id: str, readable: tuple[str, ...]) -> None:
+        history = store.read_stream(memory_stream(memory_id))
+        events = until(history, self.at)
+        then = fold(events, Memory(memory_id))
+        if visible(then, fold(history[len(events):], then), readable):
+            self.rows[memory_id] = EntryRow.of(then)
+        else:
+            self.hidden.add(memory_id)
+
+    def _load_passages(self, vectors: VectorIndex, model_id: str) -> None:
+        chunks = {key: [(text_hash(c.text), c.is_update) for c in chunk_memory(row.content)]
+                  for key, row in self.rows.items()}
+        cached = vectors.cached(model_id, [h for found in chunks.values() for h, _ in found])
+        for key, found in chunks.items():
+            if all(h in cached for h, _ in found):  # a text partly embedded counts as not embedded yet
+                self.passages[key] = [(cached[h], is_update) for h, is_update in found]
+
+    # -- what the readers below share -------------------------------------------------------------------------
+
+    def row(self, live: EntryRow) -> EntryRow:
+        """A live row as it was: its recall and open counts without those counted since."""
+        recalled, opened = self.taken_back.get(live.id, (0, 0))
+        if not (recalled or opened):
+            return live
+        return replace(live, recall_count=max(0, live.recall_count - recalled),
+                       use_count=max(0, live.use_count - opened))
+
+    def admits(self, row: EntryRow, filters: Filters) -> bool:
+        """A changed memory's row against a recall's filters, as the live scope would test it."""
+        tags = set(row.tags)
+        return (row.workspace in filters.workspaces
+                and not tags.intersection(text.NEVER_RECALLED)
+                and (filters.tag is None or filters.tag in tags)
+                and (filters.kind is None or f"kind:{filters.kind}" in tags)
+                and (not filters.any_tags or bool(tags.intersection(filters.any_tags)))
+                and (filters.after is None or row.created_at >= filters.after)
+                and (filters.before is None or row.created_at <= filters.before)
+                and (filters.actor is None or row.actor == filters.actor))
+
+    def scope(self, filters: Filters) -> Filters:
+        return replace(filters, born_by=self.cut)
+
+
+class PastReads:
+    """RecallReads at the moment: the live reads without what changed since, plus those memories as they were."""
+
+    def __init__(self, live: RecallReads, past: Past) -> None:
+        self.live = live
+        self.past = past
+
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
+        return self.live.term_stats(terms, workspaces)
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]:
+        hits = self.live.keyword_search(terms, self.past.scope(filters), limit, require_all, newest_first)
+        return self._kept(hits) + self._containing(terms, filters, require_all)
+
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
+        return self._kept(self.live.scan_search(terms, self.past.scope(filters), limit)) + self._containing(
+            terms, filters, False)
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
+        changed = self.past.changed
+        found = {key: self.past.row(row)
+                 for key, row in self.live.hydrate([k for k in ids if k not in changed], self.past.scope(filters)).items()}
+        found.update({k: self.past.rows[k] for k in ids
+                      if k in self.past.rows and self.past.admits(self.past.rows[k], filters)})
+        return found
+
+    def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
+        """The memories written beside each entry as they stood: the live ones that have not changed since and
+        the changed ones as they were, counted outward by time on each side (a deprecated memory between two
+        others, which recall cannot read, is not counted here)."""
+        past = self.past
+        live = self.live.neighbours(entries, reach + min(len(past.changed), 4 * reach), window_ms)
+        found: dict[str, list[tuple[str, int]]] = {}
+        for seed in entries:
+            kept = [key for key, _ in live.get(seed.id, []) if key not in past.changed]
+            beside = [(key, row.created_at) for key, row in self.live.hydrate(kept, Filters((seed.workspace,))).items()]
+            beside += [(row.id, row.created_at) for row in past.rows.values()
+                       if row.id != seed.id and row.workspace == seed.workspace and row.source == seed.source
+                       and abs(row.created_at - seed.created_at) <= window_ms]
+            near: list[tuple[str, int]] = []
+            for earlier in (True, False):
+                side = sorted(((abs(at - seed.created_at), key) for key, at in beside
+                               if (at < seed.created_at) == earlier), key=lambda item: item[0])
+                near += [(key, step) for step, (_, key) in enumerate(side[:reach], start=1)]
+            found[seed.id] = near
+        return found
+
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False, deprecated: bool = False) -> list[Connection]:
+        """The live edges that have not changed since (to neighbours as they were), and the changed ones as they
+        were; deprecation is judged on the neighbour as it was."""
+        past = self.past
+        found = []
+        live = self.live.connections(entry_id, workspaces, link_type, 4 * limit + len(past.edges), superseded,
+                                     deprecated=True)
+        unchanged = {c.entry.id: past.row(c.entry) for c in live if c.entry.id not in past.changed}
+        for c in live:
+            other = c.entry.id
+            if other not in past.hidden and (entry_id, other, c.type) not in past.edges \
+                    and (other, entry_id, c.type) not in past.edges:
+                found.append(replace(c, entry=past.rows.get(other) or unchanged[other]))
+        for edge in past.edges.values():
+            if not edge.exists or entry_id not in (edge.source_id, edge.target_id) or link_type not in (None, edge.type):
+                continue
+            other = edge.target_id if edge.source_id == entry_id else edge.source_id
+            row = past.rows.get(other) or unchanged.get(other) or next(
+                iter(self.hydrate([other], Filters(tuple(workspaces))).values()), None)  # an edge since removed
+            if row is not None:
+                found.append(Connection(row, edge.type, edge.weight, edge.provenance, edge.created_at))
+        found = [c for c in found if c.entry.workspace in workspaces and (
+            deprecated or text.DEPRECATED not in c.entry.tags or (superseded and c.type == "supersedes"))]
+        found.sort(key=lambda c: (c.weight, c.linked_at), reverse=True)
+        return found[:limit]
+
+    def _kept(self, hits: list[KeywordHit]) -> list[KeywordHit]:
+        changed = self.past.changed
+        return [replace(h, entry=self.past.row(h.entry)) for h in hits if h.entry.id not in changed]
+
+    def _containing(self, terms: Sequence[str], filters: Filters, require_all: bool) -> list[KeywordHit]:
+        """The changed memories whose text then holds the terms (as the trigram index matches: anywhere, any case)."""
+        wanted = [t.lower() for t in terms]
+        test = all if require_all else any
+        return [KeywordHit(row, 0.0) for row in self.past.rows.values()
+                if self.past.admits(row, filters) and test(t in row.content.lower() for t in wanted)]
+
+
+class PastVectors:
+    """The vector reads recall makes, at the moment: live vectors for what has not changed, cached ones for what
+    has, as its text was."""
+
+    def __init__(self, live: VectorIndex, past: Past) -> None:
+        self.live = live
+        self.past = past
+
+    def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
+        changed = self.past.changed
+        hits = [h for h in self.live.search(query, self.past.scope(filters), limit) if h.entry_id not in changed]
+        hits += [hit for key, hit in self._scores(query, self.past.passages).items()
+                 if self.past.admits(self.past.rows[key], filters)]
+        return sorted(hits, key=lambda h: -h.score)[:limit]
+
+    def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
+        changed = self.past.changed
+        found = self.live.scores_for(query, [k for k in entry_ids if k not in changed])
+        found.update(self._scores(query, {k: self.past.passages[k] for k in entry_ids if k in self.past.passages}))
+        return found
+
+    def vector_of(self, entry_id: str) -> np.ndarray | None:
+        if entry_id in self.past.changed:
+            passages = self.past.passages.get(entry_id)
+            return passages[0][0] if passages else None
+        return self.live.vector_of(entry_id)
+
+    @staticmethod
+    def _scores(query: np.ndarray, passages: dict[str, list[tuple[np.ndarray, bool]]]) -> dict[str, VectorHit]:
+        found = {}
+        for key, vectors in passages.items():
+            scores = [float(np.dot(vector, query)) for vector, _ in vectors]
+            best = int(np.argmax(scores))
+            found[key] = VectorHit(key, scores[best], vectors[best][1])
+        return found
+
+
+def past_recall(live: RecallService, past: Past) -> RecallService:
+    """The live recall service, reading the brain as it was at `past.at`, with that moment as now."""
+    service = copy.copy(live)
+    service.read_model = PastReads(live.read_model, past)
+    service.vectors = PastVectors(live.vectors, past) if live.vectors is not None else None
+    service.clock = PastClock(past.at)
+    return service
+
+
+def _by_stream(touches: list[Touch]) -> dict[str, list[Touch]]:
+    streams: dict[str, list[Touch]] = {}
+    for touch in touches:
+        streams.setdefault(touch.stream_id, []).append(touch)
+    return streams
+
