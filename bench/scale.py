@@ -13,6 +13,10 @@ over them: each member imports their share into their own personal workspace wit
 land there), so no one reads more than their share. The queries are then asked as the first member, and the same
 sizes are measured again on a single-owner brain in the same run, side by side.
 
+Time travel (single owner): after the live figures, 100 notes are rewritten through `POST /update` and 100 others
+opened, and the same queries are asked with `as_of` set to the moment before those edits, then to the moment
+each size's import was half done (at 100k, the 10k import's midpoint too: 5,000 memories then).
+
 With --measure DIR [DIR ...], brains a run left behind are served again (after a restart, so the vectors are
 loaded from disk rather than made) and measured side by side: as the first member where the brain has a team (their
 token rotated by the owner: only hashes are kept), else as the owner.
@@ -94,8 +98,10 @@ class Client:
         return elapsed, data
 
 
-def import_notes(client: Client, start: int, stop: int, rare: set[int], step: int = 1) -> float:
-    """Notes start, start + step, ... below stop (each the same note whoever imports it)."""
+def import_notes(client: Client, start: int, stop: int, rare: set[int], step: int = 1,
+                 midway: list[int] | None = None) -> float:
+    """Notes start, start + step, ... below stop (each the same note whoever imports it); the moment half of them
+    are in is added to `midway`."""
     entries = [{"id": f"note-{n}", "content": note(random.Random(n), n, rare=n in rare), "tags": ["bench"],
                 "source": "bench", "created_at": 1_700_000_000_000 + n * 1000} for n in range(start, stop, step)]
     body = json.dumps({"version": 3, "entries": entries}).encode()
@@ -106,6 +112,8 @@ def import_notes(client: Client, start: int, stop: int, rare: set[int], step: in
         if report["failed"]:
             raise RuntimeError(f"import failed: {report['results'][:3]}")
         offset = report["next_offset"]
+        if midway is not None and not midway and offset >= len(entries) // 2:
+            midway.append(int(time.time() * 1000))
         if not report["remaining_entries"]:
             return time.perf_counter() - started
 
@@ -183,6 +191,32 @@ def measure(client: Client, server: Server, size: int, repeat: int) -> dict[str,
     return p50s
 
 
+def edit(client: Client, size: int, count: int = 100) -> int:
+    """`count` notes rewritten and `count` others opened, as a day of use would; the moment before, in Unix ms."""
+    before = int(time.time() * 1000)
+    time.sleep(0.01)
+    rng = random.Random(size)
+    for n in rng.sample(range(size), count):
+        body = json.dumps({"id": f"note-{n}", "content": f"Revised: {note(random.Random(-n), n, rare=False)}"})
+        client.call("POST", "/update", body=body.encode())
+    for n in rng.sample(range(size), count):
+        client.call("GET", "/entry", {"id": f"note-{n}"})
+    return before
+
+
+def measure_past(client: Client, moments: dict[str, int], live: dict[str, float], repeat: int) -> dict[str, float]:
+    """GET /recall?as_of at each moment, each query `repeat` times, beside the live p50."""
+    figures = {}
+    for label, at in moments.items():
+        print(f"  as_of {label}:", flush=True)
+        for name, text in QUERIES.items():
+            p50, p95, data = timed(client, "/recall", {"query": text, "topK": 10, "as_of": at}, repeat)
+            figures[f"{label} {name}"] = p50
+            print(f"    {name:<13} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {len(data['results'])} results"
+                  f"   (live p50 {live[name]:.1f} ms)", flush=True)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -240,14 +274,17 @@ def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dic
     data_dir = Path(args.dir) / f"scale-{int(time.time())}{f'-team{members}' if members else ''}"
     server = Server(data_dir).start()
     owner, loaded, figures = Client(server), 0, {}
+    moments: dict[str, int] = {}
     importers = team(owner, server, members) if members else [owner]
     client = importers[0]  # who asks
     print(f"\n#### {'a team of ' + str(members) + ' members' if members else 'a single owner'}", flush=True)
     try:
         for size in args.sizes:
             print(f"\n== {size} memories ==", flush=True)
-            seconds = sum(import_notes(who, loaded + m, size, rare, len(importers))
+            midway: list[int] = []
+            seconds = sum(import_notes(who, loaded + m, size, rare, len(importers), midway)
                           for m, who in enumerate(importers))
+            moments[f"midway through the {size} import"] = midway[0]
             print(f"imported {size - loaded} through POST /import in {seconds:.0f} s", flush=True)
             busy = wait_for_indexing(importers, size - loaded)
             loaded = size
@@ -256,6 +293,11 @@ def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dic
                 p95, idle = busy[int(0.95 * (len(busy) - 1))], figures[size]["rare word p95"]
                 print(f"  rare word while the indexer was busy: p50 {statistics.median(busy):.1f} ms, p95 {p95:.1f} ms "
                       f"over {len(busy)} recalls, {p95 / idle:.2f}x the idle p95", flush=True)
+            if not members:  # time travel: before a day's edits, and back to each import's midpoint
+                before = edit(client, size)
+                wait_for_indexing(importers, 100)
+                figures[size] |= measure_past(client, {"before 100 edits and 100 opens": before, **moments},
+                                              figures[size], args.repeat)
         if len(args.sizes) > 1:
             first, last = args.sizes[0], args.sizes[-1]
             growth = figures[last]["rare word"] / figures[first]["rare word"]

@@ -86,7 +86,7 @@ class Past:
             later = [t for t in touches if t.at > at]
             since = touches[touches.index(later[0]):] if later else []
             begun_after = touches[0].version == 1
-            if begun_after and since is touches:
+            if begun_after and len(since) == len(touches):  # begun after the moment
                 past.hidden.add(memory_id)
             elif not since and not begun_after:
                 continue  # every later event was stored by the moment: the live row is then's
