@@ -49,12 +49,12 @@ E2E = Path(__file__).parent / "e2e"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what `make test-fast` leaves out: `opensearch` on every test that can reach the OpenSearch node (its
-    fixtures include `opensearch_url`, or it is parametrized with the backend "opensearch" that `make_brain`
-    takes), `slow` on every end-to-end test (each starts real server processes)."""
+    fixtures include `opensearch_url`, or it is parametrized with the backend "opensearch" or "aws" that
+    `make_brain` takes), `slow` on every end-to-end test (each starts real server processes)."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         backends = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
-        if "opensearch_url" in item.fixturenames or "opensearch" in backends:
+        if "opensearch_url" in item.fixturenames or {"opensearch", "aws"}.intersection(backends):
             item.add_marker(pytest.mark.opensearch)
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.slow)

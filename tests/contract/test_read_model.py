@@ -3,6 +3,7 @@
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app import operations as ops
 from second_brain.app.memories import Context
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.app.recall.query import parse
@@ -221,3 +222,32 @@ def test_newest_first_search_answers_the_same_whatever_share_of_the_brain_the_ca
         assert [h.entry.id for h in found] == expected(scope), scope
         newest = [i for i, ws, _ in reversed(written) if ws in scope][:5]
         assert [r.id for r in brain.queries.read_model.recent(Filters(scope), 5)] == newest, scope
+
+
+def test_written_orders_memories_as_neighbours_counts_them_whatever_their_tags(brain, ctx, clock):
+    first = capture(brain, ctx, clock, "The first note of the day")
+    second = capture(brain, ctx, clock, "A second note, retired later")
+    ops.set_status(brain, ctx, second, "deprecated")
+    third = capture(brain, ctx, clock, "A third note", step=0)  # the same millisecond: the log position orders it
+    written = brain.recall.read_model.written([third, second, first, "missing"])
+    assert sorted(written, key=written.__getitem__) == [first, second, third]
+    assert written[second][0] == written[third][0] and written[second][1] < written[third][1]
+    near = brain.recall.read_model.neighbours([brain.recall.read_model.hydrate([first], Filters(
+        ctx.identity.readable))[first]], 2, 600_000)[first]
+    assert [key for key, _ in near] == [second, third]  # a deprecated memory counts as a step
+
+
+def test_born_by_leaves_out_memories_begun_later_in_every_search(brain, ctx, clock):
+    early = capture(brain, ctx, clock, "The zebra census in the northern park counted twelve animals")
+    cut = brain.store.head()
+    late = capture(brain, ctx, clock, "Our zebra sighting report from the river delta, with photos")
+    brain.indexer.run_once(100)
+    then, now = Filters(WS, born_by=cut), Filters(WS)
+    read_model = brain.recall.read_model
+    assert {h.entry.id for h in read_model.keyword_search(["zebra"], now, 10)} == {early, late}
+    assert [h.entry.id for h in read_model.keyword_search(["zebra"], then, 10)] == [early]
+    assert [h.entry.id for h in read_model.scan_search(["ze"], then, 10)] == [early]
+    assert set(read_model.hydrate([early, late], then)) == {early}
+    query = brain.recall.embedder.embed_query("zebra census")
+    assert {h.entry_id for h in brain.recall.vectors.search(query, now, 10)} == {early, late}
+    assert [h.entry_id for h in brain.recall.vectors.search(query, then, 10)] == [early]

@@ -86,6 +86,17 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
     assert hashlib.sha256(database.read_bytes()).hexdigest() == before  # the source is only read
     assert b"SECRET-4471" not in (copy / "brain.sqlite3").read_bytes()  # erased in the log: erased in the copy
 
+    feed = run_cli("timeline", "--id", first["id"], "--data-dir", str(server.data_dir))
+    assert feed.returncode == 0, feed.stderr
+    lines = feed.stdout.splitlines()
+    assert lines[0].endswith("events, newest first:") and "· Owner · updated · memory " + first["id"] in feed.stdout
+    kinds = [line.split(" · ")[2] for line in lines[1:]]
+    assert {"link_created", "link_removed", "recalled"} <= set(kinds) and kinds[-1] == "created"
+    limited = run_cli("timeline", "--limit", "2", "--type", "deleted", "--data-dir", str(server.data_dir))
+    assert limited.returncode == 0 and "deleted · memory " + secret in limited.stdout
+    assert "SECRET-4471" not in feed.stdout + limited.stdout
+    assert run_cli("timeline", "--type", "exploded", "--data-dir", str(server.data_dir)).returncode == 2
+
     refused = run_cli("replay", "--until", str(then), "--from", str(server.data_dir), "--data-dir", str(copy))
     assert refused.returncode == 1 and "not empty" in refused.stderr
     assert run_cli("replay", "--until", "soon", "--data-dir", str(tmp_path / "x")).returncode == 2
@@ -112,5 +123,10 @@ def test_mcp_get_and_list_recent_take_as_of(server):
             assert "as_of must be" in await error(client, "get", id=memory_id, as_of="someday")
             assert "9:15" in await call(client, "recall", query="when is the standup", as_of=then)
             assert "9:15" not in await call(client, "recall", query="when is the standup")
+            feed = await call(client, "timeline", id=memory_id)
+            assert feed.splitlines()[0].endswith("events, newest first:") and " · updated · memory " + memory_id in feed
+            assert "9:15" not in feed  # the feed says what happened, not what was written
+            assert (await call(client, "timeline", type=["updated"], limit=1)).count(" · updated · ") == 1
+            assert "type: unknown event type" in await error(client, "timeline", type=["exploded"])
 
     anyio.run(session)

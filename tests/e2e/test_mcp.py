@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from .conftest import BRAIN, TOKEN
 
 TOOLS = {"remember", "append", "update", "set_status", "recall", "list_recent", "get", "forget", "link", "unlink",
-         "connections", "share", "list_teams", "list_projects"}
+         "connections", "share", "list_teams", "list_projects", "timeline"}
 
 
 def over_http(server, mode="auto", token=TOKEN):

@@ -22,14 +22,16 @@ from second_brain.domain.events import MemoryRevised, TagsChanged, memory_stream
 from second_brain.domain.team import token_hash
 from second_brain.settings import Settings
 from tests.conftest import FixedClock
+from tests.support.brains import make_brain, sqlite_brain
 
 SECRET = "SECRET-ORCHID-7731"
 STEP_MS = 60_000
 
 
-@pytest.fixture
-def brain(tmp_path, clock):
-    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=FakeEmbedder())
+@pytest.fixture(params=["sqlite", "aws"])
+def brain(request, tmp_path, clock):
+    """The local brain, and the AWS one: the DynamoDB log (moto) projected into the OpenSearch node."""
+    brain = make_brain(request.param, request, tmp_path, clock, FakeEmbedder())
     yield brain
     brain.close()
 
@@ -206,12 +208,16 @@ def test_every_past_answer_equals_what_was_recorded_live(brain, owner, clock):
 
 def test_every_past_recall_equals_what_was_recalled_live(brain, owner, clock):
     recorded, secret, _ids = script(brain, owner, clock)
-    for snapshot in recorded:
+    for step, snapshot in enumerate(recorded):
         gone = {secret} if secret in json.dumps(snapshot.export) else set()  # still there when recorded
-        for query in QUERIES:
-            same_recall(past_recall(brain, owner, query, snapshot.at), snapshot, query, gone)
-        same_recall(past_recall(brain, owner, "Atlas budget", snapshot.at, hops=2), snapshot, "Atlas budget, 2 hops",
-                    gone)
+        for query, hops in [(q, None) for q in QUERIES] + [("Atlas budget", 2)]:
+            label = query if hops is None else f"{query}, {hops} hops"
+            try:
+                same_recall(past_recall(brain, owner, query, snapshot.at, hops=hops), snapshot, label, gone)
+            except AssertionError as failed:
+                scores = [[(r["content"][:20], r["score"]) for r in answer["results"]]
+                          for answer in (snapshot.recalls[label], past_recall(brain, owner, query, snapshot.at, hops=hops))]
+                raise AssertionError(f"after step {step}, recall {label!r}, scores then / as of: {scores}: {failed}") from None
     assert past_export(brain, owner, recorded[0].at - 1) == {"ok": True, "version": 3, "entries": [], "edges": [],
                                                               "projects": []}
 
@@ -364,7 +370,10 @@ def apply(brain, ctx: Context, action: str, first: str, second: str, n: int) -> 
         ops.get(brain, ctx, first)
 
 
-def test_a_copy_as_of_a_past_moment_lets_in_no_token_but_the_owners(brain, owner, clock, tmp_path):
+def test_a_copy_as_of_a_past_moment_lets_in_no_token_but_the_owners(clock, tmp_path):
+    """`brain replay` copies a local brain's SQLite log."""
+    brain = sqlite_brain(tmp_path, clock, FakeEmbedder())
+    owner = Context(brain.team.owner_identity(), "as-of")
     from second_brain.adapters.event_store.sqlite import SQLiteEventStore, copy_log
     from second_brain.adapters.sqlite_database import SQLiteDatabase
 
@@ -378,6 +387,7 @@ def test_a_copy_as_of_a_past_moment_lets_in_no_token_but_the_owners(brain, owner
     assert team_events and all(getattr(e.event, "token_hash", "") == "" for e in team_events)
     assert token_hash(token) not in (tmp_path / "copy.sqlite3").read_bytes().decode("latin-1")
     target.close()
+    brain.close()
 
 
 def test_a_past_recall_ranks_by_the_opens_counted_by_then(brain, owner, clock):

@@ -1,11 +1,15 @@
-"""Brains for the contract suites: the embedded SQLite one, and one whose read model and vector index are
-OpenSearch (the AWS adapter) over an in-memory log, projected right after each append."""
+"""Brains for the contract suites: the embedded SQLite one; one whose read model and vector index are
+OpenSearch (the AWS adapter) over an in-memory log, projected right after each append; and the AWS one, the same
+over the DynamoDB log (through moto)."""
 
 import itertools
 
+import boto3
 import pytest
+from moto import mock_aws
 from opensearchpy import OpenSearch
 
+from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.adapters.event_store.projecting import ProjectingEventStore
 from second_brain.adapters.llm.none import NoLanguageModel
@@ -20,8 +24,8 @@ def sqlite_brain(tmp_path, clock, embedder) -> Brain:
     return build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder)
 
 
-def opensearch_brain(url: str, tmp_path, clock, embedder) -> Brain:
-    log = InMemoryEventStore()
+def opensearch_brain(url: str, tmp_path, clock, embedder, log=None) -> Brain:
+    log = log or InMemoryEventStore()
     index = OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=f"contract-{next(_prefixes)}",
                             dimension=embedder.dimension, refresh=True)
     index.drop()
@@ -35,6 +39,15 @@ def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:
     """A brain on `backend`, which it remembers (for `sqlite_only`)."""
     if backend == "sqlite":
         brain = sqlite_brain(tmp_path, clock, embedder)
+    elif backend == "aws":
+        assert request.node.get_closest_marker("opensearch"), f"{request.node.nodeid} needs @pytest.mark.opensearch"
+        mock = mock_aws()
+        mock.start()
+        request.addfinalizer(mock.stop)
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(**table_definition("events"))
+        brain = opensearch_brain(request.getfixturevalue("opensearch_url"), tmp_path, clock, embedder,
+                                 DynamoDBEventStore(client, "events"))
     else:
         # tests/conftest.py marks a test `opensearch` when it is parametrized with this backend; one that reaches
         # here some other way would start Java inside `make test-fast`

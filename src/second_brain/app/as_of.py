@@ -31,7 +31,8 @@ from .chat import insight as synthesise
 from .handling import Context
 from .links import MAX_CONNECTIONS
 from .operations import clamp, entry_revisions, filters, identifier, recall_request, when_text
-from .past import Past, past_recall, until, visible
+from .past import Past, PastReads, past_recall, until, visible
+from .recall.pipeline import RecallReads
 from .time_anchors import parse_when
 from .transfer import FORMAT_VERSION, edge_export, entry_export, project_export
 from .views import entry_view, full_entry_view, referenced_ids
@@ -60,8 +61,9 @@ def _step(stream: _Stream, envelope: Envelope, at: int, evolve_state: Callable[.
 
 
 class TimeTravel:
-    def __init__(self, store: EventStore, vectors: VectorIndex, clock: Clock) -> None:
+    def __init__(self, store: EventStore, read_model: RecallReads, vectors: VectorIndex, clock: Clock) -> None:
         self.store = store
+        self.read_model = read_model
         self.vectors = vectors
         self.clock = clock
 
@@ -98,28 +100,23 @@ class TimeTravel:
         return self._listed(ctx.identity, _newest(best))
 
     def connections(self, ctx: Context, entry_id: str, link_type: str | None, at: int) -> list[dict[str, Any]]:
-        """/connections as of `at`: the memory's edge streams found through the log, each folded to then."""
+        """/connections as of `at`: the live edges corrected by those changed since (see app/past.py), so the
+        cost follows what changed after the moment, not how many edges the brain has."""
         entry_id = entry_id.strip()
         readable = ctx.identity.readable
         if self._memory(readable, entry_id, at) is None:
             raise NotFound(f"No entry found with ID: {entry_id}")
         if link_type:
             links.check_type(link_type)
-        found = []
-        for edge in self._edges_of(entry_id, at):
-            if link_type and edge.type != link_type:
-                continue
-            other = self._memory(readable, edge.target_id if edge.source_id == entry_id else edge.source_id, at)
-            if other is None or (other[0].deprecated and edge.type != "supersedes"):
-                continue  # deprecated neighbours are left out, except the ones a memory superseded, as live
-            found.append((edge, other[0]))
-        found.sort(key=lambda pair: (pair[0].weight, pair[0].created_at), reverse=True)
+        reads = PastReads(self.read_model, Past.of(self.store, None, "", readable, at))
+        # Deprecated neighbours are left out, except the ones a memory superseded, as live.
+        found = reads.connections(entry_id, readable, link_type, MAX_CONNECTIONS, superseded=True)
         return [
-            {**{k: v for k, v in entry_view(EntryRow.of(m), ctx.identity).items()
+            {**{k: v for k, v in entry_view(c.entry, ctx.identity).items()
                 if k in ("id", "content", "tags", "source", "created_at")},
-             "type": e.type, "label": links.label(e.type), "weight": e.weight, "provenance": e.provenance,
-             "linkedAt": e.created_at}
-            for e, m in found[:MAX_CONNECTIONS]
+             "type": c.type, "label": links.label(c.type), "weight": c.weight, "provenance": c.provenance,
+             "linkedAt": c.linked_at}
+            for c in found
         ]
 
     def export(self, ctx: Context, at: int) -> dict[str, Any]:
@@ -169,19 +166,6 @@ class TimeTravel:
         now = fold(history[len(events):], then)
         return (then, events) if visible(then, now, readable) else None
 
-    def _edges_of(self, memory_id: str, at: int) -> Iterator[links.Edge]:
-        """The edges touching the memory at `at`: edge streams never erase, so each start names both ends."""
-        before = None
-        while starts := self.store.read_starts("link-", at, before, PAGE):
-            for start in starts:
-                first = start.event
-                if isinstance(first, links.LinkCreated) and memory_id in (first.source_id, first.target_id):
-                    edge = links.fold_edge(until(self.store.read_stream(start.stream_id), at),
-                                           links.Edge(first.source_id, first.target_id, first.type))
-                    if edge.exists:
-                        yield edge
-            before = starts[-1].position
-
     @staticmethod
     def _listed(identity: Identity, memories: list[Memory]) -> list[dict[str, Any]]:
         return [entry_view(EntryRow.of(m), identity) for m in memories]
@@ -211,7 +195,7 @@ def moment(brain: Brain, value: str | int | None) -> int:
 
 
 def travel(brain: Brain) -> TimeTravel:
-    return TimeTravel(brain.store, brain.vectors, brain.queries.clock)
+    return TimeTravel(brain.store, brain.recall.read_model, brain.vectors, brain.queries.clock)
 
 
 def entry(brain: Brain, ctx: Context, memory_id: str | None, as_of: str | int, diff: bool = False) -> dict[str, Any]:

@@ -8,9 +8,9 @@ reads no event data):
 - begun after the moment: hidden;
 - since then only recalled or opened: the live row, with those counts taken back;
 - anything else (edited, retagged, shared, deprecated, forgotten): folded from its stream to the moment, scored
-  here on its text as it was, with the vectors the brain computed for that text (the embedding cache is keyed
-  by the text, so no passage is embedded again; a text never embedded is matched by its words only, as the brain
-  matched it while it waited for its vectors);
+  here on its text as it was: with its live vectors if the text is still the same, else with the vectors the
+  brain computed for that text (the embedding cache is keyed by the text, so no passage is embedded again; a
+  text never embedded is matched by its words only, as the brain matched it while it waited for its vectors);
 - edges changed after the cut are folded to the moment the same way, and the live ones stand for the rest.
 
 The recall pipeline itself is unchanged: it reads through `PastReads` and `PastVectors` with the moment as its
@@ -71,6 +71,8 @@ class Past:
     rows: dict[str, EntryRow] = field(default_factory=dict)  # memories changed since, as they were (readable)
     taken_back: dict[str, tuple[int, int]] = field(default_factory=dict)  # recalls and opens counted since
     edges: dict[tuple[str, str, str], links.Edge] = field(default_factory=dict)  # edges changed since, as they were
+    positions: dict[str, int] = field(default_factory=dict)  # where each of `rows` began in the log
+    same_text: set[str] = field(default_factory=set)  # rows whose text is still what it was: live vectors hold
     passages: dict[str, list[tuple[np.ndarray, bool]]] = field(default_factory=dict)  # cached vectors of `rows`
 
     @property
@@ -109,8 +111,12 @@ class Past:
         history = store.read_stream(memory_stream(memory_id))
         events = until(history, self.at)
         then = fold(events, Memory(memory_id))
-        if visible(then, fold(history[len(events):], then), readable):
+        now = fold(history[len(events):], then)
+        if visible(then, now, readable):
             self.rows[memory_id] = EntryRow.of(then)
+            self.positions[memory_id] = then.position
+            if now.content == then.content:
+                self.same_text.add(memory_id)
         else:
             self.hidden.add(memory_id)
 
@@ -177,22 +183,24 @@ class PastReads:
 
     def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
         """The memories written beside each entry as they stood: the live ones that have not changed since and
-        the changed ones as they were, counted outward by time on each side (a deprecated memory between two
-        others, which recall cannot read, is not counted here)."""
+        the changed ones as they were, counted outward on each side in the order live neighbours are."""
         past = self.past
         live = self.live.neighbours(entries, reach + min(len(past.changed), 4 * reach), window_ms)
+        kept = {key for near in live.values() for key, _ in near if key not in past.changed}
+        order = self.live.written([*kept, *(e.id for e in entries if e.id not in past.rows)])
+        order.update({key: (row.created_at, past.positions[key]) for key, row in past.rows.items()})
         found: dict[str, list[tuple[str, int]]] = {}
         for seed in entries:
-            kept = [key for key, _ in live.get(seed.id, []) if key not in past.changed]
-            beside = [(key, row.created_at) for key, row in self.live.hydrate(kept, Filters((seed.workspace,))).items()]
-            beside += [(row.id, row.created_at) for row in past.rows.values()
-                       if row.id != seed.id and row.workspace == seed.workspace and row.source == seed.source
-                       and abs(row.created_at - seed.created_at) <= window_ms]
+            beside = {key for key, _ in live.get(seed.id, []) if key in kept}
+            beside.update(row.id for row in past.rows.values()
+                          if row.id != seed.id and row.workspace == seed.workspace and row.source == seed.source
+                          and abs(row.created_at - seed.created_at) <= window_ms)
+            mark = order.get(seed.id, (seed.created_at, 0))
             near: list[tuple[str, int]] = []
             for earlier in (True, False):
-                side = sorted(((abs(at - seed.created_at), key) for key, at in beside
-                               if (at < seed.created_at) == earlier), key=lambda item: item[0])
-                near += [(key, step) for step, (_, key) in enumerate(side[:reach], start=1)]
+                side = sorted((k for k in beside if k in order and (order[k] < mark) == earlier),
+                              key=order.__getitem__, reverse=earlier)
+                near += [(key, step) for step, key in enumerate(side[:reach], start=1)]
             found[seed.id] = near
         return found
 
@@ -244,23 +252,27 @@ class PastVectors:
         self.past = past
 
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
-        changed = self.past.changed
-        hits = [h for h in self.live.search(query, self.past.scope(filters), limit) if h.entry_id not in changed]
-        hits += [hit for key, hit in self._scores(query, self.past.passages).items()
-                 if self.past.admits(self.past.rows[key], filters)]
+        past = self.past
+        hits = [h for h in self.live.search(query, past.scope(filters), limit) if h.entry_id not in past.changed]
+        admitted = [key for key, row in past.rows.items() if past.admits(row, filters)]
+        hits += self.scores_for(query, admitted).values()
         return sorted(hits, key=lambda h: -h.score)[:limit]
 
     def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
-        changed = self.past.changed
-        found = self.live.scores_for(query, [k for k in entry_ids if k not in changed])
-        found.update(self._scores(query, {k: self.past.passages[k] for k in entry_ids if k in self.past.passages}))
+        past = self.past
+        live = [k for k in entry_ids if k not in past.changed or k in past.same_text]
+        found = self.live.scores_for(query, live) if live else {}
+        # A changed text, or one whose live vectors are gone (deprecated since): the vectors cached for it.
+        found.update(self._scores(query, {k: past.passages[k] for k in entry_ids
+                                          if k in past.passages and k not in found}))
         return found
 
     def vector_of(self, entry_id: str) -> np.ndarray | None:
-        if entry_id in self.past.changed:
-            passages = self.past.passages.get(entry_id)
-            return passages[0][0] if passages else None
-        return self.live.vector_of(entry_id)
+        past = self.past
+        live = self.live.vector_of(entry_id) if entry_id not in past.changed or entry_id in past.same_text else None
+        if live is None and entry_id in past.passages:
+            return past.passages[entry_id][0][0]
+        return live
 
     @staticmethod
     def _scores(query: np.ndarray, passages: dict[str, list[tuple[np.ndarray, bool]]]) -> dict[str, VectorHit]:

@@ -1,4 +1,4 @@
-"""The `brain` command: serve, mcp, export, import, replay, version."""
+"""The `brain` command: serve, mcp, export, import, replay, maintenance, timeline, version."""
 
 import argparse
 import json
@@ -48,6 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     upkeep.add_argument("--list", action="store_true", help="list the jobs and their latest runs")
     upkeep.add_argument("--data-dir", type=Path, help="where the brain is stored")
 
+    feed = commands.add_parser("timeline", help="print the audit trail: who changed what and when, newest first")
+    feed.add_argument("--id", help="only this memory's events and those of the links touching it")
+    feed.add_argument("--actor", help="only events by this author: a roster name, user id or `system`")
+    feed.add_argument("--type", action="append", help="only these events (repeat): created, updated, ...")
+    feed.add_argument("--after", help="only events at/after this moment (ISO 8601 or Unix ms)")
+    feed.add_argument("--before", help="only events at/before this moment (ISO 8601 or Unix ms)")
+    feed.add_argument("--limit", type=int, default=50, help="events to print (default 50)")
+    feed.add_argument("--cursor", type=int, help="continue below this log position (the cursor a page ended on)")
+    feed.add_argument("--json", action="store_true", help="print the pages as JSON lines")
+    feed.add_argument("--data-dir", type=Path, help="where the brain is stored")
     commands.add_parser("version", help="print the version")
 
     args = parser.parse_args(argv)
@@ -71,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         return _import(settings, args.file, args.page)
     if args.command == "maintenance":
         return _maintenance(settings, args.job, args.list)
+    if args.command == "timeline":
+        return _timeline(settings, args)
     return _serve(settings)
 
 
@@ -161,6 +173,33 @@ def _import(settings: Settings, file: Path, page: int) -> int:
                       file=sys.stderr)
             _progress(waiting, waiting, "embedded")
             print(file=sys.stderr)
+    finally:
+        brain.close()
+    return 0
+
+
+def _timeline(settings: Settings, args: argparse.Namespace) -> int:
+    """The owner's audit feed, page after page until --limit events are printed or the log begins."""
+    from ..app import operations as ops
+    from ..app.timeline import MAX_LIMIT
+    from ..domain.errors import BrainError
+    from .mcp.render import render_timeline
+
+    brain = build(settings)
+    ctx = Context(brain.team.owner_identity(), "cli-timeline")
+    left, cursor = max(1, args.limit), args.cursor
+    try:
+        while left:
+            page = ops.timeline(brain, ctx, memory_id=args.id, actor=args.actor, types=args.type, after=args.after,
+                                before=args.before, cursor=cursor, limit=min(left, MAX_LIMIT))
+            print(json.dumps(page, ensure_ascii=False) if args.json else render_timeline(page), flush=True)
+            left -= len(page["timeline"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+    except BrainError as exc:
+        print(exc.message, file=sys.stderr)
+        return 2
     finally:
         brain.close()
     return 0

@@ -178,6 +178,10 @@ class KeywordSearch(Protocol):
         """For each entry, the memories written just before and after it (same workspace and source,
         within the window), up to `reach` on each side, with their distance in steps."""
 
+    def written(self, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(created_at, the log position of its first event) of each of these memories, whatever its tags: the
+        order `neighbours` counts in."""
+
 
 class GraphReads(Protocol):
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,

@@ -1,6 +1,7 @@
-"""This brain's four OpenSearch indexes (mapped in mappings/, linked from infra/opensearch/): entries (the read
-model, with a 3-gram subfield for the keyword side), passages (one knn_vector per passage, lucene HNSW,
-cosine), edges and projects; and the few requests every role makes of them."""
+"""This brain's OpenSearch indexes (mapped in mappings/, linked from infra/opensearch/): entries (the read model,
+with a 3-gram subfield for the keyword side), passages (one knn_vector per passage, lucene HNSW, cosine), edges,
+projects, and embeddings (every passage vector made, by model and text: the cache a replay and a recall as of a
+past moment read instead of embedding again); and the few requests every role makes of them."""
 
 import json
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ def mapping(name: str, dimension: int = 0) -> dict[str, Any]:
 
 
 class Indexes:
-    """The four indexes of one brain (`prefix` names them) on one cluster."""
+    """The indexes of one brain (`prefix` names them) on one cluster."""
 
     def __init__(self, client: OpenSearch, prefix: str = "brain", dimension: int = 384,
                  refresh: bool | str = False) -> None:
@@ -37,20 +38,23 @@ class Indexes:
         self._unrefreshed: set[str] = set()
         self.entries, self.passages = f"{prefix}-entries", f"{prefix}-passages"
         self.edges, self.projects = f"{prefix}-edges", f"{prefix}-projects"
+        self.embeddings = f"{prefix}-embeddings"
 
     def create(self) -> None:
         """Create the indexes that do not exist yet, and add fields a newer mapping has to those that do
         (idempotent: OpenSearch accepts new fields on a live index, and the same fields again)."""
         for index, name in ((self.entries, "entries"), (self.passages, "passages"), (self.edges, "edges"),
-                            (self.projects, "projects")):
+                            (self.projects, "projects"), (self.embeddings, "embeddings")):
             body = mapping(name, self.dimension)
             if not self.client.indices.exists(index=index):
                 self.client.indices.create(index=index, body=body)
             else:
                 self.client.indices.put_mapping(index=index, body=body["mappings"])
 
-    def drop(self) -> None:
-        for index in (self.entries, self.passages, self.edges, self.projects):
+    def drop(self, cache: bool = False) -> None:
+        """Drop the projections (a replay rebuilds them); the embedding cache too only with `cache`, as it is
+        keyed by what was embedded and outlives replays (a forget takes its own vectors out of it)."""
+        for index in (self.entries, self.passages, self.edges, self.projects, *([self.embeddings] if cache else [])):
             self.client.indices.delete(index=index, ignore_unavailable=True)
 
     def write(self, *indexes: str) -> bool | str:

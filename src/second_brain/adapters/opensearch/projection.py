@@ -59,6 +59,8 @@ class OpenSearchProjection:
             self.ix.client.delete(index=self.ix.entries, id=entry_id, refresh=self.ix.write(self.ix.entries),
                                   ignore=[404])
             self.ix.delete_passages(entry_id)
+            # Vectors can be inverted back into text: the cached ones of every version of this memory go too.
+            self.ix.delete_where(self.ix.embeddings, {"term": {"entry_id": entry_id}})
             self.ix.delete_where(self.ix.edges, {"bool": {"should": [
                 {"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}]}})
             return

@@ -22,7 +22,8 @@ def scope(filters: Filters) -> dict:
 
 
 def clauses(filters: Filters, entry_fields: bool = True) -> list[dict]:
-    """`entry_fields`: the documents carry their author and log position (entries do, passages do not)."""
+    """`entry_fields`: the documents are entries (passages carry no author, and a log position only since time
+    travel)."""
     clauses: list[dict] = [{"terms": {"workspace": list(filters.workspaces)}}]
     for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None):
         if tag:
@@ -34,8 +35,11 @@ def clauses(filters: Filters, entry_fields: bool = True) -> list[dict]:
         clauses.append({"range": {"created_at": bounds}})
     if entry_fields and filters.actor is not None:
         clauses.append({"term": {"actor": filters.actor}})
-    if entry_fields and filters.born_by is not None:
-        clauses.append({"range": {"seq": {"lte": filters.born_by}}})
+    if filters.born_by is not None:
+        begun = {"range": {"seq": {"lte": filters.born_by}}}
+        # Passages written before they carried the entry's position are let through: the caller checks them.
+        clauses.append(begun if entry_fields else {"bool": {"should": [
+            begun, {"bool": {"must_not": {"exists": {"field": "seq"}}}}], "minimum_should_match": 1}})
     return clauses
 
 

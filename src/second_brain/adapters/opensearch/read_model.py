@@ -79,6 +79,13 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             found.update({h["_id"]: row_of(h["_source"]) for h in self.ix.search(self.ix.entries, query, len(batch))})
         return found
 
+    def written(self, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        if not ids:
+            return {}
+        docs = self.ix.client.mget(index=self.ix.entries, body={"ids": list(dict.fromkeys(ids))},
+                                   _source=["created_at", "seq"])["docs"]
+        return {d["_id"]: (d["_source"]["created_at"], d["_source"]["seq"]) for d in docs if d.get("found")}
+
     def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
         if not entries:  # a recall that found nothing (an empty mget is a 400)
             return {}

@@ -2,6 +2,7 @@
 (the same app/indexing.py as locally), guarded by the entry document's sequence number so a content change
 made meanwhile keeps the entry pending."""
 
+import base64
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,7 +44,15 @@ class OpenSearchVectorIndex:
         return self.ix.count({"term": {"entry_id": entry_id}}, self.ix.passages)
 
     def cached(self, model_id: str, text_hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return {}  # no embedding cache here: the model service is the cache's reason to exist locally
+        found: dict[str, np.ndarray] = {}
+        hashes = list(dict.fromkeys(text_hashes))
+        for start in range(0, len(hashes), 500):
+            batch = hashes[start : start + 500]
+            query = {"bool": {"filter": [{"term": {"model_id": model_id}}, {"terms": {"text_hash": batch}}]}}
+            for hit in self.ix.scan(self.ix.embeddings, query, []):
+                found[hit["_source"]["text_hash"]] = np.frombuffer(base64.b64decode(hit["_source"]["vector"]),
+                                                                   dtype=np.float32)
+        return found
 
     def store(self, model_id: str, entry: PendingEntry, passages: Sequence[PassageVector]) -> bool:
         """Write an entry's passages; False (it stays pending) if its content changed meanwhile."""
@@ -57,10 +66,15 @@ class OpenSearchVectorIndex:
         self.ix.delete_passages(entry.id)
         actions = [{"_index": self.ix.passages, "_id": f"{entry.id}:{n}", "_source": {
             "entry_id": entry.id, "workspace": source["workspace"], "tags": source["tags"],
-            "created_at": source["created_at"], "content_version": entry.version, "passage": n,
+            "created_at": source["created_at"], "seq": source["seq"], "content_version": entry.version, "passage": n,
             "is_update": passage.is_update, "vector": [float(x) for x in passage.vector]}}
             for n, passage in enumerate(passages)]
-        helpers.bulk(self.ix.client, actions, refresh=self.ix.write(self.ix.passages))
+        # The cache: one document per memory and text, so forgetting the memory can take its vectors out.
+        actions += [{"_index": self.ix.embeddings, "_id": f"{model_id}:{passage.text_hash}:{entry.id}", "_source": {
+            "model_id": model_id, "text_hash": passage.text_hash, "entry_id": entry.id,
+            "vector": base64.b64encode(np.asarray(passage.vector, dtype=np.float32).tobytes()).decode()}}
+            for passage in passages]
+        helpers.bulk(self.ix.client, actions, refresh=self.ix.write(self.ix.passages, self.ix.embeddings))
         try:
             self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
                                if_primary_term=found["_primary_term"], refresh=self.ix.write(self.ix.entries),

@@ -121,6 +121,14 @@ class SQLiteKeywordSearch(SQLiteReads):
             found.update({r[0]: entry_of(r) for r in rows})
         return found
 
+    def written(self, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        found: dict[str, tuple[int, int]] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            rows = self._read(f"SELECT id, created_at, position FROM entries WHERE id IN ({marks(batch)})", batch)
+            found.update({r[0]: (r[1], r[2]) for r in rows.fetchall()})
+        return found
+
     def neighbours(self, entries: Sequence[EntryRow], reach: int, window_ms: int) -> dict[str, list[tuple[str, int]]]:
         found: dict[str, list[tuple[str, int]]] = {}
         for entry in entries:

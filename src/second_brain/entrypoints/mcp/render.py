@@ -46,6 +46,23 @@ def render_entry(entry: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n\n" + entry["content"]
 
 
+def render_timeline(page: dict[str, Any]) -> str:
+    """The audit feed, one event a line, newest first, and how to go on."""
+    items = page["timeline"]
+    if not items:
+        lines = ["No events match."]
+    else:
+        lines = [f"{len(items)} event{'s' if len(items) > 1 else ''}, newest first:"]
+        for item in items:
+            stream = item["stream"]
+            about = f"{stream['kind']} {stream['id']}" if stream["id"] else stream["kind"]
+            lines.append(f"{_date(item['at'], with_time=True)} · {item['actor_name']} · {item['type']} · {about}"
+                         + (f" · {item['description']}" if item["description"] else ""))
+    if page["next_cursor"] is not None:
+        lines.append(f"More before this: cursor={page['next_cursor']}.")
+    return "\n".join(lines)
+
+
 def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int) -> str:
     tags = ", ".join(item["tags"])
     text = f"[{number}] id: {item['id']} · {label} · {_date(item['created_at'])}" + (f" · tags: {tags}" if tags else "")

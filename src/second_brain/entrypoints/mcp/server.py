@@ -21,7 +21,7 @@ from ...app.brain import Brain
 from ...app.handling import Context
 from ...domain.errors import BrainError
 from ...domain.identity import Identity
-from .render import as_json, render_entry, render_list, render_recall
+from .render import as_json, render_entry, render_list, render_recall, render_timeline
 
 INSTRUCTIONS = (
     "Second Brain is the user's long-term memory. Use `recall` before answering anything that may depend on "
@@ -172,6 +172,23 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         if as_of is not None:
             return render_entry(await call(as_of_ops.entry, id, as_of))
         return render_entry(await call(ops.get, id))
+
+    @mcp.tool(structured_output=False)
+    async def timeline(id: Annotated[str | None, Field(description="Only this memory's events (and its links').")]
+                       = None,
+                       actor: Annotated[str | None, Field(description="Only events by this author: a name, a user "
+                                                                      "id, \"me\" or \"system\".")] = None,
+                       type: Annotated[list[str] | None, Field(description="Only these events, e.g. [\"updated\", "
+                                                                           "\"link_created\"].")] = None,
+                       after: AsOf = None, before: AsOf = None,
+                       cursor: Annotated[int | None, Field(description="Continue from a previous answer's "
+                                                                       "cursor.")] = None,
+                       limit: Annotated[int, Field(description="How many events, 1-100.")] = 20) -> str:
+        """The audit trail: who changed what and when, newest first, as far as you may read it (no one else's
+        private content)."""
+        page = await call(ops.timeline, memory_id=id, actor=actor, types=type, after=after, before=before,
+                          cursor=cursor, limit=min(limit, 100))
+        return render_timeline(page)
 
     @mcp.tool(structured_output=False)
     async def list_teams() -> str:
