@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app.indexing import YIELD_SECONDS, Foreground, Indexer
+from second_brain.app.indexing import YIELD_SECONDS, Foreground, Indexer, text_hash
 from second_brain.app.memories import Context
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.app.transfer import parse_payload
@@ -110,16 +110,21 @@ def test_deprecation_removes_vectors_and_revival_restores_them(brain, ctx):
 
 
 def test_forget_drops_vectors_and_the_cache_of_every_version(brain, ctx, embedder):
-    sqlite_only(brain, "about the SQLite vector store's own cache and replay")
-    brain.memories.capture(ctx, "a neighbour that stays", [], "api")
-    memory = brain.memories.capture(ctx, "secret vector", [], "api")
+    """The cache (which replays and recall as of a past moment read) keeps every version's vectors, until the
+    memory is forgotten: vectors can be inverted back into text."""
+    texts = ["a neighbour that stays", "secret vector", "secret vector, second version"]
+    hashes = [text_hash(t) for t in texts]
+    brain.memories.capture(ctx, texts[0], [], "api")
+    memory = brain.memories.capture(ctx, texts[1], [], "api")
     brain.indexer.run_once(100)
-    brain.memories.update(ctx, memory.id, "secret vector, second version", None)
+    brain.memories.update(ctx, memory.id, texts[2], None)
     brain.indexer.run_once(100)
-    cached = brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0]
-    assert cached == 3
+    cached = brain.vectors.cached(embedder.model_id, hashes)
+    assert set(cached) == set(hashes)
+    assert np.allclose(cached[hashes[1]], embedder.embed_batch([texts[1]])[0], atol=1e-6)
+    assert brain.vectors.cached("another-model", hashes) == {}
     brain.memories.forget(ctx, memory.id)
-    assert brain.db.connection().execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0] == 1
+    assert set(brain.vectors.cached(embedder.model_id, hashes)) == {hashes[0]}
     hits = brain.vectors.search(embedder.embed_batch(["secret vector"])[0], Filters(WS), 5)
     assert memory.id not in {h.entry_id for h in hits} and len(hits) == 1
 
