@@ -106,27 +106,6 @@ def test_read_all_pages_through_the_log_in_order(store):
     assert store.head() == 6
 
 
-def test_read_starts_lists_first_events_newest_first_by_prefix_time_and_position(store):
-    for n in range(5):
-        store.append([envelope(f"memory-{n}", 1, captured(f"note {n}"), at=1_000 + n * 10)])
-    store.append([envelope("memory-1", 2, StatusChanged("draft"), at=1_005)])  # not a start
-    store.append([envelope("link-relates_to-a-b", 1, StatusChanged("draft"), at=1_001)])  # another prefix
-    starts = store.read_starts("memory-", until=1_030)
-    assert [(e.stream_id, e.version) for e in starts] == [(f"memory-{n}", 1) for n in (3, 2, 1, 0)]
-    page = store.read_starts("memory-", until=10_000, before=starts[1].position, limit=2)
-    assert [e.stream_id for e in page] == ["memory-1", "memory-0"]
-    assert [e.stream_id for e in store.read_starts("link-", until=10_000)] == ["link-relates_to-a-b"]
-    assert store.read_starts("memory-", until=999) == [] and store.read_starts("memory-", 10_000, before=1) == []
-    assert store.read_starts("memory-", 10_000, limit=1)[0].event == captured("note 4")
-
-
-def test_read_starts_gives_an_erased_start_back_erased(store):
-    store.append([envelope("memory-a", 1, captured("SECRET-51 start"), at=1_000)])
-    store.append([envelope("memory-a", 2, MemoryForgotten(), at=2_000)])
-    [start] = store.read_starts("memory-", until=1_500)
-    assert isinstance(start.event, Erased) and "SECRET-51" not in json.dumps(to_data(start.event))
-
-
 def test_a_batch_over_several_streams_is_all_or_nothing(store):
     store.append([envelope("memory-b", 1, captured())])
     batch = [envelope("memory-a", 1, captured()), envelope("memory-b", 1, captured("stale write"))]

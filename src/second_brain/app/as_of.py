@@ -1,8 +1,10 @@
-"""Time travel: what the brain would have answered at a past moment, folded from the log, not the projections.
+"""Time travel: what the brain would have answered at a past moment, from the log.
 
 A stream "as of" T is its events up to the first one stored after T, folded with the domain's own folds
 (`memory.fold`, `links.fold_edge`, `projects.fold_project`), so a past answer is written from the same state a
-projection would have written then. Forgotten memories were erased from the log (`Erased` folds into nothing),
+projection would have written then. /entry and /export fold the streams they show; /list, /connections and
+/recall read the live projections corrected by the streams changed since (app/past.py), so their cost follows
+what changed after the moment, not the size of the brain. Forgotten memories were erased from the log (`Erased` folds into nothing),
 so they never come back.
 
 Scope: the caller's readable workspaces NOW, applied to the memory both as it was and as it is. A memory shows
@@ -11,20 +13,18 @@ since, stays invisible with its history) and was in a workspace the caller can r
 memory shared with the company yesterday does not reveal what it said while it was still someone's own).
 """
 
-import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain import links
 from ..domain.errors import InvalidInput, NotFound
 from ..domain.events import Envelope, memory_stream
-from ..domain.identity import Identity
 from ..domain.memory import Memory, evolve, fold
 from ..domain.projects import Project, evolve_project
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import EdgeRow, EntryRow, Filters
+from ..ports.read_model import EdgeRow, EntryReads, EntryRow, Filters
 from ..ports.vector_index import VectorIndex
 from .brain import Brain
 from .chat import insight as synthesise
@@ -37,9 +37,6 @@ from .time_anchors import parse_when
 from .transfer import FORMAT_VERSION, edge_export, entry_export, project_export
 from .views import entry_view, full_entry_view, referenced_ids
 
-# /list?as_of folds at most this many memories (a rare filter over a big brain answers with what it found).
-MAX_LISTED_STARTS = 20_000
-PAGE = 200  # stream starts read per step when walking the log back
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
 
 
@@ -60,8 +57,12 @@ def _step(stream: _Stream, envelope: Envelope, at: int, evolve_state: Callable[.
         stream.then = evolve_state(stream.then, envelope.event, envelope)
 
 
+class PastModel(RecallReads, EntryReads, Protocol):
+    """What the past reads of the read model: recall's reads and the newest entries."""
+
+
 class TimeTravel:
-    def __init__(self, store: EventStore, read_model: RecallReads, vectors: VectorIndex, clock: Clock) -> None:
+    def __init__(self, store: EventStore, read_model: PastModel, vectors: VectorIndex, clock: Clock) -> None:
         self.store = store
         self.read_model = read_model
         self.vectors = vectors
@@ -80,24 +81,16 @@ class TimeTravel:
         return full_entry_view(row, ctx.identity, events, unreadable)
 
     def recent(self, ctx: Context, filters: Filters, limit: int, at: int) -> list[dict[str, Any]]:
-        """/list as of `at`: newest first by creation, finding candidates by their streams' first events and
-        folding only as many as it takes. A capture's creation time is its first event's; an import keeps an
-        earlier one, so once `limit` are found, a start stored no later than the last of them cannot rank above."""
-        best: list[tuple[int, int, str, Memory]] = []  # a min-heap of the `limit` newest found so far
-        before, looked = None, 0
-        while looked < MAX_LISTED_STARTS and (starts := self.store.read_starts("memory-", at, before, PAGE)):
-            for start in starts:
-                if len(best) >= limit and start.at <= best[0][0]:
-                    return self._listed(ctx.identity, _newest(best))
-                looked += 1
-                shown = self._memory(ctx.identity.readable, start.stream_id.removeprefix("memory-"), at)
-                if shown is not None and _matches(shown[0], filters):
-                    memory = shown[0]
-                    heapq.heappush(best, (memory.created_at, memory.position, memory.id, memory))
-                    if len(best) > limit:
-                        heapq.heappop(best)
-            before = starts[-1].position
-        return self._listed(ctx.identity, _newest(best))
+        """/list as of `at`: the live list of memories begun by the cut, without those changed since, merged with
+        those as they were (see app/past.py), newest first by creation as live (ties by log position)."""
+        past = Past.of(self.store, None, "", ctx.identity.readable, at)
+        live = [row for row in self.read_model.recent(past.scope(filters), limit + past.begun_changed)
+                if row.id not in past.changed]
+        order = self.read_model.written([row.id for row in live])
+        order.update({key: (row.created_at, past.positions[key]) for key, row in past.rows.items()})
+        rows = live + [row for row in past.rows.values() if past.admits(row, filters, recall=False)]
+        rows.sort(key=lambda row: order[row.id], reverse=True)
+        return [entry_view(row, ctx.identity) for row in rows[:limit]]
 
     def connections(self, ctx: Context, entry_id: str, link_type: str | None, at: int) -> list[dict[str, Any]]:
         """/connections as of `at`: the live edges corrected by those changed since (see app/past.py), so the
@@ -166,22 +159,6 @@ class TimeTravel:
         now = fold(history[len(events):], then)
         return (then, events) if visible(then, now, readable) else None
 
-    @staticmethod
-    def _listed(identity: Identity, memories: list[Memory]) -> list[dict[str, Any]]:
-        return [entry_view(EntryRow.of(m), identity) for m in memories]
-
-
-def _matches(memory: Memory, filters: Filters) -> bool:
-    """/list's filters, on a folded memory (the project's tags are the project's today)."""
-    tags = set(memory.tags)
-    return (memory.workspace in filters.workspaces
-            and (filters.tag is None or filters.tag in tags)
-            and (filters.kind is None or f"kind:{filters.kind}" in tags)
-            and (not filters.any_tags or bool(tags.intersection(filters.any_tags)))
-            and (filters.after is None or memory.created_at >= filters.after)
-            and (filters.before is None or memory.created_at <= filters.before)
-            and (filters.actor is None or memory.actor == filters.actor))
-
 
 # -- the operations: REST and MCP call these with the raw `as_of` -----------------------------------------------
 
@@ -195,7 +172,7 @@ def moment(brain: Brain, value: str | int | None) -> int:
 
 
 def travel(brain: Brain) -> TimeTravel:
-    return TimeTravel(brain.store, brain.recall.read_model, brain.vectors, brain.queries.clock)
+    return TimeTravel(brain.store, brain.queries.read_model, brain.vectors, brain.queries.clock)
 
 
 def entry(brain: Brain, ctx: Context, memory_id: str | None, as_of: str | int, diff: bool = False) -> dict[str, Any]:
@@ -239,6 +216,3 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, as_
 def export(brain: Brain, ctx: Context, as_of: str | int) -> dict[str, Any]:
     return travel(brain).export(ctx, moment(brain, as_of))
 
-
-def _newest(best: list[tuple[int, int, str, Memory]]) -> list[Memory]:
-    return [item[3] for item in sorted(best, reverse=True)]

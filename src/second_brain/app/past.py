@@ -72,12 +72,18 @@ class Past:
     taken_back: dict[str, tuple[int, int]] = field(default_factory=dict)  # recalls and opens counted since
     edges: dict[tuple[str, str, str], links.Edge] = field(default_factory=dict)  # edges changed since, as they were
     positions: dict[str, int] = field(default_factory=dict)  # where each of `rows` began in the log
+    hidden_folded: int = 0  # of `hidden`, those folded to find they did not show (the rest begun after the cut)
     same_text: set[str] = field(default_factory=set)  # rows whose text is still what it was: live vectors hold
     passages: dict[str, list[tuple[np.ndarray, bool]]] = field(default_factory=dict)  # cached vectors of `rows`
 
     @property
     def changed(self) -> set[str]:
         return self.hidden | self.rows.keys()
+
+    @property
+    def begun_changed(self) -> int:
+        """At most how many memories begun by the cut the live indexes show otherwise than they were."""
+        return len(self.rows) + self.hidden_folded
 
     @classmethod
     def of(cls, store: EventStore, vectors: VectorIndex | None, model_id: str, readable: tuple[str, ...],
@@ -119,6 +125,7 @@ class Past:
                 self.same_text.add(memory_id)
         else:
             self.hidden.add(memory_id)
+            self.hidden_folded += 1
 
     def _load_passages(self, vectors: VectorIndex, model_id: str) -> None:
         chunks = {key: [(text_hash(c.text), c.is_update) for c in chunk_memory(row.content)]
@@ -138,11 +145,12 @@ class Past:
         return replace(live, recall_count=max(0, live.recall_count - recalled),
                        use_count=max(0, live.use_count - opened))
 
-    def admits(self, row: EntryRow, filters: Filters) -> bool:
-        """A changed memory's row against a recall's filters, as the live scope would test it."""
+    def admits(self, row: EntryRow, filters: Filters, recall: bool = True) -> bool:
+        """A changed memory's row against a read's filters, as the live scope would test it (for `recall`, with
+        the exclusions recall adds: deprecated memories and the brain's own insights)."""
         tags = set(row.tags)
         return (row.workspace in filters.workspaces
-                and not tags.intersection(text.NEVER_RECALLED)
+                and not (recall and tags.intersection(text.NEVER_RECALLED))
                 and (filters.tag is None or filters.tag in tags)
                 and (filters.kind is None or f"kind:{filters.kind}" in tags)
                 and (not filters.any_tags or bool(tags.intersection(filters.any_tags)))

@@ -51,10 +51,6 @@ class EventStore(Protocol):
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         """Events with a global position greater than `after`, in log order."""
 
-    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
-        """The first events (version 1) of streams whose id begins with `prefix`, stored at or before `until`
-        (Unix ms) and below position `before`: newest first."""
-
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         """Events with `after` < position < `before` that `match` admits, newest first, at most `limit`."""

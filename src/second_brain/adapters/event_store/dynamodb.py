@@ -170,20 +170,6 @@ class DynamoDBEventStore:
         )
         return self._envelopes(items)
 
-    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
-        if limit <= 0:
-            return []
-        items = self._query(
-            TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False,
-            KeyConditionExpression="log = :log AND #p < :before",
-            FilterExpression="#v = :one AND #at <= :until AND begins_with(stream_id, :prefix)",
-            ExpressionAttributeNames={"#p": "position", "#at": "at", "#v": "version"},
-            ExpressionAttributeValues={":log": {"S": "all"}, ":before": {"N": str(2**63 - 1 if before is None else before)},
-                                       ":one": {"N": "1"}, ":until": {"N": str(until)}, ":prefix": {"S": prefix}},
-            max_items=limit,
-        )
-        return self._envelopes(items)
-
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         if limit <= 0 or before - after <= 1:

@@ -49,12 +49,6 @@ class InMemoryEventStore:
         with self._lock:
             return self._log[after : after + limit]
 
-    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
-        with self._lock:
-            below = self._log[: max(0, before - 1) if before is not None else len(self._log)]
-            starts = (e for e in reversed(below) if e.version == 1 and e.at <= until and e.stream_id.startswith(prefix))
-            return list(itertools.islice(starts, max(0, limit)))
-
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         with self._lock:

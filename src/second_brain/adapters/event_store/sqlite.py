@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS events (
     erased INTEGER NOT NULL DEFAULT 0,
     UNIQUE (stream_id, version)
 );
-CREATE INDEX IF NOT EXISTS events_starts ON events (position) WHERE version = 1;
+DROP INDEX IF EXISTS events_starts;
 CREATE INDEX IF NOT EXISTS events_by_time ON events (at, position);
 CREATE TABLE IF NOT EXISTS projection_positions (
     name TEXT PRIMARY KEY, position INTEGER NOT NULL, schema INTEGER NOT NULL DEFAULT 0
@@ -120,14 +120,6 @@ class SQLiteEventStore:
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         rows = self.db.connection().execute(
             "SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?", (after, limit)
-        ).fetchall()
-        return [_envelope(row) for row in rows]
-
-    def read_starts(self, prefix: str, until: int, before: int | None = None, limit: int = 100) -> list[Envelope]:
-        rows = self.db.connection().execute(
-            "SELECT * FROM events WHERE version = 1 AND position < ? AND at <= ? AND substr(stream_id, 1, ?) = ?"
-            " ORDER BY position DESC LIMIT ?",
-            (before if before is not None else 2**63 - 1, until, len(prefix), prefix, max(0, limit)),
         ).fetchall()
         return [_envelope(row) for row in rows]
 
