@@ -397,13 +397,18 @@ def test_a_past_recall_ranks_by_the_opens_counted_by_then(brain, owner, clock):
     brain.indexer.run_once(10)
     clock.advance(400 * 24 * 3600 * 1000)  # old: both at the recency floor
     before_open = clock.now_ms()
-    first = recalled(brain, owner, "boiler service Dupont")["results"][0]["id"]
+    clock.advance(1_000)
+    first = ops.recall(brain, owner, "boiler service Dupont")["results"][0]["id"]  # counted: a later event
     assert first == closer
     clock.advance(60_000)
     ops.get(brain, owner, opened)
     clock.advance(60_000)
     assert recalled(brain, owner, "boiler service Dupont")["results"][0]["id"] == opened  # the open lifted it
     assert past_recall(brain, owner, "boiler service Dupont", before_open)["results"][0]["id"] == closer
+    recalled_before = {e["id"]: e["recall_count"] for e in as_of.list_recent(brain, owner, 10, before_open)}
+    assert recalled_before == {closer: 0, opened: 0}  # the live recall since is taken back
+    assert {e["id"]: e["recall_count"] for e in ops.list_recent(brain, owner, 10)} == {closer: 1, opened: 1}
+    assert as_of.entry(brain, owner, opened, before_open)["recall_count"] == 0
 
 
 def test_a_past_recall_embeds_the_query_and_nothing_else(brain, owner, clock, monkeypatch):

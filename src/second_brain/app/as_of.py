@@ -84,7 +84,7 @@ class TimeTravel:
         """/list as of `at`: the live list of memories begun by the cut, without those changed since, merged with
         those as they were (see app/past.py), newest first by creation as live (ties by log position)."""
         past = Past.of(self.store, None, "", ctx.identity.readable, at)
-        live = [row for row in self.read_model.recent(past.scope(filters), limit + past.begun_changed)
+        live = [past.row(row) for row in self.read_model.recent(past.scope(filters), limit + past.begun_changed)
                 if row.id not in past.changed]
         order = self.read_model.written([row.id for row in live])
         order.update({key: (row.created_at, past.positions[key]) for key, row in past.rows.items()})
