@@ -76,14 +76,17 @@ def test_a_page_gives_erased_events_back_erased_under_their_own_type(store):
     assert isinstance(second.event, MemoryForgotten)
 
 
-def test_touches_are_the_events_after_a_position_without_their_data(store):
+def test_begun_after_and_touches_split_what_happened_after_a_position(store):
     history(store)
-    touched = store.touches("memory-", 3)
+    assert store.begun_after("memory-", 3, 5_500) == ["memory-c"]  # first event above 3, stored after 5,500
+    touched = store.touches("memory-", 3, 5_500)  # the others' events, without their data
     assert [(t.stream_id, t.version, t.type, t.at, t.position) for t in touched] == [
-        ("memory-b", 2, "TagsChanged", 5_000, 5), ("memory-c", 1, "MemoryCaptured", 6_000, 6),
-        ("memory-a", 3, "TagsChanged", 7_000, 7)]
-    assert [t.position for t in store.touches("link-", 0)] == [4]
-    assert store.touches("memory-", 8) == []
+        ("memory-b", 2, "TagsChanged", 5_000, 5), ("memory-a", 3, "TagsChanged", 7_000, 7)]
+    assert store.begun_after("memory-", 3, 6_000) == []  # memory-c began by then
+    assert [t.position for t in store.touches("memory-", 3, 6_000)] == [5, 6, 7]
+    assert store.begun_after("link-", 0, 0) == ["link-relates_to-a-b"] and store.touches("link-", 0, 0) == []
+    assert [t.position for t in store.touches("link-", 0, 4_000)] == [4]
+    assert store.begun_after("memory-", 8, 0) == [] and store.touches("memory-", 8, 0) == []
 
 
 def test_cut_is_the_last_position_stored_by_a_moment(store):
@@ -103,7 +106,7 @@ def test_cut_never_passes_an_event_stored_after_the_moment(store):
     for moment in (base - 1, base + 700, base + 1_500, base + 5_000, base + 61 * 60_000):
         cut = store.cut(moment)
         assert all(t <= moment for t in times[:cut]), (moment, cut)
-        assert all(t.at <= moment for t in store.touches("memory-", 0)[:cut])
+        assert all(t.at <= moment for t in store.touches("memory-", 0, 10**13)[:cut])
     exact = not _skew(store)
     assert store.cut(base + 700) == (1 if exact else 0)
     assert store.cut(base + 61 * 60_000) == (6 if exact else 5)

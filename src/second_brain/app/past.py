@@ -5,7 +5,7 @@ before the cut is now what it was then: the live indexes answer for it, limited 
 cut (`Filters.born_by`). Only the streams touched after the cut need a second look (`EventStore.touches`, which
 reads no event data):
 
-- begun after the moment: hidden;
+- begun after the moment: left out, by their log position (`Filters.born_by` in the searches, `begun` elsewhere);
 - since then only recalled or opened: the live row, with those counts taken back;
 - anything else (edited, retagged, shared, deprecated, forgotten): folded from its stream to the moment, scored
   here on its text as it was: with its live vectors if the text is still the same, else with the vectors the
@@ -67,43 +67,46 @@ class Past:
 
     at: int
     cut: int
-    hidden: set[str] = field(default_factory=set)  # memories the live indexes hold that did not show then
+    hidden: set[str] = field(default_factory=set)  # memories begun by the cut that did not show then
     rows: dict[str, EntryRow] = field(default_factory=dict)  # memories changed since, as they were (readable)
     taken_back: dict[str, tuple[int, int]] = field(default_factory=dict)  # recalls and opens counted since
     edges: dict[tuple[str, str, str], links.Edge] = field(default_factory=dict)  # edges changed since, as they were
+    later_edges: set[str] = field(default_factory=set)  # the streams of edges made after the moment
     positions: dict[str, int] = field(default_factory=dict)  # where each of `rows` began in the log
-    hidden_folded: int = 0  # of `hidden`, those folded to find they did not show (the rest begun after the cut)
     same_text: set[str] = field(default_factory=set)  # rows whose text is still what it was: live vectors hold
     passages: dict[str, list[tuple[np.ndarray, bool]]] = field(default_factory=dict)  # cached vectors of `rows`
 
-    @property
-    def changed(self) -> set[str]:
-        return self.hidden | self.rows.keys()
+    changed: set[str] = field(default_factory=set)  # `hidden` and `rows`: what the live answers must leave out
 
     @property
     def begun_changed(self) -> int:
         """At most how many memories begun by the cut the live indexes show otherwise than they were."""
-        return len(self.rows) + self.hidden_folded
+        return len(self.rows) + len(self.hidden)
+
+    def begun(self, reads: "RecallReads", ids: Sequence[str]) -> set[str]:
+        """Those of these ids the live indexes may answer for: memories begun by the cut, or changed since."""
+        return {key for key, (_, position) in reads.written(ids).items() if position <= self.cut} | (
+            self.rows.keys() & set(ids))
 
     @classmethod
     def of(cls, store: EventStore, vectors: VectorIndex | None, model_id: str, readable: tuple[str, ...],
            at: int) -> "Past":
         past = cls(at, store.cut(at))
-        for stream_id, touches in _by_stream(store.touches("memory-", past.cut)).items():
+        # Memories begun after the moment are left to the searches (`Filters.born_by`) and to `begun`: a look far
+        # back would otherwise name most of the brain.
+        for stream_id, events in _by_stream(store.touches("memory-", past.cut, at)).items():
             memory_id = stream_id.removeprefix("memory-")
-            later = [t for t in touches if t.at > at]
-            since = touches[touches.index(later[0]):] if later else []
-            begun_after = touches[0].version == 1
-            if begun_after and len(since) == len(touches):  # begun after the moment
-                past.hidden.add(memory_id)
-            elif not since and not begun_after:
+            later = next((n for n, t in enumerate(events) if t.at > at), len(events))
+            since, begun_after = events[later:], events[0].version == 1
+            if not since and not begun_after:
                 continue  # every later event was stored by the moment: the live row is then's
-            elif not begun_after and all(t.type in SIGNALS for t in since):
+            if not begun_after and all(t.type in SIGNALS for t in since):
                 past.taken_back[memory_id] = (sum(t.type == "MemoryRecalled" for t in since),
                                               sum(t.type == "MemoryOpened" for t in since))
-            else:
+            else:  # changed since, or begun after the cut though by the moment: as it was
                 past._fold(store, memory_id, readable)
-        for stream_id in _by_stream(store.touches("link-", past.cut)):
+        past.later_edges = set(store.begun_after("link-", past.cut, at))
+        for stream_id in _by_stream(store.touches("link-", past.cut, at)):
             history = store.read_stream(stream_id)
             first = history[0].event
             if isinstance(first, links.LinkCreated):
@@ -111,6 +114,7 @@ class Past:
                 past.edges[(edge.source_id, edge.target_id, edge.type)] = edge
         if vectors is not None:
             past._load_passages(vectors, model_id)
+        past.changed = past.hidden | past.rows.keys()
         return past
 
     def _fold(self, store: EventStore, memory_id: str, readable: tuple[str, ...]) -> None:
@@ -125,7 +129,6 @@ class Past:
                 self.same_text.add(memory_id)
         else:
             self.hidden.add(memory_id)
-            self.hidden_folded += 1
 
     def _load_passages(self, vectors: VectorIndex, model_id: str) -> None:
         chunks = {key: [(text_hash(c.text), c.is_update) for c in chunk_memory(row.content)]
@@ -157,6 +160,12 @@ class Past:
                 and (filters.after is None or row.created_at >= filters.after)
                 and (filters.before is None or row.created_at <= filters.before)
                 and (filters.actor is None or row.actor == filters.actor))
+
+    def edge_changed(self, one: str, other: str, link_type: str) -> bool:
+        """Whether the edge between these memories (stored in either direction) is not as live shows it."""
+        return any((source, target, link_type) in self.edges
+                   or links.edge_stream(source, target, link_type) in self.later_edges
+                   for source, target in ((one, other), (other, one)))
 
     def scope(self, filters: Filters) -> Filters:
         return replace(filters, born_by=self.cut)
@@ -196,6 +205,7 @@ class PastReads:
         live = self.live.neighbours(entries, reach + min(len(past.changed), 4 * reach), window_ms)
         kept = {key for near in live.values() for key, _ in near if key not in past.changed}
         order = self.live.written([*kept, *(e.id for e in entries if e.id not in past.rows)])
+        kept = {key for key in kept if key in order and order[key][1] <= past.cut}  # begun by then
         order.update({key: (row.created_at, past.positions[key]) for key, row in past.rows.items()})
         found: dict[str, list[tuple[str, int]]] = {}
         for seed in entries:
@@ -220,11 +230,12 @@ class PastReads:
         found = []
         live = self.live.connections(entry_id, workspaces, link_type, 4 * limit + len(past.edges), superseded,
                                      deprecated=True)
+        begun = past.begun(self.live, [c.entry.id for c in live])
+        live = [c for c in live if c.entry.id in begun]
         unchanged = {c.entry.id: past.row(c.entry) for c in live if c.entry.id not in past.changed}
         for c in live:
             other = c.entry.id
-            if other not in past.hidden and (entry_id, other, c.type) not in past.edges \
-                    and (other, entry_id, c.type) not in past.edges:
+            if other not in past.hidden and not past.edge_changed(entry_id, other, c.type):
                 found.append(replace(c, entry=past.rows.get(other) or unchanged[other]))
         for edge in past.edges.values():
             if not edge.exists or entry_id not in (edge.source_id, edge.target_id) or link_type not in (None, edge.type):
@@ -255,13 +266,16 @@ class PastVectors:
     """The vector reads recall makes, at the moment: live vectors for what has not changed, cached ones for what
     has, as its text was."""
 
-    def __init__(self, live: VectorIndex, past: Past) -> None:
+    def __init__(self, live: VectorIndex, past: Past, reads: RecallReads) -> None:
         self.live = live
         self.past = past
+        self.reads = reads
 
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
         past = self.past
-        hits = [h for h in self.live.search(query, past.scope(filters), limit) if h.entry_id not in past.changed]
+        hits = self.live.search(query, past.scope(filters), limit)
+        begun = past.begun(self.reads, [h.entry_id for h in hits])  # passages stored before they had a position
+        hits = [h for h in hits if h.entry_id in begun and h.entry_id not in past.changed]
         admitted = [key for key, row in past.rows.items() if past.admits(row, filters)]
         hits += self.scores_for(query, admitted).values()
         return sorted(hits, key=lambda h: -h.score)[:limit]
@@ -296,7 +310,7 @@ def past_recall(live: RecallService, past: Past) -> RecallService:
     """The live recall service, reading the brain as it was at `past.at`, with that moment as now."""
     service = copy.copy(live)
     service.read_model = PastReads(live.read_model, past)
-    service.vectors = PastVectors(live.vectors, past) if live.vectors is not None else None
+    service.vectors = PastVectors(live.vectors, past, live.read_model) if live.vectors is not None else None
     service.clock = PastClock(past.at)
     return service
 

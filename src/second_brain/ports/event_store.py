@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..domain.events import Envelope
 
@@ -30,9 +30,9 @@ class EventMatch:
 EVERY = EventMatch()  # no condition: every event
 
 
-@dataclass(frozen=True)
-class Touch:
-    """An event without its data: enough to tell which streams changed after a moment, and how."""
+class Touch(NamedTuple):
+    """An event without its data: enough to tell which streams changed after a moment, and how (a tuple: a
+    look back over a large brain reads hundreds of thousands)."""
 
     stream_id: str
     version: int
@@ -63,9 +63,13 @@ class EventStore(Protocol):
         """A log position after which every event was stored later than `at` (Unix ms); the lowest the store can
         tell cheaply, so a walk back to `at` can start there."""
 
-    def touches(self, prefix: str, after: int) -> list[Touch]:
-        """The events of streams whose id begins with `prefix`, at positions above `after`, without their data,
-        in log order."""
+    def begun_after(self, prefix: str, after: int, at: int) -> list[str]:
+        """The streams whose id begins with `prefix` and whose first event lies above position `after` and was
+        stored after `at`."""
+
+    def touches(self, prefix: str, after: int, at: int) -> list[Touch]:
+        """The events above position `after` of the streams whose id begins with `prefix`, but for those begun
+        after `at`: without their data, in log order."""
 
     def head(self) -> int:
         """The global position of the last appended event (0 for an empty log)."""

@@ -1,10 +1,11 @@
-"""Checks every event store makes before it writes, whatever its backend."""
+"""What every event store shares, whatever its backend: the checks before it writes, and `changes` from events."""
 
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope
+from ...ports.event_store import Touch
 
 
 def expected_versions(events: Sequence[Envelope]) -> dict[str, int]:
@@ -30,3 +31,15 @@ def check_expected_versions(events: Sequence[Envelope], current: Mapping[str, in
                 f"stream {stream_id} is at version {current.get(stream_id, 0)}, expected {version}",
                 stream_id=stream_id,
             )
+
+
+
+def begun_after(touches: list[Touch], at: int) -> list[str]:
+    """`EventStore.begun_after`, from every event above the position."""
+    return sorted({t.stream_id for t in touches if t.version == 1 and t.at > at})
+
+
+def touched(touches: list[Touch], at: int) -> list[Touch]:
+    """`EventStore.touches`, from every event above the position."""
+    later = set(begun_after(touches, at))
+    return [t for t in touches if t.stream_id not in later]

@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ...domain.errors import ConcurrencyConflict, StoreUnavailable
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
 from ...ports.event_store import EVERY, EventMatch, Touch
-from .checks import expected_versions
+from .checks import begun_after, expected_versions, touched
 
 HEAD_STREAM = "$head"
 PART_PREFIX = "$part#"
@@ -231,7 +231,13 @@ class DynamoDBEventStore:
         ).get("Items", [])
         return int(items[0]["at"]["N"]) if items else 0
 
-    def touches(self, prefix: str, after: int) -> list[Touch]:
+    def begun_after(self, prefix: str, after: int, at: int) -> list[str]:
+        return begun_after(self._touches(prefix, after), at)
+
+    def touches(self, prefix: str, after: int, at: int) -> list[Touch]:
+        return touched(self._touches(prefix, after), at)
+
+    def _touches(self, prefix: str, after: int) -> list[Touch]:
         items = self._query(
             TableName=self.table, IndexName=LOG_INDEX,
             KeyConditionExpression="log = :log AND #p > :after", FilterExpression="begins_with(stream_id, :prefix)",

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ...domain.events import Envelope, Erased, is_tombstone
 from ...ports.event_store import EVERY, EventMatch, Touch
-from .checks import check_expected_versions
+from .checks import begun_after, check_expected_versions, touched
 
 Subscriber = Callable[[list[Envelope]], None]
 
@@ -63,7 +63,13 @@ class InMemoryEventStore:
         with self._lock:
             return max((e.position for e in self._log if e.at <= at), default=0)
 
-    def touches(self, prefix: str, after: int) -> list[Touch]:
+    def begun_after(self, prefix: str, after: int, at: int) -> list[str]:
+        return begun_after(self._touches(prefix, after), at)
+
+    def touches(self, prefix: str, after: int, at: int) -> list[Touch]:
+        return touched(self._touches(prefix, after), at)
+
+    def _touches(self, prefix: str, after: int) -> list[Touch]:
         with self._lock:
             return [Touch(e.stream_id, e.version, e.type, e.at, e.position)
                     for e in self._log[max(0, after):] if e.stream_id.startswith(prefix)]

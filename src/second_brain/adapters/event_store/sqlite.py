@@ -132,11 +132,19 @@ class SQLiteEventStore:
         row = self.db.connection().execute("SELECT MAX(position) FROM events WHERE at <= ?", (at,)).fetchone()
         return row[0] or 0
 
-    def touches(self, prefix: str, after: int) -> list[Touch]:
+    def begun_after(self, prefix: str, after: int, at: int) -> list[str]:
+        return [row[0] for row in self.db.connection().execute(
+            "SELECT stream_id FROM events WHERE position > ? AND version = 1 AND at > ? AND substr(stream_id, 1, ?) = ?",
+            (after, at, len(prefix), prefix))]
+
+    def touches(self, prefix: str, after: int, at: int) -> list[Touch]:
+        # A look far back finds most of the brain begun since: those streams are skipped, by their first event.
         rows = self.db.connection().execute(
-            "SELECT stream_id, version, type, at, position FROM events WHERE position > ?"
-            " AND substr(stream_id, 1, ?) = ? ORDER BY position", (after, len(prefix), prefix)).fetchall()
-        return [Touch(*row) for row in rows]
+            "SELECT e.stream_id, e.version, e.type, e.at, e.position FROM events e WHERE e.position > ?"
+            " AND substr(e.stream_id, 1, ?) = ? AND NOT EXISTS (SELECT 1 FROM events f WHERE f.stream_id = e.stream_id"
+            " AND f.version = 1 AND f.position > ? AND f.at > ?) ORDER BY e.position",
+            (after, len(prefix), prefix, after, at)).fetchall()
+        return list(map(Touch._make, rows))
 
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:

@@ -303,9 +303,11 @@ class SQLiteVectorIndex:
         if filters.any_tags:
             mask &= np.isin(self._rid[:size], tag_rids(conn, filters.any_tags))
         if filters.born_by is not None:
-            later = conn.execute("SELECT rid FROM entries WHERE position > ?", (filters.born_by,)).fetchall()
-            if later:
-                mask &= ~np.isin(self._rid[:size], np.fromiter((r[0] for r in later), dtype=np.int64))
+            # Rows enter `entries` as their memory's first event is projected, in log order, and never come back
+            # once deleted: rids rise with first positions, so the latest begun by then bounds them all.
+            last = conn.execute("SELECT rid FROM entries WHERE position <= ? ORDER BY position DESC LIMIT 1",
+                                (filters.born_by,)).fetchone()
+            mask &= self._rid[:size] <= (last[0] if last else 0)
         excluded = tag_rids(conn, text.NEVER_RECALLED)
         if len(excluded):
             mask &= ~np.isin(self._rid[:size], excluded)
