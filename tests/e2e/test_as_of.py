@@ -65,8 +65,11 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
         bad = api.get("/recall", params={"query": "office", "as_of": "last tuesday"})
         assert bad.status_code == 400 and bad.json() == {"ok": False, "error": bad.json()["error"]}
         assert bad.json()["error"].startswith("as_of must be")
-        counted = api.get("/timeline", params={"id": first["id"], "type": "recalled"}).json()["timeline"]
-        assert len(counted) == 1  # the live recall counted; the past ones are audits, not uses
+        deadline = time.monotonic() + 10  # a live recall is counted after its answer, in the background
+        while not (counted := api.get("/timeline", params={"id": first["id"], "type": "recalled"}).json()["timeline"]):
+            assert time.monotonic() < deadline, "the live recall was never counted"
+            time.sleep(0.05)
+        assert len(counted) == 1 and counted[0]["at"] > after  # the live recall; the past ones are audits, not uses
 
         gone = api.get("/entry", params={"id": secret, "as_of": str(then)})
         assert gone.status_code == 404 and gone.json() == {"ok": False, "error": f"No entry found with ID: {secret}"}
