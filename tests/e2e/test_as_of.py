@@ -61,6 +61,7 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
                                               "topK": 3, "full": "1"}).json()
         assert recalled["as_of"] == then and recalled["results"][0]["content"] == "The office moves to Lyon in May."
         assert "SECRET-4471" not in str(api.get("/recall", params={"query": "door code archive", "as_of": str(then)}).json())
+        live_recall = moment()  # a memory's recalls count once a day: a past recall counted would come first
         assert api.get("/recall", params={"query": "office Lyon"}).json()["results"][0]["content"].endswith("June.")
         bad = api.get("/recall", params={"query": "office", "as_of": "last tuesday"})
         assert bad.status_code == 400 and bad.json() == {"ok": False, "error": bad.json()["error"]}
@@ -69,7 +70,7 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
         while not (counted := api.get("/timeline", params={"id": first["id"], "type": "recalled"}).json()["timeline"]):
             assert time.monotonic() < deadline, "the live recall was never counted"
             time.sleep(0.05)
-        assert len(counted) == 1 and counted[0]["at"] > after  # the live recall; the past ones are audits, not uses
+        assert len(counted) == 1 and counted[0]["at"] > live_recall  # the live one; past recalls are audits, not uses
 
         gone = api.get("/entry", params={"id": secret, "as_of": str(then)})
         assert gone.status_code == 404 and gone.json() == {"ok": False, "error": f"No entry found with ID: {secret}"}
