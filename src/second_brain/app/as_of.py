@@ -29,7 +29,7 @@ from ..ports.vector_index import VectorIndex
 from .brain import Brain
 from .chat import insight as synthesise
 from .handling import Context
-from .links import MAX_CONNECTIONS
+from .links import MAX_CONNECTIONS, connection_view
 from .operations import clamp, entry_revisions, filters, identifier, recall_request, when_text
 from .past import Past, PastReads, past_recall, until, visible
 from .recall.pipeline import RecallReads
@@ -104,13 +104,7 @@ class TimeTravel:
         reads = PastReads(self.read_model, Past.of(self.store, None, "", readable, at))
         # Deprecated neighbours are left out, except the ones a memory superseded, as live.
         found = reads.connections(entry_id, readable, link_type, MAX_CONNECTIONS, superseded=True)
-        return [
-            {**{k: v for k, v in entry_view(c.entry, ctx.identity).items()
-                if k in ("id", "content", "tags", "source", "created_at")},
-             "type": c.type, "label": links.label(c.type), "weight": c.weight, "provenance": c.provenance,
-             "linkedAt": c.linked_at}
-            for c in found
-        ]
+        return [connection_view(c, ctx.identity) for c in found]
 
     def export(self, ctx: Context, at: int) -> dict[str, Any]:
         """GET /export as of `at`: every readable memory, edge and project as they were, in one walk of the log."""

@@ -8,9 +8,10 @@ import numpy as np
 from ..domain import links
 from ..domain.errors import InvalidInput, NotFound
 from ..domain.events import MemoryImported, memory_stream
+from ..domain.identity import Identity
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.read_model import EntryReads, EntryRow, Filters, GraphReads
+from ..ports.read_model import Connection, EntryReads, EntryRow, Filters, GraphReads
 from ..ports.vector_index import PendingEntry, VectorIndex
 from .handling import Context, envelopes, retrying
 from .handling import system as system_context
@@ -88,13 +89,7 @@ class LinkService:
         # Deprecated neighbours are left out, except the ones a memory superseded: that is the audit trail.
         found = self.read_model.connections(entry_id, ctx.identity.readable, link_type, MAX_CONNECTIONS,
                                             superseded=True)
-        return [
-            {**{k: v for k, v in entry_view(c.entry, ctx.identity).items()
-                if k in ("id", "content", "tags", "source", "created_at")},
-             "type": c.type, "label": links.label(c.type), "weight": c.weight, "provenance": c.provenance,
-             "linkedAt": c.linked_at}
-            for c in found
-        ]
+        return [connection_view(c, ctx.identity) for c in found]
 
     def _entry(self, ctx: Context, entry_id: str) -> EntryRow:
         row = self.read_model.get(entry_id, ctx.identity.readable)
@@ -117,3 +112,11 @@ class LinkService:
             return len(batch)
 
         return retrying(attempt)
+
+
+def connection_view(connection: Connection, identity: Identity) -> dict[str, Any]:
+    """A neighbour as /connections lists it: the memory's summary and the edge that reaches it."""
+    return {**{k: v for k, v in entry_view(connection.entry, identity).items()
+               if k in ("id", "content", "tags", "source", "created_at")},
+            "type": connection.type, "label": links.label(connection.type), "weight": connection.weight,
+            "provenance": connection.provenance, "linkedAt": connection.linked_at}
