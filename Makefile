@@ -29,10 +29,19 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python $(E5_JAR)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
 
+# The dashboard tests drive Debian's chromium headless through Playwright (browser downloads are not available):
+# installed from apt when missing, with sudo when not root.
+CHROMIUM := $(shell command -v chromium || echo /usr/bin/chromium)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || { $(SUDO) apt-get update -q && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
 run: $(VENV)/.installed
 	$(BIN)/brain serve --host 127.0.0.1 --port 8787 --data-dir $(DATA_DIR)
 
-test: $(VENV)/.installed-dev validate
+test: $(VENV)/.installed-dev validate | $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 # Domain, service and SQLite contract tests: no Java, no server processes (markers: see tests/conftest.py).

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Response
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers, MutableHeaders
@@ -25,6 +25,7 @@ from ..mcp import BearerGate, build_mcp, current_identity
 from . import (
     chat,
     config,
+    dashboard,
     digest,
     errors,
     extraction,
@@ -42,10 +43,6 @@ from . import (
 )
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
-SHELL = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Second Brain</title></head>
-<body><h1>Second Brain</h1><p>Version {version}. The API is served here; send a bearer token.</p></body></html>
-"""
 
 
 def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | None = None,
@@ -93,11 +90,8 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(insights.router)
     app.include_router(digest.router)
     app.include_router(timeline.router)
+    app.include_router(dashboard.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def shell() -> str:
-        return SHELL.format(version=__version__)
 
     app.add_middleware(RequestScope, foreground=brain.foreground)
     app.add_middleware(

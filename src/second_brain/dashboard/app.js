@@ -1,0 +1,416 @@
+// The dashboard's core: the API client, the router, the sign-in screen, keyboard shortcuts and the small helpers
+// every view uses. Each view is a module in views/ loaded when first visited, exporting
+// `default { title, render(main, params) }`; render fills `main` and may return a cleanup function.
+
+const TOKEN_KEY = "secondBrain.token";
+const THEME_KEY = "secondBrain.theme";
+
+// ---------------------------------------------------------------------------------------------------------------
+// API
+
+export class ApiError extends Error {
+  constructor(status, message, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export function token() {
+  return localStorage.getItem(TOKEN_KEY) || "";
+}
+
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, value);
+  }
+  const text = search.toString();
+  return text ? "?" + text : "";
+}
+
+/** The sentence an API error body carries: `error` as a string, or its message, else the HTTP status. */
+function sentence(status, body) {
+  const error = body && (body.error ?? body.message ?? body.detail);
+  if (typeof error === "string" && error) return error;
+  if (error && typeof error.message === "string") return error.message;
+  if (status === 0) return "The server could not be reached. Check your connection and try again.";
+  return `The server answered ${status} without saying why.`;
+}
+
+async function request(method, path, { params, body, raw, signal } = {}) {
+  const headers = { Authorization: "Bearer " + token() };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(path + query(params), {
+      method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, sentence(0));
+  }
+  if (response.status === 401) {
+    signedOut("Your token was refused: it is wrong, or it was revoked. Enter a valid token to go on.");
+    throw new ApiError(401, "Signed out");
+  }
+  if (raw && response.ok) return response;
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok || (data && data.ok === false && !data.duplicate)) {
+    throw new ApiError(response.status, sentence(response.status, data), data);
+  }
+  return data;
+}
+
+export const api = {
+  get: (path, params, options) => request("GET", path, { ...options, params }),
+  post: (path, body, params) => request("POST", path, { body: body ?? {}, params }),
+  patch: (path, body) => request("PATCH", path, { body }),
+  del: (path) => request("DELETE", path),
+  raw: (method, path, options) => request(method, path, { ...options, raw: true }),
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// DOM helpers
+
+/** h("a", {href, class, onclick}, child, ...): an element; strings become text nodes, null/false are skipped. */
+export function h(tag, attrs, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") element.addEventListener(key.slice(2), value);
+    else if (key === "class") element.className = value;
+    else if (key === "style") element.style.cssText = value; // CSSOM: the content security policy forbids style=""
+    else if (key === "dataset") Object.assign(element.dataset, value);
+    else if (key === "value" || (key in element && typeof value !== "string")) element[key] = value;
+    else element.setAttribute(key, value === true ? "" : value);
+  }
+  append(element, children);
+  return element;
+}
+
+function append(element, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : String(child));
+  }
+}
+
+export function clear(element, ...children) {
+  element.replaceChildren();
+  append(element, children);
+  return element;
+}
+
+/** A hash link to a view: link("recall", {q: "x"}) -> "#/recall?q=x". */
+export function link(view, params) {
+  return "#/" + (view || "") + query(params);
+}
+
+export function navigate(view, params) {
+  location.hash = link(view, params);
+}
+
+export function time(ms) {
+  if (ms === null || ms === undefined) return "";
+  return new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function ago(ms) {
+  const seconds = Math.round((Date.now() - ms) / 1000);
+  const units = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600],
+    ["minute", 60]];
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  for (const [unit, size] of units) {
+    if (Math.abs(seconds) >= size) return format.format(-Math.round(seconds / size), unit);
+  }
+  return "just now";
+}
+
+/** A date or datetime-local input's value as a local time ("2026-03-01" is local midnight, not UTC's). */
+export function localTime(value) {
+  return new Date(/T/.test(value) ? value : value + "T00:00");
+}
+
+/** <time> with the local date and time, and how long ago on hover. */
+export function when(ms) {
+  return h("time", { datetime: new Date(ms).toISOString(), title: ago(ms) }, time(ms));
+}
+
+/** Tags people read: bookkeeping (kind:, status:, volatility:) becomes plain words; the rest link to Memories. */
+export function tagList(tags) {
+  const plain = { "kind:episodic": "event", "kind:semantic": "fact", "kind:procedural": "how-to",
+    "status:deprecated": "deprecated", "status:active": null, "volatility:volatile": "may change soon",
+    "volatility:durable": "lasting" };
+  return h("ul", { class: "tags" }, (tags || []).map((tag) => {
+    if (tag in plain) return plain[tag] ? h("li", { class: "tag system" }, plain[tag]) : null;
+    return h("li", { class: "tag" }, h("a", { href: link("memories", { tag }) }, "#" + tag));
+  }));
+}
+
+export function workspaceName(workspace) {
+  return workspace === "personal" ? "personal" : workspace === "company" ? "company" : workspace;
+}
+
+/** The text with each query word marked: <mark> around case-insensitive matches of words of 2+ letters. */
+export function highlight(text, words) {
+  const terms = [...new Set((words || []).map((w) => w.toLowerCase()).filter((w) => w.length > 1))];
+  if (!terms.length) return [text];
+  const pattern = new RegExp("(" + terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")",
+    "gi");
+  return text.split(pattern).map((part, i) => (i % 2 ? h("mark", null, part) : part));
+}
+
+export function queryWords(q) {
+  return (q || "").split(/[^\p{L}\p{N}_.#-]+/u).filter(Boolean);
+}
+
+/** An error as a sentence in the view, with role=alert so screen readers hear it. */
+export function failure(error) {
+  if (error && error.name === "AbortError") return null;
+  return h("p", { class: "error", role: "alert" }, error && error.message ? error.message : String(error));
+}
+
+export function toast(message, kind = "info") {
+  const item = h("div", { class: "toast " + kind }, message);
+  document.getElementById("toasts").append(item);
+  setTimeout(() => item.remove(), kind === "error" ? 8000 : 4000);
+}
+
+/** Runs an action from a button: disables it while running, shows errors as a toast, returns the result. */
+export async function act(button, action) {
+  if (button) button.disabled = true;
+  try {
+    return await action();
+  } catch (error) {
+    if (error.status !== 401) toast(error.message, "error");
+    return undefined;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+export function heading(text, ...extra) {
+  return h("div", { class: "view-head" }, h("h1", { id: "view-title" }, text), ...extra);
+}
+
+/** A short memory card: content (highlighted), tags, where and when; the whole card opens the entry. */
+export function memoryCard(memory, { words, extra } = {}) {
+  return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: memory.id }) } },
+    h("p", { class: "content" },
+      h("a", { href: link("entry", { id: memory.id }) }, highlight(memory.content ?? memory.label ?? "", words))),
+    h("div", { class: "meta" }, tagList(memory.tags),
+      h("span", { class: "muted" }, workspaceName(memory.workspace || "personal")),
+      memory.created_at ? when(memory.created_at) : null, extra));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Signed-in state
+
+export const session = { me: null };
+
+function signedOut(message) {
+  localStorage.removeItem(TOKEN_KEY);
+  session.me = null;
+  showSignIn(message);
+}
+
+function showSignIn(message) {
+  document.getElementById("top").hidden = true;
+  document.getElementById("nav").hidden = true;
+  const main = document.getElementById("main");
+  const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "current-password",
+    required: true });
+  const status = h("p", { class: message ? "error" : "muted", role: message ? "alert" : null },
+    message || "Enter the bearer token of this brain. It is kept in this browser only.");
+  const form = h("form", { class: "signin card", onsubmit: async (event) => {
+    event.preventDefault();
+    localStorage.setItem(TOKEN_KEY, input.value.trim());
+    try {
+      await start();
+    } catch (error) {
+      if (error.status !== 401) clear(status, error.message);
+    }
+  } },
+  h("h1", { id: "view-title" }, "Sign in to Second Brain"), status,
+  h("label", { for: "token" }, "Token"), input, h("button", { type: "submit" }, "Sign in"));
+  clear(main, form);
+  input.focus();
+}
+
+const NAV = [
+  ["", "Home"], ["capture", "Capture"], ["recall", "Recall"], ["memories", "Memories"], ["graph", "Graph"],
+  ["projects", "Projects"], ["reminders", "Reminders"], ["team", "Team", "admin"], ["settings", "Settings"],
+  ["chat", "Chat"], ["backup", "Backup"],
+];
+
+async function start() {
+  const me = await api.get("/team/me");
+  session.me = me.me;
+  const nav = document.getElementById("nav");
+  clear(nav, h("ul", null, NAV.filter(([, , role]) => !role || session.me.role === "admin").map(([view, label]) =>
+    h("li", null, h("a", { href: link(view), dataset: { view } }, label)))));
+  nav.hidden = false;
+  document.getElementById("top").hidden = false;
+  await route();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Router
+
+const VIEWS = {
+  "": "home", capture: "capture", recall: "recall", memories: "memories", entry: "entry", graph: "graph",
+  projects: "projects", reminders: "reminders", team: "team", settings: "settings", chat: "chat", backup: "backup",
+};
+let cleanup = null;
+let routing = 0;
+
+function parseHash() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [view, search] = hash.split("?");
+  return { view: view || "", params: Object.fromEntries(new URLSearchParams(search || "")) };
+}
+
+async function route() {
+  if (!session.me) return;
+  const { view, params } = parseHash();
+  const name = VIEWS[view];
+  const main = document.getElementById("main");
+  const turn = ++routing;
+  if (cleanup) cleanup();
+  cleanup = null;
+  for (const a of document.querySelectorAll("#nav a")) {
+    const current = a.dataset.view === view || (view === "entry" && a.dataset.view === "memories");
+    if (current) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  if (!name) {
+    clear(main, heading("Not found"), h("p", null, "There is no such view. ", h("a", { href: "#/" }, "Go home")));
+    return;
+  }
+  try {
+    const module = await import(`./views/${name}.js`);
+    if (turn !== routing) return;
+    document.title = module.default.title + " · Second Brain";
+    // Each visit renders into its own element: a view still loading when the person moves on writes into a
+    // detached element, never over the next view.
+    const container = h("div", { class: "view", dataset: { view: name } });
+    clear(main, container);
+    const result = await module.default.render(container, params);
+    if (turn === routing && typeof result === "function") cleanup = result;
+  } catch (error) {
+    if (turn !== routing || error.status === 401) return;
+    clear(main, heading("Something went wrong"), failure(error));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Keyboard
+
+function typing(target) {
+  return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function move(step) {
+  const items = [...document.querySelectorAll("#main .item")];
+  if (!items.length) return;
+  const index = items.indexOf(document.activeElement.closest(".item"));
+  const next = items[Math.max(0, Math.min(items.length - 1, index < 0 ? 0 : index + step))];
+  for (const item of items) item.classList.toggle("selected", item === next);
+  next.focus();
+  next.scrollIntoView({ block: "nearest" });
+}
+
+let pendingG = false;
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey || !session.me) return;
+  const help = document.getElementById("help");
+  if (typing(event.target)) {
+    if (event.key === "Escape") event.target.blur();
+    return;
+  }
+  if (help.open) return;
+  const goto = { h: "", m: "memories", r: "reminders", p: "projects", s: "settings", g: "graph", c: "chat" };
+  if (pendingG) {
+    pendingG = false;
+    if (event.key in goto) {
+      event.preventDefault();
+      navigate(goto[event.key]);
+    }
+    return;
+  }
+  switch (event.key) {
+    case "/": {
+      event.preventDefault();
+      const input = document.querySelector("#main input[name=query]") || document.getElementById("search-input");
+      input.focus();
+      input.select();
+      break;
+    }
+    case "c":
+      event.preventDefault();
+      navigate("capture");
+      break;
+    case "j":
+      move(1);
+      break;
+    case "k":
+      move(-1);
+      break;
+    case "g":
+      pendingG = true;
+      break;
+    case "?":
+      help.showModal();
+      break;
+    case "Enter": {
+      const item = document.activeElement.closest && document.activeElement.closest(".item");
+      if (item && item.dataset.href && document.activeElement === item) location.hash = item.dataset.href;
+      break;
+    }
+    default:
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Theme and start
+
+function applyTheme(theme) {
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+
+function toggleTheme() {
+  const dark = document.documentElement.dataset.theme
+    ? document.documentElement.dataset.theme === "dark"
+    : matchMedia("(prefers-color-scheme: dark)").matches;
+  const theme = dark ? "light" : "dark";
+  localStorage.setItem(THEME_KEY, theme);
+  applyTheme(theme);
+}
+
+applyTheme(localStorage.getItem(THEME_KEY));
+document.getElementById("theme").addEventListener("click", toggleTheme);
+document.getElementById("keys").addEventListener("click", () => document.getElementById("help").showModal());
+document.getElementById("signout").addEventListener("click", () => signedOut(""));
+document.getElementById("search").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const q = document.getElementById("search-input").value.trim();
+  if (q) navigate("recall", { q });
+});
+document.addEventListener("keydown", onKey);
+window.addEventListener("hashchange", route);
+
+if (token()) {
+  start().catch((error) => {
+    if (error.status !== 401) showSignIn(error.message);
+  });
+} else {
+  showSignIn("");
+}

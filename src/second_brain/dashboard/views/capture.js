@@ -1,0 +1,92 @@
+// Capture: content, tags, project, workspace and a time anchor; the outcome is said plainly (stored, blocked as a
+// repeat, flagged as similar, merged, replaced, a contradiction resolved, kept as a draft) with links to the
+// memories it names.
+import { clear, api, failure, h, heading, link, session } from "../app.js";
+
+function entryLink(id, text) {
+  return h("a", { href: link("entry", { id }) }, text);
+}
+
+/** The sentence for one POST /capture answer. */
+export function outcome(result) {
+  if (result.duplicate) {
+    return h("div", { class: "card", role: "status" }, h("p", { class: "warn" },
+      `Not stored: it repeats a memory you already have (${result.score}% alike). `,
+      entryLink(result.matchId, "Open the original")));
+  }
+  const parts = [];
+  if (result.action === "merged") parts.push("Merged into an existing memory: ", entryLink(result.id, "open it"));
+  else if (result.action === "replaced") {
+    parts.push("Replaced an outdated memory with this one: ", entryLink(result.id, "open it"));
+  } else if (result.resolved_conflict) {
+    parts.push("Stored, and it resolved a contradiction: ", entryLink(result.resolved_conflict,
+      "the older memory"), " lost and no longer shows in recall. ", result.reason ? `(${result.reason}) ` : "",
+    entryLink(result.id, "Open the new memory"));
+  } else if (result.status === "draft") {
+    parts.push("Kept as a draft: it conflicts with ", entryLink(result.kept_canonical, "a canonical memory"),
+      ", which is protected. ", entryLink(result.id, "Open the draft"));
+  } else if (result.warning === "similar") {
+    parts.push("Stored, but a similar memory exists ", `(${result.score}% alike): `,
+      entryLink(result.matchId, "compare"), " · ", entryLink(result.id, "open the new one"));
+  } else {
+    parts.push("Stored. ", entryLink(result.id, "Open it"));
+  }
+  return h("div", { class: "card", role: "status" }, h("p", { class: "ok" }, parts),
+    result.tags ? h("p", { class: "muted" }, "Tags: ", result.tags.join(", ")) : null);
+}
+
+export default {
+  title: "Capture",
+  async render(main, params) {
+    const result = h("div", { id: "capture-result" });
+    const content = h("textarea", { id: "content", name: "content", required: true, value: params.text || "" });
+    const tags = h("input", { id: "tags", name: "tags", placeholder: "work, idea" });
+    const projects = h("datalist", { id: "project-list" });
+    const project = h("input", { id: "project", name: "project", list: "project-list", placeholder: "slug" });
+    const whenInput = h("input", { id: "when", name: "when", type: "datetime-local" });
+    const whenKind = h("select", { id: "when_kind", name: "when_kind" },
+      h("option", { value: "wake" }, "remind me (wake)"), h("option", { value: "due" }, "due"),
+      h("option", { value: "event" }, "event"));
+    const workspace = h("select", { id: "workspace", name: "workspace" },
+      h("option", { value: "" }, `default (${session.me.effective_default_share})`),
+      h("option", { value: "personal" }, "personal"), h("option", { value: "company" }, "company"));
+    const submit = h("button", { type: "submit" }, "Capture");
+    const form = h("form", { class: "stack", onsubmit: async (event) => {
+      event.preventDefault();
+      const body = { content: content.value, tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean),
+        source: "dashboard" };
+      if (project.value.trim()) body.project = project.value.trim();
+      if (workspace.value) body.workspace = workspace.value;
+      if (whenInput.value) {
+        body.when = whenInput.value;
+        body.when_kind = whenKind.value;
+      }
+      submit.disabled = true;
+      try {
+        const answer = await api.post("/capture", body);
+        clear(result, outcome(answer));
+        if (!answer.duplicate) form.reset();
+      } catch (error) {
+        clear(result, failure(error));
+      } finally {
+        submit.disabled = false;
+      }
+    } },
+    h("label", { for: "content" }, "What do you want to remember?"), content,
+    h("div", { class: "row" },
+      h("label", { for: "tags" }, "Tags (comma separated)", tags),
+      h("label", { for: "project" }, "Project", project, projects),
+      h("label", { for: "workspace" }, "Workspace", workspace)),
+    h("div", { class: "row" },
+      h("label", { for: "when" }, "When (optional)", whenInput),
+      h("label", { for: "when_kind" }, "Kind of time", whenKind)),
+    h("div", { class: "row" }, submit, h("span", { class: "muted" }, "Ctrl+Enter captures")));
+    content.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+    });
+    main.append(heading("Capture"), form, result);
+    content.focus();
+    api.get("/projects").then((answer) => clear(projects, ...answer.projects.map((p) =>
+      h("option", { value: p.id }, p.name)))).catch(() => {});
+  },
+};

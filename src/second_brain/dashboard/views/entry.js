@@ -1,0 +1,156 @@
+// One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
+// remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
+import { act, clear, api, failure, h, heading, link, localTime, navigate, tagList, time, toast, when, workspaceName }
+  from "../app.js";
+
+const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
+const STATUSES = ["canonical", "draft", "deprecated"];
+
+function statusOf(tags) {
+  const tag = (tags || []).find((t) => t.startsWith("status:"));
+  return tag ? tag.slice(7) : "active";
+}
+
+function timeline(entry) {
+  return h("ol", { class: "timeline", "aria-label": "Timeline" }, entry.timeline.map((event) =>
+    h("li", null, h("strong", null, event.event.replaceAll("_", " ")), " · ", event.actor_name || "someone",
+      " · ", when(event.created_at), " · ",
+      h("a", { href: link("entry", { id: entry.id, as_of: event.created_at }) }, "view as of this event"),
+      event.payload && Object.keys(event.payload).length
+        ? h("pre", null, JSON.stringify(event.payload, null, 1).replace(/^{\n|\n}$/g, "")) : null)));
+}
+
+function linkForm(entry, refresh) {
+  const search = h("input", { id: "link-search", type: "search", placeholder: "Find the memory to link" });
+  const type = h("select", { id: "link-type" }, TYPES.map((t) => h("option", { value: t }, t.replaceAll("_", " "))));
+  const found = h("div", { class: "list" });
+  const find = async () => {
+    if (!search.value.trim()) return;
+    try {
+      const answer = await api.get("/recall", { query: search.value, topK: 5 });
+      clear(found, ...answer.results.filter((r) => r.id !== entry.id).map((r) => {
+        const button = h("button", { type: "button", class: "secondary", onclick: () => act(button, async () => {
+          await api.post("/link", { source_id: entry.id, target_id: r.id, type: type.value });
+          toast("Linked.");
+          refresh();
+        }) }, "Link");
+        return h("div", { class: "card row" }, h("span", { style: "flex:1" }, r.content.slice(0, 140)), button);
+      }));
+      if (!found.children.length) found.append(h("p", { class: "muted" }, "Nothing found."));
+    } catch (error) {
+      clear(found, failure(error));
+    }
+  };
+  return h("form", { class: "stack", onsubmit: (event) => {
+    event.preventDefault();
+    find();
+  } }, h("div", { class: "row" }, h("label", { for: "link-search" }, "Link to", search),
+    h("label", { for: "link-type" }, "As", type), h("button", { type: "submit" }, "Find")), found);
+}
+
+function connections(entry, answer, past, refresh) {
+  if (!answer.connections.length) return h("p", { class: "muted" }, "No links.");
+  return h("div", { class: "list" }, answer.connections.map((c) => {
+    const unlink = past || c.provenance === "system" ? null : h("button", { type: "button", class: "secondary",
+      onclick: () => act(unlink, async () => {
+        await api.post("/unlink", { source_id: entry.id, target_id: c.id, type: c.type });
+        toast("Link removed.");
+        refresh();
+      }) }, "Remove link");
+    return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: c.id }) } },
+      h("div", { class: "meta" }, h("span", { class: "badge" }, c.label), h("span", { class: "muted" },
+        `${c.provenance}, weight ${c.weight}`), when(c.linkedAt)),
+      h("p", { class: "content" }, h("a", { href: link("entry", { id: c.id }) }, c.content)), unlink);
+  }));
+}
+
+function controls(entry, refresh) {
+  const status = statusOf(entry.tags);
+  const statusButtons = STATUSES.map((s) => {
+    const button = h("button", { type: "button", class: s === status ? "" : "secondary",
+      "aria-pressed": String(s === status), onclick: () => act(button, async () => {
+        await api.post("/status", { id: entry.id, status: s });
+        toast(`Marked ${s}.`);
+        refresh();
+      }) }, s);
+    return button;
+  });
+  const editor = h("textarea", { id: "edit-content", value: entry.content });
+  const tags = h("input", { id: "edit-tags", value: entry.tags.filter((t) => !t.includes(":")).join(", ") });
+  const save = h("button", { type: "submit" }, "Save");
+  const edit = h("details", null, h("summary", null, "Edit"), h("form", { class: "stack", onsubmit: (event) => {
+    event.preventDefault();
+    act(save, async () => {
+      const kept = entry.tags.filter((t) => t.includes(":"));
+      await api.post("/update", { id: entry.id, content: editor.value,
+        tags: [...tags.value.split(",").map((t) => t.trim()).filter(Boolean), ...kept] });
+      toast("Saved.");
+      refresh();
+    });
+  } }, h("label", { for: "edit-content" }, "Content"), editor, h("label", { for: "edit-tags" }, "Tags"), tags, save));
+  const addition = h("textarea", { id: "append-text" });
+  const add = h("button", { type: "submit" }, "Append");
+  const appendForm = h("details", null, h("summary", null, "Append an update"), h("form", { class: "stack",
+    onsubmit: (event) => {
+      event.preventDefault();
+      act(add, async () => {
+        await api.post("/append", { id: entry.id, addition: addition.value });
+        toast("Appended.");
+        refresh();
+      });
+    } }, h("label", { for: "append-text" }, "Update"), addition, add));
+  const share = entry.workspace === "personal" ? h("button", { type: "button", class: "secondary",
+    onclick: () => act(share, async () => {
+      await api.post("/share", { id: entry.id, workspace: "company" });
+      toast("Shared with the company.");
+      refresh();
+    }) }, "Share with the company") : null;
+  const forget = h("button", { type: "button", class: "danger", onclick: () => act(forget, async () => {
+    if (!confirm("Forget this memory for good? Its text is erased from the log and cannot be restored.")) return;
+    await api.post("/forget", { id: entry.id });
+    toast("Forgotten.");
+    navigate("memories");
+  }) }, "Forget");
+  return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Status"),
+    h("div", { class: "actions", role: "group", "aria-label": "Status" }, statusButtons), edit, appendForm,
+    h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
+}
+
+export default {
+  title: "Memory",
+  async render(main, params) {
+    if (!params.id) {
+      main.append(heading("Memory"), h("p", { class: "error", role: "alert" }, "No memory was named."));
+      return;
+    }
+    const past = params.as_of ? new Date(/^\d+$/.test(params.as_of) ? Number(params.as_of)
+      : localTime(params.as_of)) : null;
+    const asOf = past ? past.toISOString() : undefined;
+    const draw = async () => {
+      const [{ entry }, links] = await Promise.all([api.get("/entry", { id: params.id, as_of: asOf }),
+        api.get("/connections", { id: params.id, as_of: asOf })]);
+      const refresh = () => draw().catch((error) => main.append(failure(error)));
+      clear(main, 
+        heading("Memory", h("span", { class: "badge" }, statusOf(entry.tags)),
+          h("a", { href: link("graph", { seed: entry.id }) }, "Show in graph")),
+        past ? h("p", { class: "warn", role: "note" }, "As it stood on ", time(past.getTime()), ". ",
+          h("a", { href: link("entry", { id: entry.id }) }, "See it now")) : null,
+        h("article", { class: "card" }, h("p", { class: "content", style: "white-space:pre-wrap" }, entry.content),
+          h("div", { class: "meta" }, tagList(entry.tags), h("span", { class: "muted" },
+            workspaceName(entry.workspace)), entry.actor_name ? h("span", null, "by ", entry.actor_name) : null,
+          "created ", when(entry.created_at), entry.updated_at !== entry.created_at ? ["· updated ",
+            when(entry.updated_at)] : null),
+          h("p", { class: "muted" }, `Importance ${entry.importance_score} · recalled ${entry.recall_count} times · `,
+            `opened on ${entry.use_count ?? 0} days · `, entry.indexed ? "searchable by meaning"
+              : "not yet searchable by meaning",
+            entry.when_at ? ` · ${entry.when_kind} ${time(entry.when_at)}` : "")),
+        past || !entry.can_edit ? null : controls(entry, refresh),
+        h("section", { "aria-labelledby": "links-title" }, h("h2", { id: "links-title" }, "Links"),
+          connections(entry, links, past, refresh), past || !entry.can_edit ? null : linkForm(entry, refresh)),
+        h("section", { "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"),
+          timeline(entry)));
+    };
+    main.append(heading("Memory"), h("p", { class: "muted" }, "Loading…"));
+    await draw().catch((error) => clear(main, heading("Memory"), failure(error)));
+  },
+};

@@ -1,0 +1,93 @@
+// Recall: the query with its filters in the address (so a search can be bookmarked and the back button works),
+// scores, snippets with the query's words marked, truncated results expandable, and "as of" a past moment.
+import { clear, api, failure, h, heading, highlight, link, localTime, navigate, queryWords, tagList, when,
+  workspaceName } from "../app.js";
+
+const FILTERS = [
+  ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic", "procedural"]],
+  ["project", "Project", "text"], ["workspace", "Workspace", "select", ["", "personal", "company"]],
+  ["after", "After", "date"], ["before", "Before", "date"], ["hops", "Graph hops", "select", ["", "0", "1", "2", "3"]],
+  ["topK", "Results", "select", ["10", "5", "20"]], ["as_of", "As of", "datetime-local"],
+];
+
+function field([name, label, type, choices], value) {
+  const id = "recall-" + name;
+  const control = type === "select"
+    ? h("select", { id, name }, choices.map((c) => h("option", { value: c, selected: c === (value || "") },
+      c || "any")))
+    : h("input", { id, name, type, value: value || "" });
+  return h("label", { for: id }, label, control);
+}
+
+function result(item, words) {
+  const content = h("p", { class: "content" }, highlight(item.content, words));
+  const more = item.truncated ? h("button", { type: "button", class: "secondary", onclick: async () => {
+    more.disabled = true;
+    try {
+      const { entry } = await api.get("/entry", { id: item.id });
+      clear(content, ...highlight(entry.content, words));
+      more.remove();
+    } catch (error) {
+      more.replaceWith(failure(error));
+    }
+  } }, `Show all ${item.full_length} characters`) : null;
+  const via = item.hop ? h("span", { class: "badge" }, `${item.hop} hop${item.hop > 1 ? "s" : ""} via `,
+    item.via_type || "link", item.related_to ? [" from ", h("a", { href: link("entry", { id: item.related_to }) },
+      "a match")] : null) : null;
+  return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: item.id }) } },
+    h("div", { class: "meta" }, h("span", { class: "score", title: "Score relative to the best result" },
+      item.score.toFixed(0)), via, item.updated ? h("span", { class: "badge" }, "matched an update") : null),
+    content, more,
+    h("div", { class: "meta" }, tagList(item.tags), h("span", { class: "muted" }, workspaceName(item.workspace)),
+      item.actor_name ? h("span", { class: "muted" }, item.actor_name) : null, when(item.created_at),
+      h("a", { href: link("entry", { id: item.id }) }, "Open")));
+}
+
+export default {
+  title: "Recall",
+  async render(main, params) {
+    const input = h("input", { id: "recall-query", name: "query", type: "search", value: params.q || "",
+      placeholder: "What are you looking for?", autocomplete: "off" });
+    const form = h("form", { role: "search", onsubmit: (event) => {
+      event.preventDefault();
+      const data = Object.fromEntries(new FormData(form));
+      const next = { q: data.query.trim() };
+      for (const [name] of FILTERS) if (data[name]) next[name] = data[name];
+      if (next.topK === "10") delete next.topK;
+      navigate("recall", next);
+    } },
+    h("div", { class: "row" }, h("label", { for: "recall-query", class: "visually-hidden" }, "Query"), input,
+      h("button", { type: "submit" }, "Recall")),
+    h("details", { open: FILTERS.some(([name]) => params[name] && name !== "topK") },
+      h("summary", null, "Filters"), h("div", { class: "filters" }, FILTERS.map((f) => field(f, params[f[0]])))));
+    const results = h("div", { class: "list", "aria-live": "polite" });
+    main.append(heading("Recall"), form, results);
+    if (!params.q) {
+      input.focus();
+      results.append(h("p", { class: "muted" }, "Search by meaning and by exact words. Press / from anywhere."));
+      return;
+    }
+    results.append(h("p", { class: "muted" }, "Searching…"));
+    const query = { query: params.q, topK: params.topK || 10 };
+    for (const [name] of FILTERS) {
+      if (params[name] && name !== "topK") query[name] = params[name];
+    }
+    for (const name of ["after", "before"]) {
+      if (query[name]) query[name] = localTime(query[name]).getTime();
+    }
+    if (query.as_of) query.as_of = localTime(query.as_of).toISOString();
+    try {
+      const answer = await api.get("/recall", query);
+      const words = queryWords(answer.query_used || params.q);
+      clear(results, 
+        answer.as_of ? h("p", { class: "warn" }, "As the brain stood on ", when(answer.as_of), ".") : null,
+        answer.semantic_unavailable ? h("p", { class: "warn" },
+          "Matching by meaning is unavailable right now: these results match your words only.") : null,
+        answer.insight ? h("p", { class: "card" }, h("strong", null, "Insight: "), answer.insight) : null,
+        answer.results.length ? answer.results.map((item) => result(item, words))
+          : h("p", { class: "muted" }, "Nothing matched. Try other words, or fewer filters."));
+    } catch (error) {
+      clear(results, failure(error));
+    }
+  },
+};

@@ -1,0 +1,89 @@
+"""The dashboard in a real browser: Debian's chromium (Playwright cannot download browsers here) driven headless by
+Playwright for Python, against a real `brain serve`. Fixtures for the dashboard tests, an axe-core scan, and
+screenshots written to build/dashboard-screenshots/ (the README shows two of them)."""
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from .conftest import Server
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "dashboard-screenshots"
+TOKEN_KEY = "secondBrain.token"
+
+
+def chromium_path() -> str:
+    """The system chromium; `make test` installs Debian's package. Missing, the dashboard tests fail loudly."""
+    path = os.environ.get("BRAIN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        raise RuntimeError("chromium is not installed: run `make test` (it installs Debian's chromium) or "
+                           "`apt-get install chromium`, or set BRAIN_CHROMIUM to a Chromium binary")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+class Dashboard:
+    """A signed-in tab on one server, failing the test on any script error or console error."""
+
+    def __init__(self, page: Page, server: Server) -> None:
+        self.page = page
+        self.server = server
+        self.errors: list[str] = []
+        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+        # An API error the view shows as a sentence is also logged by the browser as a failed resource: not a fault.
+        page.on("console", lambda message: message.type == "error" and not message.text.startswith(
+            "Failed to load resource") and self.errors.append(message.text))
+
+    def open(self, view: str = "") -> Page:
+        self.page.goto(f"{self.server.url}/#/{view}")
+        expect(self.page.locator("#view-title")).to_be_visible()
+        return self.page
+
+    def sign_in(self, token: str | None = None) -> None:
+        self.page.goto(self.server.url + "/")
+        self.page.fill("#token", token or self.server.token or "")
+        self.page.get_by_role("button", name="Sign in").click()
+        expect(self.page.locator("#nav")).to_be_visible()
+
+    def screenshot(self, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def accessibility(self) -> list[dict]:
+        """axe-core's serious and critical violations on the current view (axe.min.js from axe-playwright-python)."""
+        import axe_playwright_python
+
+        source = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text()
+        self.page.evaluate(source)
+        result = self.page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
+                 "nodes": [n["html"][:200] for n in v["nodes"][:3]]}
+                for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+@pytest.fixture
+def dashboard(browser: Browser, server: Server) -> Iterator[Dashboard]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    board = Dashboard(page, server)
+    page.goto(server.url + "/")
+    page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', '{server.token}')")
+    page.reload()
+    expect(page.locator("#nav")).to_be_visible()
+    yield board
+    context.close()
+    assert not board.errors, board.errors

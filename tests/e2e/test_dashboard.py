@@ -1,0 +1,209 @@
+"""The dashboard's shell, sign-in, keyboard, and the Home, Capture, Recall, Memories and Memory views, in a real
+browser against a real server. The other views have their own files (test_dashboard_<view>.py)."""
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from .browser import Dashboard, browser, dashboard  # noqa: F401  (fixtures)
+from .conftest import Server
+
+
+def capture(api: httpx.Client, content: str, **fields) -> str:
+    answer = api.post("/capture", json={"content": content, **fields}).json()
+    assert answer["ok"], answer
+    return answer["id"]
+
+
+def test_the_shell_and_its_files_are_served_without_a_token_under_a_strict_policy(server: Server):
+    shell = httpx.get(server.url + "/")
+    assert shell.status_code == 200 and shell.headers["content-type"].startswith("text/html")
+    policy = shell.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert '<script type="module" src="/dashboard/app.js">' in shell.text
+    script = httpx.get(server.url + "/dashboard/app.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert httpx.get(server.url + "/dashboard/views/home.js").status_code == 200
+    unchanged = httpx.get(server.url + "/dashboard/app.js", headers={"If-None-Match": script.headers["etag"]})
+    assert unchanged.status_code == 304 and script.headers["cache-control"] == "no-cache"
+    for missing in ("/dashboard/nope.js", "/dashboard/../__init__.py", "/dashboard/%2e%2e/__init__.py",
+                    "/dashboard/__init__.py", "/dashboard/index.html"):
+        answer = httpx.get(server.url + missing)
+        assert answer.status_code == 404 and answer.json()["ok"] is False, missing
+
+
+def test_first_load_is_small(dashboard: Dashboard):
+    responses = []
+    page = dashboard.page.context.new_page()  # signed in: the context keeps the token
+    page.on("response", lambda response: responses.append(response))
+    page.goto(dashboard.server.url + "/")
+    expect(page.get_by_role("heading", name="Due (0 overdue, 0 in the next 48 hours)")).to_be_visible()
+    page.wait_for_load_state("networkidle")
+    sizes = {r.url: len(r.body()) for r in responses if r.ok}
+    assert sum(sizes.values()) <= 300_000, sizes
+    assert any(url.endswith("/brief") for url in sizes)
+
+
+def test_sign_in_keeps_the_token_and_a_refused_one_lands_on_a_clear_screen(browser, server: Server, api):  # noqa: F811
+    context = browser.new_context()
+    page = context.new_page()
+    board = Dashboard(page, server)
+    page.goto(server.url + "/")
+    expect(page.get_by_role("heading", name="Sign in to Second Brain")).to_be_visible()
+    page.fill("#token", "not-the-token")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("Your token was refused")
+    board.sign_in()
+    expect(page.get_by_role("heading", name="Home")).to_be_visible()
+    page.reload()  # the token is kept in localStorage
+    expect(page.get_by_role("heading", name="Home")).to_be_visible()
+
+    member = api.post("/team/members", json={"name": "Bob", "email": "bob@example.com", "role": "member"}).json()
+    page.evaluate("localStorage.clear()")
+    board.sign_in(member["token"])
+    expect(page.locator("#nav")).not_to_contain_text("Team")  # admins only
+    expect(page.get_by_role("heading", name=re.compile("^Due"))).to_be_visible()
+    api.post("/team/members/remove", json={"id": member["member"]["id"]}).raise_for_status()
+    page.click("#nav >> text=Memories")
+    expect(page.get_by_role("alert")).to_contain_text("wrong, or it was revoked")
+    expect(page.locator("#nav")).to_be_hidden()
+    assert page.evaluate("localStorage.getItem('secondBrain.token')") is None
+    context.close()
+    assert not board.errors, board.errors
+
+
+def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, api):
+    other = capture(api, "The staging cluster runs on three nodes in eu-west-1")
+    page = dashboard.open()
+    page.keyboard.press("c")
+    expect(page.get_by_role("heading", name="Capture")).to_be_visible()
+    page.fill("#content", "Deploy failed with ERR_TLS_90412 on staging")
+    page.fill("#tags", "ops, incident")
+    page.click("button:text-is('Capture')")
+    expect(page.locator("#capture-result")).to_contain_text("Stored.")
+    dashboard.screenshot("capture")
+
+    page.click("#nav >> text=Home")
+    expect(page.locator("#captured-title + .stat")).to_have_text("2")
+    expect(page.get_by_role("link", name="#incident")).to_be_visible()
+    dashboard.screenshot("home")
+
+    page.keyboard.press("/")
+    expect(page.locator("#search-input")).to_be_focused()
+    page.keyboard.type("ERR_TLS_90412")
+    page.keyboard.press("Enter")
+    result = page.locator("#main article").first
+    expect(result).to_contain_text("Deploy failed with ERR_TLS_90412 on staging")
+    expect(result.locator("mark")).to_have_text("ERR_TLS_90412")
+    dashboard.screenshot("recall")
+
+    result.get_by_role("link", name="Open").click()
+    expect(page.get_by_role("heading", name="Memory")).to_be_visible()
+    timeline = page.get_by_role("list", name="Timeline")
+    expect(timeline.locator("li").first).to_contain_text("created · Owner")
+
+    page.fill("#link-search", "staging cluster nodes")
+    page.click("button:text-is('Find')")
+    page.locator(".card", has_text="three nodes").get_by_role("button", name="Link").click()
+    expect(page.locator("#links-title + .list")).to_contain_text("The staging cluster runs on three nodes")
+    dashboard.screenshot("entry")
+    connections = api.get("/connections", params={"id": page.url.split("id=")[1]}).json()["connections"]
+    assert [(c["id"], c["provenance"]) for c in connections if c["provenance"] == "explicit"] == [(other, "explicit")]
+
+
+def test_capture_says_when_a_note_was_blocked_as_a_repeat(dashboard: Dashboard, api):
+    original = capture(api, "Our office wifi password rotates every Monday")
+    page = dashboard.open("capture")
+    page.fill("#content", "Our office wifi password rotates every Monday")
+    page.click("button:text-is('Capture')")
+    outcome = page.locator("#capture-result")
+    expect(outcome).to_contain_text("Not stored: it repeats a memory you already have")
+    outcome.get_by_role("link", name="Open the original").click()
+    expect(page).to_have_url(re.compile(f"entry\\?id={original}$"))
+    assert api.get("/count").json() == {"count": 1}
+
+
+def test_recall_expands_a_long_result_and_travels_back_in_time(dashboard: Dashboard, api):
+    long_note = "Release checklist for the mobile app. " + "Run the smoke tests on every device. " * 120  # past the 4,000 a strong match keeps
+    capture(api, long_note)
+    page = dashboard.open("recall?q=release%20checklist")
+    result = page.locator("#main article").first
+    expect(result.get_by_role("button", name=re.compile("Show all"))).to_be_visible()
+    result.get_by_role("button", name=re.compile("Show all")).click()
+    expect(result.locator(".content")).to_have_text(long_note.strip())
+
+    page.get_by_text("Filters").click()
+    page.fill("#recall-as_of", "2020-01-01T00:00")
+    page.click("button:text-is('Recall')")
+    expect(page.get_by_text("As the brain stood on")).to_be_visible()
+    expect(page.get_by_text("Nothing matched")).to_be_visible()
+
+
+def test_the_list_pages_by_time_and_moves_with_the_keyboard(dashboard: Dashboard, api):
+    for n in range(30):
+        capture(api, f"Numbered note {n:02d} about nothing in particular")
+    page = dashboard.open("memories")
+    items = page.locator("#main article.item")
+    expect(items).to_have_count(25)
+    expect(items.first).to_contain_text("Numbered note 29")
+    page.get_by_role("link", name="Older →").click()
+    expect(items).to_have_count(5)
+    expect(items.last).to_contain_text("Numbered note 00")
+    page.get_by_role("link", name="← Newest").click()
+    expect(items.first).to_contain_text("Numbered note 29")
+
+    page.keyboard.press("j")
+    page.keyboard.press("j")  # one step each: the views share the shell's single instance of app.js
+    expect(items.nth(1)).to_be_focused()
+    page.keyboard.press("k")
+    expect(items.nth(0)).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Memory")).to_be_visible()
+    expect(page.locator("main")).to_contain_text("Numbered note 29")
+
+    page.keyboard.press("?")
+    expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_be_hidden()
+
+
+def test_an_api_error_is_a_sentence_on_the_page(dashboard: Dashboard):
+    page = dashboard.open("memories?project=no-such-project")
+    expect(page.get_by_role("alert")).to_contain_text("no-such-project")
+    page = dashboard.open("entry?id=00000000-0000-4000-8000-000000000000")
+    expect(page.get_by_role("alert")).to_have_text("No entry found with ID: 00000000-0000-4000-8000-000000000000")
+
+
+def test_the_memory_view_shows_it_as_of_a_timeline_event(dashboard: Dashboard, api):
+    memory = capture(api, "The launch is planned for March")
+    api.post("/update", json={"id": memory, "content": "The launch moved to April"}).raise_for_status()
+    page = dashboard.open(f"entry?id={memory}")
+    expect(page.locator("main article").first).to_contain_text("The launch moved to April")
+    page.get_by_role("list", name="Timeline").locator("li", has_text="created").get_by_role(
+        "link", name="view as of this event").click()
+    expect(page.get_by_role("note")).to_contain_text("As it stood on")
+    expect(page.locator("main article").first).to_contain_text("The launch is planned for March")
+    expect(page.get_by_role("button", name="Forget")).to_have_count(0)  # the past is read-only
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_core_views_have_no_serious_accessibility_violations(dashboard: Dashboard, api, scheme):
+    memory = capture(api, "Accessibility matters: every control has a name #a11y", when="2030-01-01",
+                     when_kind="due")
+    dashboard.page.emulate_media(color_scheme=scheme)
+    for view in ("", "capture", "recall?q=accessibility", "memories", f"entry?id={memory}"):
+        page = dashboard.open(view)
+        page.wait_for_load_state("networkidle")
+        assert dashboard.accessibility() == [], (view, scheme)
+    dashboard.page.set_viewport_size({"width": 390, "height": 800})
+    for view in ("", "recall?q=accessibility", f"entry?id={memory}"):
+        page = dashboard.open(view)
+        page.wait_for_load_state("networkidle")
+        assert dashboard.accessibility() == [], (view, scheme, "phone")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 400, (view, "scrolls sideways")
+    dashboard.page.evaluate("localStorage.clear()")
+    dashboard.page.reload()
+    expect(dashboard.page.get_by_role("heading", name="Sign in to Second Brain")).to_be_visible()
+    assert dashboard.accessibility() == []
