@@ -544,6 +544,9 @@ def test_backups_past_the_payload_limit_go_through_a_private_expiring_bucket(tem
     bucket = template["Resources"]["TransferBucket"]["Properties"]
     assert all(bucket["PublicAccessBlockConfiguration"].values())
     assert [r["ExpirationInDays"] for r in bucket["LifecycleConfiguration"]["Rules"]] == [1]
+    # the dashboard downloads and uploads through the presigned URLs from the browser, which needs CORS
+    [cors] = bucket["CorsConfiguration"]["CorsRules"]
+    assert set(cors["AllowedMethods"]) == {"GET", "PUT"} and cors["AllowedHeaders"] == ["content-type"]
     functions = _functions(template)
     assert functions["ApiFunction"]["Environment"]["Variables"]["BRAIN_TRANSFER_BUCKET"] == {"Ref": "TransferBucket"}
     for name in functions:

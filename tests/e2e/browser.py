@@ -25,8 +25,9 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One chromium per test module: Playwright's sync API is stopped before other modules run their event loops."""
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         yield browser

@@ -104,3 +104,8 @@ def server(tmp_path) -> Iterator[Server]:
 def api(server) -> Iterator[httpx.Client]:
     with server.client() as client:
         yield client
+
+
+# The dashboard's browser fixtures, defined once for every e2e module (a session fixture imported into each test
+# module would start one Playwright per module in the same process).
+from .browser import browser, dashboard  # noqa: E402, F401

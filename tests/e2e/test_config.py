@@ -21,6 +21,13 @@ def test_every_setting_is_listed_with_its_default(api):
                        "RECENCY_FLOOR_VOLATILE": 0.15, "DEFAULT_HOPS": 0, "RECALL_OUTPUT_BUDGET": 12000,
                        "DUPLICATE_BLOCK_THRESHOLD": 0.97, "DUPLICATE_FLAG_THRESHOLD": 0.9, "TIMEZONE": "UTC"}.items():
         assert view["defaults"][key] == value, key
+    # What a form needs: every setting described, with its range or choices and its value's type.
+    assert set(view["settings"]) == set(view["defaults"])
+    assert view["settings"]["MMR_LAMBDA"] == {"description": "Relevance against diversity in the diversity pass.",
+                                              "min": 0.0, "max": 1.0, "choices": [], "type": "number"}
+    assert view["settings"]["RERANK_MODE"]["choices"] == ["auto", "on", "off"]
+    assert view["settings"]["DEFAULT_HOPS"]["type"] == "integer"
+    assert view["settings"]["TIMEZONE"]["min"] is None and view["settings"]["TIMEZONE"]["type"] == "string"
 
 
 def test_a_patch_is_checked_whole_and_nothing_is_half_written(api):

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from .browser import Dashboard, browser, dashboard  # noqa: F401  (fixtures)
+from .browser import Dashboard
 from .conftest import Server
 
 

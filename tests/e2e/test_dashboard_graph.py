@@ -4,7 +4,6 @@ import re
 
 from playwright.sync_api import expect
 
-from .browser import browser, dashboard  # noqa: F401
 
 
 def capture(client, content: str, **extra) -> str:

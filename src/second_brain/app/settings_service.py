@@ -37,6 +37,11 @@ class Setting:
     choices: tuple[str, ...] = ()
     field: str = ""  # the RecallConfig or DuplicateConfig field it sets, if any
 
+    def describe(self) -> dict[str, Any]:
+        """What a form needs to edit it: the description, the range or choices, and the JSON type of its value."""
+        return {"description": self.description, "min": self.low, "max": self.high, "choices": list(self.choices),
+                "type": _json_type(type(self.default))}
+
     def check(self, value: Any) -> Any:
         """The value if valid for this setting, else InvalidInput naming the setting."""
         kind = type(self.default)
@@ -144,7 +149,8 @@ class SettingsService:
     def view(self) -> dict[str, Any]:
         overrides, ignored = self._fold()
         return {"ok": True, "config": {**self.defaults, **overrides}, "overrides": overrides,
-                "defaults": dict(self.defaults), "ignored": [asdict(i) for i in sorted(ignored, key=lambda i: i.key)]}
+                "defaults": dict(self.defaults), "ignored": [asdict(i) for i in sorted(ignored, key=lambda i: i.key)],
+                "settings": {s.key: s.describe() for s in SETTINGS}}
 
     def _fold(self) -> tuple[dict[str, Any], list[Ignored]]:
         stored: dict[str, Any] = {}
@@ -260,3 +266,7 @@ def _admin(ctx: Context) -> None:
 
 def _kind_name(kind: type) -> str:
     return {int: "an integer", float: "a number", str: "a string"}[kind]
+
+
+def _json_type(kind: type) -> str:
+    return {int: "integer", float: "number", str: "string"}[kind]

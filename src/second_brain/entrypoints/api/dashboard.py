@@ -1,6 +1,6 @@
 """The dashboard: its shell at GET / (no token: the page asks for one and keeps it in localStorage) and its static
 files at /dashboard/…, read from the package so the same files serve locally and on Lambda. Nothing is fetched
-from elsewhere: the content security policy allows this origin only."""
+from elsewhere: the content security policy allows scripts and styles from this origin only."""
 
 import hashlib
 from functools import cache
@@ -14,8 +14,10 @@ router = APIRouter(include_in_schema=False)
 ROOT = files("second_brain") / "dashboard"
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
          ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
-POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-          "worker-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+# connect-src: on AWS a large export redirects to, and a large import is PUT to, a presigned S3 URL.
+POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+          "connect-src 'self' https://*.amazonaws.com; worker-src 'self'; base-uri 'none'; form-action 'self'; "
+          "frame-ancestors 'none'")
 HEADERS = {"Content-Security-Policy": POLICY, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 

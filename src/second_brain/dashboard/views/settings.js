@@ -1,0 +1,198 @@
+// Settings: every runtime setting (GET /config) with its effective value, its default and whether it was changed,
+// grouped by what it steers. Admins edit with the control the setting's range or choices call for, save one or all
+// changes at once (PATCH /config: the API refuses a whole patch with a sentence naming the setting, shown next to
+// the form) and reset one (DELETE /config/{key}); members see the values read-only. Stored overrides that no
+// longer apply are listed with the reason.
+import { api, clear, failure, h, heading, session } from "../app.js";
+
+const GROUPS = [
+  ["ranking", "Recall ranking", "How recall finds and orders memories.", [
+    "RERANK_MODE", "RERANK_AMBIGUITY_MARGIN", "RERANK_TIMEOUT_MS", "KEYWORD_CANDIDATE_LIMIT",
+    "SUBSTRING_MATCH_WEIGHT", "QUERY_SATURATION_FRACTION", "MAX_QUERY_TERMS", "KEYWORD_WEIGHT", "DENSE_WEIGHT",
+    "MMR_LAMBDA", "RECENCY_FLOOR", "RECENCY_FLOOR_DURABLE", "RECENCY_FLOOR_VOLATILE",
+    "CONTRADICTION_IMPORTANCE_STEP", "TAG_BOOST_STEP", "TAG_BOOST_MAX", "RELEVANCE_FLOOR", "GRAPH_HOP_DECAY",
+    "DEFAULT_HOPS"]],
+  ["output", "Recall output", "How much of each result recall shows.", [
+    "SNIPPET_MAX_CHARS", "FULL_MATCH_MAX_CHARS", "RECALL_FULL_MATCHES", "STRONG_MATCH_RATIO",
+    "RECALL_OUTPUT_BUDGET"]],
+  ["duplicates", "Duplicates and contradictions", "When a new note counts as a repeat, or is checked against "
+    + "what you already know.", ["DUPLICATE_BLOCK_THRESHOLD", "DUPLICATE_FLAG_THRESHOLD",
+    "CANDIDATE_SCORE_THRESHOLD"]],
+  ["place", "Time zone and team", "Dates without a time zone, and where captures land.", [
+    "TIMEZONE", "TEAM_DEFAULT_SHARE"]],
+];
+
+function shown(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function same(a, b) {
+  return typeof a === "number" && typeof b === "number" ? Math.abs(a - b) < 1e-12 : a === b;
+}
+
+function zones() {
+  try {
+    return Intl.supportedValuesOf("timeZone");
+  } catch {
+    return [];
+  }
+}
+
+/** The control for one setting: a select for choices, a number input within the range, text otherwise. */
+function control(key, meta, value) {
+  const id = "setting-" + key;
+  const described = `${id}-about`;
+  if (meta.choices && meta.choices.length) {
+    return h("select", { id, name: key, "aria-describedby": described },
+      meta.choices.map((choice) => h("option", { value: choice, selected: choice === value }, choice)));
+  }
+  if (meta.type === "integer" || meta.type === "number") {
+    return h("input", { id, name: key, type: "number", inputmode: meta.type === "integer" ? "numeric" : "decimal",
+      min: meta.min ?? undefined, max: meta.max ?? undefined, step: meta.type === "integer" ? "1" : "0.01",
+      value: String(value), "aria-describedby": described });
+  }
+  return h("input", { id, name: key, type: "text", value: String(value ?? ""), autocomplete: "off",
+    spellcheck: "false", list: key === "TIMEZONE" ? "setting-zones" : undefined, "aria-describedby": described });
+}
+
+/** What the control holds, typed as the setting's value; what cannot be read as a number is sent as typed so the
+ * API answers with its sentence. */
+function read(input, meta) {
+  if (meta.type === "integer" || meta.type === "number") {
+    const text = input.value.trim();
+    const number = Number(text);
+    return text !== "" && Number.isFinite(number) ? number : input.value;
+  }
+  return input.value;
+}
+
+export default {
+  title: "Settings",
+  async render(main) {
+    const admin = session.me && session.me.role === "admin";
+    const head = heading("Settings");
+    main.append(head, h("p", { class: "muted" }, "Loading the settings…"));
+    let view;
+    try {
+      view = await api.get("/config");
+    } catch (error) {
+      clear(main, head, failure(error));
+      return;
+    }
+    const status = h("div", { class: "settings-status", id: "settings-status" });
+    const controls = new Map();
+
+    const say = (error) => clear(status, failure(error));
+    const changes = () => {
+      const changed = {};
+      for (const [key, { input, meta }] of controls) {
+        const value = read(input, meta);
+        if (!same(value, view.config[key])) changed[key] = value;
+      }
+      return changed;
+    };
+    const refocus = (id) => { // the form is drawn afresh: keep the keyboard where it was
+      const target = document.getElementById(id);
+      if (target) target.focus();
+    };
+    const reload = async () => {
+      view = await api.get("/config");
+      draw();
+    };
+    const save = async (button, values) => {
+      const keys = Object.keys(values);
+      if (!keys.length) {
+        clear(status, h("p", { class: "muted" }, "Nothing changed."));
+        return;
+      }
+      button.disabled = true;
+      try {
+        await api.patch("/config", values);
+        await reload();
+        refocus(keys.length === 1 ? "setting-" + keys[0] : "settings-save");
+        clear(status, h("p", { class: "ok", role: "status" }, `Saved: ${keys.join(", ")}.`));
+      } catch (error) {
+        say(error);
+      } finally {
+        button.disabled = false;
+      }
+    };
+    const reset = async (button, key) => {
+      button.disabled = true;
+      try {
+        await api.del("/config/" + encodeURIComponent(key));
+        await reload();
+        refocus("setting-" + key);
+        clear(status, h("p", { class: "ok", role: "status" }, `${key} is back to its default.`));
+      } catch (error) {
+        say(error);
+      } finally {
+        button.disabled = false;
+      }
+    };
+
+    const row = (key) => {
+      const meta = (view.settings && view.settings[key]) || { description: "", choices: [],
+        type: typeof view.config[key] === "string" ? "string" : "number" };
+      const value = view.config[key];
+      const changed = key in view.overrides;
+      const id = "setting-" + key;
+      const range = meta.min !== null && meta.min !== undefined ? `${meta.min} to ${meta.max}`
+        : meta.choices && meta.choices.length ? meta.choices.join(", ") : null;
+      const about = h("p", { class: "muted setting-about", id: `${id}-about` }, meta.description,
+        range ? ` Allowed: ${range}.` : null, ` Default: ${shown(view.defaults[key])}.`);
+      let editor;
+      if (admin) {
+        const input = control(key, meta, value);
+        controls.set(key, { input, meta });
+        const one = h("button", { type: "button", class: "secondary", "aria-label": `Save ${key}`,
+          onclick: () => save(one, { [key]: read(input, meta) }) }, "Save");
+        const back = changed ? h("button", { type: "button", class: "secondary", "aria-label": `Reset ${key}`,
+          onclick: () => reset(back, key) }, "Reset") : null;
+        editor = h("div", { class: "setting-edit" }, input, one, back);
+      } else {
+        editor = h("div", { class: "setting-edit" }, h("output", { id, class: "setting-value",
+          "aria-describedby": `${id}-about` }, shown(value)));
+      }
+      return h("div", { class: "setting", dataset: { key } },
+        h("div", { class: "setting-name" },
+          admin ? h("label", { for: id }, key) : h("span", { class: "setting-key" }, key),
+          changed ? h("span", { class: "badge changed" }, "changed") : null, about),
+        editor);
+    };
+
+    const draw = () => {
+      controls.clear();
+      const known = new Set(GROUPS.flatMap(([, , , keys]) => keys));
+      const others = Object.keys(view.config).filter((key) => !known.has(key));
+      const groups = [...GROUPS, ...(others.length ? [["other", "Other", "", others]] : [])];
+      const ignored = view.ignored && view.ignored.length ? h("section", { class: "card settings-ignored",
+        "aria-labelledby": "ignored-title" },
+      h("h2", { id: "ignored-title" }, "Stored changes that do not apply"),
+      h("p", { class: "muted" }, "These were saved once but no longer hold, so their defaults apply instead."),
+      h("ul", null, view.ignored.map((item) => h("li", { class: "warn" },
+        h("strong", null, `${item.key} = ${shown(item.value)}`), `: ${item.reason}.`)))) : null;
+      const sections = groups.map(([slug, title, intro, keys]) => {
+        const present = keys.filter((key) => key in view.config);
+        if (!present.length) return null;
+        return h("section", { class: "settings-group", "aria-labelledby": `group-${slug}` },
+          h("h2", { id: `group-${slug}` }, title), intro ? h("p", { class: "muted" }, intro) : null,
+          h("div", { class: "card settings-list" }, present.map(row)));
+      });
+      const count = Object.keys(view.overrides).length;
+      const summary = h("p", { class: "muted" }, count ? `${count} setting${count > 1 ? "s" : ""} changed from the `
+        + "shipped defaults." : "Every setting has its shipped default.",
+      admin ? " Changes apply to the very next request." : " Only an admin can change settings: you see them here "
+        + "as they are.");
+      const saveAll = admin ? h("button", { type: "submit", id: "settings-save" }, "Save all changes") : null;
+      const form = admin ? h("form", { class: "settings-form", novalidate: true, onsubmit: (event) => {
+        event.preventDefault();
+        save(saveAll, changes());
+      } }, sections, h("div", { class: "settings-bar" }, saveAll, status)) : h("div", null, sections);
+      const zoneList = admin ? h("datalist", { id: "setting-zones" }, zones().map((zone) => h("option",
+        { value: zone }))) : null;
+      clear(main, head, summary, ignored, form, zoneList);
+    };
+    draw();
+  },
+};

@@ -1,0 +1,124 @@
+"""The Settings view in a real browser: an admin changes, is refused (with the API's sentence) and resets settings
+through GET/PATCH/DELETE /config; a member sees the same values read-only; overrides that no longer apply are listed
+with their reason."""
+
+from playwright.sync_api import expect
+
+from second_brain.app.handling import Context, envelopes
+from second_brain.app.settings_service import STREAM
+from second_brain.bootstrap import build
+from second_brain.domain.events import ConfigChanged
+from second_brain.settings import Settings
+
+from .browser import TOKEN_KEY, Dashboard
+from .conftest import Server
+
+
+def config(server: Server) -> dict:
+    with server.client() as api:
+        return api.get("/config").json()
+
+
+def test_an_admin_changes_is_refused_and_resets_a_setting(dashboard):
+    page = dashboard.open("settings")
+    expect(page.locator("#view-title")).to_have_text("Settings")
+    for group in ("Recall ranking", "Recall output", "Duplicates and contradictions", "Time zone and team"):
+        expect(page.get_by_role("heading", name=group, level=2)).to_be_visible()
+    mmr = page.locator("#setting-MMR_LAMBDA")
+    expect(mmr).to_have_value("0.7")
+    assert (mmr.get_attribute("type"), mmr.get_attribute("min"), mmr.get_attribute("max"),
+            mmr.get_attribute("step")) == ("number", "0", "1", "0.01")
+    assert page.locator("#setting-DEFAULT_HOPS").get_attribute("step") == "1"
+    assert page.locator("#setting-RERANK_MODE").evaluate("e => e.tagName") == "SELECT"
+    assert page.locator("#setting-TIMEZONE").get_attribute("type") == "text"
+    expect(page.locator("#setting-MMR_LAMBDA-about")).to_contain_text("Relevance against diversity")
+    expect(page.locator("#setting-MMR_LAMBDA-about")).to_contain_text("Allowed: 0 to 1. Default: 0.7.")
+
+    # One setting saved on its own.
+    mmr.fill("0.5")
+    page.get_by_role("button", name="Save MMR_LAMBDA").click()
+    expect(page.locator("#settings-status")).to_contain_text("Saved: MMR_LAMBDA")
+    assert config(dashboard.server)["overrides"] == {"MMR_LAMBDA": 0.5}
+    expect(page.locator(".setting[data-key=MMR_LAMBDA] .badge.changed")).to_be_visible()
+
+    # Several at once with "Save all changes".
+    page.select_option("#setting-RERANK_MODE", "off")
+    page.fill("#setting-TIMEZONE", "Europe/Berlin")
+    page.get_by_role("button", name="Save all changes").click()
+    expect(page.locator("#settings-status")).to_contain_text("Saved: RERANK_MODE, TIMEZONE")
+    assert config(dashboard.server)["overrides"] == {"MMR_LAMBDA": 0.5, "RERANK_MODE": "off",
+                                                      "TIMEZONE": "Europe/Berlin"}
+
+    # Out of range, together with a valid change: the API's sentence next to the form, and nothing written.
+    page.fill("#setting-MMR_LAMBDA", "2")
+    page.fill("#setting-DEFAULT_HOPS", "2")
+    page.get_by_role("button", name="Save all changes").click()
+    expect(page.locator("#settings-status [role=alert]")).to_have_text("MMR_LAMBDA must be between 0.0 and 1.0")
+    after = config(dashboard.server)
+    assert after["overrides"] == {"MMR_LAMBDA": 0.5, "RERANK_MODE": "off", "TIMEZONE": "Europe/Berlin"}
+    expect(page.locator("#setting-MMR_LAMBDA")).to_have_value("2")  # what was typed stays, to be corrected
+    page.fill("#setting-TIMEZONE", "Mars/Olympus")
+    page.get_by_role("button", name="Save TIMEZONE").click()
+    expect(page.locator("#settings-status [role=alert]")).to_contain_text("TIMEZONE must be an IANA time zone")
+    assert config(dashboard.server)["config"]["TIMEZONE"] == "Europe/Berlin"
+
+    # Reset: back to the default, and the badge goes.
+    page.get_by_role("button", name="Reset MMR_LAMBDA").click()
+    expect(page.locator("#settings-status")).to_contain_text("MMR_LAMBDA is back to its default")
+    expect(page.locator("#setting-MMR_LAMBDA")).to_have_value("0.7")
+    expect(page.locator(".setting[data-key=MMR_LAMBDA] .badge.changed")).to_have_count(0)
+    assert config(dashboard.server)["overrides"] == {"RERANK_MODE": "off", "TIMEZONE": "Europe/Berlin"}
+
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        assert dashboard.accessibility() == [], scheme
+    page.emulate_media(color_scheme="light")
+    dashboard.screenshot("settings")
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert dashboard.accessibility() == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_a_member_sees_settings_read_only(dashboard):
+    with dashboard.server.client() as api:
+        api.patch("/config", json={"DEFAULT_HOPS": 2})
+        token = api.post("/team/members", json={"name": "Bob", "email": "bob@example.com",
+                                                "role": "member"}).json()["token"]
+    page = dashboard.page
+    page.goto(dashboard.server.url + "/#/settings")
+    page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', '{token}')")
+    page.reload()  # signed in afresh, as the member
+    expect(page.locator("#nav a[data-view=team]")).to_have_count(0)
+    expect(page.locator("#setting-DEFAULT_HOPS")).to_have_text("2")
+    expect(page.locator("#setting-TIMEZONE")).to_have_text("UTC")
+    expect(page.locator(".setting[data-key=DEFAULT_HOPS] .badge.changed")).to_be_visible()
+    expect(page.locator("#main")).to_contain_text("Only an admin can change settings")
+    expect(page.locator("#main input, #main select, #main button")).to_have_count(0)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        assert dashboard.accessibility() == [], scheme
+
+
+def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browser, tmp_path):  # noqa: F811
+    brain = build(Settings(data_dir=tmp_path / "brain"))  # as an older build, which accepted it, left it
+    brain.store.append(envelopes(Context(brain.owner, "old-build"), STREAM, 0,
+                                 [ConfigChanged({"MMR_LAMBDA": 2.5, "TAG_BOOST_STEP": 0.2})], "", 1))
+    brain.close()
+    server = Server(tmp_path / "brain").start()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        board = Dashboard(context.new_page(), server)
+        page = board.page
+        page.goto(server.url + "/#/settings")
+        page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', '{server.token}')")
+        page.reload()
+        ignored = page.locator(".settings-ignored")
+        expect(ignored).to_contain_text("MMR_LAMBDA = 2.5")
+        expect(ignored).to_contain_text("MMR_LAMBDA must be between 0.0 and 1.0")
+        expect(page.locator("#setting-MMR_LAMBDA")).to_have_value("0.7")
+        expect(page.locator("#setting-TAG_BOOST_STEP")).to_have_value("0.2")
+        assert board.accessibility() == []
+        assert not board.errors, board.errors
+    finally:
+        context.close()
+        server.stop()
