@@ -1,7 +1,9 @@
 """The dashboard's shell, sign-in, keyboard, and the Home, Capture, Recall, Memories and Memory views, in a real
 browser against a real server. The other views have their own files (test_dashboard_<view>.py)."""
 
+import json
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -46,7 +48,7 @@ def test_first_load_is_small(dashboard: Dashboard):
     assert any(url.endswith("/brief") for url in sizes)
 
 
-def test_sign_in_keeps_the_token_and_a_refused_one_lands_on_a_clear_screen(browser, server: Server, api):  # noqa: F811
+def test_sign_in_keeps_the_token_and_a_refused_one_lands_on_a_clear_screen(browser, server: Server, api):
     context = browser.new_context()
     page = context.new_page()
     board = Dashboard(page, server)
@@ -109,8 +111,28 @@ def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, 
     page.locator(".card", has_text="three nodes").get_by_role("button", name="Link").click()
     expect(page.locator("#links-title + .list")).to_contain_text("The staging cluster runs on three nodes")
     dashboard.screenshot("entry")
-    connections = api.get("/connections", params={"id": page.url.split("id=")[1]}).json()["connections"]
+    memory = page.url.split("id=")[1]
+    connections = api.get("/connections", params={"id": memory}).json()["connections"]
     assert [(c["id"], c["provenance"]) for c in connections if c["provenance"] == "explicit"] == [(other, "explicit")]
+
+    page.get_by_role("link", name="Show in graph").click()
+    links = page.locator("section[aria-labelledby=graph-links-title]")
+    expect(links).to_contain_text("Deploy failed with ERR_TLS_90412")
+    expect(links).to_contain_text("The staging cluster runs on three")  # labels are shortened
+    expect(page.locator(f'#main svg [data-id="{memory}"]')).to_be_visible()
+
+    page.click("#nav >> text=Settings")
+    page.fill("#setting-MMR_LAMBDA", "0.5")
+    page.get_by_role("button", name="Save MMR_LAMBDA").click()
+    expect(page.get_by_role("button", name="Reset MMR_LAMBDA")).to_be_visible()
+    assert api.get("/config").json()["overrides"] == {"MMR_LAMBDA": 0.5}
+
+    page.click("#nav >> text=Backup")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download backup").click()
+    backup = json.loads(Path(download.value.path()).read_text())
+    assert {e["content"] for e in backup["entries"]} == {
+        "Deploy failed with ERR_TLS_90412 on staging", "The staging cluster runs on three nodes in eu-west-1"}
 
 
 def test_capture_says_when_a_note_was_blocked_as_a_repeat(dashboard: Dashboard, api):

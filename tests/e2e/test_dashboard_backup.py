@@ -29,7 +29,7 @@ def seed(server: Server) -> dict[str, str]:
     return {e["id"]: e["content"] for e in entries} | {captured: "The boiler was serviced in March"}
 
 
-def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashboard, browser, tmp_path):  # noqa: F811
+def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashboard, browser, tmp_path):
     memories = seed(dashboard.server)
     page = dashboard.open("backup")
     for scheme in ("light", "dark"):

@@ -16,7 +16,7 @@ ANSWER = "The pricing floor is six thousand, and finance approved it in May."
 
 
 @pytest.fixture
-def model_board(browser: Browser, tmp_path) -> Iterator[tuple[Dashboard, FakeOpenAI]]:  # noqa: F811
+def model_board(browser: Browser, tmp_path) -> Iterator[tuple[Dashboard, FakeOpenAI]]:
     """A signed-in tab on a brain whose language model is the scripted OpenAI-compatible server."""
     endpoint = FakeOpenAI(lambda body: ANSWER if body.get("stream") else "An insight.")
     server = Server(tmp_path / "brain", env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,

@@ -5,7 +5,6 @@ import re
 from playwright.sync_api import expect
 
 
-
 def capture(client, content: str, **extra) -> str:
     answer = client.post("/capture", json={"content": content, **extra})
     assert answer.status_code == 200, answer.text
@@ -26,7 +25,7 @@ def seed_graph(server) -> dict[str, str]:
     return ids
 
 
-def check_accessibility(dashboard, page) -> None:  # noqa: F811
+def check_accessibility(dashboard, page) -> None:
     page.emulate_media(color_scheme="light")
     assert dashboard.accessibility() == []
     page.emulate_media(color_scheme="dark")
@@ -34,7 +33,7 @@ def check_accessibility(dashboard, page) -> None:  # noqa: F811
     page.emulate_media(color_scheme="light")
 
 
-def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard):  # noqa: F811
+def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard):
     ids = seed_graph(dashboard.server)
     page = dashboard.open("graph")
     svg = page.locator("svg.graph")
@@ -75,7 +74,7 @@ def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard): 
     expect(page.locator("#view-title")).to_have_text("Memory")
 
 
-def test_graph_seed_and_project_filters_and_errors(dashboard):  # noqa: F811
+def test_graph_seed_and_project_filters_and_errors(dashboard):
     ids = seed_graph(dashboard.server)
     # The entry view links to its graph with ?seed=<id>: the graph is centred on that memory and its neighbours.
     page = dashboard.open(f"entry?id={ids['invoice']}")
@@ -116,7 +115,7 @@ def test_graph_seed_and_project_filters_and_errors(dashboard):  # noqa: F811
     assert dashboard.accessibility() == []
 
 
-def test_graph_of_an_empty_brain(dashboard):  # noqa: F811
+def test_graph_of_an_empty_brain(dashboard):
     page = dashboard.open("graph")
     expect(page.get_by_text("Nothing to draw yet")).to_be_visible()
     expect(page.locator("svg.graph")).to_have_count(0)
@@ -127,7 +126,7 @@ def project_card(page, slug):
     return page.locator(f'article.project[data-slug="{slug}"]')
 
 
-def test_projects_create_edit_archive_delete(dashboard):  # noqa: F811
+def test_projects_create_edit_archive_delete(dashboard):
     server = dashboard.server
     with server.client() as client:
         capture(client, "Kick-off notes for the atlas launch", project="atlas")

@@ -99,7 +99,7 @@ def test_a_member_sees_settings_read_only(dashboard):
         assert dashboard.accessibility() == [], scheme
 
 
-def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browser, tmp_path):  # noqa: F811
+def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browser, tmp_path):
     brain = build(Settings(data_dir=tmp_path / "brain"))  # as an older build, which accepted it, left it
     brain.store.append(envelopes(Context(brain.owner, "old-build"), STREAM, 0,
                                  [ConfigChanged({"MMR_LAMBDA": 2.5, "TAG_BOOST_STEP": 0.2})], "", 1))
