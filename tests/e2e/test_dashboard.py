@@ -3,6 +3,8 @@ browser against a real server. The other views have their own files (test_dashbo
 
 import json
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -24,7 +26,7 @@ def test_the_shell_and_its_files_are_served_without_a_token_under_a_strict_polic
     assert shell.status_code == 200 and shell.headers["content-type"].startswith("text/html")
     policy = shell.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
-    assert '<script type="module" src="/dashboard/app.js">' in shell.text
+    assert '<script type="module" src="dashboard/app.js">' in shell.text  # relative: works under /Prod/ too
     script = httpx.get(server.url + "/dashboard/app.js")
     assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
     assert httpx.get(server.url + "/dashboard/views/home.js").status_code == 200
@@ -229,3 +231,60 @@ def test_core_views_have_no_serious_accessibility_violations(dashboard: Dashboar
     dashboard.page.reload()
     expect(dashboard.page.get_by_role("heading", name="Sign in to Second Brain")).to_be_visible()
     assert dashboard.accessibility() == []
+
+
+class StagePrefix(ThreadingHTTPServer):
+    """API Gateway's stage in front of the server: /Prod/<path> is forwarded as /<path>; anything else is refused."""
+
+    def __init__(self, target: str) -> None:
+        target_url = target
+
+        class Forward(BaseHTTPRequestHandler):
+            def do_any(self) -> None:
+                if not self.path.startswith("/Prod/"):
+                    self.send_response(403)
+                    self.end_headers()
+                    return
+                length = int(self.headers.get("content-length") or 0)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+                answer = httpx.request(self.command, target_url + self.path[len("/Prod"):], headers=headers,
+                                       content=self.rfile.read(length) if length else None, timeout=30)
+                self.send_response(answer.status_code)
+                for key, value in answer.headers.items():
+                    if key.lower() not in ("content-length", "transfer-encoding", "content-encoding", "connection"):
+                        self.send_header(key, value)
+                self.send_header("content-length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = do_any
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Forward)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def test_the_dashboard_works_under_a_path_prefix(browser, server: Server, api):
+    """On AWS the API lives under its stage (https://…/Prod/): every file, request and link is relative."""
+    capture(api, "Prefixed deployments still find the quarterly report")
+    proxy = StagePrefix(server.url)
+    try:
+        page = browser.new_page()
+        board = Dashboard(page, server)
+        page.goto(f"http://127.0.0.1:{proxy.server_address[1]}/Prod/")
+        page.fill("#token", server.token)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("heading", name="Captured in 48 hours")).to_be_visible()
+        page.keyboard.press("/")
+        page.keyboard.type("quarterly report")
+        page.keyboard.press("Enter")
+        expect(page.locator("#main article").first).to_contain_text("Prefixed deployments")
+        page.locator("#main article").first.get_by_role("link", name="Open").click()
+        expect(page.get_by_role("list", name="Timeline")).to_contain_text("created")
+        assert page.url.startswith(f"http://127.0.0.1:{proxy.server_address[1]}/Prod/#/entry?id=")
+        page.close()
+        assert not board.errors, board.errors
+    finally:
+        proxy.shutdown()

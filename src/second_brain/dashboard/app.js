@@ -43,7 +43,8 @@ async function request(method, path, { params, body, raw, signal } = {}) {
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
-    response = await fetch(path + query(params), {
+    // Relative to the page, so a deployment under a path prefix (API Gateway's /Prod/) reaches its own API.
+    response = await fetch(path.replace(/^\//, "") + query(params), {
       method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {

@@ -1,7 +1,7 @@
 // Capture: content, tags, project, workspace and a time anchor; the outcome is said plainly (stored, blocked as a
 // repeat, flagged as similar, merged, replaced, a contradiction resolved, kept as a draft) with links to the
 // memories it names.
-import { clear, api, failure, h, heading, link, session } from "../app.js";
+import { api, clear, failure, h, heading, link, session } from "../app.js";
 
 function entryLink(id, text) {
   return h("a", { href: link("entry", { id }) }, text);

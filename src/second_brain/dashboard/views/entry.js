@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
-import { act, clear, api, failure, h, heading, link, localTime, navigate, tagList, time, toast, when, workspaceName }
-  from "../app.js";
+import { act, api, clear, failure, h, heading, link, localTime, navigate, tagList, time, toast, when,
+  workspaceName } from "../app.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
@@ -130,7 +130,7 @@ export default {
       const [{ entry }, links] = await Promise.all([api.get("/entry", { id: params.id, as_of: asOf }),
         api.get("/connections", { id: params.id, as_of: asOf })]);
       const refresh = () => draw().catch((error) => main.append(failure(error)));
-      clear(main, 
+      clear(main,
         heading("Memory", h("span", { class: "badge" }, statusOf(entry.tags)),
           h("a", { href: link("graph", { seed: entry.id }) }, "Show in graph")),
         past ? h("p", { class: "warn", role: "note" }, "As it stood on ", time(past.getTime()), ". ",

@@ -1,6 +1,6 @@
 // Home: the brief (what came in, activity, topics, one memory to resurface, what needs attention), due and
 // overdue items, open loops and patterns waiting for a verdict. One request each, in parallel.
-import { act, clear, api, failure, h, heading, link, memoryCard, time, toast } from "../app.js";
+import { act, api, clear, failure, h, heading, link, memoryCard, time, toast } from "../app.js";
 
 function activityChart(activity) {
   const peak = Math.max(1, ...activity.map((d) => d.count));

@@ -1,7 +1,7 @@
 // Memories: newest first, with the filters GET /list takes, paged by time in pages of 25, so a page stays right
 // while new memories arrive. GET /list's `before` is inclusive: the next page starts at the last memory's time and
 // skips the ones of that same millisecond already shown (`skip`).
-import { clear, api, failure, h, heading, link, localTime, memoryCard, navigate } from "../app.js";
+import { api, clear, failure, h, heading, link, localTime, memoryCard, navigate } from "../app.js";
 
 const PAGE = 25;
 const FILTERS = [["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic", "procedural"]],
@@ -38,12 +38,11 @@ export default {
       const older = memories.length === PAGE ? h("a", { href: link("memories", { ...params, before: last.created_at,
         skip: memories.filter((m) => m.created_at === last.created_at).length + (last.created_at === Number(
           params.before) ? skip : 0) }) }, "Older →") : null;
-      clear(list, 
-        ...(memories.length ? memories.map((m) => memoryCard(m))
-          : [h("p", { class: "muted" }, "No memories match.")]),
-        h("nav", { class: "pager", "aria-label": "Pages" },
-          /^\d+$/.test(params.before || "") ? h("a", { href: link("memories", { ...params, before: undefined, skip: undefined }) },
-            "← Newest") : null, older));
+      const newest = /^\d+$/.test(params.before || "")
+        ? h("a", { href: link("memories", { ...params, before: undefined, skip: undefined }) }, "← Newest") : null;
+      clear(list, memories.length ? memories.map((m) => memoryCard(m))
+        : h("p", { class: "muted" }, "No memories match."),
+        h("nav", { class: "pager", "aria-label": "Pages" }, newest, older));
     } catch (error) {
       clear(list, failure(error));
     }

@@ -1,6 +1,6 @@
 // Recall: the query with its filters in the address (so a search can be bookmarked and the back button works),
 // scores, snippets with the query's words marked, truncated results expandable, and "as of" a past moment.
-import { clear, api, failure, h, heading, highlight, link, localTime, navigate, queryWords, tagList, when,
+import { api, clear, failure, h, heading, highlight, link, localTime, navigate, queryWords, tagList, when,
   workspaceName } from "../app.js";
 
 const FILTERS = [
@@ -79,7 +79,7 @@ export default {
     try {
       const answer = await api.get("/recall", query);
       const words = queryWords(answer.query_used || params.q);
-      clear(results, 
+      clear(results,
         answer.as_of ? h("p", { class: "warn" }, "As the brain stood on ", when(answer.as_of), ".") : null,
         answer.semantic_unavailable ? h("p", { class: "warn" },
           "Matching by meaning is unavailable right now: these results match your words only.") : null,

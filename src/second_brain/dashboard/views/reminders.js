@@ -1,0 +1,325 @@
+// Reminders: what is due or overdue (snooze to a chosen date and time, or clear), the open loops (task-tagged
+// commitments, 25 a page, resolved as done or as not a task), and push: subscribe this device through the browser's
+// Push API (the service worker at dashboard/sw.js, scoped to the page's folder), content-free notifications,
+// unsubscribe, and for admins a test send with what each device's push service answered.
+import { act, api, clear, failure, h, heading, localTime, memoryCard, session, time, toast, when } from "../app.js";
+
+const PAGE = 25;
+const CONTENT_FREE_KEY = "secondBrain.pushContentFree";
+const KINDS = { due: "Due", event: "Event", wake: "Reminder" };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Due and overdue
+
+function tomorrow() {
+  const day = new Date(Date.now() + 86400000);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${day.getFullYear()}-${pad(day.getMonth() + 1)}-${pad(day.getDate())}`;
+}
+
+function snoozeForm(item, refresh) {
+  const dateId = "snooze-date-" + item.id;
+  const timeId = "snooze-time-" + item.id;
+  const date = h("input", { id: dateId, name: "date", type: "date", value: tomorrow(), required: true });
+  const clock = h("input", { id: timeId, name: "time", type: "time", value: "09:00" });
+  const submit = h("button", { type: "submit", class: "secondary" }, "Snooze");
+  return h("form", { class: "row snooze", onsubmit: (event) => {
+    event.preventDefault();
+    act(submit, async () => {
+      // The person's own local time, sent as Unix ms so the server's time zone cannot shift it.
+      const until = localTime(clock.value ? `${date.value}T${clock.value}` : date.value).getTime();
+      if (Number.isNaN(until)) throw new Error("Choose the date to snooze until.");
+      const answer = await api.post("/due/snooze", { id: item.id, until });
+      toast(`Snoozed until ${time(answer.when_at)}.`);
+      await refresh();
+    });
+  } },
+  h("label", { for: dateId }, "Snooze until", date), h("label", { for: timeId }, "Time (optional)", clock), submit);
+}
+
+function dueItem(item, overdue, refresh) {
+  const clearButton = h("button", { type: "button", class: "secondary", onclick: () => act(clearButton, async () => {
+    await api.post("/due/clear", { id: item.id });
+    toast("Cleared: it is no longer due.");
+    await refresh();
+  }) }, "Clear");
+  const card = memoryCard(item, { extra: h("span", { class: overdue ? "error" : "warn" },
+    `${KINDS[item.when_kind] || "Due"} ${overdue ? "was " : ""}`, when(item.when_at)) });
+  card.classList.add("due-item");
+  card.dataset.id = item.id;
+  card.append(h("div", { class: "row due-actions" }, snoozeForm(item, refresh), clearButton));
+  return card;
+}
+
+function dueSection() {
+  const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
+  const title = h("h2", { id: "due-title" }, "Due and overdue");
+  const section = h("section", { id: "due", "aria-labelledby": "due-title" }, title, body);
+  const refresh = async () => {
+    try {
+      const due = await api.get("/due");
+      clear(title, `Due and overdue (${due.counts.overdue} overdue, ${due.counts.upcoming} in the next 48 hours)`);
+      const items = [...due.overdue.map((i) => dueItem(i, true, refresh)),
+        ...due.upcoming.map((i) => dueItem(i, false, refresh))];
+      clear(body, items.length ? h("div", { class: "list" }, items)
+        : h("p", { class: "muted" }, "Nothing is due or overdue in the next 48 hours."));
+    } catch (error) {
+      clear(body, failure(error));
+    }
+  };
+  return { section, refresh };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Open loops
+
+function loopSection() {
+  let offset = 0;
+  const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
+  const title = h("h2", { id: "loops-title" }, "Open loops");
+  const section = h("section", { id: "loops", "aria-labelledby": "loops-title" }, title,
+    h("p", { class: "muted" }, "Commitments tagged as tasks that are not done yet."), body);
+  const resolveButton = (loop, action, label) => {
+    const button = h("button", { type: "button", class: "secondary", onclick: () => act(button, async () => {
+      await api.post("/loops/resolve", { id: loop.id, action });
+      toast(action === "done" ? "Marked done." : "No longer a task.");
+      await refresh();
+    }) }, label);
+    return button;
+  };
+  const pageButton = (label, next) => h("button", { type: "button", class: "secondary", onclick: () => {
+    offset = next;
+    refresh();
+  } }, label);
+  async function refresh() {
+    try {
+      let loops = await api.get("/loops", { limit: PAGE, offset });
+      if (!loops.loops.length && offset > 0) { // the last item of the last page was resolved: step back a page
+        offset = Math.max(0, offset - PAGE);
+        loops = await api.get("/loops", { limit: PAGE, offset });
+      }
+      clear(title, `Open loops (${loops.total})`);
+      if (!loops.loops.length) {
+        clear(body, h("p", { class: "muted" }, "No open loops."));
+        return;
+      }
+      const cards = loops.loops.map((loop) => {
+        const card = memoryCard(loop, { extra: h("span", { class: "actions" }, resolveButton(loop, "done", "Done"),
+          resolveButton(loop, "not-task", "Not a task")) });
+        card.classList.add("loop-item");
+        card.dataset.id = loop.id;
+        return card;
+      });
+      const last = offset + loops.loops.length;
+      clear(body, h("div", { class: "list" }, cards),
+        loops.total > PAGE ? h("nav", { class: "pager", "aria-label": "Open loop pages" },
+          offset > 0 ? pageButton("← Previous", Math.max(0, offset - PAGE)) : null,
+          h("span", { class: "muted" }, `${offset + 1}–${last} of ${loops.total}`),
+          last < loops.total ? pageButton("Next →", offset + PAGE) : null) : null);
+    } catch (error) {
+      clear(body, failure(error));
+    }
+  }
+  return { section, refresh };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Push
+
+function unsupported() {
+  if (!window.isSecureContext) {
+    return "Push notifications need a secure connection (https), and this page is not on one.";
+  }
+  if (!("serviceWorker" in navigator)) {
+    return "This browser cannot run service workers, so it cannot get push notifications.";
+  }
+  if (!("PushManager" in window) || !("Notification" in window)) {
+    return "This browser has no push support, so it cannot get notifications.";
+  }
+  return null;
+}
+
+function keyBytes(base64url) {
+  const text = base64url.replace(/-/g, "+").replace(/_/g, "/");
+  const raw = atob(text + "=".repeat((4 - (text.length % 4)) % 4));
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+async function existingSubscription() {
+  const registration = await navigator.serviceWorker.getRegistration("/");
+  return registration ? registration.pushManager.getSubscription() : null;
+}
+
+function withTimeout(promise, ms, message) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The browser's refusals as sentences a person can act on. */
+function browserSentence(error) {
+  if (error && error.name === "NotAllowedError") {
+    return "The browser refused: notifications are blocked for this site. Allow them in the site settings and "
+      + "try again.";
+  }
+  const reason = ((error && error.message) || String(error)).replace(/\.$/, "");
+  return `This browser could not subscribe this device (${reason}). Private windows, and browsers without a push `
+    + "service, cannot get notifications.";
+}
+
+function pushSection() {
+  const status = h("p", { id: "push-status", class: "muted", role: "status" }, "Checking this device…");
+  const say = (message, kind = "muted") => {
+    status.className = kind;
+    clear(status, message);
+  };
+  const free = h("input", { id: "push-content-free", type: "checkbox",
+    checked: localStorage.getItem(CONTENT_FREE_KEY) === "true" });
+  const subscribeButton = h("button", { type: "button", id: "push-subscribe" }, "Notify this device");
+  const unsubscribeButton = h("button", { type: "button", class: "secondary", id: "push-unsubscribe", hidden: true },
+    "Stop notifying this device");
+  const testButton = session.me && session.me.role === "admin"
+    ? h("button", { type: "button", class: "secondary", id: "push-test" }, "Send a test") : null;
+  const results = h("div", { id: "push-results" });
+  const section = h("section", { id: "push", "aria-labelledby": "push-title" },
+    h("h2", { id: "push-title" }, "Push notifications"),
+    h("p", { class: "muted" },
+      "Reminders reach this device when something becomes due, even with the dashboard closed."),
+    h("div", { class: "push-options" }, free,
+      h("label", { for: "push-content-free" },
+        "Content-free: notifications say something is due, without the memory's text")),
+    h("div", { class: "actions" }, subscribeButton, unsubscribeButton, testButton), status, results);
+
+  const problem = unsupported();
+  const showSubscribed = (subscribed) => {
+    subscribeButton.hidden = subscribed;
+    unsubscribeButton.hidden = !subscribed;
+  };
+  /** The API's 409 and 503 mean this server has no push keys (or cannot use them): a sentence, not a fault. */
+  const apiSentence = (error) => (error.status === 409 || error.status === 503
+    ? `Push notifications are not available on this server: ${error.message}` : error.message);
+
+  const register = async (contentFree) => {
+    const subscription = await existingSubscription();
+    if (!subscription) return null;
+    await api.post("/push/subscribe", { subscription: subscription.toJSON(), content_free: contentFree });
+    return subscription;
+  };
+
+  subscribeButton.addEventListener("click", () => act(subscribeButton, async () => {
+    if (problem) return say(problem, "warn");
+    say("Asking the server for its push key…");
+    let key;
+    try {
+      key = (await api.get("/push/vapid-public-key")).publicKey;
+    } catch (error) {
+      if (error.status !== 401) say(apiSentence(error), "error");
+      return undefined;
+    }
+    let subscription;
+    try {
+      const permission = await Notification.requestPermission();
+      if (permission !== "granted") {
+        return say("Notifications are blocked for this site, so this device cannot be notified. Allow them in the "
+          + "browser's site settings and try again.", "warn");
+      }
+      say("Subscribing this device…");
+      // Relative, like every request: the page's folder is the scope, under a path prefix too.
+      const registration = await navigator.serviceWorker.register("dashboard/sw.js", { scope: "./" });
+      await withTimeout(navigator.serviceWorker.ready, 10000, "the service worker did not start");
+      subscription = await registration.pushManager.getSubscription()
+        || await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(key) });
+    } catch (error) {
+      return say(browserSentence(error), "error");
+    }
+    try {
+      await api.post("/push/subscribe", { subscription: subscription.toJSON(), content_free: free.checked });
+    } catch (error) {
+      if (error.status !== 401) say(apiSentence(error), "error");
+      return undefined;
+    }
+    showSubscribed(true);
+    return say(free.checked ? "This device will be notified when something is due, without the memory's text."
+      : "This device will be notified when something is due.", "ok");
+  }));
+
+  unsubscribeButton.addEventListener("click", () => act(unsubscribeButton, async () => {
+    const subscription = await existingSubscription();
+    if (!subscription) {
+      showSubscribed(false);
+      return say("This device is not subscribed.");
+    }
+    try {
+      await api.post("/push/unsubscribe", { endpoint: subscription.endpoint });
+    } catch (error) {
+      if (error.status !== 401) say(apiSentence(error), "error");
+      return undefined;
+    }
+    await subscription.unsubscribe().catch(() => false);
+    showSubscribed(false);
+    return say("This device will no longer be notified.", "ok");
+  }));
+
+  free.addEventListener("change", () => act(free, async () => {
+    localStorage.setItem(CONTENT_FREE_KEY, String(free.checked));
+    if (problem) return;
+    try {
+      if (await register(free.checked)) {
+        say(free.checked ? "Notifications on this device no longer show the memory's text."
+          : "Notifications on this device show the memory's opening words.", "ok");
+      }
+    } catch (error) {
+      if (error.status !== 401) say(apiSentence(error), "error");
+    }
+  }));
+
+  if (testButton) {
+    testButton.addEventListener("click", () => act(testButton, async () => {
+      let answer;
+      try {
+        answer = await api.post("/push/test");
+      } catch (error) {
+        if (error.status !== 401) clear(results, h("p", { class: "error", role: "alert" }, apiSentence(error)));
+        return;
+      }
+      if (!answer.devices) {
+        clear(results, h("p", { class: "muted" }, "No device of yours is subscribed, so nothing was sent."));
+        return;
+      }
+      const c = answer.counts;
+      clear(results, h("p", null, `Sent to ${answer.devices} device${answer.devices === 1 ? "" : "s"}: `
+        + `${c.sent} delivered, ${c.failed} failed, ${c.gone} gone (unsubscribed by the browser).`),
+      h("ul", { class: "push-results" }, answer.results.map((r) => h("li", null, h("strong", null, r.host), " · ",
+        h("span", { class: r.result === "sent" ? "ok" : "error" }, r.result),
+        r.status ? ` (HTTP ${r.status})` : " (unreachable)"))));
+    }));
+  }
+
+  const check = async () => {
+    if (problem) {
+      subscribeButton.disabled = true;
+      return say(problem, "warn");
+    }
+    try {
+      const subscription = await existingSubscription();
+      showSubscribed(Boolean(subscription));
+      return say(subscription ? "This device is subscribed." : "This device is not subscribed.");
+    } catch (error) {
+      return say(browserSentence(error), "error");
+    }
+  };
+  return { section, refresh: check };
+}
+
+export default {
+  title: "Reminders",
+  async render(main) {
+    const due = dueSection();
+    const loops = loopSection();
+    const push = pushSection();
+    main.append(heading("Reminders"), due.section, loops.section, push.section);
+    await Promise.all([due.refresh(), loops.refresh(), push.refresh()]);
+  },
+};

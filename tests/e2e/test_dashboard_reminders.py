@@ -1,0 +1,221 @@
+"""The Reminders view in a real browser: due and overdue items snoozed to a chosen time and cleared, open loops paged
+and resolved, and push: the service worker served for the whole app, subscribing this device (the browser's push
+service stubbed, the brain's sender real, against a push service on this machine), content-free, a test send, and
+every refusal (no push support, notifications blocked, no keys on the server) said in a sentence."""
+
+import json
+import re
+from datetime import UTC, date, datetime, timedelta
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from .browser import Dashboard
+from .conftest import Server
+from .test_push import Browser as Device
+from .test_push import PushService, push_service  # noqa: F401  (fixture)
+
+
+def capture(api: httpx.Client, content: str, **fields) -> str:
+    answer = api.post("/capture", json={"content": content, **fields}).json()
+    assert answer["ok"], answer
+    return answer["id"]
+
+
+def just_now() -> str:
+    """A moment a minute ago, with its offset: due now, so the push sender sends it."""
+    return (datetime.now(UTC) - timedelta(minutes=1)).isoformat(timespec="seconds")
+
+
+def due_ids(api: httpx.Client) -> tuple[list[str], list[str]]:
+    due = api.get("/due").json()
+    return [i["id"] for i in due["overdue"]], [i["id"] for i in due["upcoming"]]
+
+
+def test_the_service_worker_is_served_as_javascript_for_the_whole_app(server: Server):
+    worker = httpx.get(server.url + "/dashboard/sw.js")
+    assert worker.status_code == 200
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert worker.headers["service-worker-allowed"] == "/"
+    assert "showNotification" in worker.text and "notificationclick" in worker.text
+    assert "service-worker-allowed" not in httpx.get(server.url + "/dashboard/app.js").headers
+
+
+def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard, api):
+    rent = capture(api, "Pay the rent for the flat", when="2020-01-01", when_kind="due")
+    call = capture(api, "Call Bob about the boat", when=(date.today() + timedelta(days=1)).isoformat() + "T10:00",
+                   when_kind="event")
+    assert due_ids(api) == ([rent], [call])
+    page = dashboard.open("reminders")
+    due = page.locator("#due")
+    expect(due.get_by_role("heading", level=2)).to_have_text(re.compile(r"1 overdue, 1 in the next 48 hours"))
+    rent_card = due.locator(f"[data-id='{rent}']")
+    expect(rent_card).to_contain_text("Pay the rent for the flat")
+    expect(rent_card.locator(".error")).to_contain_text("Due was")
+
+    # Snooze the rent to a chosen date and time, three days out: it leaves the 48-hour window and the view.
+    target = (date.today() + timedelta(days=3)).isoformat()
+    rent_card.get_by_label("Snooze until").fill(target)
+    rent_card.get_by_label("Time (optional)").fill("10:30")
+    rent_card.get_by_role("button", name="Snooze").click()
+    expect(page.locator(".toast")).to_contain_text("Snoozed until")
+    expect(due.locator(f"[data-id='{rent}']")).to_have_count(0)
+    expect(due.get_by_role("heading", level=2)).to_have_text(re.compile(r"0 overdue, 1 in the next 48 hours"))
+    expected = page.evaluate(f"new Date('{target}T10:30').getTime()")  # the browser's local time
+    entry = api.get("/entry", params={"id": rent}).json()["entry"]
+    assert entry["when_at"] == expected
+    assert due_ids(api) == ([], [call])
+
+    # A time in the past is refused, and the refusal is said.
+    call_card = due.locator(f"[data-id='{call}']")
+    call_card.get_by_label("Snooze until").fill("2020-01-01")
+    call_card.get_by_role("button", name="Snooze").click()
+    expect(page.locator(".toast.error")).to_contain_text("until must be in the future")
+
+    call_card.get_by_role("button", name="Clear").click()
+    expect(due.locator(f"[data-id='{call}']")).to_have_count(0)
+    expect(due).to_contain_text("Nothing is due or overdue")
+    assert due_ids(api) == ([], [])
+    assert api.get("/entry", params={"id": call}).json()["entry"]["when_at"] is None
+
+
+def test_open_loops_are_paged_and_resolved(dashboard: Dashboard, api):
+    ids = [capture(api, f"I need to renew permit number {n} with the council", tags=["task"]) for n in range(27)]
+    page = dashboard.open("reminders")
+    loops = page.locator("#loops")
+    expect(loops.get_by_role("heading", level=2)).to_have_text("Open loops (27)")
+    expect(loops.locator(".loop-item")).to_have_count(25)
+    expect(loops.locator(".pager")).to_contain_text("1–25 of 27")
+    loops.get_by_role("button", name="Next →").click()
+    expect(loops.locator(".loop-item")).to_have_count(2)
+    expect(loops.locator(".pager")).to_contain_text("26–27 of 27")
+    on_second = loops.locator(".loop-item").evaluate_all("cards => cards.map(c => c.dataset.id)")
+
+    # Resolving both on the last page steps back to the first; the API agrees.
+    loops.locator(f"[data-id='{on_second[0]}']").get_by_role("button", name="Done").click()
+    expect(loops.get_by_role("heading", level=2)).to_have_text("Open loops (26)")
+    loops.locator(f"[data-id='{on_second[1]}']").get_by_role("button", name="Not a task").click()
+    expect(loops.get_by_role("heading", level=2)).to_have_text("Open loops (25)")
+    expect(loops.locator(".loop-item")).to_have_count(25)
+    expect(loops.locator(".pager")).to_have_count(0)
+    open_now = {loop["id"] for loop in api.get("/loops", params={"limit": 100}).json()["loops"]}
+    assert open_now == set(ids) - set(on_second)
+    assert "task" not in api.get("/entry", params={"id": on_second[1]}).json()["entry"]["tags"]
+
+
+def test_notify_this_device_says_what_happened_in_a_sentence(dashboard: Dashboard):
+    page = dashboard.open("reminders")
+    status = page.locator("#push-status")
+    expect(status).to_have_text("This device is not subscribed.")
+    page.get_by_role("button", name="Notify this device").click()
+    # Headless chromium has no push service and notifications are not granted: whatever it says is a sentence.
+    expect(status).not_to_have_text(re.compile(r"^(Checking|Asking|Subscribing)"))
+    expect(status).to_have_text(re.compile(r"^[A-Z].{20,}\.$"))
+    expect(page.get_by_role("button", name="Notify this device")).to_be_enabled()
+
+
+def test_no_push_support_and_no_keys_are_said(dashboard: Dashboard):
+    page = dashboard.page
+    page.route("**/push/vapid-public-key", lambda route: route.fulfill(
+        status=503, content_type="application/json",
+        body=json.dumps({"ok": False, "error": "Push keys are not configured on this deployment"})))
+    dashboard.open("reminders")
+    page.get_by_role("button", name="Notify this device").click()
+    expect(page.locator("#push-status")).to_have_text(
+        "Push notifications are not available on this server: Push keys are not configured on this deployment")
+    expect(page.locator("#push-status")).to_have_class("error")
+
+    page.add_init_script("delete window.PushManager")
+    page.reload()
+    dashboard.open("reminders")
+    expect(page.locator("#push-status")).to_have_text(
+        "This browser has no push support, so it cannot get notifications.")
+    expect(page.get_by_role("button", name="Notify this device")).to_be_disabled()
+
+
+STUB = """
+  // The browser's push service, stubbed: a subscription to the push service this test runs on this machine.
+  let current = null;
+  const fake = { endpoint: %(endpoint)s, toJSON() { return { endpoint: this.endpoint, keys: %(keys)s }; },
+    async unsubscribe() { current = null; return true; } };
+  PushManager.prototype.subscribe = async function (options) {
+    window.__subscribeOptions = { userVisibleOnly: options.userVisibleOnly,
+      key: Array.from(new Uint8Array(options.applicationServerKey)).length };
+    current = fake;
+    return fake;
+  };
+  PushManager.prototype.getSubscription = async function () { return current; };
+"""
+
+
+def test_subscribe_content_free_test_send_and_unsubscribe(dashboard: Dashboard, api,
+                                                          push_service: PushService):  # noqa: F811
+    device = Device(push_service.url + "/device-1")
+    subscription = device.subscription()
+    page = dashboard.page
+    page.context.grant_permissions(["notifications"], origin=dashboard.server.url)
+    page.add_init_script(STUB % {"endpoint": json.dumps(subscription["endpoint"]),
+                                 "keys": json.dumps(subscription["keys"])})
+    page.reload()
+    dashboard.open("reminders")
+    status = page.locator("#push-status")
+    expect(status).to_have_text("This device is not subscribed.")
+    page.get_by_label(re.compile("Content-free")).check()
+    page.get_by_role("button", name="Notify this device").click()
+    expect(status).to_have_text("This device will be notified when something is due, without the memory's text.")
+    # The real service worker was registered for the whole app (Service-Worker-Allowed: /).
+    scope = page.evaluate("navigator.serviceWorker.getRegistration('/').then(r => r && r.scope)")
+    assert scope == dashboard.server.url + "/"
+    assert page.evaluate("window.__subscribeOptions") == {"userVisibleOnly": True, "key": 65}
+    expect(page.get_by_role("button", name="Stop notifying this device")).to_be_visible()
+
+    # An admin's test send reaches the device, and the view lists what its push service answered.
+    page.get_by_role("button", name="Send a test").click()
+    results = page.locator("#push-results")
+    expect(results).to_contain_text("Sent to 1 device: 1 delivered, 0 failed")
+    expect(results.locator("li")).to_contain_text("127.0.0.1")
+    expect(results.locator("li .ok")).to_have_text("sent")
+    received = push_service.take()
+    assert [path for path, _, _ in received] == ["/device-1"]
+    assert device.read(received[0][2])["type"] == "test"
+
+    # Content-free: a reminder reaches the device without the memory's text.
+    capture(api, "Water the tomato plants on the balcony", when=just_now(), when_kind="due")
+    assert api.post("/push/run").json()["counts"]["sent"] == 1
+    (_, _, body), = push_service.take()
+    assert device.read(body)["body"] == "Something in your Second Brain is due"
+
+    # Content-free off: the subscription is replaced; the next reminder carries the memory's words.
+    page.get_by_label(re.compile("Content-free")).uncheck()
+    expect(status).to_have_text("Notifications on this device show the memory's opening words.")
+    capture(api, "Feed the neighbour's cat tonight", when=just_now(), when_kind="due")
+    assert api.post("/push/run").json()["counts"]["sent"] == 1
+    (_, _, body), = push_service.take()
+    assert "Feed the neighbour's cat" in device.read(body)["body"]
+
+    page.get_by_role("button", name="Stop notifying this device").click()
+    expect(status).to_have_text("This device will no longer be notified.")
+    page.get_by_role("button", name="Send a test").click()
+    expect(results).to_have_text("No device of yours is subscribed, so nothing was sent.")
+    assert push_service.take() == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_reminders_is_accessible_in_light_and_dark(dashboard: Dashboard, api, scheme: str):
+    capture(api, "Renew the passport", when="2020-01-01", when_kind="due")
+    capture(api, "I should email the landlord", tags=["task"])
+    page = dashboard.page
+    page.emulate_media(color_scheme=scheme)
+    dashboard.open("reminders")
+    expect(page.locator(".due-item")).to_have_count(1)
+    expect(page.locator(".loop-item")).to_have_count(1)
+    expect(page.locator("#push-status")).to_have_text("This device is not subscribed.")
+    assert dashboard.accessibility() == []
+    if scheme == "light":
+        dashboard.screenshot("reminders")
+    else:
+        page.set_viewport_size({"width": 390, "height": 800})
+        dashboard.open("reminders")
+        expect(page.locator(".due-item")).to_have_count(1)
+        assert dashboard.accessibility() == []
