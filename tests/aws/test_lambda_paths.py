@@ -8,6 +8,7 @@ import json
 import random
 import threading
 import uuid
+from importlib.resources import files
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -106,6 +107,7 @@ def handle(api, method: str, path: str, body: dict | None = None, query: dict | 
            headers: dict | None = None) -> dict:
     """API Gateway's event for this request, through the handler: its raw response."""
     event = json.loads((EVENTS / "api-capture.json").read_text())
+    event["requestContext"]["path"] = "/prod" + path  # the public path, under the stage
     event |= {"path": path, "httpMethod": method, "body": json.dumps(body) if body is not None else None,
               "queryStringParameters": query, "multiValueQueryStringParameters":
                   {k: [v] for k, v in query.items()} if query else None}
@@ -237,6 +239,25 @@ def test_a_brain_past_lambdas_payload_exports_and_imports_through_s3(aws, monkey
 def test_bad_tokens_get_the_envelope(aws):
     status, body = call(aws.api, "GET", "/count", token="wrong")
     assert (status, body) == (401, {"ok": False, "error": "Unauthorized", "code": "invalid_token"})
+
+
+def test_the_dashboard_is_served_through_api_gateway(aws):
+    """The shell without a token, its files from the layer's package, references relative to the stage's path."""
+    shell = handle(aws.api, "GET", "/", token="")
+    assert shell["statusCode"] == 200 and shell["headers"]["content-type"].startswith("text/html")
+    assert 'src="dashboard/app.js"' in shell["body"] and "script-src 'self'" in shell["headers"][
+        "content-security-policy"]
+    event = json.loads((EVENTS / "api-capture.json").read_text())
+    event |= {"path": "/", "httpMethod": "GET", "body": None, "queryStringParameters": None,
+              "multiValueQueryStringParameters": None}
+    event["requestContext"]["path"] = "/prod"  # https://…/prod, without the folder's slash
+    moved = aws.api.handler(event, CONTEXT)
+    assert (moved["statusCode"], moved["headers"]["location"]) == (308, "/prod/")
+    for path, kind in (("/dashboard/app.js", "text/javascript"), ("/dashboard/views/home.js", "text/javascript"),
+                       ("/dashboard/sw.js", "text/javascript"), ("/dashboard/app.css", "text/css")):
+        asset = handle(aws.api, "GET", path, token="")
+        assert asset["statusCode"] == 200 and asset["headers"]["content-type"].startswith(kind), path
+        assert asset["body"] == (files("second_brain") / path.lstrip("/")).read_text(), path
 
 
 def test_one_poisoned_record_is_reported_alone(aws):

@@ -6,14 +6,23 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Response, expect, sync_playwright
 
 from .conftest import Server
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "dashboard-screenshots"
 TOKEN_KEY = "secondBrain.token"
+# The browser runs in a time zone other than the server's (UTC), so a date shown or sent in the server's time instead
+# of the person's is caught.
+TIMEZONE = "America/Los_Angeles"
+
+
+def new_context(browser: Browser, **options) -> BrowserContext:
+    """A browser context as every dashboard test uses: desktop size, in the person's (not the server's) time zone."""
+    return browser.new_context(**{"viewport": {"width": 1280, "height": 900}, "timezone_id": TIMEZONE, **options})
 
 
 def chromium_path() -> str:
@@ -45,6 +54,13 @@ class Dashboard:
         # An API error the view shows as a sentence is also logged by the browser as a failed resource: not a fault.
         page.on("console", lambda message: message.type == "error" and not message.text.startswith(
             "Failed to load resource") and self.errors.append(message.text))
+        # ...but the shell or one of the dashboard's own files failing to load is.
+        page.on("response", self._loaded)
+
+    def _loaded(self, response: Response) -> None:
+        path = urlsplit(response.url).path
+        if response.status >= 400 and (path.endswith("/") or "/dashboard/" in path):
+            self.errors.append(f"HTTP {response.status} for {response.url}")
 
     def open(self, view: str = "") -> Page:
         self.page.goto(f"{self.server.url}/#/{view}")
@@ -77,7 +93,7 @@ class Dashboard:
 
 @pytest.fixture
 def dashboard(browser: Browser, server: Server) -> Iterator[Dashboard]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = new_context(browser)
     page = context.new_page()
     page.set_default_timeout(10_000)
     board = Dashboard(page, server)

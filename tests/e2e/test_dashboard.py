@@ -4,8 +4,10 @@ browser against a real server. The other views have their own files (test_dashbo
 import json
 import re
 import threading
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -43,7 +45,7 @@ def test_first_load_is_small(dashboard: Dashboard):
     page = dashboard.page.context.new_page()  # signed in: the context keeps the token
     page.on("response", lambda response: responses.append(response))
     page.goto(dashboard.server.url + "/")
-    expect(page.get_by_role("heading", name="Due (0 overdue, 0 in the next 48 hours)")).to_be_visible()
+    expect(page.get_by_role("heading", name="Due and overdue (0 overdue, 0 in the next 48 hours)")).to_be_visible()
     page.wait_for_load_state("networkidle")
     sizes = {r.url: len(r.body()) for r in responses if r.ok}
     assert sum(sizes.values()) <= 300_000, sizes
@@ -137,6 +139,33 @@ def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, 
         "Deploy failed with ERR_TLS_90412 on staging", "The staging cluster runs on three nodes in eu-west-1"}
 
 
+def test_a_reminder_is_captured_at_the_persons_own_time(dashboard: Dashboard, api):
+    """The browser is in another time zone than the brain (UTC): 09:00 typed is 09:00 where the person is."""
+    page = dashboard.open("capture")
+    zone = page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone")
+    page.fill("#content", "Call the plumber about the boiler")
+    page.fill("#when", "2031-03-04T09:00")
+    page.select_option("#when_kind", "event")
+    page.click("button:text-is('Capture')")
+    expect(page.locator("#capture-result")).to_contain_text("Stored.")
+    [memory] = api.get("/list").json()
+    entry = api.get("/entry", params={"id": memory["id"]}).json()["entry"]
+    expected = datetime(2031, 3, 4, 9, 0, tzinfo=ZoneInfo(zone)).timestamp() * 1000
+    assert (entry["when_at"], entry["when_kind"]) == (expected, "event"), zone
+
+
+def test_the_skip_link_and_the_attention_links_go_where_they_say(dashboard: Dashboard, api):
+    capture(api, "Renew the car insurance", when="2020-01-01", when_kind="due", tags=["task"])
+    page = dashboard.open()
+    page.get_by_role("link", name="Skip to content").focus()  # the first tab stop of a fresh page
+    page.keyboard.press("Enter")
+    expect(page.locator("#main")).to_be_focused()
+    expect(page.get_by_role("heading", name="Home", exact=True)).to_be_visible()  # still Home, not "Not found"
+    page.get_by_role("link", name="1 overdue").click()
+    expect(page.get_by_role("heading", name="Reminders", exact=True)).to_be_visible()
+    expect(page.locator("#due")).to_contain_text("Renew the car insurance")
+
+
 def test_capture_says_when_a_note_was_blocked_as_a_repeat(dashboard: Dashboard, api):
     original = capture(api, "Our office wifi password rotates every Monday")
     page = dashboard.open("capture")
@@ -191,6 +220,25 @@ def test_the_list_pages_by_time_and_moves_with_the_keyboard(dashboard: Dashboard
     expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_be_hidden()
+
+
+def test_the_list_pages_through_memories_written_in_the_same_millisecond(dashboard: Dashboard, api):
+    entries = [{"id": f"same-{n:02d}", "content": f"Imported together, number {n:02d}", "created_at": 1_700_000_000_000}
+               for n in range(60)]
+    assert api.post("/import", params={"limit": 100}, json={"version": 3, "entries": entries}).json()["ok"]
+    page = dashboard.open("memories")
+    seen: list[str] = []
+    while True:
+        cards = page.locator("#main article.item .content")
+        expect(cards.first).to_be_visible()
+        seen += cards.all_inner_texts()
+        older = page.get_by_role("link", name="Older →")
+        if not older.count():
+            break
+        first = cards.first.inner_text()
+        older.click()
+        expect(cards.first).not_to_have_text(first)
+    assert sorted(seen) == sorted(e["content"] for e in entries)  # each once, none lost at the page edges
 
 
 def test_an_api_error_is_a_sentence_on_the_page(dashboard: Dashboard):

@@ -9,7 +9,7 @@ from datetime import date
 
 from playwright.sync_api import expect
 
-from .browser import TOKEN_KEY, Dashboard
+from .browser import TOKEN_KEY, Dashboard, new_context
 from .conftest import Server
 
 COUNT = 130  # more than one page of POST /import (the view sends 100 rows a page)
@@ -59,7 +59,7 @@ def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashbo
 
     # Into a second brain, through its dashboard.
     second = Server(tmp_path / "second").start()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = new_context(browser)
     try:
         board = Dashboard(context.new_page(), second)
         other = board.page

@@ -9,7 +9,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.support.openai_server import FakeOpenAI
 
-from .browser import TOKEN_KEY, Dashboard
+from .browser import TOKEN_KEY, Dashboard, new_context
 from .conftest import Server
 
 ANSWER = "The pricing floor is six thousand, and finance approved it in May."
@@ -21,7 +21,7 @@ def model_board(browser: Browser, tmp_path) -> Iterator[tuple[Dashboard, FakeOpe
     endpoint = FakeOpenAI(lambda body: ANSWER if body.get("stream") else "An insight.")
     server = Server(tmp_path / "brain", env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,
                                              "BRAIN_LLM_MODEL": "tiny"}).start()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = new_context(browser)
     board = Dashboard(context.new_page(), server)
     board.page.set_default_timeout(10_000)
     board.page.goto(server.url + "/#/chat")

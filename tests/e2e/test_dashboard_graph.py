@@ -119,6 +119,9 @@ def test_graph_of_an_empty_brain(dashboard):
     page = dashboard.open("graph")
     expect(page.get_by_text("Nothing to draw yet")).to_be_visible()
     expect(page.locator("svg.graph")).to_have_count(0)
+    # No workspace chosen reads as Recall's and Memories' "any".
+    expect(page.locator("#graph-workspace option[value='']")).to_have_text("any")
+    expect(page.locator("#graph-workspace")).to_have_value("")
     check_accessibility(dashboard, page)
 
 
@@ -186,23 +189,39 @@ def test_projects_create_edit_archive_delete(dashboard):
     card.get_by_role("button", name="Unarchive").click()
     expect(project_card(page, "second-brain").get_by_role("button", name="Archive")).to_be_visible()
 
-    # Delete, refused: someone else deleted it meanwhile; the API's sentence is shown next to the project.
+    # Refused: someone else deleted it meanwhile; each action says the API's sentence next to the project, once,
+    # and never as a toast.
     with server.client() as client:
         assert client.delete("/projects/atlas").status_code == 200
+    atlas = project_card(page, "atlas")
+    atlas.get_by_role("button", name="Archive").click()
+    expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
+    atlas.get_by_text("Edit").click()
+    atlas.get_by_label("Name").fill("Atlas 2")
+    atlas.get_by_role("button", name="Save").click()
+    expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
     page.once("dialog", lambda dialog: dialog.accept())
-    project_card(page, "atlas").get_by_role("button", name="Delete").click()
-    expect(project_card(page, "atlas").get_by_role("alert")).to_have_text('unknown project "atlas"')
+    atlas.get_by_role("button", name="Delete").click()
+    expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
+    expect(page.locator(".toast.error")).to_have_count(0)
 
-    # Delete, cancelled at the question: nothing happens.
-    page.once("dialog", lambda dialog: dialog.dismiss())
-    project_card(page, "second-brain").get_by_role("button", name="Delete").click()
-    page.wait_for_timeout(300)
+    # Delete, cancelled at the question: nothing is sent.
+    deletes: list[str] = []
+    page.on("request", lambda request: request.method == "DELETE" and deletes.append(request.url))
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    delete = project_card(page, "second-brain").get_by_role("button", name="Delete")
+    delete.click()
+    expect(delete).to_be_enabled()  # the action has finished: the button is given back
+    assert asked and asked[0].startswith("Delete the project Brain v2?")
+    assert deletes == []
     expect(project_card(page, "second-brain")).to_have_count(1)
 
     # Delete, accepted.
     page.once("dialog", lambda dialog: dialog.accept())
     project_card(page, "second-brain").get_by_role("button", name="Delete").click()
     expect(project_card(page, "second-brain")).to_have_count(0)
+    assert len(deletes) == 1 and "/projects/second-brain?" in deletes[0]
     with server.client() as client:
         assert [p["id"] for p in client.get("/projects", params={"include_archived": 1}).json()["projects"]] == []
 

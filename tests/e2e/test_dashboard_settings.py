@@ -10,7 +10,7 @@ from second_brain.bootstrap import build
 from second_brain.domain.events import ConfigChanged
 from second_brain.settings import Settings
 
-from .browser import TOKEN_KEY, Dashboard
+from .browser import TOKEN_KEY, Dashboard, new_context
 from .conftest import Server
 
 
@@ -79,6 +79,34 @@ def test_an_admin_changes_is_refused_and_resets_a_setting(dashboard):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
+def test_saving_or_resetting_one_setting_keeps_the_other_unsaved_edits(dashboard):
+    page = dashboard.open("settings")
+    expect(page.locator("#setting-MMR_LAMBDA")).to_have_value("0.7")
+    defaults = config(dashboard.server)["config"]
+    page.fill("#setting-MMR_LAMBDA", "0.4")
+    page.fill("#setting-DEFAULT_HOPS", str(defaults["DEFAULT_HOPS"] + 1))
+    page.select_option("#setting-RERANK_MODE", "off")
+
+    # Saving one redraws the form: the other two edits are still there, not yet saved.
+    page.get_by_role("button", name="Save MMR_LAMBDA").click()
+    expect(page.locator("#settings-status")).to_have_text("Saved: MMR_LAMBDA.")
+    expect(page.locator(".setting[data-key=MMR_LAMBDA] .badge.changed")).to_be_visible()
+    assert config(dashboard.server)["overrides"] == {"MMR_LAMBDA": 0.4}
+    expect(page.locator("#setting-DEFAULT_HOPS")).to_have_value(str(defaults["DEFAULT_HOPS"] + 1))
+    expect(page.locator("#setting-RERANK_MODE")).to_have_value("off")
+
+    # Resetting one keeps them too; "Save all changes" then saves exactly them.
+    page.get_by_role("button", name="Reset MMR_LAMBDA").click()
+    expect(page.locator("#settings-status")).to_contain_text("MMR_LAMBDA is back to its default")
+    expect(page.locator("#setting-MMR_LAMBDA")).to_have_value("0.7")
+    expect(page.locator("#setting-DEFAULT_HOPS")).to_have_value(str(defaults["DEFAULT_HOPS"] + 1))
+    expect(page.locator("#setting-RERANK_MODE")).to_have_value("off")
+    page.get_by_role("button", name="Save all changes").click()
+    expect(page.locator("#settings-status")).to_have_text("Saved: RERANK_MODE, DEFAULT_HOPS.")
+    assert config(dashboard.server)["overrides"] == {"DEFAULT_HOPS": defaults["DEFAULT_HOPS"] + 1,
+                                                      "RERANK_MODE": "off"}
+
+
 def test_a_member_sees_settings_read_only(dashboard):
     with dashboard.server.client() as api:
         api.patch("/config", json={"DEFAULT_HOPS": 2})
@@ -105,7 +133,7 @@ def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browse
                                  [ConfigChanged({"MMR_LAMBDA": 2.5, "TAG_BOOST_STEP": 0.2})], "", 1))
     brain.close()
     server = Server(tmp_path / "brain").start()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = new_context(browser)
     try:
         board = Dashboard(context.new_page(), server)
         page = board.page
@@ -122,3 +150,28 @@ def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browse
     finally:
         context.close()
         server.stop()
+
+
+def test_the_browser_runs_elsewhere_and_a_missing_dashboard_file_fails_the_test(browser, server):
+    """The fixtures themselves: the browser is in another time zone than the server, and a dashboard file (or the
+    shell) answering an error fails the test, while an API's refusal (a sentence in the view) does not."""
+    context = new_context(browser)
+    try:
+        board = Dashboard(context.new_page(), server)
+        page = board.page
+        assert page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone") == "America/Los_Angeles"
+        page.route("**/config", lambda route: route.fulfill(status=500, content_type="application/json",
+                                                            body='{"ok": false, "error": "The settings broke"}'))
+        page.goto(server.url + "/")
+        page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', '{server.token}')")
+        page.goto(server.url + "/#/settings")
+        page.reload()
+        expect(page.get_by_role("alert")).to_have_text("The settings broke")
+        assert board.errors == []  # the API's error is the view's sentence, not a fault
+
+        page.route("**/dashboard/app.css", lambda route: route.fulfill(status=404, body="gone"))
+        page.reload()
+        expect(page.locator("#nav")).to_be_visible()
+        assert board.errors == [f"HTTP 404 for {server.url}/dashboard/app.css"]
+    finally:
+        context.close()

@@ -96,19 +96,38 @@ def test_roles_removal_workspaces_and_the_activity_feed(dashboard: Dashboard, ap
     expect(card).to_contain_text("Design")  # his workspaces, by name
 
     # Removal asks first: dismissed, nothing happens; accepted, he is gone.
-    page.once("dialog", lambda dialog: dialog.dismiss())
-    card.get_by_role("button", name="Remove").click()
-    expect(card).to_be_visible()
+    removals: list[str] = []
+    page.on("request", lambda request: request.url.endswith("/team/members/remove") and removals.append(request.url))
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    remove = card.get_by_role("button", name="Remove")
+    remove.click()
+    expect(remove).to_be_enabled()  # the action has finished: the button is given back
+    assert asked and asked[0].startswith("Remove Bob Builder?")
+    assert removals == []
     assert "Bob Builder" in members(api)
     page.once("dialog", lambda dialog: dialog.accept())
     card.get_by_role("button", name="Remove").click()
     expect(card).to_have_count(0)
+    assert len(removals) == 1
     assert "Bob Builder" not in members(api)
 
     activity = page.locator("#activity")
     expect(activity).to_contain_text("Owner removed Bob Builder")
     expect(activity).to_contain_text("Owner created the company workspace Design.")
     expect(activity).to_contain_text("Owner added Bob Builder as member.")
+
+
+def test_j_and_k_do_not_stop_on_member_cards_that_open_nothing(dashboard: Dashboard, api):
+    api.post("/team/members", json={"name": "Gil Moss", "role": "member"})
+    page = dashboard.open("team")
+    expect(page.locator(".member")).to_have_count(2)
+    page.locator("#view-title").click()
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.closest('.member') === null")
+    assert page.url.endswith("#/team")
+    expect(page.locator("#main .item")).to_have_count(0)
 
 
 def test_the_activity_feed_is_paged(dashboard: Dashboard, api):

@@ -117,6 +117,26 @@ export function navigate(view, params) {
   location.hash = link(view, params);
 }
 
+/** "3 memories", "1 memory": `plural(n, "memory", "memories")`. */
+export function plural(n, one, many = one + "s") {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** A date as the person's local YYYY-MM-DD (what a date input holds). */
+export function localDate(date = new Date()) {
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+/** "work, idea ,," -> ["work", "idea"]. */
+export function splitList(text) {
+  return text.split(",").map((part) => part.trim()).filter(Boolean);
+}
+
+export function isAdmin() {
+  return Boolean(session.me && session.me.role === "admin");
+}
+
 export function time(ms) {
   if (ms === null || ms === undefined) return "";
   return new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
@@ -177,10 +197,16 @@ export function failure(error) {
   return h("p", { class: "error", role: "alert" }, error && error.message ? error.message : String(error));
 }
 
+/** A short message in the corner: news fades after 4 s; an error is announced at once and stays until dismissed. */
 export function toast(message, kind = "info") {
-  const item = h("div", { class: "toast " + kind }, message);
+  const item = h("div", { class: "toast " + kind, role: kind === "error" ? "alert" : null }, message);
+  if (kind === "error") {
+    item.append(" ", h("button", { type: "button", class: "ghost", "aria-label": "Dismiss",
+      onclick: () => item.remove() }, "×"));
+  } else {
+    setTimeout(() => item.remove(), 4000);
+  }
   document.getElementById("toasts").append(item);
-  setTimeout(() => item.remove(), kind === "error" ? 8000 : 4000);
 }
 
 /** Runs an action from a button: disables it while running, shows errors as a toast, returns the result. */
@@ -193,6 +219,16 @@ export async function act(button, action) {
     return undefined;
   } finally {
     if (button) button.disabled = false;
+    if (document.activeElement === document.body) focusTitle(); // the button was redrawn away: keep the place
+  }
+}
+
+/** Focus the view's title (not a tab stop of its own), so the keyboard and a screen reader start from there. */
+export function focusTitle() {
+  const title = document.getElementById("view-title");
+  if (title) {
+    title.tabIndex = -1;
+    title.focus({ preventScroll: true });
   }
 }
 
@@ -218,16 +254,26 @@ export const session = { me: null };
 function signedOut(message) {
   localStorage.removeItem(TOKEN_KEY);
   session.me = null;
+  routing++; // a view still loading draws nothing more
+  if (cleanup) cleanup();
+  cleanup = null;
   showSignIn(message);
 }
 
+/** The sign-in screen; if it is already showing, only its message changes (a token being typed stays). */
 function showSignIn(message) {
+  const shown = document.getElementById("signin-status");
+  if (shown) {
+    if (message) clear(shown, message).className = "error";
+    shown.setAttribute("role", "alert");
+    return;
+  }
   document.getElementById("top").hidden = true;
   document.getElementById("nav").hidden = true;
   const main = document.getElementById("main");
   const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "current-password",
     required: true });
-  const status = h("p", { class: message ? "error" : "muted", role: message ? "alert" : null },
+  const status = h("p", { id: "signin-status", class: message ? "error" : "muted", role: message ? "alert" : null },
     message || "Enter the bearer token of this brain. It is kept in this browser only.");
   const form = h("form", { class: "signin card", onsubmit: async (event) => {
     event.preventDefault();
@@ -279,9 +325,11 @@ function parseHash() {
 
 async function route() {
   if (!session.me) return;
-  const { view, params } = parseHash();
-  const name = VIEWS[view];
   const main = document.getElementById("main");
+  // "#main" (the skip link) or "#patterns" is a place on the page, not a view: the browser scrolls to it.
+  if (location.hash && !location.hash.startsWith("#/") && main.querySelector(".view")) return;
+  const { view, params } = location.hash.startsWith("#/") ? parseHash() : { view: "", params: {} };
+  const name = VIEWS[view];
   const turn = ++routing;
   if (cleanup) cleanup();
   cleanup = null;
@@ -303,7 +351,12 @@ async function route() {
     const container = h("div", { class: "view", dataset: { view: name } });
     clear(main, container);
     const result = await module.default.render(container, params);
-    if (turn === routing && typeof result === "function") cleanup = result;
+    if (typeof result === "function") {
+      if (turn === routing) cleanup = result;
+      else result(); // the person moved on while it loaded
+    }
+    // A screen reader hears the new view; the keyboard starts from it. A view that focused a field keeps it.
+    if (turn === routing && !main.contains(document.activeElement)) focusTitle();
   } catch (error) {
     if (turn !== routing || error.status === 401) return;
     clear(main, heading("Something went wrong"), failure(error));
@@ -314,7 +367,9 @@ async function route() {
 // Keyboard
 
 function typing(target) {
-  return target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  if (!target) return false;
+  if (target.tagName === "INPUT") return !["checkbox", "radio", "button", "submit", "reset"].includes(target.type);
+  return target.isContentEditable || ["TEXTAREA", "SELECT"].includes(target.tagName);
 }
 
 function move(step) {
@@ -366,6 +421,7 @@ function onKey(event) {
       break;
     case "g":
       pendingG = true;
+      setTimeout(() => { pendingG = false; }, 1500);
       break;
     case "?":
       help.showModal();

@@ -3,24 +3,15 @@
 // with the next offset and edge_offset until nothing remains) with a progress bar and the counts. Where the brain
 // offers POST /import/upload (on AWS, whose requests are capped at 6 MB) a large backup is uploaded there first
 // and imported from it page by page.
-import { api, ApiError, clear, failure, h, heading, localTime, toast } from "../app.js";
+import { api, ApiError, clear, failure, h, heading, localDate, localTime, plural, toast } from "../app.js";
 
 const PAGE = 100; // rows per POST /import: small enough for a Lambda's time limit, large enough to be quick
 const INLINE_BYTES = 5 * 1024 * 1024; // past this, use the upload URL where the brain offers one
-
-function day(date) {
-  const pad = (n) => String(n).padStart(2, "0");
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-}
 
 function size(bytes) {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function plural(count, one, many) {
-  return `${count} ${count === 1 ? one : many || one + "s"}`;
 }
 
 function exporter() {
@@ -41,7 +32,7 @@ function exporter() {
       } catch {
         throw new Error("The server's backup is not valid JSON, so it was not saved. Try again.");
       }
-      const name = `second-brain-${day(moment || new Date())}.json`;
+      const name = `second-brain-${localDate(moment || new Date())}.json`;
       const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
       const anchor = h("a", { href: url, download: name, class: "visually-hidden" }, name);
       document.body.append(anchor);

@@ -1,7 +1,7 @@
 // Capture: content, tags, project, workspace and a time anchor; the outcome is said plainly (stored, blocked as a
 // repeat, flagged as similar, merged, replaced, a contradiction resolved, kept as a draft) with links to the
 // memories it names.
-import { api, clear, failure, h, heading, link, session } from "../app.js";
+import { api, clear, failure, h, heading, link, localTime, session, splitList } from "../app.js";
 
 function entryLink(id, text) {
   return h("a", { href: link("entry", { id }) }, text);
@@ -51,16 +51,18 @@ export default {
       h("option", { value: "" }, `default (${session.me.effective_default_share})`),
       h("option", { value: "personal" }, "personal"), h("option", { value: "company" }, "company"));
     const submit = h("button", { type: "submit" }, "Capture");
+    let sending = false;
     const form = h("form", { class: "stack", onsubmit: async (event) => {
       event.preventDefault();
-      const body = { content: content.value, tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean),
-        source: "dashboard" };
+      if (sending) return; // Ctrl+Enter pressed again while the first capture is on its way
+      const body = { content: content.value, tags: splitList(tags.value), source: "dashboard" };
       if (project.value.trim()) body.project = project.value.trim();
       if (workspace.value) body.workspace = workspace.value;
       if (whenInput.value) {
-        body.when = whenInput.value;
+        body.when = localTime(whenInput.value).getTime(); // the person's own time, whatever the brain's zone
         body.when_kind = whenKind.value;
       }
+      sending = true;
       submit.disabled = true;
       try {
         const answer = await api.post("/capture", body);
@@ -69,6 +71,7 @@ export default {
       } catch (error) {
         clear(result, failure(error));
       } finally {
+        sending = false;
         submit.disabled = false;
       }
     } },
@@ -87,6 +90,6 @@ export default {
     main.append(heading("Capture"), form, result);
     content.focus();
     api.get("/projects").then((answer) => clear(projects, ...answer.projects.map((p) =>
-      h("option", { value: p.id }, p.name)))).catch(() => {});
+      h("option", { value: p.id }, p.name)))).catch((error) => form.append(failure(error)));
   },
 };

@@ -2,14 +2,14 @@
 // (GET /recall), the memories found are shown and sent along as the grounding text, and the answer streams in
 // from POST /chat (server-sent events read with fetch's reader). Without a model the API says so (503): that
 // sentence is shown plainly and the memories found stay useful on their own.
-import { api, clear, failure, h, heading, link, memoryCard, navigate } from "../app.js";
+import { api, clear, failure, h, heading, link, localDate, memoryCard, navigate } from "../app.js";
 
 const TOP_K = 8;
 
 /** The memories as the grounding text POST /chat takes: one numbered line each, with its date and tags. */
 function grounding(results) {
   return results.map((item, index) => {
-    const date = item.created_at ? new Date(item.created_at).toISOString().slice(0, 10) : "";
+    const date = item.created_at ? localDate(new Date(item.created_at)) : "";
     const tags = (item.tags || []).filter((tag) => !/^(kind|status|volatility):/.test(tag));
     return `[${index + 1}] (${date}${tags.length ? "; #" + tags.join(" #") : ""}) ${item.content}`;
   }).join("\n");

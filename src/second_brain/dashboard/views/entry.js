@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
-import { act, api, clear, failure, h, heading, link, localTime, navigate, tagList, time, toast, when,
-  workspaceName } from "../app.js";
+import { act, api, clear, failure, h, heading, link, localTime, navigate, plural, splitList, tagList, time, toast,
+  when, workspaceName } from "../app.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
@@ -16,8 +16,15 @@ function timeline(entry) {
     h("li", null, h("strong", null, event.event.replaceAll("_", " ")), " · ", event.actor_name || "someone",
       " · ", when(event.created_at), " · ",
       h("a", { href: link("entry", { id: entry.id, as_of: event.created_at }) }, "view as of this event"),
-      event.payload && Object.keys(event.payload).length
-        ? h("pre", null, JSON.stringify(event.payload, null, 1).replace(/^{\n|\n}$/g, "")) : null)));
+      details(event.payload))));
+}
+
+/** An event's payload as "key: value" lines: lists joined, empty values left out. */
+function details(payload) {
+  const lines = Object.entries(payload || {}).filter(([, v]) => v !== null && v !== "" && !(Array.isArray(v)
+    && !v.length)).map(([k, v]) => `${k.replaceAll("_", " ")}: ${Array.isArray(v) ? v.join(", ")
+    : typeof v === "object" ? JSON.stringify(v) : v}`);
+  return lines.length ? h("pre", null, lines.join("\n")) : null;
 }
 
 function linkForm(entry, refresh) {
@@ -32,7 +39,7 @@ function linkForm(entry, refresh) {
         const button = h("button", { type: "button", class: "secondary", onclick: () => act(button, async () => {
           await api.post("/link", { source_id: entry.id, target_id: r.id, type: type.value });
           toast("Linked.");
-          refresh();
+          await refresh();
         }) }, "Link");
         return h("div", { class: "card row" }, h("span", { style: "flex:1" }, r.content.slice(0, 140)), button);
       }));
@@ -53,9 +60,9 @@ function connections(entry, answer, past, refresh) {
   return h("div", { class: "list" }, answer.connections.map((c) => {
     const unlink = past || c.provenance === "system" ? null : h("button", { type: "button", class: "secondary",
       onclick: () => act(unlink, async () => {
-        await api.post("/unlink", { source_id: entry.id, target_id: c.id, type: c.type });
-        toast("Link removed.");
-        refresh();
+        const answer = await api.post("/unlink", { source_id: entry.id, target_id: c.id, type: c.type });
+        toast(answer.deleted ? "Link removed." : "That link was already gone.");
+        await refresh();
       }) }, "Remove link");
     return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: c.id }) } },
       h("div", { class: "meta" }, h("span", { class: "badge" }, c.label), h("span", { class: "muted" },
@@ -71,7 +78,7 @@ function controls(entry, refresh) {
       "aria-pressed": String(s === status), onclick: () => act(button, async () => {
         await api.post("/status", { id: entry.id, status: s });
         toast(`Marked ${s}.`);
-        refresh();
+        await refresh();
       }) }, s);
     return button;
   });
@@ -83,9 +90,9 @@ function controls(entry, refresh) {
     act(save, async () => {
       const kept = entry.tags.filter((t) => t.includes(":"));
       await api.post("/update", { id: entry.id, content: editor.value,
-        tags: [...tags.value.split(",").map((t) => t.trim()).filter(Boolean), ...kept] });
+        tags: [...splitList(tags.value), ...kept] });
       toast("Saved.");
-      refresh();
+      await refresh();
     });
   } }, h("label", { for: "edit-content" }, "Content"), editor, h("label", { for: "edit-tags" }, "Tags"), tags, save));
   const addition = h("textarea", { id: "append-text" });
@@ -96,14 +103,14 @@ function controls(entry, refresh) {
       act(add, async () => {
         await api.post("/append", { id: entry.id, addition: addition.value });
         toast("Appended.");
-        refresh();
+        await refresh();
       });
     } }, h("label", { for: "append-text" }, "Update"), addition, add));
   const share = entry.workspace === "personal" ? h("button", { type: "button", class: "secondary",
     onclick: () => act(share, async () => {
       await api.post("/share", { id: entry.id, workspace: "company" });
       toast("Shared with the company.");
-      refresh();
+      await refresh();
     }) }, "Share with the company") : null;
   const forget = h("button", { type: "button", class: "danger", onclick: () => act(forget, async () => {
     if (!confirm("Forget this memory for good? Its text is erased from the log and cannot be restored.")) return;
@@ -111,7 +118,7 @@ function controls(entry, refresh) {
     toast("Forgotten.");
     navigate("memories");
   }) }, "Forget");
-  return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Status"),
+  return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Change it"),
     h("div", { class: "actions", role: "group", "aria-label": "Status" }, statusButtons), edit, appendForm,
     h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
 }
@@ -126,10 +133,13 @@ export default {
     const past = params.as_of ? new Date(/^\d+$/.test(params.as_of) ? Number(params.as_of)
       : localTime(params.as_of)) : null;
     const asOf = past ? past.toISOString() : undefined;
+    let turn = 0;
     const draw = async () => {
+      const mine = ++turn; // two quick actions: only the later answer draws
       const [{ entry }, links] = await Promise.all([api.get("/entry", { id: params.id, as_of: asOf }),
         api.get("/connections", { id: params.id, as_of: asOf })]);
-      const refresh = () => draw().catch((error) => main.append(failure(error)));
+      if (mine !== turn) return;
+      const refresh = () => draw().catch((error) => toast(error.message, "error"));
       clear(main,
         heading("Memory", h("span", { class: "badge" }, statusOf(entry.tags)),
           h("a", { href: link("graph", { seed: entry.id }) }, "Show in graph")),
@@ -140,8 +150,8 @@ export default {
             workspaceName(entry.workspace)), entry.actor_name ? h("span", null, "by ", entry.actor_name) : null,
           "created ", when(entry.created_at), entry.updated_at !== entry.created_at ? ["· updated ",
             when(entry.updated_at)] : null),
-          h("p", { class: "muted" }, `Importance ${entry.importance_score} · recalled ${entry.recall_count} times · `,
-            `opened on ${entry.use_count ?? 0} days · `, entry.indexed ? "searchable by meaning"
+          h("p", { class: "muted" }, `Importance ${entry.importance_score} · recalled ${plural(entry.recall_count,
+            "time")} · opened on ${plural(entry.use_count ?? 0, "day")} · `, entry.indexed ? "searchable by meaning"
               : "not yet searchable by meaning",
             entry.when_at ? ` · ${entry.when_kind} ${time(entry.when_at)}` : "")),
         past || !entry.can_edit ? null : controls(entry, refresh),

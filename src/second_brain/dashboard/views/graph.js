@@ -223,7 +223,7 @@ function controls(params, projects) {
   projects,
   field("graph-workspace", "Workspace", h("select", { id: "graph-workspace", name: "workspace" },
     ["", "personal", "company"].map((w) => h("option", { value: w, selected: w === (params.workspace || "") },
-      w || "both")))),
+      w || "any")))),
   teams.length > 1 ? field("graph-team", "Team", h("select", { id: "graph-team", name: "team" },
     h("option", { value: "" }, "primary"), teams.map((t) => h("option", { value: t.id, selected: t.id === params.team },
       t.name)))) : null,

@@ -1,7 +1,8 @@
 // Projects: the registry (GET /projects with counts, archived ones on request), creating one, editing its name,
 // description and aliases, archiving and restoring it, deleting it (after asking), and for each one the way to its
-// memories, its recall and its graph. A refusal from the API is shown as its sentence next to the project.
-import { act, api, clear, failure, h, heading, link, navigate, session, toast, when } from "../app.js";
+// memories, its recall and its graph. A refusal from the API is shown as its sentence next to the form or project
+// it concerns (attempt()), never as a toast.
+import { api, clear, failure, h, heading, link, navigate, session, toast, when } from "../app.js";
 
 const SLUG = "[a-z0-9][a-z0-9_\\-]{0,63}";
 
@@ -20,6 +21,20 @@ function path(project) {
   return `/projects/${encodeURIComponent(project.id)}${scope(project)}`;
 }
 
+/** Runs one project action from its button: the button is disabled while it runs, and a refusal is shown as the
+ * API's sentence in `status`, next to the form or project it concerns (never as a toast: one place for errors). */
+async function attempt(button, status, action) {
+  button.disabled = true;
+  clear(status);
+  try {
+    await action();
+  } catch (error) {
+    if (error.status !== 401) clear(status, failure(error));
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function createForm(refresh) {
   const teams = session.me?.teams || [];
   const name = h("input", { id: "project-name", name: "name", required: true, maxlength: "120", autocomplete: "off" });
@@ -36,7 +51,7 @@ function createForm(refresh) {
   const submit = h("button", { type: "submit" }, "Create project");
   const form = h("form", { class: "stack", onsubmit: (event) => {
     event.preventDefault();
-    act(submit, async () => {
+    attempt(submit, status, async () => {
       const body = { name: name.value.trim(), description: description.value.trim(), aliases: words(aliases.value) };
       if (slug.value.trim()) body.id = slug.value.trim();
       if (workspace && workspace.value) {
@@ -44,15 +59,10 @@ function createForm(refresh) {
         body.workspace = layer;
         if (team && teams.length > 1) body.team = team;
       }
-      try {
-        const { project } = await api.post("/projects", body);
-        clear(status);
-        form.reset();
-        toast(`Created project ${project.name} (${project.id}).`);
-        refresh();
-      } catch (error) {
-        clear(status, failure(error));
-      }
+      const { project } = await api.post("/projects", body);
+      form.reset();
+      toast(`Created project ${project.name} (${project.id}).`);
+      await refresh();
     });
   } },
   h("label", { for: "project-name" }, "Name"), name,
@@ -78,15 +88,11 @@ function editForm(project, status, refresh) {
   return h("details", { class: "project-edit" }, h("summary", null, "Edit"), h("form", { class: "stack",
     onsubmit: (event) => {
       event.preventDefault();
-      act(save, async () => {
-        try {
-          await api.patch(path(project), { name: name.value.trim(), description: description.value.trim(),
-            aliases: words(aliases.value) });
-          toast(`Saved ${name.value.trim()}.`);
-          refresh();
-        } catch (error) {
-          clear(status, failure(error));
-        }
+      attempt(save, status, async () => {
+        await api.patch(path(project), { name: name.value.trim(), description: description.value.trim(),
+          aliases: words(aliases.value) });
+        toast(`Saved ${name.value.trim()}.`);
+        await refresh();
       });
     } },
   h("label", { for: id("name") }, "Name"), name, h("label", { for: id("description") }, "Description"), description,
@@ -97,24 +103,17 @@ function card(project, refresh) {
   const status = h("div", { class: "project-status", "aria-live": "polite" });
   const archived = project.status === "archived";
   const titleId = `project-${project.layer}-${project.id}`;
-  const archive = h("button", { type: "button", class: "secondary", onclick: () => act(archive, async () => {
-    try {
+  const archive = h("button", { type: "button", class: "secondary", onclick: () => attempt(archive, status,
+    async () => {
       await api.patch(path(project), { status: archived ? "active" : "archived" });
       toast(archived ? `Restored ${project.name}.` : `Archived ${project.name}.`);
-      refresh();
-    } catch (error) {
-      clear(status, failure(error));
-    }
-  }) }, archived ? "Unarchive" : "Archive");
-  const remove = h("button", { type: "button", class: "danger", onclick: () => act(remove, async () => {
+      await refresh();
+    }) }, archived ? "Unarchive" : "Archive");
+  const remove = h("button", { type: "button", class: "danger", onclick: () => attempt(remove, status, async () => {
     if (!confirm(`Delete the project ${project.name}? Its memories keep their project:${project.id} tag.`)) return;
-    try {
-      await api.del(path(project));
-      toast(`Deleted ${project.name}.`);
-      refresh();
-    } catch (error) {
-      clear(status, failure(error));
-    }
+    await api.del(path(project));
+    toast(`Deleted ${project.name}.`);
+    await refresh();
   }) }, "Delete");
   const count = project.count === undefined ? null
     : `${project.count} memor${project.count === 1 ? "y" : "ies"}`;
@@ -151,9 +150,7 @@ export default {
         const answer = await api.get("/projects", { counts: 1, include_archived: archived ? 1 : undefined });
         const projects = answer.projects;
         if (!projects.length) create.open = true;
-        clear(list, answer.counts_approximate ? h("p", { class: "warn" },
-          "Counts are approximate: this brain has more tagged memories than one count reads.") : null,
-        projects.length ? projects.map((p) => card(p, draw)) : h("p", { class: "muted" }, archived
+        clear(list, projects.length ? projects.map((p) => card(p, draw)) : h("p", { class: "muted" }, archived
           ? "No projects yet." : "No active projects. Create one above, or capture a memory with a project."));
       } catch (error) {
         clear(list, failure(error));

@@ -4,7 +4,7 @@ import { api, clear, failure, h, heading, highlight, link, localTime, navigate, 
   workspaceName } from "../app.js";
 
 const FILTERS = [
-  ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic", "procedural"]],
+  ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic"]],
   ["project", "Project", "text"], ["workspace", "Workspace", "select", ["", "personal", "company"]],
   ["after", "After", "date"], ["before", "Before", "date"], ["hops", "Graph hops", "select", ["", "0", "1", "2", "3"]],
   ["topK", "Results", "select", ["10", "5", "20"]], ["as_of", "As of", "datetime-local"],
@@ -19,12 +19,12 @@ function field([name, label, type, choices], value) {
   return h("label", { for: id }, label, control);
 }
 
-function result(item, words) {
+function result(item, words, asOf) {
   const content = h("p", { class: "content" }, highlight(item.content, words));
   const more = item.truncated ? h("button", { type: "button", class: "secondary", onclick: async () => {
     more.disabled = true;
     try {
-      const { entry } = await api.get("/entry", { id: item.id });
+      const { entry } = await api.get("/entry", { id: item.id, as_of: asOf }); // the text of then, in the past
       clear(content, ...highlight(entry.content, words));
       more.remove();
     } catch (error) {
@@ -84,7 +84,7 @@ export default {
         answer.semantic_unavailable ? h("p", { class: "warn" },
           "Matching by meaning is unavailable right now: these results match your words only.") : null,
         answer.insight ? h("p", { class: "card" }, h("strong", null, "Insight: "), answer.insight) : null,
-        answer.results.length ? answer.results.map((item) => result(item, words))
+        answer.results.length ? answer.results.map((item) => result(item, words, query.as_of))
           : h("p", { class: "muted" }, "Nothing matched. Try other words, or fewer filters."));
     } catch (error) {
       clear(results, failure(error));

@@ -51,7 +51,7 @@ function dueItem(item, overdue, refresh) {
   return card;
 }
 
-function dueSection() {
+export function dueSection() {
   const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
   const title = h("h2", { id: "due-title" }, "Due and overdue");
   const section = h("section", { id: "due", "aria-labelledby": "due-title" }, title, body);
@@ -73,7 +73,7 @@ function dueSection() {
 // ---------------------------------------------------------------------------------------------------------------
 // Open loops
 
-function loopSection() {
+export function loopSection() {
   let offset = 0;
   const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
   const title = h("h2", { id: "loops-title" }, "Open loops");
@@ -145,8 +145,12 @@ function keyBytes(base64url) {
   return Uint8Array.from(raw, (c) => c.charCodeAt(0));
 }
 
+// The worker's scope is the page's folder ("./": "/Prod/" under API Gateway's stage), so its registration is looked up
+// relative to the page too: getRegistration("/") finds nothing under a path prefix.
+const SCOPE = "./";
+
 async function existingSubscription() {
-  const registration = await navigator.serviceWorker.getRegistration("/");
+  const registration = await navigator.serviceWorker.getRegistration(SCOPE);
   return registration ? registration.pushManager.getSubscription() : null;
 }
 
@@ -227,7 +231,7 @@ function pushSection() {
       }
       say("Subscribing this device…");
       // Relative, like every request: the page's folder is the scope, under a path prefix too.
-      const registration = await navigator.serviceWorker.register("dashboard/sw.js", { scope: "./" });
+      const registration = await navigator.serviceWorker.register("dashboard/sw.js", { scope: SCOPE });
       await withTimeout(navigator.serviceWorker.ready, 10000, "the service worker did not start");
       subscription = await registration.pushManager.getSubscription()
         || await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(key) });

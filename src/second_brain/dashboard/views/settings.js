@@ -95,9 +95,17 @@ export default {
       const target = document.getElementById(id);
       if (target) target.focus();
     };
-    const reload = async () => {
+    /** Draws the form afresh from the server's values, keeping what the person typed into every setting other
+     * than `done` (the ones just saved or reset) and has not saved yet. */
+    const reload = async (done) => {
+      const unsaved = [...controls].filter(([key, { input, meta }]) => !done.includes(key)
+        && !same(read(input, meta), view.config[key])).map(([key, { input }]) => [key, input.value]);
       view = await api.get("/config");
       draw();
+      for (const [key, typed] of unsaved) {
+        const kept = controls.get(key);
+        if (kept) kept.input.value = typed;
+      }
     };
     const save = async (button, values) => {
       const keys = Object.keys(values);
@@ -108,7 +116,7 @@ export default {
       button.disabled = true;
       try {
         await api.patch("/config", values);
-        await reload();
+        await reload(keys);
         refocus(keys.length === 1 ? "setting-" + keys[0] : "settings-save");
         clear(status, h("p", { class: "ok", role: "status" }, `Saved: ${keys.join(", ")}.`));
       } catch (error) {
@@ -121,7 +129,7 @@ export default {
       button.disabled = true;
       try {
         await api.del("/config/" + encodeURIComponent(key));
-        await reload();
+        await reload([key]);
         refocus("setting-" + key);
         clear(status, h("p", { class: "ok", role: "status" }, `${key} is back to its default.`));
       } catch (error) {

@@ -75,7 +75,8 @@ function memberCard(member, me, names, refresh, tokenBox) {
       await refresh();
     }));
   const teams = (member.teams || []).map((id) => names[id] || id);
-  return h("article", { class: "item card member", tabindex: "-1", dataset: { id: member.id } },
+  // Not a j/k "item": a member has no page of their own to open with Enter; their controls are reached with Tab.
+  return h("article", { class: "card member", dataset: { id: member.id } },
     h("div", { class: "member-head" },
       h("strong", { class: "member-name" }, member.name),
       member.owner ? h("span", { class: "badge" }, "owner") : null,

@@ -8,7 +8,7 @@ from importlib.resources import files
 from pathlib import PurePosixPath
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 router = APIRouter(include_in_schema=False)
 ROOT = files("second_brain") / "dashboard"
@@ -35,7 +35,12 @@ def _read(path: str) -> tuple[bytes, str] | None:
 
 
 @router.get("/", response_class=HTMLResponse)
-def shell() -> HTMLResponse:
+def shell(request: Request) -> Response:
+    # Every reference in the page is relative to its folder. Behind API Gateway the page's public path is the
+    # stage's (https://…/Prod/): opened as https://…/Prod, it is sent to the folder first.
+    public = ((request.scope.get("aws.event") or {}).get("requestContext") or {}).get("path", "/")
+    if not public.endswith("/"):
+        return RedirectResponse(public + "/", status_code=308)
     page, _ = _read("index.html") or (b"", "")
     return HTMLResponse(page, headers={**HEADERS, "Cache-Control": "no-cache"})
 
@@ -50,7 +55,7 @@ def asset(path: str, request: Request) -> Response:
     # Modules import each other by plain path (one URL per module, so one instance of each), so the browser
     # revalidates every file on load: a 304 when unchanged, the new file right after an upgrade.
     headers = {**HEADERS, "Cache-Control": "no-cache", "ETag": etag}
-    if path == "sw.js":  # the push worker is registered with scope "/": the whole app, not only /dashboard/
+    if path == "sw.js":  # the push worker's scope is the page's folder, not only dashboard/
         headers["Service-Worker-Allowed"] = "/"
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
