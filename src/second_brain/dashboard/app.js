@@ -300,7 +300,7 @@ async function start() {
   const me = await api.get("/team/me");
   session.me = me.me;
   const nav = document.getElementById("nav");
-  clear(nav, h("ul", null, NAV.filter(([, , role]) => !role || session.me.role === "admin").map(([view, label]) =>
+  clear(nav, h("ul", null, NAV.filter(([, , role]) => !role || isAdmin()).map(([view, label]) =>
     h("li", null, h("a", { href: link(view), dataset: { view } }, label)))));
   nav.hidden = false;
   document.getElementById("top").hidden = false;

@@ -2,7 +2,8 @@
 // commitments, 25 a page, resolved as done or as not a task), and push: subscribe this device through the browser's
 // Push API (the service worker at dashboard/sw.js, scoped to the page's folder), content-free notifications,
 // unsubscribe, and for admins a test send with what each device's push service answered.
-import { act, api, clear, failure, h, heading, localTime, memoryCard, session, time, toast, when } from "../app.js";
+import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, time, toast, when }
+  from "../app.js";
 
 const PAGE = 25;
 const CONTENT_FREE_KEY = "secondBrain.pushContentFree";
@@ -11,16 +12,11 @@ const KINDS = { due: "Due", event: "Event", wake: "Reminder" };
 // ---------------------------------------------------------------------------------------------------------------
 // Due and overdue
 
-function tomorrow() {
-  const day = new Date(Date.now() + 86400000);
-  const pad = (n) => String(n).padStart(2, "0");
-  return `${day.getFullYear()}-${pad(day.getMonth() + 1)}-${pad(day.getDate())}`;
-}
-
 function snoozeForm(item, refresh) {
   const dateId = "snooze-date-" + item.id;
   const timeId = "snooze-time-" + item.id;
-  const date = h("input", { id: dateId, name: "date", type: "date", value: tomorrow(), required: true });
+  const date = h("input", { id: dateId, name: "date", type: "date", value: localDate(new Date(Date.now() + 86400000)),
+    required: true });
   const clock = h("input", { id: timeId, name: "time", type: "time", value: "09:00" });
   const submit = h("button", { type: "submit", class: "secondary" }, "Snooze");
   return h("form", { class: "row snooze", onsubmit: (event) => {
@@ -184,7 +180,7 @@ function pushSection() {
   const subscribeButton = h("button", { type: "button", id: "push-subscribe" }, "Notify this device");
   const unsubscribeButton = h("button", { type: "button", class: "secondary", id: "push-unsubscribe", hidden: true },
     "Stop notifying this device");
-  const testButton = session.me && session.me.role === "admin"
+  const testButton = isAdmin()
     ? h("button", { type: "button", class: "secondary", id: "push-test" }, "Send a test") : null;
   const results = h("div", { id: "push-results" });
   const section = h("section", { id: "push", "aria-labelledby": "push-title" },

@@ -3,7 +3,7 @@
 // changes at once (PATCH /config: the API refuses a whole patch with a sentence naming the setting, shown next to
 // the form) and reset one (DELETE /config/{key}); members see the values read-only. Stored overrides that no
 // longer apply are listed with the reason.
-import { api, clear, failure, h, heading, session } from "../app.js";
+import { api, clear, failure, h, heading, isAdmin } from "../app.js";
 
 const GROUPS = [
   ["ranking", "Recall ranking", "How recall finds and orders memories.", [
@@ -69,7 +69,7 @@ function read(input, meta) {
 export default {
   title: "Settings",
   async render(main) {
-    const admin = session.me && session.me.role === "admin";
+    const admin = isAdmin();
     const head = heading("Settings");
     main.append(head, h("p", { class: "muted" }, "Loading the settings…"));
     let view;

@@ -1,7 +1,7 @@
 // Team (admins only): the members with their email, role and whether they are suspended; add a member and rotate a
 // token (each token shown this once, with a copy button); suspend, restore, remove and change roles; the company
 // workspaces (and a new one); and the activity feed, 25 a page. Members who are not admins get a sentence instead.
-import { act, api, clear, failure, h, heading, link, session, toast, when } from "../app.js";
+import { act, api, clear, failure, h, heading, isAdmin, link, toast, when } from "../app.js";
 
 const PAGE = 25;
 const ROLES = ["member", "admin"];
@@ -216,7 +216,7 @@ function activitySection() {
 export default {
   title: "Team",
   async render(main) {
-    if (!session.me || session.me.role !== "admin") {
+    if (!isAdmin()) {
       main.append(heading("Team"), h("p", { class: "muted", id: "admins-only" },
         "This view is for admins: it manages the members of this brain, their tokens and roles. Ask an admin if "
         + "something about your access needs to change."));
