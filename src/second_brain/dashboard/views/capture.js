@@ -10,7 +10,7 @@ function entryLink(id, text) {
 /** The sentence for one POST /capture answer. */
 export function outcome(result) {
   if (result.duplicate) {
-    return h("div", { class: "card", role: "status" }, h("p", { class: "warn" },
+    return h("div", { class: "card" }, h("p", { class: "warn" },
       `Not stored: it repeats a memory you already have (${result.score}% alike). `,
       entryLink(result.matchId, "Open the original")));
   }
@@ -31,14 +31,14 @@ export function outcome(result) {
   } else {
     parts.push("Stored. ", entryLink(result.id, "Open it"));
   }
-  return h("div", { class: "card", role: "status" }, h("p", { class: "ok" }, parts),
+  return h("div", { class: "card" }, h("p", { class: "ok" }, parts),
     result.tags ? h("p", { class: "muted" }, "Tags: ", result.tags.join(", ")) : null);
 }
 
 export default {
   title: "Capture",
   async render(main, params) {
-    const result = h("div", { id: "capture-result" });
+    const result = h("div", { id: "capture-result", role: "status" }); // present from the start: it is announced
     const content = h("textarea", { id: "content", name: "content", required: true, value: params.text || "" });
     const tags = h("input", { id: "tags", name: "tags", placeholder: "work, idea" });
     const projects = h("datalist", { id: "project-list" });

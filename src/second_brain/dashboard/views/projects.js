@@ -143,7 +143,7 @@ export default {
     const archived = params.archived === "1";
     const toggle = h("input", { id: "projects-archived", type: "checkbox", checked: archived,
       onchange: () => navigate("projects", toggle.checked ? { archived: 1 } : {}) });
-    const list = h("div", { class: "list", "aria-live": "polite" }, h("p", { class: "muted" }, "Loading…"));
+    const list = h("div", { class: "list" }, h("p", { class: "muted" }, "Loading…"));
     const create = h("details", { class: "card" }, h("summary", null, "New project"));
     const draw = async () => {
       try {

@@ -1,7 +1,7 @@
 // Recall: the query with its filters in the address (so a search can be bookmarked and the back button works),
 // scores, snippets with the query's words marked, truncated results expandable, and "as of" a past moment.
-import { api, clear, failure, h, heading, highlight, link, localTime, navigate, queryWords, tagList, when,
-  workspaceName } from "../app.js";
+import { api, clear, failure, h, heading, highlight, link, localTime, navigate, plural, queryWords, tagList,
+  when, workspaceName } from "../app.js";
 
 const FILTERS = [
   ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic"]],
@@ -60,8 +60,9 @@ export default {
       h("button", { type: "submit" }, "Recall")),
     h("details", { open: FILTERS.some(([name]) => params[name] && name !== "topK") },
       h("summary", null, "Filters"), h("div", { class: "filters" }, FILTERS.map((f) => field(f, params[f[0]])))));
-    const results = h("div", { class: "list", "aria-live": "polite" });
-    main.append(heading("Recall"), form, results);
+    const results = h("div", { class: "list" });
+    const summary = h("p", { class: "visually-hidden", role: "status" }); // one line announced, not every card
+    main.append(heading("Recall"), form, summary, results);
     if (!params.q) {
       input.focus();
       results.append(h("p", { class: "muted" }, "Search by meaning and by exact words. Press / from anywhere."));
@@ -78,6 +79,7 @@ export default {
     if (query.as_of) query.as_of = localTime(query.as_of).toISOString();
     try {
       const answer = await api.get("/recall", query);
+      clear(summary, plural(answer.results.length, "result"));
       const words = queryWords(answer.query_used || params.q);
       clear(results,
         answer.as_of ? h("p", { class: "warn" }, "As the brain stood on ", when(answer.as_of), ".") : null,
