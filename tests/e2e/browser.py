@@ -79,6 +79,18 @@ class Dashboard:
         self.page.screenshot(path=str(path), full_page=True)
         return path
 
+    def accessible_light_and_dark(self) -> None:
+        """No serious or critical violation in either colour scheme (the page is left in dark)."""
+        for scheme in ("light", "dark"):
+            self.page.emulate_media(color_scheme=scheme)
+            assert self.accessibility() == [], scheme
+
+    def accessible_at_phone_width(self) -> None:
+        """At 390 px: no serious or critical violation, and nothing scrolls sideways."""
+        self.page.set_viewport_size({"width": 390, "height": 800})
+        assert self.accessibility() == []
+        assert self.page.evaluate("document.documentElement.scrollWidth") <= 390
+
     def accessibility(self) -> list[dict]:
         """axe-core's serious and critical violations on the current view (axe.min.js from axe-playwright-python)."""
         import axe_playwright_python

@@ -32,9 +32,7 @@ def seed(server: Server) -> dict[str, str]:
 def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashboard, browser, tmp_path):
     memories = seed(dashboard.server)
     page = dashboard.open("backup")
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        assert dashboard.accessibility() == [], scheme
+    dashboard.accessible_light_and_dark()
     page.emulate_media(color_scheme="light")
 
     with page.expect_download() as download:
@@ -82,12 +80,8 @@ def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashbo
         assert {e["id"]: e["content"] for e in restored["entries"]} == memories
         assert len(restored["edges"]) == 1
         board.screenshot("backup")
-        for scheme in ("light", "dark"):
-            other.emulate_media(color_scheme=scheme)
-            assert board.accessibility() == [], scheme
-        other.set_viewport_size({"width": 390, "height": 800})
-        assert board.accessibility() == []
-        assert other.evaluate("document.documentElement.scrollWidth") <= 390
+        board.accessible_light_and_dark()
+        board.accessible_at_phone_width()
 
         # Indexed for search by meaning from the view (POST /vectorize-pending until none remain).
         other.get_by_role("button", name="Index them now").click()

@@ -68,14 +68,10 @@ def test_the_answer_streams_from_the_memories_recall_found(model_board):
                          "enterprise deals" in a and "Finance approved" in a for a in asked), asked
     assert page.url.endswith("#/chat?q=What+is+the+enterprise+pricing+floor%3F")
 
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        assert board.accessibility() == [], scheme
+    board.accessible_light_and_dark()
     page.emulate_media(color_scheme="light")
     board.screenshot("chat")
-    page.set_viewport_size({"width": 390, "height": 800})
-    assert board.accessibility() == []
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    board.accessible_at_phone_width()
 
     # The model failing once the stream has started: its sentence, in-band, shown as an error.
     endpoint.mode = "http500"
@@ -95,6 +91,4 @@ def test_without_a_model_the_api_sentence_is_shown_and_the_memories_stay(dashboa
     for memory in ids:
         expect(used.locator(f'a[href="#/entry?id={memory}"]').first).to_be_visible()
     expect(used.get_by_role("link", name="See these in Recall, with scores")).to_be_visible()
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        assert dashboard.accessibility() == [], scheme
+    dashboard.accessible_light_and_dark()

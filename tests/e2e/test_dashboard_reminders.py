@@ -5,8 +5,8 @@ every refusal (no push support, notifications blocked, no keys on the server) sa
 
 import json
 import re
-from urllib.parse import urlsplit
 from datetime import UTC, date, datetime, timedelta
+from urllib.parse import urlsplit
 
 import httpx
 import pytest

@@ -69,14 +69,10 @@ def test_an_admin_changes_is_refused_and_resets_a_setting(dashboard):
     expect(page.locator(".setting[data-key=MMR_LAMBDA] .badge.changed")).to_have_count(0)
     assert config(dashboard.server)["overrides"] == {"RERANK_MODE": "off", "TIMEZONE": "Europe/Berlin"}
 
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        assert dashboard.accessibility() == [], scheme
+    dashboard.accessible_light_and_dark()
     page.emulate_media(color_scheme="light")
     dashboard.screenshot("settings")
-    page.set_viewport_size({"width": 390, "height": 800})
-    assert dashboard.accessibility() == []
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    dashboard.accessible_at_phone_width()
 
 
 def test_saving_or_resetting_one_setting_keeps_the_other_unsaved_edits(dashboard):
@@ -122,9 +118,7 @@ def test_a_member_sees_settings_read_only(dashboard):
     expect(page.locator(".setting[data-key=DEFAULT_HOPS] .badge.changed")).to_be_visible()
     expect(page.locator("#main")).to_contain_text("Only an admin can change settings")
     expect(page.locator("#main input, #main select, #main button")).to_have_count(0)
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        assert dashboard.accessibility() == [], scheme
+    dashboard.accessible_light_and_dark()
 
 
 def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browser, tmp_path):

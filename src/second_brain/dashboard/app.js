@@ -95,7 +95,8 @@ export function h(tag, attrs, ...children) {
   return element;
 }
 
-function append(element, children) {
+/** Appends children as h() does: strings become text nodes, null/undefined/false are skipped. */
+export function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     element.append(child instanceof Node ? child : String(child));
@@ -189,6 +190,19 @@ export function highlight(text, words) {
 
 export function queryWords(q) {
   return (q || "").split(/[^\p{L}\p{N}_.#-]+/u).filter(Boolean);
+}
+
+/** "← Previous 26–50 of 80 Next →" over an offset-paged list (nothing when one page holds it all); go(offset)
+ * shows another page. `next`: the offset of the page after this one, null where there is none. */
+export function pager({ label, offset, shown, total, size, go, back = "← Previous", forward = "Next →",
+  next = offset + size }) {
+  if (total <= size) return null;
+  const button = (text, to) => h("button", { type: "button", class: "secondary", onclick: () => go(to) }, text);
+  const last = offset + shown;
+  return h("nav", { class: "pager", "aria-label": label },
+    offset > 0 ? button(back, Math.max(0, offset - size)) : null,
+    h("span", { class: "muted" }, `${offset + 1}–${last} of ${total}`),
+    next !== null && last < total ? button(forward, next) : null);
 }
 
 /** An error as a sentence in the view, with role=alert so screen readers hear it. */

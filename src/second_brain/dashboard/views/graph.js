@@ -2,7 +2,7 @@
 // links, a pull to the centre), from deterministic start positions so the same brain draws the same picture. Each
 // node is a link to its memory (Tab reaches it, Enter opens it); focusing or hovering one lights up its neighbours
 // and says how it is linked. Under the picture the same graph as plain lists, for keyboards and screen readers.
-import { api, clear, failure, h, heading, link, navigate, session, workspaceName } from "../app.js";
+import { api, append, clear, failure, h, heading, link, navigate, session, workspaceName } from "../app.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const LABEL_CHARS = 28;
@@ -15,10 +15,7 @@ function s(tag, attrs, ...children) {
     if (key.startsWith("on") && typeof value === "function") element.addEventListener(key.slice(2), value);
     else element.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat(Infinity)) {
-    if (child === undefined || child === null || child === false) continue;
-    element.append(child instanceof Node ? child : String(child));
-  }
+  append(element, children);
   return element;
 }
 

@@ -2,8 +2,8 @@
 // commitments, 25 a page, resolved as done or as not a task), and push: subscribe this device through the browser's
 // Push API (the service worker at dashboard/sw.js, scoped to the page's folder), content-free notifications,
 // unsubscribe, and for admins a test send with what each device's push service answered.
-import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, time, toast, when }
-  from "../app.js";
+import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, pager, time, toast,
+  when } from "../app.js";
 
 const PAGE = 25;
 const CONTENT_FREE_KEY = "secondBrain.pushContentFree";
@@ -83,10 +83,6 @@ export function loopSection() {
     }) }, label);
     return button;
   };
-  const pageButton = (label, next) => h("button", { type: "button", class: "secondary", onclick: () => {
-    offset = next;
-    refresh();
-  } }, label);
   async function refresh() {
     try {
       let loops = await api.get("/loops", { limit: PAGE, offset });
@@ -106,12 +102,11 @@ export function loopSection() {
         card.dataset.id = loop.id;
         return card;
       });
-      const last = offset + loops.loops.length;
-      clear(body, h("div", { class: "list" }, cards),
-        loops.total > PAGE ? h("nav", { class: "pager", "aria-label": "Open loop pages" },
-          offset > 0 ? pageButton("← Previous", Math.max(0, offset - PAGE)) : null,
-          h("span", { class: "muted" }, `${offset + 1}–${last} of ${loops.total}`),
-          last < loops.total ? pageButton("Next →", offset + PAGE) : null) : null);
+      clear(body, h("div", { class: "list" }, cards), pager({ label: "Open loop pages", offset,
+        shown: loops.loops.length, total: loops.total, size: PAGE, go: (to) => {
+          offset = to;
+          refresh();
+        } }));
     } catch (error) {
       clear(body, failure(error));
     }

@@ -1,7 +1,7 @@
 // Team (admins only): the members with their email, role and whether they are suspended; add a member and rotate a
 // token (each token shown this once, with a copy button); suspend, restore, remove and change roles; the company
 // workspaces (and a new one); and the activity feed, 25 a page. Members who are not admins get a sentence instead.
-import { act, api, clear, failure, h, heading, isAdmin, link, toast, when } from "../app.js";
+import { act, api, clear, failure, h, heading, isAdmin, link, pager, toast, when } from "../app.js";
 
 const PAGE = 25;
 const ROLES = ["member", "admin"];
@@ -185,10 +185,6 @@ function activitySection() {
   const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
   const section = h("section", { id: "activity", "aria-labelledby": "activity-title" },
     h("h2", { id: "activity-title" }, "Activity"), body);
-  const pageButton = (label, next) => h("button", { type: "button", class: "secondary", onclick: () => {
-    offset = next;
-    refresh();
-  } }, label);
   async function refresh() {
     try {
       const feed = await api.get("/team/activity", { limit: PAGE, offset });
@@ -196,14 +192,13 @@ function activitySection() {
         clear(body, h("p", { class: "muted" }, "Nothing has happened yet."));
         return;
       }
-      const last = offset + feed.activity.length;
       clear(body, h("ol", { class: "timeline activity" }, feed.activity.map((item) => h("li", null,
         h("span", null, described(item)), " ", h("span", { class: "muted" }, when(item.at))))),
-      feed.total > PAGE ? h("nav", { class: "pager", "aria-label": "Activity pages" },
-        offset > 0 ? pageButton("← Newer", Math.max(0, offset - PAGE)) : null,
-        h("span", { class: "muted" }, `${offset + 1}–${last} of ${feed.total}`),
-        feed.next_offset !== null && feed.next_offset !== undefined && last < feed.total
-          ? pageButton("Older →", feed.next_offset) : null) : null);
+      pager({ label: "Activity pages", offset, shown: feed.activity.length, total: feed.total, size: PAGE,
+        back: "← Newer", forward: "Older →", next: feed.next_offset ?? null, go: (to) => {
+          offset = to;
+          refresh();
+        } }));
     } catch (error) {
       clear(body, failure(error));
     }
