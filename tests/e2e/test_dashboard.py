@@ -50,6 +50,7 @@ def test_first_load_is_small(dashboard: Dashboard):
     sizes = {r.url: len(r.body()) for r in responses if r.ok}
     assert sum(sizes.values()) <= 300_000, sizes
     assert any(url.endswith("/brief") for url in sizes)
+    assert [r.url.rsplit("/", 1)[1] for r in responses].count("due") == 1  # Home's count and list share one read
 
 
 def test_sign_in_keeps_the_token_and_a_refused_one_lands_on_a_clear_screen(browser, server: Server, api):

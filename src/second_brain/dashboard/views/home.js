@@ -21,7 +21,7 @@ function activityChart(activity) {
 
 function attention(brief, due) {
   const items = [];
-  if (due.counts.overdue) {
+  if (due && due.counts.overdue) {
     items.push(h("li", null, h("a", { href: link("reminders") }, `${due.counts.overdue} overdue`)));
   }
   if (brief.attention.unindexed) {
@@ -77,7 +77,7 @@ export default {
     const draw = async () => {
       const mine = ++turn; // two quick refreshes: only the later one draws
       try {
-        const [brief, overdue] = await Promise.all([api.get("/brief"), api.get("/due")]);
+        const [brief, overdue] = await Promise.all([api.get("/brief"), due.refresh()]);
         if (mine !== turn) return;
         const sources = brief.sources.map((s) => `${s.count} from ${s.source}`).join(", ");
         clear(summary,
@@ -100,6 +100,6 @@ export default {
         if (mine === turn) clear(summary, failure(error));
       }
     };
-    await Promise.all([draw(), due.refresh(), loops.refresh()]);
+    await Promise.all([draw(), loops.refresh()]);
   },
 };

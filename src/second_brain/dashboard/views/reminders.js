@@ -59,8 +59,10 @@ export function dueSection() {
         ...due.upcoming.map((i) => dueItem(i, false, refresh))];
       clear(body, items.length ? h("div", { class: "list" }, items)
         : h("p", { class: "muted" }, "Nothing is due or overdue in the next 48 hours."));
+      return due; // Home counts the overdue from it
     } catch (error) {
       clear(body, failure(error));
+      return null;
     }
   };
   return { section, refresh };
