@@ -27,6 +27,10 @@ STREAM = "config"
 log = logging.getLogger("second_brain")
 
 
+def _json_type(kind: type) -> str:
+    return {int: "integer", float: "number", str: "string"}[kind]
+
+
 @dataclass(frozen=True)
 class Setting:
     key: str
@@ -117,6 +121,7 @@ SETTINGS: tuple[Setting, ...] = (
             "default is inherit.", choices=("personal", "company")),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
+DESCRIBED = {s.key: s.describe() for s in SETTINGS}  # GET /config's `settings`: fixed for the process
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ class SettingsService:
         overrides, ignored = self._fold()
         return {"ok": True, "config": {**self.defaults, **overrides}, "overrides": overrides,
                 "defaults": dict(self.defaults), "ignored": [asdict(i) for i in sorted(ignored, key=lambda i: i.key)],
-                "settings": {s.key: s.describe() for s in SETTINGS}}
+                "settings": DESCRIBED}
 
     def _fold(self) -> tuple[dict[str, Any], list[Ignored]]:
         stored: dict[str, Any] = {}
@@ -267,6 +272,3 @@ def _admin(ctx: Context) -> None:
 def _kind_name(kind: type) -> str:
     return {int: "an integer", float: "a number", str: "a string"}[kind]
 
-
-def _json_type(kind: type) -> str:
-    return {int: "integer", float: "number", str: "string"}[kind]
