@@ -5,11 +5,12 @@ through POST /import with a progress bar to 100%, and the memories arrive; a bad
 import json
 import re
 import uuid
-from datetime import date
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from playwright.sync_api import expect
 
-from .browser import TOKEN_KEY, Dashboard, new_context
+from .browser import TIMEZONE, TOKEN_KEY, Dashboard, new_context
 from .conftest import Server
 
 COUNT = 130  # more than one page of POST /import (the view sends 100 rows a page)
@@ -38,7 +39,8 @@ def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashbo
     with page.expect_download() as download:
         page.get_by_role("button", name="Download backup").click()
     saved = download.value
-    assert saved.suggested_filename == f"second-brain-{date.today().isoformat()}.json"
+    today = datetime.now(ZoneInfo(TIMEZONE)).date()  # the person's day, not the test machine's
+    assert saved.suggested_filename == f"second-brain-{today.isoformat()}.json"
     path = tmp_path / saved.suggested_filename
     saved.save_as(path)
     backup = json.loads(path.read_text())
