@@ -211,3 +211,36 @@ def test_results_do_not_promote_themselves_but_opened_memories_rise(tmp_path):
             assert after[weaker] / max(after.values()) > first[weaker] / max(first.values())
     finally:
         server.stop()
+
+
+CONVERSATION = [
+    "Caroline: Melanie, I love that painting of yours! What inspired it?",
+    "Melanie: Thanks! I painted that lake sunrise last year, it's special to me.",
+    "Caroline: I've been learning the piano, it's hard but fun.",
+    "Melanie: The kids and I went camping at the beach last weekend.",
+    "Caroline: I went to a support group yesterday and it was so powerful.",
+    "Melanie: Running in the morning clears my head before work.",
+]
+
+
+def test_a_question_about_someone_finds_what_they_said_not_what_was_said_to_them(tmp_path):
+    """A conversation imported line by line ("<speaker>: <text>", a second apart): a question naming a speaker is
+    answered by that speaker's line, not by the other side's line that names them and echoes the question."""
+    server = Server(tmp_path / "brain").start()
+    try:
+        with server.client() as api:
+            start = int(time.time() * 1000) - 86_400_000
+            entries = [{"id": f"line-{n}", "content": text, "created_at": start + n * 1000}
+                       for n, text in enumerate(CONVERSATION)]
+            assert api.post("/import", json={"version": 3, "entries": entries}).json()["imported"] == len(entries)
+            wait_indexed(api)
+            for question, answer in [("What did Melanie paint?", "line-1"),
+                                     ("What inspired Melanie's painting?", "line-1"),
+                                     ("What is Caroline learning?", "line-2")]:
+                results = top(api, question, topK=3)["results"]
+                assert results[0]["id"] == answer, (question, results)
+                assert results[1]["score"] < 80, (question, results)  # not a near tie with the echo
+            assert api.patch("/config", json={"OTHER_SPEAKER_WEIGHT": 1}).json()["ok"] is True
+            assert top(api, "What did Melanie paint?", topK=3)["results"][1]["score"] >= 80  # the setting steers it
+    finally:
+        server.stop()

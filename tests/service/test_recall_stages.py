@@ -154,6 +154,51 @@ def test_context_never_lifts_a_neighbour_above_the_memory_it_borrows_from():
     # puts what earned more on its own first
 
 
+@pytest.mark.parametrize(
+    ("content", "who"),
+    [("Melanie: I painted that lake sunrise", "melanie"), ("Dr. Ortiz: take two a day", "dr ortiz"),
+     ("assistant: run make test", "assistant"), ("  Jean-Luc: engage", "jean-luc"),
+     ("We met at 10:30 about pricing", None), ("see https://example.com for the spec", None),
+     ("The plan for Q3: ship it", None), ("Melanie:no space after the colon", None)],
+)
+def test_a_conversation_line_names_its_speaker(content, who):
+    assert ranking.speaker(content) == who
+
+
+def _line(key: str, content: str) -> EntryRow:
+    return EntryRow(key, content, (), "api", "ws", "owner", NOW, NOW)
+
+
+def test_the_speakers_a_query_names_are_those_of_the_lines_it_ranks():
+    lines = [_line("m", "Melanie: I painted a sunrise"), _line("c", "Caroline: Thanks, Melanie!"),
+             _line("n", "Sunrise at the lake, a note")]
+    assert ranking.named_speakers(query.parse("What did Melanie paint?").words, lines) == {"melanie"}
+    assert ranking.named_speakers(query.parse("paintings of sunrises").words, lines) == set()
+    assert ranking.named_speakers(query.parse("Did Caroline and Melanie paint?").words, lines) == {"caroline",
+                                                                                                   "melanie"}
+
+
+def test_lines_by_someone_the_query_does_not_name_weigh_less():
+    config = RecallConfig(other_speaker_weight=0.6)
+    by_melanie, by_caroline = _line("m", "Melanie: I painted it"), _line("c", "Caroline: Thanks, Melanie!")
+    prose = _line("n", "Melanie paints sunrises")
+    assert ranking.speaker_weight(by_melanie, {"melanie"}, config) == 1.0
+    assert ranking.speaker_weight(by_caroline, {"melanie"}, config) == 0.6
+    assert ranking.speaker_weight(prose, {"melanie"}, config) == 1.0  # not a conversation line
+    assert ranking.speaker_weight(by_caroline, set(), config) == 1.0  # the query names no speaker
+
+
+@pytest.mark.parametrize(
+    ("text", "speakers", "meant"),
+    [("What did Melanie paint?", {"melanie"}, "What did they paint?"),
+     ("What do Melanie's kids like?", {"melanie"}, "What do they kids like?"),
+     ("Did Dr. Ortiz prescribe it", {"dr ortiz"}, "Did they prescribe it"),
+     ("Melanieland trip", {"melanie"}, "Melanieland trip"), ("no names here", set(), "no names here")],
+)
+def test_the_meaning_side_searches_what_was_said_not_who_said_it(text, speakers, meant):
+    assert query.without_speakers(text, speakers) == meant
+
+
 def test_mmr_pushes_down_near_repeats_only():
     vectors = {"a": np.array([1.0, 0.0]), "a2": np.array([0.999, 0.0447]), "b": np.array([0.6, 0.8])}
     ranked = [("a", 1.0), ("a2", 0.99), ("b", 0.9)]

@@ -100,6 +100,9 @@ SETTINGS: tuple[Setting, ...] = (
     _recall("TAG_BOOST_MAX", "tag_boost_max", "Largest tag boost.", 1.0, 3.0),
     _recall("RELEVANCE_FLOOR", "relevance_floor", "Results under this share of the best score are dropped.",
             0.0, 1.0),
+    _recall("OTHER_SPEAKER_WEIGHT", "other_speaker_weight", "When a query names who spoke (\"What did Melanie "
+            "paint?\"), a conversation line (\"Caroline: …\") by someone else weighs this much; 1 turns it off.",
+            0.0, 1.0),
     _recall("GRAPH_HOP_DECAY", "graph_hop_decay", "Score kept per hop by linked memories.", 0.0, 1.0),
     _recall("DEFAULT_HOPS", "default_hops", "Graph hops when a recall does not say; an explicit value, even 0, "
             "wins.", 0, 3),

@@ -2,7 +2,7 @@
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TAG_SYNTAX = re.compile(r"(?<!\S)tag:(\S+)", re.IGNORECASE)
 HASHTAG = re.compile(r"(?<![\w#])#([^\W\d]\w*(?:-\w+)*)")
@@ -32,13 +32,15 @@ class ParsedQuery:
     text: str  # the query with tag syntax taken out: what the embedder sees
     tokens: list[str]  # distinct search words, lowercased, framing dropped
     tags: list[str]  # tag: syntax and hashtags, lowercased
+    words: list[str] = field(default_factory=list)  # every word of the query, stopwords and framing included
 
 
 def parse(query: str) -> ParsedQuery:
     tags = [t.lower() for t in TAG_SYNTAX.findall(query)]
     text = TAG_SYNTAX.sub(" ", query).strip() or query.strip()
     tags += [t.lower() for t in HASHTAG.findall(text)]
-    return ParsedQuery(text=text, tokens=significant(tokenize(text)), tags=list(dict.fromkeys(tags)))
+    words = tokenize(text)
+    return ParsedQuery(text=text, tokens=significant(words), tags=list(dict.fromkeys(tags)), words=words)
 
 
 def tokenize(text: str) -> list[str]:
@@ -66,3 +68,14 @@ def significant(tokens: list[str]) -> list[str]:
     # A lone CJK character is too common to search on unless it is all there is.
     longer = [t for t in tokens if not (len(t) == 1 and CJK_RUN.fullmatch(t))]
     return longer or tokens
+
+
+def without_speakers(text: str, speakers: set[str]) -> str:
+    """The query for the meaning side when it names who spoke: each name (or its possessive) becomes "they".
+
+    The speaker weighting already finds that person's lines; left in, the name pulls the embedding towards every
+    line that merely addresses them ("Thanks, Melanie!") instead of what the question is about."""
+    for name in sorted(speakers, key=len, reverse=True):
+        words = r"\W+".join(re.escape(word) for word in name.split())
+        text = re.sub(rf"(?<!\w){words}(?:['’]s)?(?!\w)", "they", text, flags=re.IGNORECASE)
+    return text
