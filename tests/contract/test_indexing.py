@@ -264,6 +264,28 @@ def test_background_indexing_uses_every_thread_while_no_request_runs_at_the_lowe
         brain.close()
 
 
+def test_the_model_embeds_the_next_batch_while_the_last_one_is_stored(tmp_path, clock):
+    brain = pending_brain(tmp_path, clock, 8)
+    slow = SlowEmbedder(0.01)
+    indexer = Indexer(brain.vectors, slow, batch_size=4, foreground=Foreground(), threads=2)
+    stored_at: list[float] = []
+    store = brain.vectors.store
+
+    def slow_store(*args):
+        time.sleep(0.02)
+        stored_at.append(time.monotonic())
+        return store(*args)
+
+    brain.vectors.store = slow_store
+    try:
+        assert indexer.run_once(8, background=True).vectorized == 8
+        assert len(slow.started) == 8 and len(stored_at) == 8
+        assert sorted(slow.started)[4] < stored_at[3]  # the second batch began before the first was stored
+    finally:
+        indexer.close()
+        brain.close()
+
+
 def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tmp_path, clock):
     brain = pending_brain(tmp_path, clock, 8)
     slow, foreground = SlowEmbedder(0.0), Foreground()

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ports.embedder import Embedder
 from ..ports.vector_index import PassageVector, PendingEntry, VectorIndex
-from .chunking import chunk_memory
+from .chunking import Chunk, chunk_memory
 
 log = logging.getLogger("second_brain.indexing")
 RECENT_VECTORS = 512
@@ -65,6 +65,18 @@ class IndexReport:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class _Batch:
+    """Entries on their way to the vector index: their passages, the vectors at hand, and the model's work."""
+
+    entries: list[PendingEntry]
+    chunks: dict[str, list[Chunk]]  # entry id -> its passages
+    hashes: dict[str, str]  # passage text -> its hash
+    vectors: dict[str, np.ndarray]  # hash -> vector, from the caches so far
+    missing: list[str]  # texts the model is embedding
+    embedding: Callable[[], np.ndarray] | None  # waits for those vectors
 
 
 class Indexer:
@@ -120,16 +132,25 @@ class Indexer:
     def run_once(self, limit: int, background: bool = False, deadline: float | None = None) -> IndexReport:
         """Index up to `limit` pending memories. In the `background` (the worker), each model call first waits
         for running requests; a request's own pass (POST /vectorize-pending) does not wait for itself. No batch
-        starts after `deadline` (a time.monotonic() value): what is left stays pending."""
+        starts after `deadline` (a time.monotonic() value): what is left stays pending.
+
+        Each batch's texts go to the model before the previous batch is stored, so the embedding threads never
+        sit idle while vectors are written and links inferred."""
         with self._lock:
             pending = self.index.pending(limit)
             vectorized = failed = 0
+            ahead: _Batch | None = None
             for start in range(0, len(pending), self.batch_size):
                 if deadline is not None and time.monotonic() >= deadline:
                     break
-                done, errors = self._index_batch(pending[start : start + self.batch_size], background)
-                vectorized += done
-                failed += errors
+                batch = self._start(pending[start : start + self.batch_size], background)
+                if ahead is not None:
+                    done, errors = self._finish(ahead, background)
+                    vectorized, failed = vectorized + done, failed + errors
+                ahead = batch
+            if ahead is not None:
+                done, errors = self._finish(ahead, background)
+                vectorized, failed = vectorized + done, failed + errors
             return IndexReport(vectorized, failed, self.index.pending_count())
 
     def index_now(self, entry_id: str) -> int:
@@ -141,28 +162,38 @@ class Indexer:
         return self.index.vector_count(entry_id) if self.index.is_indexed(entry_id) else 0
 
     def _index_batch(self, entries: list[PendingEntry], background: bool = False) -> tuple[int, int]:
+        return self._finish(self._start(entries, background), background)
+
+    def _start(self, entries: list[PendingEntry], background: bool) -> _Batch:
+        """Cut the entries into passages, take what the caches hold, and send the rest to the model."""
         chunks = {e.id: chunk_memory(e.content) for e in entries}
         hashes = {c.text: text_hash(c.text) for cs in chunks.values() for c in cs}
         vectors = self.index.cached(self.embedder.model_id, list(hashes.values()))
         with self._recent_lock:
             vectors.update({h: self._recent[h] for h in hashes.values() if h in self._recent and h not in vectors})
         missing = [text for text, h in hashes.items() if h not in vectors]
-        if missing:
+        return _Batch(entries, chunks, hashes, vectors, missing, self._embed(missing, background) if missing else None)
+
+    def _finish(self, batch: _Batch, background: bool) -> tuple[int, int]:
+        """Wait for the batch's vectors and store them; (stored, failed)."""
+        if batch.embedding is not None:
             try:
-                embedded = self._embed(missing, background)
-                if len(embedded) != len(missing):
-                    raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(missing)} texts")
+                embedded = batch.embedding()
+                if len(embedded) != len(batch.missing):
+                    raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(batch.missing)} texts")
             except Exception:  # any embedder failure: the entries stay pending and are retried later
-                if len(entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
-                    results = [self._index_batch([entry], background) for entry in entries]
+                if len(batch.entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
+                    results = [self._index_batch([entry], background) for entry in batch.entries]
                     return sum(r[0] for r in results), sum(r[1] for r in results)
-                log.exception("embedding memory %s failed; it stays pending", entries[0].id)
+                log.exception("embedding memory %s failed; it stays pending", batch.entries[0].id)
                 return 0, 1
-            vectors.update({hashes[text]: vector for text, vector in zip(missing, embedded, strict=True)})
+            batch.vectors.update({batch.hashes[text]: vector
+                                  for text, vector in zip(batch.missing, embedded, strict=True)})
         stored = 0
-        for entry in entries:
-            passages = [PassageVector(hashes[c.text], c.is_update, np.asarray(vectors[hashes[c.text]]))
-                        for c in chunks[entry.id]]
+        for entry in batch.entries:
+            passages = [PassageVector(batch.hashes[c.text], c.is_update,
+                                      np.asarray(batch.vectors[batch.hashes[c.text]]))
+                        for c in batch.chunks[entry.id]]
             if self.index.store(self.embedder.model_id, entry, passages):
                 stored += 1
                 if self.on_indexed:
@@ -172,16 +203,21 @@ class Indexer:
                         log.exception("after indexing %s", entry.id)
         return stored, 0
 
-    def _embed(self, texts: list[str], background: bool) -> np.ndarray:
+    def _embed(self, texts: list[str], background: bool) -> Callable[[], np.ndarray]:
+        """Start embedding `texts`; the returned call waits for their vectors (and raises what the model raised).
+        Without a pool the work is done by that call."""
         if self.foreground is None:
-            return self.embedder.embed_batch(texts)
+            return lambda: self.embedder.embed_batch(texts)
 
         def one(text: str) -> np.ndarray:
             if background:
                 self.foreground.wait_idle(YIELD_SECONDS)
             return self.embedder.embed_batch([text])[0]
 
-        return np.stack(list(self._pool.map(one, texts) if self._pool else map(one, texts)))
+        if self._pool is None:
+            return lambda: np.stack([one(text) for text in texts])
+        futures = [self._pool.submit(one, text) for text in texts]
+        return lambda: np.stack([future.result() for future in futures])
 
     def close(self) -> None:
         if self._pool:
@@ -191,7 +227,7 @@ class Indexer:
 class IndexingWorker:
     """A daemon thread that drains the pending set; woken by captures, backing off after failures."""
 
-    def __init__(self, indexer: Indexer, batch: int = 64, idle_seconds: float = 30.0,
+    def __init__(self, indexer: Indexer, batch: int = 256, idle_seconds: float = 30.0,
                  on_drained: Callable[[], None] = lambda: None) -> None:
         self.indexer = indexer
         self.batch = batch
