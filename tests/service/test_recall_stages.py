@@ -165,13 +165,9 @@ def test_a_conversation_line_names_its_speaker(content, who):
     assert ranking.speaker(content) == who
 
 
-def _line(key: str, content: str) -> EntryRow:
-    return EntryRow(key, content, (), "api", "ws", "owner", NOW, NOW)
-
-
 def test_the_speakers_a_query_names_are_those_of_the_lines_it_ranks():
-    lines = [_line("m", "Melanie: I painted a sunrise"), _line("c", "Caroline: Thanks, Melanie!"),
-             _line("n", "Sunrise at the lake, a note")]
+    lines = [ranking.speaker(text) for text in ("Melanie: I painted a sunrise", "Caroline: Thanks, Melanie!",
+                                                 "Sunrise at the lake, a note")]
     assert ranking.named_speakers(query.parse("What did Melanie paint?").words, lines) == {"melanie"}
     assert ranking.named_speakers(query.parse("paintings of sunrises").words, lines) == set()
     assert ranking.named_speakers(query.parse("Did Caroline and Melanie paint?").words, lines) == {"caroline",
@@ -180,8 +176,8 @@ def test_the_speakers_a_query_names_are_those_of_the_lines_it_ranks():
 
 def test_lines_by_someone_the_query_does_not_name_weigh_less():
     config = RecallConfig(other_speaker_weight=0.6)
-    by_melanie, by_caroline = _line("m", "Melanie: I painted it"), _line("c", "Caroline: Thanks, Melanie!")
-    prose = _line("n", "Melanie paints sunrises")
+    by_melanie, by_caroline = ranking.speaker("Melanie: I painted it"), ranking.speaker("Caroline: Thanks, Melanie!")
+    prose = ranking.speaker("Melanie paints sunrises")
     assert ranking.speaker_weight(by_melanie, {"melanie"}, config) == 1.0
     assert ranking.speaker_weight(by_caroline, {"melanie"}, config) == 0.6
     assert ranking.speaker_weight(prose, {"melanie"}, config) == 1.0  # not a conversation line
@@ -193,7 +189,8 @@ def test_lines_by_someone_the_query_does_not_name_weigh_less():
     [("What did Melanie paint?", {"melanie"}, "What did they paint?"),
      ("What do Melanie's kids like?", {"melanie"}, "What do they kids like?"),
      ("Did Dr. Ortiz prescribe it", {"dr ortiz"}, "Did they prescribe it"),
-     ("Melanieland trip", {"melanie"}, "Melanieland trip"), ("no names here", set(), "no names here")],
+     ("Melanieland trip", {"melanie"}, "Melanieland trip"), ("no names here", set(), "no names here"),
+     ("Melanie?", {"melanie"}, "Melanie?"), ("tell me about Melanie", {"melanie"}, "tell me about Melanie")],
 )
 def test_the_meaning_side_searches_what_was_said_not_who_said_it(text, speakers, meant):
     assert query.without_speakers(text, speakers) == meant

@@ -106,7 +106,9 @@ class RecallService:
         """The ordered (id, score) results and the candidates they came from."""
         found = Candidates()
         plan = self._keyword_arm(parsed, filters, config, found)
-        speakers = ranking.named_speakers(parsed.words, list(found.entries.values()))
+        # Who said each line, for a query that names a speaker: the keyword arm's candidates show who speaks here.
+        said = {key: ranking.speaker(entry.content) for key, entry in found.entries.items()}
+        speakers = ranking.named_speakers(parsed.words, said.values())
         vector = self._dense_arm(query.without_speakers(parsed.text, speakers), filters, config, found)
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
         self._complete(found, plan, vector, config)
@@ -115,13 +117,13 @@ class RecallService:
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]
-        speakers |= ranking.named_speakers(parsed.words, [found.entries[k] for k in contenders])
+        said.update({key: ranking.speaker(found.entries[key].content) for key in contenders if key not in said})
+        speakers |= ranking.named_speakers(parsed.words, (said[key] for key in contenders))
         own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
                * (config.named_date_boost if dates and dates.contain(found.entries[key].created_at) else 1.0)
                for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
-        scored = {key: score * ranking.speaker_weight(found.entries[key], speakers, config)
-                  for key, score in scored.items()}
+        scored = {key: score * ranking.speaker_weight(said[key], speakers, config) for key, score in scored.items()}
         # On a tie, what earned more on its own comes first (a neighbour lifted to its seed's score stays behind it).
         ordered = sorted(scored.items(),
                          key=lambda item: (-item[1], -own[item[0]], -found.entries[item[0]].created_at))

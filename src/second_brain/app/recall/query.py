@@ -74,8 +74,10 @@ def without_speakers(text: str, speakers: set[str]) -> str:
     """The query for the meaning side when it names who spoke: each name (or its possessive) becomes "they".
 
     The speaker weighting already finds that person's lines; left in, the name pulls the embedding towards every
-    line that merely addresses them ("Thanks, Melanie!") instead of what the question is about."""
+    line that merely addresses them ("Thanks, Melanie!") instead of what the question is about. A query that is
+    nothing but names keeps them: there is nothing else to search on."""
+    meant = text
     for name in sorted(speakers, key=len, reverse=True):
         words = r"\W+".join(re.escape(word) for word in name.split())
-        text = re.sub(rf"(?<!\w){words}(?:['’]s)?(?!\w)", "they", text, flags=re.IGNORECASE)
-    return text
+        meant = re.sub(rf"(?<!\w){words}(?:['’]s)?(?!\w)", "they", meant, flags=re.IGNORECASE)
+    return meant if set(tokenize(meant)) - STOPWORDS - FRAME_WORDS else text

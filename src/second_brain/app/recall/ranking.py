@@ -2,13 +2,12 @@
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from ...domain import text
 from ...ports.read_model import EntryRow
-from . import query
 from .config import RecallConfig
 
 DAY_MS = 86_400_000
@@ -106,27 +105,25 @@ def signal_multiplier(entry: EntryRow, now: int, query_tags: Sequence[str], conf
 
 # A line of a conversation begins with who said it: "Melanie: …", "Dr. Ortiz: …", "assistant: …".
 SPEAKER = re.compile(r"\s*([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
+NAME_WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?")
 
 
 def speaker(content: str) -> str | None:
-    """Who a memory written as a conversation line quotes, lowercased; None for any other memory."""
+    """Who a memory written as a conversation line quotes, as lowercased words; None for any other memory."""
     found = SPEAKER.match(content)
-    return " ".join(query.tokenize(found.group(1))) if found else None
+    return " ".join(NAME_WORD.findall(found.group(1).lower())) if found else None
 
 
-def named_speakers(words: Sequence[str], entries: Sequence[EntryRow]) -> set[str]:
-    """The speakers among these memories that the query names ("What did Melanie paint?" names Melanie)."""
+def named_speakers(words: Sequence[str], speakers: Iterable[str | None]) -> set[str]:
+    """The speakers (of these memories) that the query names: "What did Melanie paint?" names Melanie."""
     said = set(words)
-    return {who for who in map(speaker, (e.content for e in entries)) if who and set(who.split()) <= said}
+    return {who for who in set(speakers) if who and set(who.split()) <= said}
 
 
-def speaker_weight(entry: EntryRow, named: set[str], config: RecallConfig) -> float:
+def speaker_weight(who: str | None, named: set[str], config: RecallConfig) -> float:
     """When the query names who spoke, a line someone else said weighs less: the question is about that person,
     and what the other side of the conversation said to them ("Thanks, Melanie!") is rarely the answer."""
-    if not named:
-        return 1.0
-    who = speaker(entry.content)
-    return config.other_speaker_weight if who is not None and who not in named else 1.0
+    return config.other_speaker_weight if named and who is not None and who not in named else 1.0
 
 
 def mmr(ranked: Sequence[tuple[str, float]], vector_of: Callable[[str], np.ndarray | None], k: int,
