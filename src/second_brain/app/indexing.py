@@ -138,19 +138,18 @@ class Indexer:
         sit idle while vectors are written and links inferred."""
         with self._lock:
             pending = self.index.pending(limit)
-            vectorized = failed = 0
+            results: list[tuple[int, int]] = []
             ahead: _Batch | None = None
             for start in range(0, len(pending), self.batch_size):
                 if deadline is not None and time.monotonic() >= deadline:
                     break
                 batch = self._start(pending[start : start + self.batch_size], background)
                 if ahead is not None:
-                    done, errors = self._finish(ahead, background)
-                    vectorized, failed = vectorized + done, failed + errors
+                    results.append(self._finish(ahead, background))
                 ahead = batch
             if ahead is not None:
-                done, errors = self._finish(ahead, background)
-                vectorized, failed = vectorized + done, failed + errors
+                results.append(self._finish(ahead, background))
+            vectorized, failed = _totals(results)
             return IndexReport(vectorized, failed, self.index.pending_count())
 
     def index_now(self, entry_id: str) -> int:
@@ -183,8 +182,7 @@ class Indexer:
                     raise ValueError(f"the embedder returned {len(embedded)} vectors for {len(batch.missing)} texts")
             except Exception:  # any embedder failure: the entries stay pending and are retried later
                 if len(batch.entries) > 1:  # isolate the entry that fails, so it cannot hold the others back
-                    results = [self._index_batch([entry], background) for entry in batch.entries]
-                    return sum(r[0] for r in results), sum(r[1] for r in results)
+                    return _totals([self._index_batch([entry], background) for entry in batch.entries])
                 log.exception("embedding memory %s failed; it stays pending", batch.entries[0].id)
                 return 0, 1
             batch.vectors.update({batch.hashes[text]: vector
@@ -222,6 +220,11 @@ class Indexer:
     def close(self) -> None:
         if self._pool:
             self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _totals(results: list[tuple[int, int]]) -> tuple[int, int]:
+    """(stored, failed) summed over batches."""
+    return sum(r[0] for r in results), sum(r[1] for r in results)
 
 
 class IndexingWorker:

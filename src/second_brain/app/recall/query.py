@@ -2,7 +2,7 @@
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 TAG_SYNTAX = re.compile(r"(?<!\S)tag:(\S+)", re.IGNORECASE)
 HASHTAG = re.compile(r"(?<![\w#])#([^\W\d]\w*(?:-\w+)*)")
@@ -32,7 +32,7 @@ class ParsedQuery:
     text: str  # the query with tag syntax taken out: what the embedder sees
     tokens: list[str]  # distinct search words, lowercased, framing dropped
     tags: list[str]  # tag: syntax and hashtags, lowercased
-    words: list[str] = field(default_factory=list)  # every word of the query, stopwords and framing included
+    words: list[str]  # every word of the query, stopwords and framing included
 
 
 def parse(query: str) -> ParsedQuery:
