@@ -118,9 +118,10 @@ def import_notes(client: Client, start: int, stop: int, rare: set[int], step: in
             return time.perf_counter() - started
 
 
-def wait_for_indexing(importers: list[Client], imported: int) -> list[float]:
+def wait_for_indexing(importers: list[Client], imported: int | None) -> list[float]:
     """Until nothing anyone imported is left to embed (each sees their own in /stats); meanwhile a rare-word recall
-    every half second, asked by the first of them."""
+    every half second, asked by the first of them. The indexing rate is printed for `imported` memories (None:
+    a few edits the capture path may already have embedded, so no rate worth printing)."""
     client = importers[0]
     busy: list[float] = []
     stop = threading.Event()
@@ -139,7 +140,8 @@ def wait_for_indexing(importers: list[Client], imported: int) -> list[float]:
         stop.set()
         prober.join()
     seconds = time.perf_counter() - started
-    print(f"indexed by the server in {seconds:.0f} s: {imported / seconds:.0f} memories/s", flush=True)
+    if imported is not None:
+        print(f"indexed by the server in {seconds:.0f} s: {imported / seconds:.0f} memories/s", flush=True)
     return sorted(busy)
 
 
@@ -295,7 +297,7 @@ def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dic
                       f"over {len(busy)} recalls, {p95 / idle:.2f}x the idle p95", flush=True)
             if not members:  # time travel: before a day's edits, and back to each import's midpoint
                 before = edit(client, size)
-                wait_for_indexing(importers, 100)
+                wait_for_indexing(importers, None)
                 figures[size] |= measure_past(client, {"before 100 edits and 100 opens": before, **moments},
                                               figures[size], args.repeat)
         if len(args.sizes) > 1:
