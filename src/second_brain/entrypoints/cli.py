@@ -89,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(settings: Settings) -> int:
     import uvicorn
 
+    from ..adapters.process_memory import limit_malloc_arenas
     from .api.app import create_app
 
+    limit_malloc_arenas()  # before the model's, the indexer's and the server's threads
     brain = build(settings)
     token, generated = resolve_token(settings)
     if generated:
