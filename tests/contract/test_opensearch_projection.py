@@ -7,7 +7,7 @@ from opensearchpy import OpenSearch
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.adapters.opensearch.index import OpenSearchIndex
-from second_brain.domain.events import MemoryCaptured, MemoryForgotten, MemoryRevised
+from second_brain.domain.events import MemoryCaptured, MemoryForgotten, MemoryRevised, TagsChanged
 from second_brain.ports.read_model import Filters
 from tests.conftest import envelope
 
@@ -71,3 +71,19 @@ def test_writes_are_not_refreshed_one_by_one_yet_searchable_by_their_writer_and_
     mine.apply(log.read_all(1))
     mine.flush()  # the projector, at the end of its batch: every other process sees it now
     assert {h.entry.id for h in theirs.read_model.keyword_search(["kestrel"], Filters(WS), 5)} == {"a", "b"}
+
+
+def test_a_stale_writer_that_never_reads_the_log_again_cannot_land_last(opensearch_url):
+    """The redo above needs the stale writer to live on; one that dies (a Lambda timed out) right after its
+    write must still not leave the older document: the index refuses a write from an older stream version."""
+    log = InMemoryEventStore()
+    mine, theirs = indexes(opensearch_url, log)
+    log.append([envelope("memory-a", 1, MemoryCaptured("the older text", ("draft",), "api", "personal-owner"))])
+    stale = log.read_stream("memory-a")
+    theirs.projection.project(["memory-a"])
+    log.append([envelope("memory-a", 2, MemoryRevised("the newer text")),
+                envelope("memory-a", 3, TagsChanged(("final",)))])
+    theirs.projection.project(["memory-a"])
+    mine.projection._project("memory-a", stale)  # what a writer that read the stream first then writes
+    row = mine.read_model.get("a", WS)
+    assert row is not None and row.content == "the newer text" and row.tags == ("final",)

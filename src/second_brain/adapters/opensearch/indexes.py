@@ -16,6 +16,11 @@ from .queries import row_of
 
 MAPPINGS = Path(__file__).resolve().parent / "mappings"  # infra/opensearch links here
 MAX_RESULTS = 10_000
+# A projection's write lands only on a document projected from the same or an older version of its stream: two
+# writers (the API projecting its own append, the stream projector) can race, and the one that read the stream
+# first must not land last. Documents written before the field existed carry none, and take any write.
+NEWER_ONLY = ("if (ctx._source.stream_version != null && ctx._source.stream_version > params.doc.stream_version)"
+              " { ctx.op = 'none' } else { ctx._source.putAll(params.doc) }")
 
 
 def mapping(name: str, dimension: int = 0) -> dict[str, Any]:
@@ -78,6 +83,19 @@ class Indexes:
         """A search request as it is (aggregations included), after this process's writes to the index."""
         self._fresh(index)
         return self.client.search(index=index, body=body)
+
+    def put_newer(self, index: str, doc_id: str, doc: dict[str, Any]) -> None:
+        """Create the document, or set these fields of it, unless it was projected from a newer stream version
+        than `doc["stream_version"]`: a stale writer's document never replaces a newer one."""
+        self.client.update(index=index, id=doc_id, refresh=self.write(index), retry_on_conflict=3, body={
+            "scripted_upsert": True, "upsert": {},
+            "script": {"lang": "painless", "source": NEWER_ONLY, "params": {"doc": doc}}})
+
+    def put_newer_all(self, index: str, docs: dict[str, dict[str, Any]]) -> None:
+        """put_newer for many existing documents at once (their ids as keys); missing ones are not created."""
+        helpers.bulk(self.client, [{"_op_type": "update", "_index": index, "_id": doc_id, "retry_on_conflict": 3,
+                                    "script": {"lang": "painless", "source": NEWER_ONLY, "params": {"doc": doc}}}
+                                   for doc_id, doc in docs.items()], refresh=self.write(index))
 
     def delete_passages(self, entry_id: str) -> None:
         self.delete_where(self.passages, {"term": {"entry_id": entry_id}})

@@ -4,8 +4,6 @@ domain's fold, so a redelivered, repeated or reordered batch leaves exactly what
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
-from opensearchpy import helpers
-
 from ...domain.events import Envelope
 from ...domain.links import Edge, fold_edge
 from ...domain.memory import Memory, fold
@@ -67,32 +65,31 @@ class OpenSearchProjection:
         deprecated = memory.deprecated
         current = self.ix.source(self.ix.entries, entry_id)
         doc = {k: v for k, v in asdict(EntryRow.of(memory)).items() if k != "indexed"} | {
-            "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position}
+            "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position,
+            "stream_version": _version(history)}
         changed = current is None or current.get("content_version") != memory.content_version
         if deprecated:
             doc["needs_vectors"] = False
             self.ix.delete_passages(entry_id)
         elif changed or current.get("needs_vectors") is None:
             doc["needs_vectors"] = True
-        self.ix.client.update(index=self.ix.entries, id=entry_id, body={"doc": doc, "doc_as_upsert": True},
-                              refresh=self.ix.write(self.ix.entries), retry_on_conflict=3)
+        self.ix.put_newer(self.ix.entries, entry_id, doc)
         copied = {"tags": doc["tags"], "workspace": memory.workspace}
         if current and not deprecated and any(current.get(k) != v for k, v in copied.items()):
             # Vector search filters on the passages' copy of the tags and workspace: they follow the entry's
             # (a share moves the memory's passages into the company workspace with it).
             passages = self.ix.scan(self.ix.passages, {"term": {"entry_id": entry_id}}, [])
             if passages:
-                helpers.bulk(self.ix.client, [{"_op_type": "update", "_index": self.ix.passages, "_id": p["_id"],
-                                            "doc": copied} for p in passages],
-                             refresh=self.ix.write(self.ix.passages))
+                self.ix.put_newer_all(self.ix.passages, {
+                    p["_id"]: copied | {"stream_version": _version(history)} for p in passages})
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
         edge = fold_edge(history, Edge("", "", ""))
         if not edge.exists:
             self.ix.client.delete(index=self.ix.edges, id=stream_id, refresh=self.ix.write(self.ix.edges), ignore=[404])
             return
-        self.ix.client.index(index=self.ix.edges, id=stream_id, refresh=self.ix.write(self.ix.edges), body={
-            **asdict(EdgeRow.of(edge)), "workspace": edge.workspace})
+        self.ix.put_newer(self.ix.edges, stream_id, {
+            **asdict(EdgeRow.of(edge)), "workspace": edge.workspace, "stream_version": _version(history)})
 
     def _project_project(self, stream_id: str, history: list[Envelope]) -> None:
         project = fold_project(history, Project("", history[0].workspace if history else ""))
@@ -100,8 +97,8 @@ class OpenSearchProjection:
             self.ix.client.delete(index=self.ix.projects, id=stream_id, refresh=self.ix.write(self.ix.projects),
                                   ignore=[404])
             return
-        self.ix.client.index(index=self.ix.projects, id=stream_id, refresh=self.ix.write(self.ix.projects), body={
-            **asdict(ProjectRow.of(project)), "aliases": list(project.aliases)})
+        self.ix.put_newer(self.ix.projects, stream_id, {
+            **asdict(ProjectRow.of(project)), "aliases": list(project.aliases), "stream_version": _version(history)})
 
 
 def _version(history: list[Envelope]) -> int:

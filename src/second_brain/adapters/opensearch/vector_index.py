@@ -66,7 +66,8 @@ class OpenSearchVectorIndex:
         self.ix.delete_passages(entry.id)
         actions = [{"_index": self.ix.passages, "_id": f"{entry.id}:{n}", "_source": {
             "entry_id": entry.id, "workspace": source["workspace"], "tags": source["tags"],
-            "created_at": source["created_at"], "seq": source["seq"], "content_version": entry.version, "passage": n,
+            "created_at": source["created_at"], "seq": source["seq"], "stream_version": source.get("stream_version"),
+            "content_version": entry.version, "passage": n,
             "is_update": passage.is_update, "vector": [float(x) for x in passage.vector]}}
             for n, passage in enumerate(passages)]
         # The cache: one document per memory and text, so forgetting the memory can take its vectors out.

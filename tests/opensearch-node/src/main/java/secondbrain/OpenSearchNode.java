@@ -12,11 +12,12 @@ import org.opensearch.common.settings.Settings;
 import org.opensearch.env.Environment;
 import org.opensearch.node.InternalSettingsPreparer;
 import org.opensearch.node.Node;
+import org.opensearch.painless.PainlessPlugin;
 import org.opensearch.plugins.Plugin;
 import org.opensearch.transport.Netty4Plugin;
 
 /**
- * One OpenSearch node in this JVM, bound to 127.0.0.1, security off, with HTTP, the ngram analyzers and the
+ * One OpenSearch node in this JVM, bound to 127.0.0.1, security off, with HTTP, the ngram analyzers, painless and the
  * k-NN plugin loaded from the classpath. Only the lucene k-NN engine may be used: the native engines' libraries
  * are not here. Usage: OpenSearchNode HOME HTTP_PORT. Prints "READY <port>" once it answers.
  */
@@ -51,6 +52,7 @@ public final class OpenSearchNode {
         List<Class<? extends Plugin>> plugins = new ArrayList<>();
         plugins.add(Netty4Plugin.class);
         plugins.add(CommonAnalysisPlugin.class);
+        plugins.add(PainlessPlugin.class); // the scripted upserts that refuse a stale projection's write
         plugins.add((Class<? extends Plugin>) Class.forName("org.opensearch.knn.plugin.KNNPlugin"));
         Environment environment = InternalSettingsPreparer.prepareEnvironment(settings, Map.of(), null, () -> "node-1");
         Node node = new EmbeddedNode(environment, plugins);
