@@ -88,14 +88,13 @@ class Indexes:
         """Create the document, or set these fields of it, unless it was projected from a newer stream version
         than `doc["stream_version"]`: a stale writer's document never replaces a newer one."""
         self.client.update(index=index, id=doc_id, refresh=self.write(index), retry_on_conflict=3, body={
-            "scripted_upsert": True, "upsert": {},
-            "script": {"lang": "painless", "source": NEWER_ONLY, "params": {"doc": doc}}})
+            "scripted_upsert": True, "upsert": {}, "script": _newer_only(doc)})
 
     def put_newer_all(self, index: str, docs: dict[str, dict[str, Any]]) -> None:
         """put_newer for many existing documents at once (their ids as keys); missing ones are not created."""
         helpers.bulk(self.client, [{"_op_type": "update", "_index": index, "_id": doc_id, "retry_on_conflict": 3,
-                                    "script": {"lang": "painless", "source": NEWER_ONLY, "params": {"doc": doc}}}
-                                   for doc_id, doc in docs.items()], refresh=self.write(index))
+                                    "script": _newer_only(doc)} for doc_id, doc in docs.items()],
+                     refresh=self.write(index))
 
     def delete_passages(self, entry_id: str) -> None:
         self.delete_where(self.passages, {"term": {"entry_id": entry_id}})
@@ -146,3 +145,8 @@ class Indexes:
             if len(hits) < 1000:
                 return found
             after = hits[-1]["sort"]
+
+
+def _newer_only(doc: dict[str, Any]) -> dict[str, Any]:
+    """The update script that sets these fields unless the document holds a newer stream version."""
+    return {"lang": "painless", "source": NEWER_ONLY, "params": {"doc": doc}}

@@ -62,11 +62,11 @@ class OpenSearchProjection:
             self.ix.delete_where(self.ix.edges, {"bool": {"should": [
                 {"term": {"source_id": entry_id}}, {"term": {"target_id": entry_id}}]}})
             return
-        deprecated = memory.deprecated
+        deprecated, version = memory.deprecated, _version(history)
         current = self.ix.source(self.ix.entries, entry_id)
         doc = {k: v for k, v in asdict(EntryRow.of(memory)).items() if k != "indexed"} | {
             "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position,
-            "stream_version": _version(history)}
+            "stream_version": version}
         changed = current is None or current.get("content_version") != memory.content_version
         if deprecated:
             doc["needs_vectors"] = False
@@ -81,7 +81,7 @@ class OpenSearchProjection:
             passages = self.ix.scan(self.ix.passages, {"term": {"entry_id": entry_id}}, [])
             if passages:
                 self.ix.put_newer_all(self.ix.passages, {
-                    p["_id"]: copied | {"stream_version": _version(history)} for p in passages})
+                    p["_id"]: copied | {"stream_version": version} for p in passages})
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
         edge = fold_edge(history, Edge("", "", ""))
