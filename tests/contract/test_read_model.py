@@ -237,6 +237,17 @@ def test_written_orders_memories_as_neighbours_counts_them_whatever_their_tags(b
     assert [key for key, _ in near] == [second, third]  # a deprecated memory counts as a step
 
 
+def test_hydrate_leaves_out_memories_never_recalled(brain, ctx, clock):
+    kept = capture(brain, ctx, clock, "A note recall may show", ["work"])
+    retired = capture(brain, ctx, clock, "A note retired later")
+    ops.set_status(brain, ctx, retired, "deprecated")
+    insight = capture(brain, ctx, clock, "A note the nightly job wrote", ["auto-insight"])
+    pattern = capture(brain, ctx, clock, "Another note the nightly job wrote", ["auto-pattern", "work"])
+    found = brain.recall.read_model.hydrate([kept, retired, insight, pattern, "missing"], Filters(WS))
+    assert set(found) == {kept}
+    assert "work" in found[kept].tags
+
+
 def test_born_by_leaves_out_memories_begun_later_in_every_search(brain, ctx, clock):
     early = capture(brain, ctx, clock, "The zebra census in the northern park counted twelve animals")
     cut = brain.store.head()

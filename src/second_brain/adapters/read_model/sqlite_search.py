@@ -5,6 +5,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
+from ...domain import text
 from ...ports.read_model import EntryRow, Filters, KeywordHit, TermStats
 from ..sqlite_database import SQLiteDatabase
 from .sqlite_sql import (
@@ -16,6 +17,7 @@ from .sqlite_sql import (
     newest_in_scope,
     phrase,
     recall_scope_sql,
+    scope_sql,
 )
 
 EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at most this many memories
@@ -110,7 +112,10 @@ class SQLiteKeywordSearch(SQLiteReads):
         return [KeywordHit(entry_of(r), 0.0) for r in rows]
 
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
-        where, params = recall_scope_sql(filters, by_id=True)
+        # The tags never recalled are dropped from the rows read (the tags column is what entry_tags mirrors):
+        # a NOT EXISTS per id in SQL costs as much as reading the rows.
+        where, params = scope_sql(filters, by_id=True)
+        never = frozenset(text.NEVER_RECALLED)
         found: dict[str, EntryRow] = {}
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
@@ -118,7 +123,7 @@ class SQLiteKeywordSearch(SQLiteReads):
                 f"SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.id IN ({marks(batch)}) AND {where}",
                 (*batch, *params),
             ).fetchall()
-            found.update({r[0]: entry_of(r) for r in rows})
+            found.update({entry.id: entry for entry in map(entry_of, rows) if never.isdisjoint(entry.tags)})
         return found
 
     def written(self, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
