@@ -315,6 +315,32 @@ class StagePrefix(ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
+def test_typing_in_the_search_box_while_a_view_loads_is_not_cut(dashboard: Dashboard, api):
+    """The view's title takes the focus once the view has loaded, unless the person has gone to a field meanwhile."""
+    capture(api, "Slow homes still find the quarterly report")
+    page = dashboard.page
+    held = []
+    page.route(re.compile(r"/loops(\?|$)"), lambda route: held.append(route))  # Home's open loops answer when the test says so
+    page.goto(dashboard.server.url + "/#/")
+    expect(page.get_by_role("heading", name="Captured in 48 hours")).to_be_visible()
+    for _ in range(250):  # route handlers run while the test talks to the browser
+        if held:
+            break
+        page.wait_for_timeout(20)
+    page.keyboard.press("/")
+    page.keyboard.type("quarterly")
+    held.pop().continue_()  # Home finishes loading in the middle of the typing
+    expect(page.get_by_text("No open loops.")).to_be_visible()
+    page.wait_for_function("document.activeElement !== document.body")
+    page.keyboard.type(" report")
+    expect(page.locator("#search-input")).to_be_focused()
+    expect(page.locator("#search-input")).to_have_value("quarterly report")
+    page.keyboard.press("Enter")
+    expect(page.locator("#main article").first).to_contain_text("Slow homes")
+    page.unroute(re.compile(r"/loops(\?|$)"))
+    assert not dashboard.errors, dashboard.errors
+
+
 def test_the_dashboard_works_under_a_path_prefix(browser, server: Server, api):
     """On AWS the API lives under its stage (https://…/Prod/): every file, request and link is relative."""
     capture(api, "Prefixed deployments still find the quarterly report")

@@ -345,6 +345,7 @@ async function route() {
   const { view, params } = location.hash.startsWith("#/") ? parseHash() : { view: "", params: {} };
   const name = VIEWS[view];
   const turn = ++routing;
+  const focusedBefore = document.activeElement;
   if (cleanup) cleanup();
   cleanup = null;
   for (const a of document.querySelectorAll("#nav a")) {
@@ -369,8 +370,11 @@ async function route() {
       if (turn === routing) cleanup = result;
       else result(); // the person moved on while it loaded
     }
-    // A screen reader hears the new view; the keyboard starts from it. A view that focused a field keeps it.
-    if (turn === routing && !main.contains(document.activeElement)) focusTitle();
+    // A screen reader hears the new view; the keyboard starts from it. A view that focused a field keeps it, and
+    // so does a field the person went to while the view loaded (the search box: typing there must not be cut).
+    const focused = document.activeElement;
+    const movedToField = focused !== focusedBefore && typing(focused);
+    if (turn === routing && !main.contains(focused) && !movedToField) focusTitle();
   } catch (error) {
     if (turn !== routing || error.status === 401) return;
     clear(main, heading("Something went wrong"), failure(error));
