@@ -134,7 +134,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         team=team,
         links=links,
         projects=projects,
-        transfer=Transfer(store, read_model, clock),
+        transfer=Transfer(store, read_model, clock, settings.import_request_seconds),
         llm=llm,
         indexer=indexer,
         # Embedding a brain's worth of texts leaves freed heap behind: it goes back once the queue is empty.

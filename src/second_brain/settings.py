@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     maintenance_request_seconds: float = Field(600.0, description="The longest `POST /maintenance/run` works "
                                                "before answering (what is left resumes next run); on AWS below "
                                                "API Gateway's 29 s.")
+    import_request_seconds: float | None = Field(None, description="The longest one `POST /import` page restores "
+                                                 "before answering with the offsets it reached (a client resends "
+                                                 "from there); unset: a page is restored whole. On AWS below API "
+                                                 "Gateway's 29 s.")
     vectorize_grace_ms: int = Field(300_000, description="How long a new entry may lack vectors before it counts.")
 
     @field_validator("cors_origins", mode="before")

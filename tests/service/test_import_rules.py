@@ -128,3 +128,34 @@ def test_a_page_that_ends_the_entries_also_takes_a_page_of_edges(brain, ctx):
     assert (second["imported"], second["edges_imported"], second["remaining_edges"]) == (1, 2, 1)
     third = restore(brain, ctx, payload, limit=2, offset=3, edge_offset=2)
     assert (third["imported"], third["edges_imported"], third["remaining_edges"]) == (0, 1, 0)
+
+
+def test_a_page_with_a_time_budget_stops_between_slices_and_resumes_where_it_answered(brain):
+    """On Lambda a page of 1,000 must answer before the request's deadline: it restores slices until its budget
+    is spent, then answers with the offsets it reached; resending from them restores the rest exactly once."""
+    ticks = iter(range(10_000))
+    brain.transfer.budget_s, brain.transfer.timer = 1.5, lambda: float(next(ticks))  # each look: a second later
+    ctx = Context(brain.owner, "test")
+    entries = [{"id": f"n{i}", "content": f"Imported note number {i} about the harbour",
+                "created_at": 1_700_000_000_000 + i} for i in range(100)]
+    edges = [{"source_id": f"n{i}", "target_id": f"n{i + 1}", "type": "relates_to"} for i in range(45)]
+    data = {"version": 3, "entries": entries, "edges": edges}
+    first = restore(brain, ctx, data, limit=1000)
+    assert first["imported"] == 80 and first["next_offset"] == 80 and first["remaining_entries"] == 20
+    assert first["edges_imported"] == 0 and first["next_edge_offset"] == 0
+    pages = [first]
+    while pages[-1]["remaining_entries"] or pages[-1]["remaining_edges"]:
+        pages.append(restore(brain, ctx, data, limit=1000, offset=pages[-1]["next_offset"],
+                             edge_offset=pages[-1]["next_edge_offset"]))
+        assert len(pages) < 10
+    assert sum(p["imported"] for p in pages) == 100 and sum(p["skipped"] for p in pages) == 0
+    assert sum(p["edges_imported"] for p in pages) == 45 and sum(p["edges_skipped"] for p in pages) == 0
+    assert len(pages) == 3 and brain.queries.count(ctx) == 100
+
+
+def test_without_a_budget_a_page_is_restored_whole(brain):
+    ctx = Context(brain.owner, "test")
+    entries = [{"id": f"n{i}", "content": f"Imported note number {i}", "created_at": 1_700_000_000_000 + i}
+               for i in range(100)]
+    answer = restore(brain, ctx, {"version": 3, "entries": entries}, limit=1000)
+    assert answer["imported"] == 100 and answer["remaining_entries"] == 0

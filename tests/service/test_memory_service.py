@@ -1,5 +1,6 @@
 """The command side with an in-memory store: envelopes, scope, retries, time-zone labels."""
 
+from dataclasses import replace
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -12,6 +13,7 @@ from second_brain.domain.events import (
     MemoryAppended,
     MemoryCaptured,
     MemoryClassified,
+    MemoryRecalled,
     StatusChanged,
 )
 from second_brain.domain.identity import Identity
@@ -109,3 +111,40 @@ def test_an_unknown_project_is_created_in_the_captures_own_append(clock, ctx):
     memories.new_id = lambda: "m2"
     memories.capture(ctx, "Atlas review", [], "api", projects=["atlas"])  # it exists now: nothing more
     assert {s for s in store.batches[-1] if not s.startswith("content-")} == {"memory-m2"}
+
+
+class CountingStore(InMemoryEventStore):
+    """Records every append; a stream named in `rival` is moved on by another writer just before an append."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends: list[list[str]] = []
+        self.rival: str | None = None
+
+    def append(self, events):
+        self.appends.append([e.stream_id for e in events])
+        if self.rival in {e.stream_id for e in events}:
+            rival, self.rival = self.rival, None
+            head = self.read_stream(rival)[-1]
+            super().append([replace(head, version=head.version + 1, event=StatusChanged("draft"))])
+        return super().append(events)
+
+
+def test_the_recalls_of_one_answer_are_counted_in_one_append(clock, ctx):
+    """Under Mangum the count is written inside the request: one transaction for the whole answer, not one per
+    memory; a memory another writer moved on meanwhile loses its count, the others keep theirs."""
+    store = CountingStore()
+    memories = memory_service(clock, store)
+    ids = [memories.capture(ctx, f"note {n}", [], "api").id for n in range(4)]
+    store.appends.clear()
+    assert memories.record_recalls(ctx, ids + ids[:1]) == 4
+    assert store.appends == [[f"memory-{key}" for key in ids]]
+    assert memories.record_recalls(ctx, ids) == 0 and len(store.appends) == 1  # once a day
+
+    clock.advance(86_400_000)
+    store.appends.clear()
+    store.rival = "memory-id-2"
+    assert memories.record_recalls(ctx, ids) == 3
+    counted = [key for key in ids if MemoryRecalled("2026-01-02") in
+               (e.event for e in memories.store.read_stream(f"memory-{key}"))]
+    assert counted == ["id-0", "id-1", "id-3"]

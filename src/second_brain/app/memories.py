@@ -330,22 +330,38 @@ class MemoryService:
 
     def _count_daily(self, ctx: Context, memory_ids: list[str],
                      command: type[c.RecordRecall] | type[c.RecordOpen]) -> int:
+        """Every count in one append (on DynamoDB one transaction, not one per memory: the count is written
+        inside the request under Mangum); a race lost on one memory loses that memory's count only."""
         day = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).date().isoformat()
         if self._counted_day != day:
             self._counted_day, self._counted = day, set()
-        recorded = 0
-        for memory_id in memory_ids:
+        now = self.clock.now_ms()
+        counts: list[list[Envelope]] = []
+        for memory_id in dict.fromkeys(memory_ids):
             if (command, memory_id) in self._counted:  # already counted today by this process: skip the read
                 continue
             self._counted.add((command, memory_id))
             try:
                 state, _ = self.load(ctx, memory_id)
-                events = decide(command(day), state)
-                self._append(ctx, state, events)
-                recorded += len(events)
-            except (ConcurrencyConflict, NotFound):
+            except NotFound:
                 continue
-        return recorded
+            if events := decide(command(day), state):
+                counts.append(envelopes(ctx, memory_stream(state.id), state.version, events,
+                                        state.workspace or ctx.identity.personal_workspace, now))
+        if not counts:
+            return 0
+        try:
+            self.store.append([e for count in counts for e in count])
+            return sum(map(len, counts))
+        except ConcurrencyConflict:  # one of them moved on meanwhile: the others still count
+            return sum(len(count) for count in counts if self._append_or_lose(count))
+
+    def _append_or_lose(self, batch: list[Envelope]) -> bool:
+        try:
+            self.store.append(batch)
+        except ConcurrencyConflict:
+            return False
+        return True
 
     def load(self, ctx: Context, memory_id: str) -> tuple[Memory, list[Envelope]]:
         """A memory and its events, if it exists in a workspace the caller can read."""

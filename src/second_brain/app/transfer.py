@@ -4,7 +4,13 @@ An import is paged and idempotent: each call restores a slice of the (oldest-fir
 they are done, in the same call a slice of the edges; ids and edges already present are skipped, and an
 id that holds other content is reported as failed. A malformed payload is refused whole before anything
 is written. Everything lands in the caller's personal workspace.
+
+Where a request has a deadline (28 s on Lambda, behind API Gateway's 29 s), a page is restored in slices and
+stops between two of them once its time budget is spent: it answers with the offsets reached, which is what a
+client resends, so a large `limit` never outlives the request.
 """
+
+import time
 
 from collections.abc import Callable
 from functools import reduce
@@ -33,6 +39,7 @@ FORMAT_VERSION = 3
 MAX_PAGE = 1000
 MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: the events, a version check per
                  # stream and the position counter
+BUDGET_SLICE = 40  # entries or edges restored between two looks at the time budget
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
 
 # The log and SQLite hold signed 64-bit integers: a larger number is a malformed payload, not a 500.
@@ -103,10 +110,13 @@ def parse_payload(data: Any) -> ImportPayload:
 
 
 class Transfer:
-    def __init__(self, store: EventStore, read_model: BackupReads, clock: Clock) -> None:
+    def __init__(self, store: EventStore, read_model: BackupReads, clock: Clock, budget_s: float | None = None,
+                 timer: Callable[[], float] = time.monotonic) -> None:
         self.store = store
         self.read_model = read_model
         self.clock = clock
+        self.budget_s = budget_s  # None: a page is restored whole, however long it takes
+        self.timer = timer
 
     def export(self, ctx: Context) -> dict[str, Any]:
         workspaces = ctx.identity.readable
@@ -129,14 +139,25 @@ class Transfer:
         results: list[dict[str, Any]] = []
         if offset == 0 and edge_offset == 0:  # the first page restores the (few) projects
             self._projects(ctx, payload.projects, report, results)
-        if offset < len(entries):
-            page = entries[offset : offset + limit]
-            self._entries(ctx, page, _firsts(entries), report, results)
-            offset += len(page)
-        if offset >= len(entries) and edge_offset < len(payload.edges):
-            page_edges = payload.edges[edge_offset : edge_offset + limit]
+        # Without a budget a page goes in as one slice; with one, every slice after the first checks the clock.
+        slice_size = limit if self.budget_s is None else BUDGET_SLICE
+        deadline = None if self.budget_s is None else self.timer() + self.budget_s
+        restored_a_slice = False
+
+        def time_left() -> bool:
+            return deadline is None or not restored_a_slice or self.timer() < deadline
+
+        firsts = _firsts(entries)
+        end = min(len(entries), offset + limit)
+        while offset < end and time_left():
+            page = entries[offset : min(end, offset + slice_size)]
+            self._entries(ctx, page, firsts, report, results)
+            offset, restored_a_slice = offset + len(page), True
+        edge_end = min(len(payload.edges), edge_offset + limit)
+        while offset >= len(entries) and edge_offset < edge_end and time_left():
+            page_edges = payload.edges[edge_offset : min(edge_end, edge_offset + slice_size)]
             self._edges(ctx, page_edges, report, results)
-            edge_offset += len(page_edges)
+            edge_offset, restored_a_slice = edge_offset + len(page_edges), True
         return {
             "ok": True, **report,
             "remaining_entries": max(0, len(entries) - offset),
