@@ -1,5 +1,8 @@
 """Each recall stage on its own: query parsing, keyword planning, fusion, signals, context, diversity."""
 
+import random
+import re
+
 import numpy as np
 import pytest
 
@@ -82,6 +85,17 @@ def test_words_absent_from_the_index_are_not_searched():
 )
 def test_term_weight(content, form, expected):
     assert keyword.term_weight(content.lower(), form, 2.0, CONFIG) == expected
+
+
+def test_term_weight_finds_word_starts_as_the_regex_does():
+    """The hot loop's str.find scan answers what `(?<!\\w)form` would, on text of every kind of character."""
+    rng = random.Random(7)
+    alphabet = "ab _-.1é中ß\u0301'"
+    for _ in range(5000):
+        lowered = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        form = "".join(rng.choice("ab1é") for _ in range(rng.randint(1, 2)))
+        expected = 0.0 if form not in lowered else 2.0 if re.search(rf"(?<!\w){re.escape(form)}", lowered) else 0.5
+        assert keyword.term_weight(lowered, form, 2.0, CONFIG) == expected, (lowered, form)
 
 
 def test_fusion_normalises_each_arm_so_neither_swamps_the_other():
