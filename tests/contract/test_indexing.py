@@ -56,6 +56,16 @@ def test_capture_answers_before_embedding_and_the_indexer_catches_up(brain, ctx)
     assert brain.queries.entry(ctx, memory.id)["indexed"] is True
 
 
+def test_vectors_a_capture_just_made_are_stored_without_asking_the_cache(brain, ctx):
+    """On OpenSearch a cache read is a search after a refresh (about 20 ms on the test node): the vectors the
+    duplicate check just computed are stored without one."""
+    memory = brain.memories.capture(ctx, "quartz ledger reconciliation", [], "api")
+    asked, cached = [], brain.indexer.index.cached
+    brain.indexer.index.cached = lambda model_id, hashes: asked.append(list(hashes)) or cached(model_id, hashes)
+    assert brain.indexer.run_once(100).vectorized == 1
+    assert asked == [] and brain.queries.entry(ctx, memory.id)["indexed"] is True
+
+
 def test_an_append_embeds_only_its_own_block(brain, ctx, embedder):
     memory = brain.memories.capture(ctx, "original text", [], "api")
     brain.indexer.run_once(100)

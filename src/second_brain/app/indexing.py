@@ -167,9 +167,11 @@ class Indexer:
         """Cut the entries into passages, take what the caches hold, and send the rest to the model."""
         chunks = {e.id: chunk_memory(e.content) for e in entries}
         hashes = {c.text: text_hash(c.text) for cs in chunks.values() for c in cs}
-        vectors = self.index.cached(self.embedder.model_id, list(hashes.values()))
-        with self._recent_lock:
-            vectors.update({h: self._recent[h] for h in hashes.values() if h in self._recent and h not in vectors})
+        with self._recent_lock:  # what a capture just embedded, by the same model: no need to ask the cache
+            vectors = {h: self._recent[h] for h in hashes.values() if h in self._recent}
+        unknown = [h for h in hashes.values() if h not in vectors]
+        if unknown:  # on OpenSearch a cache read is a search, after a refresh of what this process wrote
+            vectors.update(self.index.cached(self.embedder.model_id, unknown))
         missing = [text for text, h in hashes.items() if h not in vectors]
         return _Batch(entries, chunks, hashes, vectors, missing, self._embed(missing, background) if missing else None)
 
