@@ -117,19 +117,21 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
 def test_mcp_get_and_list_recent_take_as_of(server):
     async def session():
         async with over_http(server) as client:
-            memory_id = json.loads(await call(client, "remember", content="The standup is at 9:15."))["id"]
+            first, second = "The standup is at 9:15 in the Quartz room.", "The standup is at 10:00 in the Basalt room."
+            memory_id = json.loads(await call(client, "remember", content=first))["id"]
             then = moment()
-            await call(client, "update", id=memory_id, content="The standup is at 10:00.")
-            assert (await call(client, "get", id=memory_id)).endswith("The standup is at 10:00.")
-            assert (await call(client, "get", id=memory_id, as_of=then)).endswith("The standup is at 9:15.")
-            assert "9:15" in await call(client, "list_recent", as_of=str(then))
-            assert "10:00" not in await call(client, "list_recent", as_of=then)
+            await call(client, "update", id=memory_id, content=second)
+            assert (await call(client, "get", id=memory_id)).endswith(second)
+            assert (await call(client, "get", id=memory_id, as_of=then)).endswith(first)
+            assert "Quartz" in await call(client, "list_recent", as_of=str(then))
+            assert "Basalt" not in await call(client, "list_recent", as_of=then)
             assert "as_of must be" in await error(client, "get", id=memory_id, as_of="someday")
-            assert "9:15" in await call(client, "recall", query="when is the standup", as_of=then)
-            assert "9:15" not in await call(client, "recall", query="when is the standup")
+            assert "Quartz" in await call(client, "recall", query="when is the standup", as_of=then)
+            assert "Quartz" not in await call(client, "recall", query="when is the standup")
             feed = await call(client, "timeline", id=memory_id)
             assert feed.splitlines()[0].endswith("events, newest first:") and " · updated · memory " + memory_id in feed
-            assert "9:15" not in feed  # the feed says what happened, not what was written
+            assert "Quartz" not in feed  # the feed says what happened, not what was written
+            # (room names, not times: the feed shows times of day, and once it said 09:15)
             assert (await call(client, "timeline", type=["updated"], limit=1)).count(" · updated · ") == 1
             assert "type: unknown event type" in await error(client, "timeline", type=["exploded"])
 
