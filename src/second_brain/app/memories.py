@@ -332,10 +332,10 @@ class MemoryService:
                      command: type[c.RecordRecall] | type[c.RecordOpen]) -> int:
         """Every count in one append (on DynamoDB one transaction, not one per memory: the count is written
         inside the request under Mangum); a race lost on one memory loses that memory's count only."""
-        day = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).date().isoformat()
+        now = self.clock.now_ms()
+        day = datetime.fromtimestamp(now / 1000, self.timezone).date().isoformat()
         if self._counted_day != day:
             self._counted_day, self._counted = day, set()
-        now = self.clock.now_ms()
         counts: list[list[Envelope]] = []
         for memory_id in dict.fromkeys(memory_ids):
             if (command, memory_id) in self._counted:  # already counted today by this process: skip the read

@@ -11,7 +11,6 @@ client resends, so a large `limit` never outlives the request.
 """
 
 import time
-
 from collections.abc import Callable
 from functools import reduce
 from typing import Annotated, Any, Literal, Protocol
