@@ -141,22 +141,22 @@ class Transfer:
         # Without a budget a page goes in as one slice; with one, every slice after the first checks the clock.
         slice_size = limit if self.budget_s is None else BUDGET_SLICE
         deadline = None if self.budget_s is None else self.timer() + self.budget_s
-        restored_a_slice = False
+        started = (offset, edge_offset)
 
         def time_left() -> bool:
-            return deadline is None or not restored_a_slice or self.timer() < deadline
+            return deadline is None or (offset, edge_offset) == started or self.timer() < deadline
 
         firsts = _firsts(entries)
         end = min(len(entries), offset + limit)
         while offset < end and time_left():
             page = entries[offset : min(end, offset + slice_size)]
             self._entries(ctx, page, firsts, report, results)
-            offset, restored_a_slice = offset + len(page), True
+            offset += len(page)
         edge_end = min(len(payload.edges), edge_offset + limit)
         while offset >= len(entries) and edge_offset < edge_end and time_left():
             page_edges = payload.edges[edge_offset : min(edge_end, edge_offset + slice_size)]
             self._edges(ctx, page_edges, report, results)
-            edge_offset, restored_a_slice = edge_offset + len(page_edges), True
+            edge_offset += len(page_edges)
         return {
             "ok": True, **report,
             "remaining_entries": max(0, len(entries) - offset),
