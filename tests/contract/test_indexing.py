@@ -3,6 +3,7 @@
 import os
 import threading
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -170,6 +171,46 @@ def test_best_passage_per_memory(brain, ctx, embedder):
     assert brain.vectors.vector_count(memory.id) > 1
     [hit] = brain.vectors.search(embedder.embed_batch(["launch code walrus"])[0], Filters(WS), 5)
     assert hit.entry_id == memory.id
+
+
+def test_a_memory_rewritten_shorter_keeps_only_its_new_passages(brain, ctx, embedder):
+    long_note = " ".join(f"Filler sentence {n} about gardening." for n in range(200)) + " The launch code is walrus."
+    memory = brain.memories.capture(ctx, long_note, [], "api")
+    brain.indexer.run_once(10)
+    assert brain.vectors.vector_count(memory.id) > 2
+    brain.memories.update(ctx, memory.id, "A short note about tea.", None)
+    brain.indexer.run_once(10)
+    assert brain.vectors.vector_count(memory.id) == 1
+    brain.memories.update(ctx, memory.id, long_note + " Twice.", None)  # and back, over the count it kept
+    brain.indexer.run_once(10)
+    assert brain.vectors.vector_count(memory.id) > 2
+    [hit] = brain.vectors.search(embedder.embed_batch(["launch code walrus"])[0], Filters(WS), 5)
+    assert hit.entry_id == memory.id
+
+
+@pytest.mark.parametrize("brain", ["opensearch"], indirect=True)
+def test_storing_vectors_searches_no_passages(brain, ctx):
+    """On OpenSearch a search of the passages index needs a refresh after this process wrote it (about 20 ms on
+    the test node): old passages are rewritten or deleted by id, from the count the entry keeps."""
+    long_note = " ".join(f"Filler sentence {n} about gardening." for n in range(200))
+    memory = brain.memories.capture(ctx, long_note, [], "api")
+    brain.indexer.run_once(10)
+    brain.memories.update(ctx, memory.id, "A short note about tea, tagged.", ["tea"])
+    searched, query = [], brain.vectors.ix.query
+
+    def watched(index, body):  # the searches made storing vectors or projecting an entry (not linking them)
+        if {"store", "_project_entry"} & {frame.name for frame in traceback.extract_stack()}:
+            searched.append(index)
+        return query(index, body)
+
+    brain.vectors.ix.query = watched
+    brain.indexer.run_once(10)
+    brain.memories.update(ctx, memory.id, "A short note about tea, tagged.", ["tea", "kettle"])  # the copies follow
+    assert brain.vectors.ix.passages not in searched
+    brain.vectors.ix.query = query
+    assert brain.vectors.vector_count(memory.id) == 1
+    hits = brain.vectors.search(np.ones(brain.vectors.ix.dimension, dtype=np.float32), Filters(WS, tag="kettle"), 5)
+    assert [h.entry_id for h in hits] == [memory.id]
 
 
 def test_the_matrix_reloads_from_disk(tmp_path, clock, embedder, ctx):

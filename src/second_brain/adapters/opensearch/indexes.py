@@ -92,9 +92,25 @@ class Indexes:
 
     def put_newer_all(self, index: str, docs: dict[str, dict[str, Any]]) -> None:
         """put_newer for many existing documents at once (their ids as keys); missing ones are not created."""
-        helpers.bulk(self.client, [{"_op_type": "update", "_index": index, "_id": doc_id, "retry_on_conflict": 3,
-                                    "script": _newer_only(doc)} for doc_id, doc in docs.items()],
-                     refresh=self.write(index))
+        self.bulk([{"_op_type": "update", "_index": index, "_id": doc_id, "retry_on_conflict": 3,
+                    "script": _newer_only(doc)} for doc_id, doc in docs.items()], index)
+
+    def bulk(self, actions: list[dict[str, Any]], *indexes: str) -> None:
+        """Write these actions at once; a delete of what is already gone is not an error."""
+        _, failed = helpers.bulk(self.client, actions, refresh=self.write(*indexes), raise_on_error=False)
+        errors = [f for f in failed if next(iter(f.values())).get("status") != 404]  # type: ignore[union-attr]
+        if errors:
+            raise helpers.BulkIndexError(f"{len(errors)} document(s) failed to write", errors)
+
+    def passage_ids(self, entry_id: str, entry: dict[str, Any], start: int = 0) -> list[str]:
+        """The ids of this entry's passages from the `start`th on, from the count its document keeps (found by a
+        search only for a document written before the count was kept)."""
+        if "passage_count" in entry:
+            return [f"{entry_id}:{n}" for n in range(start, entry["passage_count"])]
+        if entry.get("indexed_version") is None:
+            return []  # never given vectors
+        hits = self.scan(self.passages, {"term": {"entry_id": entry_id}}, [])
+        return [h["_id"] for h in hits if int(h["_id"].rpartition(":")[2]) >= start]
 
     def delete_passages(self, entry_id: str) -> None:
         self.delete_where(self.passages, {"term": {"entry_id": entry_id}})

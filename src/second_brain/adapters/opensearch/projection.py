@@ -78,10 +78,9 @@ class OpenSearchProjection:
         if current and not deprecated and any(current.get(k) != v for k, v in copied.items()):
             # Vector search filters on the passages' copy of the tags and workspace: they follow the entry's
             # (a share moves the memory's passages into the company workspace with it).
-            passages = self.ix.scan(self.ix.passages, {"term": {"entry_id": entry_id}}, [])
+            passages = self.ix.passage_ids(entry_id, current)
             if passages:
-                self.ix.put_newer_all(self.ix.passages, {
-                    p["_id"]: copied | {"stream_version": version} for p in passages})
+                self.ix.put_newer_all(self.ix.passages, dict.fromkeys(passages, copied | {"stream_version": version}))
 
     def _project_edge(self, stream_id: str, history: list[Envelope]) -> None:
         edge = fold_edge(history, Edge("", "", ""))

@@ -63,8 +63,11 @@ class OpenSearchVectorIndex:
         source = found["_source"]
         if source["content_version"] != entry.version or text.DEPRECATED in source["tags"]:
             return False
-        self.ix.delete_passages(entry.id)
-        actions = [{"_index": self.ix.passages, "_id": f"{entry.id}:{n}", "_source": {
+        # The passages are `<entry>:<n>`: those this write does not overwrite go by id. Finding them by a search
+        # would need a refresh of the passages index first, in every capture.
+        stale = self.ix.passage_ids(entry.id, source, start=len(passages))
+        actions = [{"_op_type": "delete", "_index": self.ix.passages, "_id": passage_id} for passage_id in stale]
+        actions += [{"_index": self.ix.passages, "_id": f"{entry.id}:{n}", "_source": {
             "entry_id": entry.id, "workspace": source["workspace"], "tags": source["tags"],
             "created_at": source["created_at"], "seq": source["seq"], "stream_version": source.get("stream_version"),
             "content_version": entry.version, "passage": n,
@@ -75,17 +78,22 @@ class OpenSearchVectorIndex:
             "model_id": model_id, "text_hash": passage.text_hash, "entry_id": entry.id,
             "vector": base64.b64encode(np.asarray(passage.vector, dtype=np.float32).tobytes()).decode()}}
             for passage in passages]
-        helpers.bulk(self.ix.client, actions, refresh=self.ix.write(self.ix.passages, self.ix.embeddings))
+        self.ix.bulk(actions, self.ix.passages, self.ix.embeddings)
         try:
             self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
                                if_primary_term=found["_primary_term"], refresh=self.ix.write(self.ix.entries),
-                               body={"doc": {"needs_vectors": False, "indexed_version": entry.version}})
+                               body={"doc": {"needs_vectors": False, "indexed_version": entry.version,
+                                             "passage_count": len(passages)}})
         except (ConflictError, NotFoundError):
             # The entry changed after we read it. Changed text stays pending and is embedded again; but a forget
-            # or deprecation projected while we wrote may have missed these passages: they must not stay.
+            # or deprecation projected while we wrote may have missed these passages: they must not stay. Nor
+            # may those past the count the entry keeps, which the next write would not know to delete.
             now = self.ix.source(self.ix.entries, entry.id)
             if now is None or text.DEPRECATED in now["tags"]:
                 self.ix.delete_passages(entry.id)
+            elif now["content_version"] != entry.version:
+                self.ix.delete_where(self.ix.passages, {"bool": {"filter": [
+                    {"term": {"entry_id": entry.id}}, {"range": {"passage": {"gte": now.get("passage_count", 0)}}}]}})
             return False
         return True
 
