@@ -211,6 +211,11 @@ def test_storing_vectors_searches_no_passages(brain, ctx):
     assert brain.vectors.vector_count(memory.id) == 1
     hits = brain.vectors.search(np.ones(brain.vectors.ix.dimension, dtype=np.float32), Filters(WS, tag="kettle"), 5)
     assert [h.entry_id for h in hits] == [memory.id]
+    brain.vectors.ix.query = watched
+    brain.memories.set_status(ctx, memory.id, "deprecated")  # a capture that supersedes it
+    assert brain.vectors.ix.passages not in searched
+    brain.vectors.ix.query = query
+    assert brain.vectors.vector_count(memory.id) == 0
 
 
 def test_the_matrix_reloads_from_disk(tmp_path, clock, embedder, ctx):

@@ -97,6 +97,8 @@ class Indexes:
 
     def bulk(self, actions: list[dict[str, Any]], *indexes: str) -> None:
         """Write these actions at once; a delete of what is already gone is not an error."""
+        if not actions:
+            return
         _, failed = helpers.bulk(self.client, actions, refresh=self.write(*indexes), raise_on_error=False)
         errors = [f for f in failed if next(iter(f.values())).get("status") != 404]  # type: ignore[union-attr]
         if errors:

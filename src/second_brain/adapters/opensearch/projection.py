@@ -68,9 +68,10 @@ class OpenSearchProjection:
             "tags": list(memory.tags), "content_version": memory.content_version, "seq": memory.position,
             "stream_version": version}
         changed = current is None or current.get("content_version") != memory.content_version
-        if deprecated:
+        if deprecated:  # its passages go by id; a store under way when this lands deletes its own (vector_index)
             doc["needs_vectors"] = False
-            self.ix.delete_passages(entry_id)
+            self.ix.bulk([{"_op_type": "delete", "_index": self.ix.passages, "_id": passage_id}
+                          for passage_id in self.ix.passage_ids(entry_id, current or {})], self.ix.passages)
         elif changed or current.get("needs_vectors") is None:
             doc["needs_vectors"] = True
         self.ix.put_newer(self.ix.entries, entry_id, doc)
