@@ -87,3 +87,38 @@ def test_a_stale_writer_that_never_reads_the_log_again_cannot_land_last(opensear
     mine.projection._project("memory-a", stale)  # what a writer that read the stream first then writes
     row = mine.read_model.get("a", WS)
     assert row is not None and row.content == "the newer text" and row.tags == ("final",)
+
+
+class FailingLog(InMemoryEventStore):
+    """A log one of whose streams cannot be read."""
+
+    def read_stream(self, stream_id: str):
+        if stream_id == "memory-broken":
+            raise ConnectionError("the log timed out")
+        return super().read_stream(stream_id)
+
+
+def test_a_batch_of_streams_is_written_in_one_request_and_a_failure_stays_with_its_stream(opensearch_url):
+    """The projector's batch: every document in one bulk request after one read of the current entries, not two
+    round trips per stream; a stream that fails is reported alone, and the others are projected."""
+    log = FailingLog()
+    mine, _ = indexes(opensearch_url, log)
+    streams = [f"memory-m{n}" for n in range(20)]
+    for stream_id in [*streams, "memory-broken"]:
+        log.append([envelope(stream_id, 1, MemoryCaptured(f"osprey nest {stream_id}", (), "api", "personal-owner"))])
+    log.append([envelope("memory-m0", 2, TagsChanged(("checked",)))])
+    sent: list[str] = []
+    perform = mine.indexes.client.transport.perform_request
+
+    def counting(method, url, *args, **kwargs):
+        sent.append(f"{method} {url.rsplit('/', 1)[-1]}")
+        return perform(method, url, *args, **kwargs)
+
+    mine.indexes.client.transport.perform_request = counting
+    outcome = mine.projection.project_each([*streams, "memory-broken", "team"], threads=4)
+    assert sent == ["POST _mget", "POST _bulk"]
+    assert isinstance(outcome.pop("memory-broken"), ConnectionError)
+    assert set(outcome.values()) == {None}
+    rows = [mine.read_model.get(s.removeprefix("memory-"), WS) for s in streams]
+    assert all(row is not None and row.content == f"osprey nest {s}" for row, s in zip(rows, streams, strict=True))
+    assert rows[0].tags == ("checked",)

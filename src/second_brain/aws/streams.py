@@ -1,15 +1,14 @@
 """The projector's work on one DynamoDB Streams batch: each stream the batch touches re-projected from the log
-once, several at a time, then the new content embedded. A record whose stream cannot be projected fails alone
-(partial batch response)."""
+once (read several at a time, written in one bulk request), then the new content embedded. A record whose
+stream cannot be projected fails alone (partial batch response)."""
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .composition import AwsBrain
 
-# Streams projected at once: each projection waits on DynamoDB and OpenSearch round trips, not on the CPU.
+# Streams read from the log at once: each read waits on a DynamoDB round trip, not on the CPU.
 PROJECTION_THREADS = 8
 
 
@@ -28,22 +27,12 @@ def stream_of(record: dict[str, Any]) -> str | None:
 
 def project_streams(aws: AwsBrain, records: Sequence[dict[str, Any]], until: float) -> dict[str, Exception | None]:
     """Project each stream these records touch once (the document is rebuilt from the whole stream, so one
-    projection covers all of its records), and say how each went: None, or what stopped it."""
-
-    def project(stream_id: str) -> Exception | None:
-        if time.monotonic() >= until:
-            return OutOfTime(stream_id)
-        try:
-            aws.index.projection.project([stream_id])
-        except Exception as exc:  # noqa: BLE001 (reported against this stream's records only)
-            return exc
-        return None
-
+    projection covers all of its records; all of them are written in one bulk request), and say how each went:
+    None, or what stopped it."""
     streams = list(dict.fromkeys(s for s in map(stream_of, records) if s is not None))
-    if not streams:
-        return {}
-    with ThreadPoolExecutor(min(PROJECTION_THREADS, len(streams))) as pool:
-        return dict(zip(streams, pool.map(project, streams), strict=True))
+    if time.monotonic() >= until:
+        return {stream_id: OutOfTime(stream_id) for stream_id in streams}
+    return aws.index.projection.project_each(streams, threads=PROJECTION_THREADS)
 
 
 # What a function keeps back from its timeout: one embedding batch (a model call per text, each bounded by the

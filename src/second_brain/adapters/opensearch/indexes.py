@@ -84,17 +84,6 @@ class Indexes:
         self._fresh(index)
         return self.client.search(index=index, body=body)
 
-    def put_newer(self, index: str, doc_id: str, doc: dict[str, Any]) -> None:
-        """Create the document, or set these fields of it, unless it was projected from a newer stream version
-        than `doc["stream_version"]`: a stale writer's document never replaces a newer one."""
-        self.client.update(index=index, id=doc_id, refresh=self.write(index), retry_on_conflict=3, body={
-            "scripted_upsert": True, "upsert": {}, "script": _newer_only(doc)})
-
-    def put_newer_all(self, index: str, docs: dict[str, dict[str, Any]]) -> None:
-        """put_newer for many existing documents at once (their ids as keys); missing ones are not created."""
-        self.bulk([{"_op_type": "update", "_index": index, "_id": doc_id, "retry_on_conflict": 3,
-                    "script": _newer_only(doc)} for doc_id, doc in docs.items()], index)
-
     def bulk(self, actions: list[dict[str, Any]], *indexes: str) -> None:
         """Write these actions at once; a delete of what is already gone is not an error."""
         if not actions:
@@ -129,6 +118,13 @@ class Indexes:
             return self.client.get(index=index, id=doc_id)["_source"]
         except NotFoundError:
             return None
+
+    def sources(self, index: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The documents of these ids that exist, as stored (read in real time: no refresh needed)."""
+        if not ids:
+            return {}
+        docs = self.client.mget(index=index, body={"ids": list(dict.fromkeys(ids))})["docs"]
+        return {d["_id"]: d["_source"] for d in docs if d.get("found")}
 
     def mget(self, index: str, ids: Sequence[str]) -> dict[str, EntryRow]:
         if not ids:
@@ -165,6 +161,6 @@ class Indexes:
             after = hits[-1]["sort"]
 
 
-def _newer_only(doc: dict[str, Any]) -> dict[str, Any]:
+def newer_only(doc: dict[str, Any]) -> dict[str, Any]:
     """The update script that sets these fields unless the document holds a newer stream version."""
     return {"lang": "painless", "source": NEWER_ONLY, "params": {"doc": doc}}
