@@ -34,6 +34,7 @@ from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
 from .app.maintenance.runner import parse_daily
 from .app.maintenance.staleness import StalenessPass
+from .app.handling import Context
 from .app.memories import MemoryService
 from .app.patterns import PatternService
 from .app.projects import ProjectService
@@ -85,8 +86,9 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
              embedder: Embedder | None, llm: LanguageModel,
              reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True,
              background_classification: bool = True, foreground: Foreground | None = None,
-             index_check: IndexCheck | None = None) -> Brain:
-    """The application services over whichever adapters the deployment chose."""
+             index_check: IndexCheck | None = None, index_at_capture: bool = False) -> Brain:
+    """The application services over whichever adapters the deployment chose. `index_at_capture`: a capture
+    stores its memory's vectors itself when it computed them all (where no worker runs: AWS)."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
     # On one machine, indexing runs on every core while no request does, and yields them to requests.
@@ -118,8 +120,19 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         PushReminders(push),  # hourly
     ])
     at = parse_daily(settings.maintenance_at)
-    if classifier:
-        memories.on_stored = lambda ctx, memory_id: _submit(classifier, memories.classify_with_model, ctx, memory_id)
+    capture_indexer = indexer if index_at_capture else None
+
+    def stored(ctx: Context, memory_id: str) -> None:
+        if capture_indexer:
+            try:
+                capture_indexer.index_captured(memory_id)
+            except Exception:  # the memory is stored; its vectors come with the next pass that finds it pending
+                log.exception("indexing memory %s after its capture failed", memory_id)
+        if classifier:
+            _submit(classifier, memories.classify_with_model, ctx, memory_id)
+
+    if capture_indexer or classifier:
+        memories.on_stored = stored
     return Brain(
         settings=settings,
         db=db,

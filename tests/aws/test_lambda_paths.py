@@ -352,14 +352,29 @@ def test_a_stranger_on_the_mcp_url_never_builds_the_brain(aws):
     assert mcp.brain.cache_info().currsize == 0  # no index checked, no client made for OpenSearch
 
 
-def test_an_embedding_failure_leaves_the_batch_projected_and_the_nightly_run_embeds_it(aws, monkeypatch):
+def test_a_capture_stores_the_vectors_it_computed_and_the_next_capture_reads_no_pending_list(aws):
+    """The API function projects its own writes, so the capture can store its memory's vectors at once (the
+    duplicate check computed them): searchable by meaning without the projector, and the next capture's
+    catch-up has nothing to look for (on OpenSearch that look is a count and a search after a refresh)."""
     memory_id = call(aws.api, "POST", "/capture", {"content": "Grebes dive for a full minute"})[1]["id"]
+    assert passages(aws, memory_id) == 1
+    index = aws.api.asgi().app.state.brain.vectors
+    asked: list[str] = []
+    count, pending = index.pending_count, index.pending
+    index.pending_count = lambda *args, **kwargs: asked.append("count") or count(*args, **kwargs)
+    index.pending = lambda limit, ids=None: asked.append("pending" if ids is None else "by id") or pending(limit, ids)
+    second = call(aws.api, "POST", "/capture", {"content": "Coots bob their heads when they swim"})[1]["id"]
+    assert asked == ["by id"] and passages(aws, second) == 1
 
+
+def test_an_embedding_failure_leaves_the_batch_projected_and_the_nightly_run_embeds_it(aws, monkeypatch):
     def down(texts):
         raise TimeoutError("the model endpoint timed out")
 
     with monkeypatch.context() as patch:
         patch.setattr(aws.embedder, "embed_batch", down)
+        # the capture's own duplicate check fails too: stored, with no vector at hand, so left pending
+        memory_id = call(aws.api, "POST", "/capture", {"content": "Grebes dive for a full minute"})[1]["id"]
         assert project(aws) == {"batchItemFailures": []}  # projected; the embedding failure is not the batch's
         assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 200 and passages(aws, memory_id) == 0
     maintenance = load("maintenance")

@@ -96,6 +96,7 @@ class Indexer:
         self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # texts embedded at capture, for the worker
+        self._waiting: set[str] = set()  # those of them whose memory may still wait for its vectors
         self._recent_lock = threading.Lock()
 
     def embed(self, text: str) -> np.ndarray:
@@ -107,14 +108,21 @@ class Indexer:
         vector = np.asarray(self.embedder.embed_batch([text])[0], dtype=np.float32)
         with self._recent_lock:
             self._recent[key] = vector
+            self._waiting.add(key)
             while len(self._recent) > RECENT_VECTORS:
-                self._recent.popitem(last=False)
+                self._waiting.discard(self._recent.popitem(last=False)[0])
         return vector
 
     def catch_up(self, at_most: int = 16, wait: float = 2.0) -> bool:
         """Index the few pending memories whose vectors are at hand (waiting for the worker if it is at it);
         whether it ran. A capture calls this before its duplicate check, so a note sent twice is caught.
-        Under a bulk load (more than `at_most` pending) it returns at once: the check sees what is indexed."""
+        Under a bulk load (more than `at_most` pending) it returns at once: the check sees what is indexed.
+        When every text this process embedded at capture has been stored since, it reads nothing (on OpenSearch
+        the pending count is a search, after a refresh of what this process wrote)."""
+        with self._recent_lock:
+            waiting = set(self._waiting)
+        if not waiting:
+            return True
         if self.index.pending_count() > at_most or not self._lock.acquire(timeout=wait):
             return False
         try:
@@ -123,9 +131,24 @@ class Indexer:
                 return False
             with self._recent_lock:  # only what costs no model call: notes whose vectors the capture computed
                 ready = [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
+                self._waiting -= waiting  # stored now, or never without a model call: not worth another look
             if ready:
                 self._index_batch(ready)
             return True
+        finally:
+            self._lock.release()
+
+    def index_captured(self, entry_id: str, wait: float = 2.0) -> bool:
+        """Store the vectors of a memory a capture just stored, if the capture computed every one of them (no
+        model call in the request); whether it did. Where no background worker runs (AWS), this spares the
+        next capture's catch-up its reads, and the projector the work."""
+        if not self._lock.acquire(timeout=wait):
+            return False
+        try:
+            pending = self.index.pending(1, ids=[entry_id])
+            with self._recent_lock:
+                ready = [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
+            return bool(ready) and self._index_batch(ready) == (1, 0)
         finally:
             self._lock.release()
 
@@ -196,6 +219,8 @@ class Indexer:
                         for c in batch.chunks[entry.id]]
             if self.index.store(self.embedder.model_id, entry, passages):
                 stored += 1
+                with self._recent_lock:
+                    self._waiting.difference_update(p.text_hash for p in passages)
                 if self.on_indexed:
                     try:
                         self.on_indexed(entry, passages[0].vector)

@@ -80,7 +80,9 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,
                      background_classification=False,  # Lambda freezes threads after the response
-                     index_check=index.check)
+                     index_check=index.check,
+                     # its own projection just wrote the entry: a capture stores its vectors, not the projector
+                     index_at_capture=settings.project_inline)
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
     return AwsBrain(brain, index, log, blobs)
 

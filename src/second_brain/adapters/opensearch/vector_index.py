@@ -21,12 +21,14 @@ class OpenSearchVectorIndex:
         self.ix = indexes
 
     def pending(self, limit: int, ids: Sequence[str] | None = None) -> list[PendingEntry]:
-        clauses: list[dict] = [{"term": {"needs_vectors": True}}]
-        if ids is not None:
-            clauses.append({"ids": {"values": list(ids)}})
-        hits = self.ix.search(self.ix.entries, {"bool": {"filter": clauses}}, limit, [{"seq": "asc"}])
-        return [PendingEntry(h["_id"], h["_source"]["content"], h["_source"]["content_version"],
-                             h["_source"]["workspace"]) for h in hits]
+        if ids is not None:  # read in real time, by id: no refresh of what this process just wrote
+            docs = sorted(((i, d) for i, d in self.ix.sources(self.ix.entries, ids).items() if d.get("needs_vectors")),
+                          key=lambda item: item[1]["seq"])
+        else:
+            hits = self.ix.search(self.ix.entries, {"term": {"needs_vectors": True}}, limit, [{"seq": "asc"}])
+            docs = [(h["_id"], h["_source"]) for h in hits]
+        return [PendingEntry(doc_id, doc["content"], doc["content_version"], doc["workspace"])
+                for doc_id, doc in docs[:limit]]
 
     def pending_count(self, older_than: int | None = None, workspaces: Sequence[str] | None = None) -> int:
         clauses: list[dict] = [{"term": {"needs_vectors": True}}]
