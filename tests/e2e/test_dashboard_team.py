@@ -118,6 +118,34 @@ def test_roles_removal_workspaces_and_the_activity_feed(dashboard: Dashboard, ap
     expect(activity).to_contain_text("Owner added Bob Builder as member.")
 
 
+def test_a_workspace_typed_while_the_view_refreshes_is_not_lost(dashboard: Dashboard, api):
+    """A role change redraws the members; the workspace form half filled in meanwhile keeps what was typed."""
+    cora = api.post("/team/members", json={"name": "Cora Lane", "role": "member"}).json()["member"]
+    page = dashboard.page
+    dashboard.open("team")
+    expect(page.get_by_role("heading", name="Members (2)")).to_be_visible()
+    held, spaces = [], re.compile(r"/team/workspaces$")
+    page.route(spaces, lambda route: held.append(route))  # the refresh after the role change waits for the test
+    page.locator(f".member[data-id='{cora['id']}']").get_by_label("Role").select_option("admin")
+    expect(page.locator(".toast")).to_contain_text("Cora Lane is now an admin.")
+    for _ in range(250):  # route handlers run while the test talks to the browser
+        if held:
+            break
+        page.wait_for_timeout(20)
+    page.get_by_label("New company workspace").fill("Research")
+    page.locator("#add-workspace").get_by_label("Cora Lane").check()
+    held.pop().continue_()  # the view redraws now, after the typing
+    page.unroute(spaces)
+    expect(page.locator(f".member[data-id='{cora['id']}']").get_by_label("Role")).to_have_value("admin")
+    expect(page.get_by_label("New company workspace")).to_have_value("Research")
+    page.get_by_role("button", name="Create workspace").click()
+    expect(page.locator(".workspace-list")).to_contain_text("Research")
+    expect(page.get_by_label("New company workspace")).to_have_value("")  # ready for the next one
+    research = [w for w in api.get("/team/workspaces").json()["workspaces"] if w["name"] == "Research"]
+    assert len(research) == 1 and research[0]["id"] in members(api)["Cora Lane"]["teams"]
+    assert not dashboard.errors, dashboard.errors
+
+
 def test_j_and_k_do_not_stop_on_member_cards_that_open_nothing(dashboard: Dashboard, api):
     api.post("/team/members", json={"name": "Gil Moss", "role": "member"})
     page = dashboard.open("team")

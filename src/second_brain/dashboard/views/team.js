@@ -122,7 +122,7 @@ function addMemberForm(workspaces, done, tokenBox) {
 // ---------------------------------------------------------------------------------------------------------------
 // Workspaces
 
-function workspaceSection(workspaces, members, refresh) {
+function workspaceForm(members, refresh) {
   const others = members.filter((m) => !m.owner);
   const name = h("input", { id: "workspace-name", name: "name", required: true, autocomplete: "off" });
   const boxes = others.map((m) => h("input", { type: "checkbox", id: "workspace-member-" + m.id, value: m.id }));
@@ -133,6 +133,7 @@ function workspaceSection(workspaces, members, refresh) {
       const answer = await api.post("/team/workspaces", { name: name.value.trim(),
         members: boxes.filter((b) => b.checked).map((b) => b.value) });
       toast(`Workspace ${answer.workspace.name} created.`);
+      form.reset();
       await refresh();
     });
   } },
@@ -141,12 +142,29 @@ function workspaceSection(workspaces, members, refresh) {
     others.map((m, i) => h("span", { class: "choice" }, boxes[i],
       h("label", { for: "workspace-member-" + m.id }, m.name)))) : null,
   h("div", null, submit));
-  return h("section", { id: "workspaces", "aria-labelledby": "workspaces-title" },
-    h("h2", { id: "workspaces-title" }, `Company workspaces (${workspaces.length})`),
-    h("ul", { class: "list plain workspace-list" }, workspaces.map((w) => h("li", { class: "card" },
+  return form;
+}
+
+// The section stays; its title and list are redrawn, and its form only when the members it offers change, so
+// a workspace half typed in while the view refreshes (after a role change, say) is not lost.
+function workspaceSection() {
+  const title = h("h2", { id: "workspaces-title" }, "Company workspaces");
+  const list = h("ul", { class: "list plain workspace-list" });
+  const formBox = h("div");
+  const section = h("section", { id: "workspaces", "aria-labelledby": "workspaces-title" }, title, list, formBox);
+  let offered = null;
+  function draw(workspaces, members, refresh) {
+    clear(title, `Company workspaces (${workspaces.length})`);
+    clear(list, workspaces.map((w) => h("li", { class: "card" },
       h("strong", null, w.name), w.primary ? h("span", { class: "badge" }, "primary") : null,
-      h("span", { class: "muted" }, ` ${w.id}`)))),
-    form);
+      h("span", { class: "muted" }, ` ${w.id}`))));
+    const choices = members.filter((m) => !m.owner).map((m) => `${m.id}:${m.name}`).join(" ");
+    if (choices !== offered) {
+      clear(formBox, workspaceForm(members, refresh));
+      offered = choices;
+    }
+  }
+  return { section, draw };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -221,11 +239,11 @@ export default {
     const membersBody = h("div", null, h("p", { class: "muted" }, "Loading…"));
     const membersTitle = h("h2", { id: "members-title" }, "Members");
     const addBox = h("div");
-    const workspacesBox = h("div");
+    const workspaces = workspaceSection();
     const activity = activitySection();
     main.append(heading("Team"), tokenBox,
       h("section", { id: "members", "aria-labelledby": "members-title" }, membersTitle, membersBody), addBox,
-      workspacesBox, activity.section);
+      workspaces.section, activity.section);
     let drawnFor = null; // the workspaces the add form offers: redrawn only when they change
     const refresh = async () => {
       try {
@@ -239,7 +257,7 @@ export default {
           clear(addBox, addMemberForm(spaces.workspaces, refresh, tokenBox));
           drawnFor = offered;
         }
-        clear(workspacesBox, workspaceSection(spaces.workspaces, list.members, refresh));
+        workspaces.draw(spaces.workspaces, list.members, refresh);
       } catch (error) {
         clear(membersBody, failure(error));
       }
