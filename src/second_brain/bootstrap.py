@@ -22,6 +22,7 @@ from .app.brief import BriefService
 from .app.digest import DigestService
 from .app.extraction import Extractor
 from .app.graph_view import GraphView
+from .app.handling import Context
 from .app.indexing import Foreground, Indexer, IndexingWorker
 from .app.links import LinkService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
@@ -34,7 +35,6 @@ from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
 from .app.maintenance.runner import parse_daily
 from .app.maintenance.staleness import StalenessPass
-from .app.handling import Context
 from .app.memories import MemoryService
 from .app.patterns import PatternService
 from .app.projects import ProjectService

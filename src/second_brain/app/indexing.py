@@ -129,8 +129,8 @@ class Indexer:
             pending = self.index.pending(at_most + 1)
             if len(pending) > at_most:
                 return False
-            with self._recent_lock:  # only what costs no model call: notes whose vectors the capture computed
-                ready = [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
+            with self._recent_lock:
+                ready = self._at_hand(pending)
                 self._waiting -= waiting  # stored now, or never without a model call: not worth another look
             if ready:
                 self._index_batch(ready)
@@ -147,10 +147,15 @@ class Indexer:
         try:
             pending = self.index.pending(1, ids=[entry_id])
             with self._recent_lock:
-                ready = [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
+                ready = self._at_hand(pending)
             return bool(ready) and self._index_batch(ready) == (1, 0)
         finally:
             self._lock.release()
+
+    def _at_hand(self, pending: list[PendingEntry]) -> list[PendingEntry]:
+        """The entries indexing costs no model call: every passage's vector was computed at capture. Call under
+        `_recent_lock`."""
+        return [e for e in pending if all(text_hash(c.text) in self._recent for c in chunk_memory(e.content))]
 
     def run_once(self, limit: int, background: bool = False, deadline: float | None = None) -> IndexReport:
         """Index up to `limit` pending memories. In the `background` (the worker), each model call first waits

@@ -127,10 +127,7 @@ class Indexes:
         return {d["_id"]: d["_source"] for d in docs if d.get("found")}
 
     def mget(self, index: str, ids: Sequence[str]) -> dict[str, EntryRow]:
-        if not ids:
-            return {}
-        docs = self.client.mget(index=index, body={"ids": list(dict.fromkeys(ids))})["docs"]
-        return {d["_id"]: row_of(d["_source"]) for d in docs if d.get("found")}
+        return {doc_id: row_of(source) for doc_id, source in self.sources(index, ids).items()}
 
     def count(self, query: dict, index: str | None = None) -> int:
         index = index or self.entries
