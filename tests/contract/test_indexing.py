@@ -17,7 +17,7 @@ from second_brain.app.transfer import parse_payload
 from second_brain.bootstrap import build
 from second_brain.ports.read_model import Filters
 from second_brain.settings import Settings
-from tests.support.brains import make_brain, sqlite_only
+from tests.support.brains import make_brain, opensearch_brain, sqlite_only
 
 WS = ("personal-owner",)
 
@@ -216,6 +216,73 @@ def test_storing_vectors_searches_no_passages(brain, ctx):
     assert brain.vectors.ix.passages not in searched
     brain.vectors.ix.query = query
     assert brain.vectors.vector_count(memory.id) == 0
+
+
+def test_a_search_sees_the_passages_this_process_wrote_without_a_refresh(opensearch_url, tmp_path, clock, ctx,
+                                                                         embedder, monkeypatch):
+    """As deployed, writes do not wait for a refresh. A capture's duplicate check reads the previous capture's
+    passages (or their deletion, when it superseded a memory), and its link inference follows its own: a search
+    merges in what this process wrote since the last refresh instead of refreshing (20-60 ms a capture on the
+    test node). A write it does not hold, such as the tags copied to passages, makes the next search refresh."""
+    brain = opensearch_brain(opensearch_url, tmp_path, clock, embedder, refresh=False)
+    indices = brain.vectors.ix.client.indices
+    indices.put_settings(index=brain.vectors.ix.passages, body={"index": {"refresh_interval": "-1"}})  # only ours
+    refreshed, refresh = [], indices.refresh
+    monkeypatch.setattr(indices, "refresh", lambda index, **kw: (refreshed.append(index), refresh(index=index, **kw))[1])
+    first = brain.memories.capture(ctx, "The harbour crane lifts containers at dawn.", ["port"], "api").id
+    brain.indexer.run_once(10)
+    second = brain.memories.capture(ctx, "A heron nests beside the harbour crane.", [], "api").id
+    brain.indexer.run_once(10)
+    brain.memories.update(ctx, second, "A heron nests in the old lighthouse.", None)  # held again, rewritten
+    brain.indexer.run_once(10)
+    query = embedder.embed_batch(["The harbour crane lifts containers at dawn."])[0]
+    hits = {h.entry_id: h.score for h in brain.vectors.search(query, Filters(WS), 5)}
+    assert brain.vectors.ix.passages not in refreshed
+    assert hits[first] == pytest.approx(1.0, abs=1e-3)
+    [lighthouse] = brain.vectors.search(embedder.embed_batch(["A heron nests in the old lighthouse."])[0],
+                                        Filters(WS), 1)
+    assert lighthouse.entry_id == second and lighthouse.score == pytest.approx(1.0, abs=1e-3)
+    assert [h.entry_id for h in brain.vectors.search(query, Filters(WS, tag="port"), 5)] == [first]
+    assert brain.vectors.search(query, Filters(("someone-else",)), 5) == []
+    assert brain.vectors.ix.passages not in refreshed
+    brain.vectors.ix.flush()  # the index has them now
+    refreshed.clear()
+    brain.memories.set_status(ctx, first, "deprecated")  # as a capture that supersedes it: its passages go
+    assert first not in {h.entry_id for h in brain.vectors.search(query, Filters(WS), 5)}
+    assert brain.vectors.ix.passages not in refreshed
+    brain.memories.update(ctx, second, "A heron nests in the old lighthouse.", ["birds"])  # the copies follow,
+    hits = brain.vectors.search(query, Filters(WS, tag="birds"), 5)  # by a write nobody holds: a refresh first
+    assert [h.entry_id for h in hits] == [second] and brain.vectors.ix.passages in refreshed
+    brain.close()
+
+
+def test_held_passages_are_filtered_as_the_index_filters_them(opensearch_url, tmp_path, clock, ctx, embedder):
+    brain = opensearch_brain(opensearch_url, tmp_path, clock, embedder, refresh=False)
+    notes = [("Quarterly budget review for the harbour.", ["finance"]), ("Heron sightings by the harbour.", ["birds"]),
+             ("Harbour crane maintenance schedule.", ["finance", "ops"]), ("Tide tables for the harbour.", [])]
+    ids = []
+    for content, tags in notes:
+        clock.advance(60_000)
+        ids.append(brain.memories.capture(ctx, content, tags, "api").id)
+    brain.indexer.run_once(10)
+    entries = [brain.vectors.ix.source(brain.vectors.ix.entries, i) for i in ids]
+    kind = next(t for t in entries[1]["tags"] if t.startswith("kind:")).removeprefix("kind:")
+    middle = entries[1]["created_at"]
+    scopes = [Filters(WS), Filters(WS, tag="finance"), Filters(WS, any_tags=("ops", "birds")), Filters(WS, kind=kind),
+              Filters(WS, after=middle), Filters(WS, before=middle), Filters(WS, born_by=entries[2]["seq"]),
+              Filters(("someone-else",))]
+    query = embedder.embed_batch(["harbour"])[0]
+
+    def found():
+        return [{h.entry_id: round(h.score, 4) for h in brain.vectors.search(query, scope, 10)} for scope in scopes]
+
+    held = found()
+    assert brain.vectors.ix.held()  # searched from memory
+    brain.vectors.ix.flush()
+    assert not brain.vectors.ix.held()
+    assert held == found()  # and from the index
+    assert len({frozenset(h) for h in held}) >= 6  # the scopes do tell the memories apart
+    brain.close()
 
 
 def test_the_matrix_reloads_from_disk(tmp_path, clock, embedder, ctx):

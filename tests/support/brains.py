@@ -24,10 +24,12 @@ def sqlite_brain(tmp_path, clock, embedder) -> Brain:
     return build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder)
 
 
-def opensearch_brain(url: str, tmp_path, clock, embedder, log=None) -> Brain:
+def opensearch_brain(url: str, tmp_path, clock, embedder, log=None, refresh: bool = True) -> Brain:
+    """`refresh`: every write waits until it is searchable; False as deployed (a search refreshes what this
+    process wrote first)."""
     log = log or InMemoryEventStore()
     index = OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=f"contract-{next(_prefixes)}",
-                            dimension=embedder.dimension, refresh=True)
+                            dimension=embedder.dimension, refresh=refresh)
     index.drop()
     index.create()
     store = ProjectingEventStore(log, [index])

@@ -4,10 +4,14 @@ projects, and embeddings (every passage vector made, by model and text: the cach
 past moment read instead of embedding again); and the few requests every role makes of them."""
 
 import json
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import NotFoundError
 
@@ -16,11 +20,28 @@ from .queries import row_of
 
 MAPPINGS = Path(__file__).resolve().parent / "mappings"  # infra/opensearch links here
 MAX_RESULTS = 10_000
+# The passages this process wrote or deleted since it last refreshed the passages index are held in memory, so a
+# search can merge them in instead of refreshing first (20-60 ms on the test node, in every capture: its duplicate
+# check reads the previous capture's passages, its link inference follows its own). Beyond HELD_AT_MOST memories a
+# search refreshes instead. After HELD_FOR seconds OpenSearch has refreshed them itself (the mappings keep the 1 s
+# refresh interval, and a search of an idle shard waits for its pending refresh), and what another process wrote
+# since, such as a forget, must win over the copy held here.
+HELD_AT_MOST = 256
+HELD_FOR = 3.0
 # A projection's write lands only on a document projected from the same or an older version of its stream: two
 # writers (the API projecting its own append, the stream projector) can race, and the one that read the stream
 # first must not land last. Documents written before the field existed carry none, and take any write.
 NEWER_ONLY = ("if (ctx._source.stream_version != null && ctx._source.stream_version > params.doc.stream_version)"
               " { ctx.op = 'none' } else { ctx._source.putAll(params.doc) }")
+
+
+@dataclass(frozen=True)
+class HeldPassages:
+    """A memory's passages as this process last wrote them."""
+
+    fields: dict[str, Any]  # what a search filters passages on: workspace, tags, created_at, seq
+    vectors: np.ndarray  # one unit row per passage
+    is_update: tuple[bool, ...]
 
 
 def mapping(name: str, dimension: int = 0) -> dict[str, Any]:
@@ -41,6 +62,10 @@ class Indexes:
         # the projector); other processes see the writes within the refresh interval or after `flush`.
         self.refresh = refresh
         self._unrefreshed: set[str] = set()
+        # Written since the last refresh by a writer that does not hold what it wrote in memory (see `hold`).
+        self._unheld: set[str] = set()
+        self._held: dict[str, tuple[float, HeldPassages | None]] = {}  # oldest first; None: deleted
+        self._held_lock = threading.Lock()
         self.entries, self.passages = f"{prefix}-entries", f"{prefix}-passages"
         self.edges, self.projects = f"{prefix}-edges", f"{prefix}-projects"
         self.embeddings = f"{prefix}-embeddings"
@@ -62,33 +87,76 @@ class Indexes:
         for index in (self.entries, self.passages, self.edges, self.projects, *([self.embeddings] if cache else [])):
             self.client.indices.delete(index=index, ignore_unavailable=True)
 
-    def write(self, *indexes: str) -> bool | str:
-        """The refresh argument of a write to these indexes; they are refreshed before this process searches them."""
+    def write(self, *indexes: str, held: bool = False) -> bool | str:
+        """The refresh argument of a write to these indexes; they are refreshed before this process searches them,
+        except by a search that merges in what `held` writes left in memory (until the index's next refresh)."""
         if self.refresh is False:
             self._unrefreshed.update(indexes)
+            if not held:
+                self._unheld.update(indexes)
         return self.refresh
+
+    def hold(self, passages: dict[str, HeldPassages | None]) -> bool:
+        """Hold these memories' passages (None: deleted) in memory until the passages index is next refreshed, for
+        a search to merge in; False if they are not held (writes searchable at once, or too many held), and the
+        write that follows is then not `held`."""
+        if self.refresh is not False:
+            return False
+        with self._held_lock:
+            self._expire()
+            if len(self._held.keys() | passages.keys()) > HELD_AT_MOST:
+                return False
+            now = time.monotonic()
+            for entry_id, held in passages.items():
+                self._held.pop(entry_id, None)  # written again: it goes to the end, with the newest
+                self._held[entry_id] = (now, held)
+            return True
+
+    def release(self, entry_ids: Iterable[str]) -> None:
+        """Stop holding these memories' passages (their write failed or was undone): the next search refreshes."""
+        with self._held_lock:
+            for entry_id in entry_ids:
+                self._held.pop(entry_id, None)
+        self.write(self.passages)
+
+    def held(self) -> dict[str, HeldPassages | None]:
+        """The passages held in memory, which a search of the passages index may not see yet."""
+        with self._held_lock:
+            self._expire()
+            return {entry_id: held for entry_id, (_, held) in self._held.items()}
+
+    def _expire(self, before: float | None = None) -> None:
+        before = time.monotonic() - HELD_FOR if before is None else before
+        while self._held and next(iter(self._held.values()))[0] < before:
+            del self._held[next(iter(self._held))]
 
     def flush(self) -> None:
         """Make every write of this process searchable now (the projector, at the end of each batch)."""
         if self._unrefreshed:
-            indexes, self._unrefreshed = sorted(self._unrefreshed), set()
-            self.client.indices.refresh(index=",".join(indexes))
+            self._refresh(sorted(self._unrefreshed))
 
-    def _fresh(self, index: str) -> None:
-        if index in self._unrefreshed:
+    def _refresh(self, indexes: list[str]) -> None:
+        started = time.monotonic()
+        for index in indexes:
             self._unrefreshed.discard(index)
-            self.client.indices.refresh(index=index)
+            self._unheld.discard(index)
+        self.client.indices.refresh(index=",".join(indexes))
+        if self.passages in indexes:
+            with self._held_lock:
+                self._expire(before=started)  # what was written before the refresh is searchable now
 
-    def query(self, index: str, body: dict) -> dict:
-        """A search request as it is (aggregations included), after this process's writes to the index."""
-        self._fresh(index)
+    def query(self, index: str, body: dict, held: bool = False) -> dict:
+        """A search request as it is (aggregations included), after this process's writes to the index: all of
+        them, or with `held` those the caller does not hold in memory to merge in itself."""
+        if index in (self._unheld if held else self._unrefreshed):
+            self._refresh([index])
         return self.client.search(index=index, body=body)
 
-    def bulk(self, actions: list[dict[str, Any]], *indexes: str) -> None:
+    def bulk(self, actions: list[dict[str, Any]], *indexes: str, held: bool = False) -> None:
         """Write these actions at once; a delete of what is already gone is not an error."""
         if not actions:
             return
-        _, failed = helpers.bulk(self.client, actions, refresh=self.write(*indexes), raise_on_error=False)
+        _, failed = helpers.bulk(self.client, actions, refresh=self.write(*indexes, held=held), raise_on_error=False)
         errors = [f for f in failed if next(iter(f.values())).get("status") != 404]  # type: ignore[union-attr]
         if errors:
             raise helpers.BulkIndexError(f"{len(errors)} document(s) failed to write", errors)
@@ -131,7 +199,8 @@ class Indexes:
 
     def count(self, query: dict, index: str | None = None) -> int:
         index = index or self.entries
-        self._fresh(index)
+        if index in self._unrefreshed:
+            self._refresh([index])
         return int(self.client.count(index=index, body={"query": query})["count"])
 
     def search(self, index: str, query: dict, size: int, sort: list | None = None) -> list[dict]:

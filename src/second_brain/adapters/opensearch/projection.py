@@ -118,18 +118,27 @@ class OpenSearchProjection:
     def _bulk(self, actions: list[tuple[str, dict[str, Any]]], outcome: dict[str, Exception | None]) -> None:
         if not actions:
             return
-        refresh = self.ix.write(*{action["_index"] for _, action in actions})
+        # A deprecation's passages go by id: held as deleted, the next search leaves them out without a refresh.
+        passages = [action for _, action in actions if action["_index"] == self.ix.passages]
+        deleted = {action["_id"].rpartition(":")[0] for action in passages if action["_op_type"] == "delete"}
+        held = all(action["_op_type"] == "delete" for action in passages) and self.ix.hold(dict.fromkeys(deleted))
+        for index in {action["_index"] for _, action in actions}:
+            self.ix.write(index, held=held and index == self.ix.passages)
         try:
             results = list(helpers.streaming_bulk(self.ix.client, [action for _, action in actions],
-                                                  raise_on_error=False, refresh=refresh))
+                                                  raise_on_error=False, refresh=self.ix.refresh))
         except Exception as exc:  # noqa: BLE001 (the request as a whole failed: every stream in it did)
             outcome.update({stream_id: exc for stream_id, _ in actions})
+            self.ix.release(deleted)
             return
         for (stream_id, action), (ok, item) in zip(actions, results, strict=True):
             # A passage already gone (a store replaced it) or an edge or project never written: nothing to do.
             gone = next(iter(item.values())).get("status") == 404 and "upsert" not in action
-            if not ok and not gone and outcome[stream_id] is None:
-                outcome[stream_id] = helpers.BulkIndexError(f"{stream_id} was not projected", [item])
+            if not ok and not gone:
+                if action["_index"] == self.ix.passages:
+                    self.ix.release(deleted)
+                if outcome[stream_id] is None:
+                    outcome[stream_id] = helpers.BulkIndexError(f"{stream_id} was not projected", [item])
 
     def _entry(self, memory: Memory, version: int, current: dict[str, Any] | None) -> list[dict[str, Any]]:
         entry_id, deprecated = memory.id, memory.deprecated

@@ -43,6 +43,17 @@ def clauses(filters: Filters, entry_fields: bool = True) -> list[dict]:
     return clauses
 
 
+def passage_matches(filters: Filters, passage: dict) -> bool:
+    """What `clauses(filters, entry_fields=False)` asks of a passage document, asked of one in memory."""
+    tags = passage["tags"]
+    return (passage["workspace"] in filters.workspaces
+            and all(tag in tags for tag in (filters.tag, f"kind:{filters.kind}" if filters.kind else None) if tag)
+            and (not filters.any_tags or any(tag in tags for tag in filters.any_tags))
+            and (filters.after is None or passage["created_at"] >= filters.after)
+            and (filters.before is None or passage["created_at"] <= filters.before)
+            and (filters.born_by is None or passage.get("seq") is None or passage["seq"] <= filters.born_by))
+
+
 def recall_scope(filters: Filters) -> dict:
     query = scope(filters)
     query["bool"]["must_not"] = [{"terms": {"tags": list(text.NEVER_RECALLED)}}]

@@ -12,8 +12,8 @@ from opensearchpy.exceptions import ConflictError, NotFoundError
 from ...domain import text
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
-from .indexes import MAX_RESULTS, Indexes
-from .queries import clauses, cosine
+from .indexes import MAX_RESULTS, HeldPassages, Indexes
+from .queries import clauses, cosine, passage_matches
 
 
 class OpenSearchVectorIndex:
@@ -80,13 +80,23 @@ class OpenSearchVectorIndex:
             "model_id": model_id, "text_hash": passage.text_hash, "entry_id": entry.id,
             "vector": base64.b64encode(np.asarray(passage.vector, dtype=np.float32).tobytes()).decode()}}
             for passage in passages]
-        self.ix.bulk(actions, self.ix.passages, self.ix.embeddings)
+        vectors = np.asarray([passage.vector for passage in passages], dtype=np.float32).reshape(len(passages), -1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        held = self.ix.hold({entry.id: HeldPassages(
+            {key: source[key] for key in ("workspace", "tags", "created_at", "seq")},
+            vectors / np.where(norms == 0, 1, norms), tuple(passage.is_update for passage in passages))})
+        try:
+            self.ix.bulk(actions, self.ix.passages, self.ix.embeddings, held=held)
+        except Exception:
+            self.ix.release([entry.id])  # what did land is not held: the next search refreshes
+            raise
         try:
             self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
                                if_primary_term=found["_primary_term"], refresh=self.ix.write(self.ix.entries),
                                body={"doc": {"needs_vectors": False, "indexed_version": entry.version,
                                              "passage_count": len(passages)}})
         except (ConflictError, NotFoundError):
+            self.ix.release([entry.id])
             # The entry changed after we read it. Changed text stays pending and is embedded again; but a forget
             # or deprecation projected while we wrote may have missed these passages: they must not stay. Nor
             # may those past the count the entry keeps, which the next write would not know to delete.
@@ -104,12 +114,20 @@ class OpenSearchVectorIndex:
         k = min(MAX_RESULTS, max(limit * 4, 10))
         body = {"size": k, "_source": ["entry_id", "is_update"], "query": {"knn": {"vector": {
             "vector": [float(x) for x in query], "k": k, "filter": {"bool": {"filter": wanted}}}}}}
+        found = self.ix.query(self.ix.passages, body, held=True)["hits"]["hits"]
+        held = self.ix.held()  # after the search: a refresh it made lets the held passages go
         best: dict[str, VectorHit] = {}
-        for hit in self.ix.query(self.ix.passages, body)["hits"]["hits"]:
+        for hit in found:
             entry_id = hit["_source"]["entry_id"]
-            if entry_id not in best:  # hits come best first: the first passage of a memory is its best
+            if entry_id not in best and entry_id not in held:  # best first: a memory's first passage is its best
                 best[entry_id] = VectorHit(entry_id, cosine(hit["_score"]), hit["_source"]["is_update"])
-        return list(best.values())[:limit]
+        unit = query / (np.linalg.norm(query) or 1.0)
+        for entry_id, passages in held.items():  # the index may not see these as written yet
+            if passages is not None and passage_matches(filters, passages.fields):
+                scores = passages.vectors @ unit
+                top = int(np.argmax(scores))
+                best[entry_id] = VectorHit(entry_id, float(scores[top]), passages.is_update[top])
+        return sorted(best.values(), key=lambda hit: hit.score, reverse=True)[:limit]
 
     def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]:
         if not entry_ids:
