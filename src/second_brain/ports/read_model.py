@@ -10,7 +10,9 @@ from ..domain.memory import Memory
 from ..domain.projects import Project
 
 
-@dataclass(frozen=True)
+# The rows and hits a recall reads by the hundred are plain slotted dataclasses, treated as read-only: a frozen
+# dataclass's __init__ sets each field through object.__setattr__, ten times the cost (about 1 ms a recall).
+@dataclass(slots=True)
 class EntryRow:
     id: str
     content: str
@@ -87,7 +89,7 @@ class Filters:
     born_by: int | None = None  # only memories whose first event is at or before this log position (time travel)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class KeywordHit:
     entry: EntryRow
     score: float  # higher is better; comparable only within one search

@@ -24,7 +24,7 @@ class PassageVector:
     vector: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # read-only; not frozen for the cost of building hundreds a recall (see EntryRow)
 class VectorHit:
     entry_id: str
     score: float  # cosine of the best passage
