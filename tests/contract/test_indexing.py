@@ -256,6 +256,30 @@ def test_a_search_sees_the_passages_this_process_wrote_without_a_refresh(opensea
     brain.close()
 
 
+@pytest.mark.parametrize("brain", ["opensearch"], indirect=True)
+def test_a_passage_that_fails_to_write_leaves_its_memory_pending(brain, ctx, monkeypatch):
+    """The entry is marked indexed in the same bulk request as its passages: when one of them fails, it is made
+    pending again, and the next pass stores them all."""
+    from second_brain.adapters.opensearch import indexes
+
+    memory = brain.memories.capture(ctx, "quartz ledger reconciliation", [], "api")
+    bulk = indexes.helpers.bulk
+
+    def one_bad_vector(client, actions, **kwargs):
+        actions = [dict(a) for a in actions]
+        passage = next(a for a in actions if a["_index"] == brain.vectors.ix.passages and "_source" in a)
+        passage["_source"] = {**passage["_source"], "vector": [0.5, 0.5]}  # the wrong dimension: refused
+        return bulk(client, actions, **kwargs)
+
+    monkeypatch.setattr(indexes.helpers, "bulk", one_bad_vector)
+    with pytest.raises(indexes.helpers.BulkIndexError, match="1 passage document"):
+        brain.indexer.run_once(10)
+    assert brain.vectors.pending_count() == 1 and not brain.vectors.is_indexed(memory.id)
+    monkeypatch.setattr(indexes.helpers, "bulk", bulk)
+    assert brain.indexer.run_once(10).vectorized == 1
+    assert brain.vectors.is_indexed(memory.id) and brain.vectors.vector_count(memory.id) == 1
+
+
 def test_held_passages_are_filtered_as_the_index_filters_them(opensearch_url, tmp_path, clock, ctx, embedder):
     brain = opensearch_brain(opensearch_url, tmp_path, clock, embedder, refresh=False)
     notes = [("Quarterly budget review for the harbour.", ["finance"]), ("Heron sightings by the harbour.", ["birds"]),

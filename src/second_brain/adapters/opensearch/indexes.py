@@ -152,14 +152,14 @@ class Indexes:
             self._refresh([index])
         return self.client.search(index=index, body=body)
 
-    def bulk(self, actions: list[dict[str, Any]], *indexes: str, held: bool = False) -> None:
-        """Write these actions at once; a delete of what is already gone is not an error."""
+    def bulk(self, actions: list[dict[str, Any]], *indexes: str, held: bool = False) -> list[dict[str, Any]]:
+        """Write these actions at once; the items that failed, as the response gives them (a delete of what is
+        already gone did not)."""
         if not actions:
-            return
+            return []
         _, failed = helpers.bulk(self.client, actions, refresh=self.write(*indexes, held=held), raise_on_error=False)
-        errors = [f for f in failed if next(iter(f.values())).get("status") != 404]  # type: ignore[union-attr]
-        if errors:
-            raise helpers.BulkIndexError(f"{len(errors)} document(s) failed to write", errors)
+        return [item for f in failed for op, item in f.items()  # type: ignore[union-attr]
+                if not (op == "delete" and item.get("status") == 404)]
 
     def passage_ids(self, entry_id: str, entry: dict[str, Any], start: int = 0) -> list[str]:
         """The ids of this entry's passages from the `start`th on, from the count its document keeps (found by a

@@ -7,13 +7,19 @@ from collections.abc import Sequence
 
 import numpy as np
 from opensearchpy import helpers
-from opensearchpy.exceptions import ConflictError, NotFoundError
+from opensearchpy.exceptions import NotFoundError
 
 from ...domain import text
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from .indexes import MAX_RESULTS, HeldPassages, Indexes
 from .queries import clauses, cosine, passage_matches
+
+
+# An entry marked indexed whose passages did not all land is pending again, unless its text changed meanwhile
+# (then it is already) or it was deprecated (it keeps no passages).
+PENDING_AGAIN = ("if (ctx._source.content_version == params.version && !ctx._source.tags.contains('"
+                 + text.DEPRECATED + "')) { ctx._source.needs_vectors = true } else { ctx.op = 'none' }")
 
 
 class OpenSearchVectorIndex:
@@ -85,29 +91,38 @@ class OpenSearchVectorIndex:
         held = self.ix.hold({entry.id: HeldPassages(
             {key: source[key] for key in ("workspace", "tags", "created_at", "seq")},
             vectors / np.where(norms == 0, 1, norms), tuple(passage.is_update for passage in passages))})
+        # The entry is marked indexed in the same request, guarded by the version read above.
+        actions.append({"_op_type": "update", "_index": self.ix.entries, "_id": entry.id,
+                        "if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"],
+                        "doc": {"needs_vectors": False, "indexed_version": entry.version,
+                                "passage_count": len(passages)}})
+        self.ix.write(self.ix.entries)
         try:
-            self.ix.bulk(actions, self.ix.passages, self.ix.embeddings, held=held)
+            failed = self.ix.bulk(actions, self.ix.passages, self.ix.embeddings, held=held)
         except Exception:
             self.ix.release([entry.id])  # what did land is not held: the next search refreshes
             raise
-        try:
-            self.ix.client.update(index=self.ix.entries, id=entry.id, if_seq_no=found["_seq_no"],
-                               if_primary_term=found["_primary_term"], refresh=self.ix.write(self.ix.entries),
-                               body={"doc": {"needs_vectors": False, "indexed_version": entry.version,
-                                             "passage_count": len(passages)}})
-        except (ConflictError, NotFoundError):
-            self.ix.release([entry.id])
-            # The entry changed after we read it. Changed text stays pending and is embedded again; but a forget
-            # or deprecation projected while we wrote may have missed these passages: they must not stay. Nor
-            # may those past the count the entry keeps, which the next write would not know to delete.
+        if not failed:
+            return True
+        self.ix.release([entry.id])
+        lost = [item for item in failed if item["_index"] != self.ix.entries]
+        if len(lost) == len(failed):  # marked indexed without every passage: pending again, unless it moved on
+            self.ix.client.update(index=self.ix.entries, id=entry.id, refresh=self.ix.write(self.ix.entries),
+                                  body={"script": {"lang": "painless", "source": PENDING_AGAIN,
+                                                   "params": {"version": entry.version}}})
+        else:
+            # The entry changed after we read it (or is gone). Changed text stays pending and is embedded again;
+            # but a forget or deprecation projected while we wrote may have missed these passages: they must not
+            # stay. Nor may those past the count the entry keeps, which the next write would not know to delete.
             now = self.ix.source(self.ix.entries, entry.id)
             if now is None or text.DEPRECATED in now["tags"]:
                 self.ix.delete_passages(entry.id)
             elif now["content_version"] != entry.version:
                 self.ix.delete_where(self.ix.passages, {"bool": {"filter": [
                     {"term": {"entry_id": entry.id}}, {"range": {"passage": {"gte": now.get("passage_count", 0)}}}]}})
-            return False
-        return True
+        if lost:
+            raise helpers.BulkIndexError(f"{len(lost)} passage document(s) failed to write", lost)
+        return False
 
     def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]:
         wanted = clauses(filters, entry_fields=False)  # passages carry no author or position
