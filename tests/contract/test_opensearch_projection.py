@@ -84,7 +84,9 @@ def test_a_stale_writer_that_never_reads_the_log_again_cannot_land_last(opensear
     log.append([envelope("memory-a", 2, MemoryRevised("the newer text")),
                 envelope("memory-a", 3, TagsChanged(("final",)))])
     theirs.projection.project(["memory-a"])
-    mine.projection._project("memory-a", stale)  # what a writer that read the stream first then writes
+    outcome = {"memory-a": None}
+    mine.projection._write({"memory-a": stale}, outcome)  # what a writer that read the stream first then writes
+    assert outcome == {"memory-a": None}
     row = mine.read_model.get("a", WS)
     assert row is not None and row.content == "the newer text" and row.tags == ("final",)
 

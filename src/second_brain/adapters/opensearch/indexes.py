@@ -145,11 +145,15 @@ class Indexes:
             with self._held_lock:
                 self._expire(before=started)  # what was written before the refresh is searchable now
 
+    def _fresh(self, index: str, held: bool = False) -> None:
+        """Refresh the index if this process wrote it since: any write, or with `held` one nobody holds."""
+        if index in (self._unheld if held else self._unrefreshed):
+            self._refresh([index])
+
     def query(self, index: str, body: dict, held: bool = False) -> dict:
         """A search request as it is (aggregations included), after this process's writes to the index: all of
         them, or with `held` those the caller does not hold in memory to merge in itself."""
-        if index in (self._unheld if held else self._unrefreshed):
-            self._refresh([index])
+        self._fresh(index, held)
         return self.client.search(index=index, body=body)
 
     def bulk(self, actions: list[dict[str, Any]], *indexes: str, held: bool = False) -> list[dict[str, Any]]:
@@ -199,8 +203,7 @@ class Indexes:
 
     def count(self, query: dict, index: str | None = None) -> int:
         index = index or self.entries
-        if index in self._unrefreshed:
-            self._refresh([index])
+        self._fresh(index)
         return int(self.client.count(index=index, body={"query": query})["count"])
 
     def search(self, index: str, query: dict, size: int, sort: list | None = None) -> list[dict]:

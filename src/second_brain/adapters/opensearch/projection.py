@@ -56,13 +56,6 @@ class OpenSearchProjection:
             histories = {s: h for s, h in latest.items() if _version(h) != _version(histories[s])}
         return outcome
 
-    def _project(self, stream_id: str, history: list[Envelope]) -> None:
-        """Write what this history says, once, without reading the log again."""
-        outcome: dict[str, Exception | None] = {stream_id: None}
-        self._write({stream_id: history}, outcome)
-        if outcome[stream_id] is not None:
-            raise outcome[stream_id]  # type: ignore[misc]
-
     def _read(self, stream_ids: list[str], outcome: dict[str, Exception | None],
               threads: int) -> dict[str, list[Envelope]]:
         def read(stream_id: str) -> list[Envelope] | Exception:
