@@ -371,10 +371,11 @@ async function route() {
       else result(); // the person moved on while it loaded
     }
     // A screen reader hears the new view; the keyboard starts from it. A view that focused a field keeps it, and
-    // so does a field the person went to while the view loaded (the search box: typing there must not be cut).
+    // so does whatever the person went to while the view loaded (typing in the search box must not be cut, nor a
+    // tab to the skip link undone).
     const focused = document.activeElement;
-    const movedToField = focused !== focusedBefore && typing(focused);
-    if (turn === routing && !main.contains(focused) && !movedToField) focusTitle();
+    const moved = focused !== focusedBefore && focused !== document.body;
+    if (turn === routing && !main.contains(focused) && !moved) focusTitle();
   } catch (error) {
     if (turn !== routing || error.status === 401) return;
     clear(main, heading("Something went wrong"), failure(error));
