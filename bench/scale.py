@@ -5,8 +5,9 @@ Usage: .venv/bin/python bench/scale.py [--sizes 10000 100000] [--repeat 50] [--d
 One `brain serve` runs from start to end, with no restart. For each size, the new synthetic notes (60-600
 characters, `note()`) go in through `POST /import` in pages of 1,000, the whole payload resent with the next
 offset, as the import contract says. While the server's own background indexer embeds them, a rare-word recall
-is asked every half second (latency while indexing); once `GET /stats` shows nothing unvectorized, each query
-below is asked `--repeat` times, one fresh connection per request, and the server's RSS is read from /proc.
+is asked every half second (latency while indexing); once `GET /stats` shows nothing unvectorized, the queries
+below are asked in turn, `--repeat` rounds (a slow spell of the machine falls on all of them alike), one fresh
+connection per request, and the server's RSS is read from /proc.
 
 With --members N (a team brain), the owner adds N members over `POST /team/members` and the notes are spread
 over them: each member imports their share into their own personal workspace with their own token (imports always
@@ -145,15 +146,21 @@ def wait_for_indexing(importers: list[Client], imported: int | None) -> list[flo
     return sorted(busy)
 
 
-def timed(client: Client, path: str, params: dict | None, repeat: int) -> tuple[float, float, dict]:
-    for _ in range(3):  # warm caches
-        client.call("GET", path, params)
-    times, data = [], {}
+def timed(client: Client, requests: dict[str, tuple[str, dict | None]],
+          repeat: int) -> dict[str, tuple[float, float, dict]]:
+    """p50, p95 and the last answer of each request, asked in turn `repeat` times: a spell in which this shared
+    machine runs slower falls on every request alike, not on whichever was being asked at the time."""
+    for path, params in requests.values():  # warm caches
+        for _ in range(3):
+            client.call("GET", path, params)
+    times: dict[str, list[float]] = {name: [] for name in requests}
+    data: dict[str, dict] = {}
     for _ in range(repeat):
-        elapsed, data = client.call("GET", path, params)
-        times.append(elapsed)
-    times.sort()
-    return statistics.median(times), times[int(0.95 * (len(times) - 1))], data
+        for name, (path, params) in requests.items():
+            elapsed, data[name] = client.call("GET", path, params)
+            times[name].append(elapsed)
+    return {name: (statistics.median(spent), sorted(spent)[int(0.95 * (len(spent) - 1))], data[name])
+            for name, spent in times.items()}
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
@@ -175,8 +182,9 @@ def measure(client: Client, server: Server, size: int, repeat: int) -> dict[str,
     was = f"   (before: {before['rss']} MB)" if before else ""
     print(f"server RSS {rss:.0f} MB, peak {peak:.0f} MB{was}")
     p50s = {}
-    for name, text in QUERIES.items():
-        p50, p95, data = timed(client, "/recall", {"query": text, "topK": 10}, repeat)
+    answers = timed(client, {name: ("/recall", {"query": text, "topK": 10}) for name, text in QUERIES.items()},
+                    repeat)
+    for name, (p50, p95, data) in answers.items():
         p50s[name], p50s[f"{name} p95"] = p50, p95
         results = data["results"]
         extra = ""
@@ -187,8 +195,9 @@ def measure(client: Client, server: Server, size: int, repeat: int) -> dict[str,
             extra = f", {sum('quokka' in r['content'] for r in results)}/10 quokkas"
         was = f"   (before: {before[name][0]:.1f} / {before[name][1]:.1f})" if before else ""
         print(f"  {name:<13} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {len(results)} results{extra}{was}", flush=True)
-    for path, params in (("/count", None), ("/tags", None), ("/stats", None), ("/list", {"n": 10})):
-        p50, p95, _ = timed(client, path, params, repeat)
+    reads = {path: (path, params) for path, params in (("/count", None), ("/tags", None), ("/stats", None),
+                                                        ("/list", {"n": 10}))}
+    for path, (p50, p95, _) in timed(client, reads, repeat).items():
         print(f"  GET {path:<9} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms", flush=True)
     return p50s
 
@@ -211,8 +220,8 @@ def measure_past(client: Client, moments: dict[str, int], live: dict[str, float]
     figures = {}
     for label, at in moments.items():
         print(f"  as_of {label}:", flush=True)
-        for name, text in QUERIES.items():
-            p50, p95, data = timed(client, "/recall", {"query": text, "topK": 10, "as_of": at}, repeat)
+        asked = {name: ("/recall", {"query": text, "topK": 10, "as_of": at}) for name, text in QUERIES.items()}
+        for name, (p50, p95, data) in timed(client, asked, repeat).items():
             figures[f"{label} {name}"] = p50
             print(f"    {name:<13} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {len(data['results'])} results"
                   f"   (live p50 {live[name]:.1f} ms)", flush=True)

@@ -237,6 +237,21 @@ def test_written_orders_memories_as_neighbours_counts_them_whatever_their_tags(b
     assert [key for key, _ in near] == [second, third]  # a deprecated memory counts as a step
 
 
+def test_neighbours_counts_steps_each_way_for_every_seed_at_once(brain, ctx, clock):
+    """Before (nearest first) then after, up to `reach` each way, within the window, same workspace and source."""
+    notes = ("Budget review moved to Thursday", "The flaky login test is quarantined", "Priya joins as an intern",
+             "Lunch order: tacos for twelve", "Outage postmortem drafted by Sam", "Release 4.2 ships on May 3",
+             "Movers come for the office furniture")
+    a, b, c, d, e, f, g = (capture(brain, ctx, clock, note, step=60_000) for note in notes)
+    clock.advance(1)
+    brain.memories.capture(ctx, "A note from another source, written later", [], "mcp")
+    far = capture(brain, ctx, clock, "A note written an hour later", step=3_600_000)
+    rows = brain.recall.read_model.hydrate([c, f, a, far], Filters(WS))
+    near = brain.recall.read_model.neighbours([rows[c], rows[f], rows[a], rows[far]], 2, 600_000)
+    assert near == {c: [(b, 1), (a, 2), (d, 1), (e, 2)], f: [(e, 1), (d, 2), (g, 1)], a: [(b, 1), (c, 2)],
+                    far: []}
+
+
 def test_hydrate_leaves_out_memories_never_recalled(brain, ctx, clock):
     kept = capture(brain, ctx, clock, "A note recall may show", ["work"])
     retired = capture(brain, ctx, clock, "A note retired later")
