@@ -4,6 +4,7 @@ browser against a real server. The other views have their own files (test_dashbo
 import json
 import re
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -155,23 +156,34 @@ def test_a_reminder_is_captured_at_the_persons_own_time(dashboard: Dashboard, ap
     assert (entry["when_at"], entry["when_kind"]) == (expected, "event"), zone
 
 
-def test_the_skip_link_and_the_attention_links_go_where_they_say(dashboard: Dashboard, api):
-    """Also while Home is still loading: the view finishing must not take the focus from the skip link."""
-    capture(api, "Renew the car insurance", when="2020-01-01", when_kind="due", tags=["task"])
-    page = dashboard.page
-    held, loops = [], re.compile(r"/loops(\?|$)")
-    page.route(loops, lambda route: held.append(route))  # Home's open loops answer when the test says so
+def open_home_holding_loops(dashboard: Dashboard) -> Callable[[], None]:
+    """Home opened with its open-loops request held: the view is still loading until the test calls the
+    returned function, which lets that request (and any later one) through."""
+    page, held, loops = dashboard.page, [], re.compile(r"/loops(\?|$)")
+    page.route(loops, lambda route: held.append(route))
     page.goto(dashboard.server.url + "/#/")
     expect(page.get_by_role("heading", name="Captured in 48 hours")).to_be_visible()
     for _ in range(250):  # route handlers run while the test talks to the browser
         if held:
             break
         page.wait_for_timeout(20)
+
+    def release() -> None:
+        held.pop().continue_()
+        page.unroute(loops)
+
+    return release
+
+
+def test_the_skip_link_and_the_attention_links_go_where_they_say(dashboard: Dashboard, api):
+    """Also while Home is still loading: the view finishing must not take the focus from the skip link."""
+    capture(api, "Renew the car insurance", when="2020-01-01", when_kind="due", tags=["task"])
+    page = dashboard.page
+    release = open_home_holding_loops(dashboard)
     skip = page.get_by_role("link", name="Skip to content")
     skip.focus()  # the first tab stop of a fresh page
-    held.pop().continue_()  # Home finishes loading after the person reached the skip link
+    release()  # Home finishes loading after the person reached the skip link
     expect(page.get_by_role("button", name="Not a task")).to_be_visible()  # the open loops are in
-    page.unroute(loops)
     expect(skip).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("#main")).to_be_focused()
@@ -333,17 +345,10 @@ def test_typing_in_the_search_box_while_a_view_loads_is_not_cut(dashboard: Dashb
     """The view's title takes the focus once the view has loaded, unless the person has gone to a field meanwhile."""
     capture(api, "Slow homes still find the quarterly report")
     page = dashboard.page
-    held, loops = [], re.compile(r"/loops(\?|$)")
-    page.route(loops, lambda route: held.append(route))  # Home's open loops answer when the test says so
-    page.goto(dashboard.server.url + "/#/")
-    expect(page.get_by_role("heading", name="Captured in 48 hours")).to_be_visible()
-    for _ in range(250):  # route handlers run while the test talks to the browser
-        if held:
-            break
-        page.wait_for_timeout(20)
+    release = open_home_holding_loops(dashboard)
     page.keyboard.press("/")
     page.keyboard.type("quarterly")
-    held.pop().continue_()  # Home finishes loading in the middle of the typing
+    release()  # Home finishes loading in the middle of the typing
     expect(page.get_by_text("No open loops.")).to_be_visible()
     page.wait_for_function("document.activeElement !== document.body")
     page.keyboard.type(" report")
@@ -351,7 +356,6 @@ def test_typing_in_the_search_box_while_a_view_loads_is_not_cut(dashboard: Dashb
     expect(page.locator("#search-input")).to_have_value("quarterly report")
     page.keyboard.press("Enter")
     expect(page.locator("#main article").first).to_contain_text("Slow homes")
-    page.unroute(loops)
     assert not dashboard.errors, dashboard.errors
 
 
