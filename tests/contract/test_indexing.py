@@ -459,11 +459,14 @@ def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tm
         brain.close()
 
 
-def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch):
+@pytest.mark.parametrize("split_rows", [10**9, 0], ids=["one thread", "shared with the helper"])
+def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch, split_rows):
     """Past a few hundred rows, k-NN first scores int8 codes, then the best rows exactly: the hits and their
-    scores must be what scoring every float32 row gives, with filters and forgotten rows too."""
+    scores must be what scoring every float32 row gives, with filters and forgotten rows too, whether the first
+    pass runs on the searching thread alone or half on the helper thread (as from 32k rows)."""
     from second_brain.adapters.vector_index import sqlite as vector_sqlite
 
+    monkeypatch.setattr(vector_sqlite, "SPLIT_ROWS", split_rows)
     brain = pending_brain(tmp_path, clock, 600)
     try:
         brain.indexer.run_once(1000)
@@ -477,9 +480,9 @@ def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path,
                 query = rng.standard_normal(vectors.dimension).astype(np.float32)
                 query /= np.linalg.norm(query)
                 two_pass = vectors.search(query, filters, 10)
-                monkeypatch.setattr(vector_sqlite, "_SIMD", None)
-                exact = vectors.search(query, filters, 10)
-                monkeypatch.undo()
+                with monkeypatch.context() as patch:
+                    patch.setattr(vector_sqlite, "_SIMD", None)
+                    exact = vectors.search(query, filters, 10)
                 assert [h.entry_id for h in two_pass] == [h.entry_id for h in exact], (two_pass, exact)
                 assert [h.score for h in two_pass] == pytest.approx([h.score for h in exact], abs=1e-6)
         assert vector_sqlite._SIMD is not None and vectors._size > vector_sqlite.SHORTLIST * 64
@@ -489,10 +492,10 @@ def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path,
             query = rng.standard_normal(vectors.dimension).astype(np.float32)
             query /= np.linalg.norm(query)
             own_rows = vectors.search(query, narrow, 10)
-            monkeypatch.setattr(vector_sqlite, "_SIMD", None)
-            monkeypatch.setattr(vector_sqlite, "NARROW_SHARE_INVERSE", 10**9)
-            whole = vectors.search(query, narrow, 10)
-            monkeypatch.undo()
+            with monkeypatch.context() as patch:
+                patch.setattr(vector_sqlite, "_SIMD", None)
+                patch.setattr(vector_sqlite, "NARROW_SHARE_INVERSE", 10**9)
+                whole = vectors.search(query, narrow, 10)
             assert [h.entry_id for h in own_rows] == [h.entry_id for h in whole] and len(whole) == 10
             assert [h.score for h in own_rows] == pytest.approx([h.score for h in whole], abs=1e-6)
     finally:

@@ -260,13 +260,15 @@ class SQLiteVectorIndex:
         return hits
 
     def _approximate(self, query: np.ndarray, size: int) -> np.ndarray:
-        """Every row's cosine with the query, from the int8 codes (within about 0.01 of the exact one)."""
-        code, scale = _quantize(query)
-        codes, dots = self._codes[:size], np.empty(size, dtype=np.float32)
+        """Every row's cosine with the query, from the int8 codes (within about 0.01 of the exact one), times the
+        query's positive int8 scale: the order of the cosines, which is all the first pass is for."""
+        code, _ = _quantize(query)
+        codes, code_scale, dots = self._codes[:size], self._code_scale[:size], np.empty(size, dtype=np.float32)
 
         def score(start: int, stop: int) -> None:  # simsimd lets go of the GIL while it scores
             dots[start:stop] = np.asarray(_SIMD.cdist(code[None, :], codes[start:stop], metric="dot",
                                                       out_dtype="float32", threads=1))[0]
+            dots[start:stop] *= code_scale[start:stop]
 
         if size >= SPLIT_ROWS:
             half = size // 2
@@ -275,8 +277,6 @@ class SQLiteVectorIndex:
             other_half.result()
         else:
             score(0, size)
-        dots *= self._code_scale[:size]
-        dots *= scale
         return dots
 
     def _exact(self, rows: np.ndarray | slice, query: np.ndarray) -> np.ndarray:
