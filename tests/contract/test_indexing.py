@@ -459,14 +459,11 @@ def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tm
         brain.close()
 
 
-@pytest.mark.parametrize("split_rows", [10**9, 0], ids=["one thread", "shared with the helper"])
-def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch, split_rows):
+def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch):
     """Past a few hundred rows, k-NN first scores int8 codes, then the best rows exactly: the hits and their
-    scores must be what scoring every float32 row gives, with filters and forgotten rows too, whether the first
-    pass runs on the searching thread alone or half on the helper thread (as from 32k rows)."""
+    scores must be what scoring every float32 row gives, with filters and forgotten rows too."""
     from second_brain.adapters.vector_index import sqlite as vector_sqlite
 
-    monkeypatch.setattr(vector_sqlite, "SPLIT_ROWS", split_rows)
     brain = pending_brain(tmp_path, clock, 600)
     try:
         brain.indexer.run_once(1000)
@@ -508,7 +505,6 @@ from pathlib import Path
 import numpy as np
 from tests.contract.test_indexing import WS, pending_brain
 from tests.conftest import FixedClock
-from second_brain.adapters.vector_index import sqlite as vector_sqlite
 from second_brain.ports.read_model import Filters
 
 def others_cpu_ns():  # time on a CPU of every thread of this process but this one, from the scheduler
@@ -519,7 +515,6 @@ def others_cpu_ns():  # time on a CPU of every thread of this process but this o
                 total += int(f.read().split()[0])
     return total
 
-vector_sqlite.SPLIT_ROWS = 0  # every first pass shares its rows with the helper, as at 100k
 brain = pending_brain(Path(sys.argv[1]), FixedClock(), 600)
 brain.indexer.run_once(1000)
 query = np.ones(brain.vectors.dimension, dtype=np.float32) / np.sqrt(brain.vectors.dimension)
@@ -536,10 +531,9 @@ brain.close()
 
 
 def test_searches_keep_no_thread_busy_between_them(tmp_path):
-    """A large first pass is shared with one helper thread that sleeps between passes: other threads work only
-    while a search waits for them, never in the gaps between searches (an OpenMP pool's idle threads spin
-    there, on the cores the rest of the request needs: recall at 100k took 5 ms longer with one), and
-    searching starts no thread per search. In a fresh process, with no indexer, so only the searches count."""
+    """No thread works in the gaps between searches (an OpenMP pool's idle threads spin there, on the cores the
+    rest of the request needs: recall at 100k took 5 ms longer with one), and searching starts no thread. In a
+    fresh process, with no indexer, so only the searches count."""
     import subprocess
     import sys
 
