@@ -390,9 +390,9 @@ class SlowEmbedder(FakeEmbedder):
         return super().embed_batch(texts)
 
 
-def pending_brain(tmp_path, clock, count: int):
+def pending_brain(tmp_path, clock, count: int, embedder=None):
     """A real SQLite brain holding `count` imported memories nobody has embedded yet."""
-    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=FakeEmbedder())
+    brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder or FakeEmbedder())
     brain.worker.stop()
     entries = [{"id": f"m{n}", "content": f"note number {n}", "created_at": 1_700_000_000_000 + n} for n in range(count)]
     brain.transfer.import_page(Context(brain.owner, "test"), parse_payload({"version": 3, "entries": entries}), 1000)
@@ -459,22 +459,53 @@ def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tm
         brain.close()
 
 
-def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch):
-    """Past a few hundred rows, k-NN first scores int8 codes, then the best rows exactly: the hits and their
-    scores must be what scoring every float32 row gives, with filters and forgotten rows too."""
+class LowRankEmbedder(FakeEmbedder):
+    """Like sentence embeddings, vectors that fill few of their dimensions: a text's own mix of `rank` shared
+    directions, plus a little noise in every dimension."""
+
+    model_id = "fake-low-rank-v1"
+
+    def __init__(self, dimension: int = 96, rank: int = 12) -> None:
+        super().__init__(dimension)
+        self.directions = np.random.default_rng(5).standard_normal((rank, dimension))
+
+    def embed_batch(self, texts):
+        self.calls += 1
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            rng = np.random.default_rng(self._slot(text) + 7919 * len(text))
+            vector = rng.standard_normal(len(self.directions)) @ self.directions
+            vector += 0.05 * rng.standard_normal(self.dimension)
+            out[row] = vector / np.linalg.norm(vector)
+        return out
+
+
+@pytest.mark.parametrize("embedder, components", [(FakeEmbedder, 128), (LowRankEmbedder, 16)],
+                         ids=["every dimension", "16 components of 96"])
+def test_a_large_brain_is_searched_in_two_passes_with_the_exact_answer(tmp_path, clock, monkeypatch, embedder,
+                                                                        components):
+    """Past a few thousand rows (here 256), k-NN first scores int8 codes of each row's principal components,
+    then the best rows exactly: the hits and their scores must be what scoring every float32 row gives, with
+    filters and forgotten rows too, for rows stored before the components were found and after."""
     from second_brain.adapters.vector_index import sqlite as vector_sqlite
 
-    brain = pending_brain(tmp_path, clock, 600)
+    monkeypatch.setattr(vector_sqlite, "FIT_ROWS", 256)
+    monkeypatch.setattr(vector_sqlite, "FIRST_PASS_DIMS", components)
+    brain = pending_brain(tmp_path, clock, 600, embedder())
     try:
         brain.indexer.run_once(1000)
         ctx = Context(brain.owner, "test")
         for n in range(0, 600, 7):
             brain.memories.forget(ctx, f"m{n}")
         vectors = brain.vectors
+        assert vectors._basis is not None and vectors._basis.shape[1] == min(components, vectors.dimension)
+        assert vectors._fitted_rows == 512  # found at 256 rows, then again at 512
         rng = np.random.default_rng(7)
         for filters in (Filters(WS), Filters(WS, after=1_700_000_000_200)):
-            for _ in range(20):
+            for n in range(20):
                 query = rng.standard_normal(vectors.dimension).astype(np.float32)
+                if embedder is LowRankEmbedder:  # a question is an embedding too
+                    query = brain.recall.embedder.embed_query(f"question {n}")
                 query /= np.linalg.norm(query)
                 two_pass = vectors.search(query, filters, 10)
                 with monkeypatch.context() as patch:

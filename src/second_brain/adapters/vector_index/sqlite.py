@@ -1,8 +1,9 @@
 """Vectors persisted as float32 blobs in the brain's SQLite file, searched in memory.
 
 In memory each vector is kept twice, both smaller than the float32 on disk: in float16 (within 1e-4 of
-the float32 cosine: the order and scores searches answer with) and as int8 codes for a first pass over
-every row. Filters become a boolean mask before the top-k cut.
+the float32 cosine: the order and scores searches answer with) and, in a brain of a few thousand rows or
+more, as int8 codes of its 128 principal components, for a first pass over every row. Filters become a
+boolean mask before the top-k cut.
 """
 
 import sqlite3
@@ -25,6 +26,9 @@ except ImportError:  # without it every search scores the whole float16 matrix, 
 
 SHORTLIST = 2  # rows scored exactly per row needed, after the int8 pass
 NARROW_SHARE_INVERSE = 4  # a scope of at most a quarter of the rows is scored on its own rows, exactly
+FIRST_PASS_DIMS = 128  # the principal components the first pass scores
+FIT_ROWS = 4096  # the rows a brain holds when its principal components are first found (then at each doubling)
+FIT_SAMPLE = 16_384  # rows, evenly spaced, the components are found from
 # The in-memory arrays with one entry per stored passage (row), grown and compacted together.
 ROW_ARRAYS = ("_matrix", "_codes", "_code_scale", "_rid", "_created", "_workspace", "_is_update", "_alive")
 
@@ -199,6 +203,8 @@ class SQLiteVectorIndex:
                     self._forget_rows(entry.id)
                     for p in passages:
                         self._add_row(entry.id, row["rid"], row["created_at"], row["workspace"], p.is_update, p.vector)
+                    if self._size >= max(FIT_ROWS, 2 * self._fitted_rows):
+                        self._fit()
         except BaseException:
             if changed:
                 self.load()  # rolled back after the matrix changed: read it again from the table
@@ -225,7 +231,7 @@ class SQLiteVectorIndex:
             # A large brain is first scored on its int8 codes (half the memory of the float16 rows to read), then
             # the best rows, twice as many as needed, on their float16 rows: the order scoring every row gives, at
             # a fraction of the cost. A brain small enough to score whole is scored on its float16 rows at once.
-            coarse = _SIMD is not None and size > SHORTLIST * want
+            coarse = _SIMD is not None and self._basis is not None and size > SHORTLIST * want
             scores = self._approximate(query, size) if coarse else self._exact(slice(size), query)
             if not mask.all():
                 scores = np.where(mask, scores, -np.inf)
@@ -255,12 +261,12 @@ class SQLiteVectorIndex:
         return hits
 
     def _approximate(self, query: np.ndarray, size: int) -> np.ndarray:
-        """Every row's cosine with the query, from the int8 codes (within about 0.01 of the exact one), times the
+        """Every row's cosine with the query on its principal components, from their int8 codes, times the
         query's positive int8 scale: the order of the cosines, which is all the first pass is for."""
-        code, _ = _quantize(query)
+        code, _ = _quantize(query @ self._basis)
         # On this thread alone: two threads read the codes no faster (a helper thread scoring half the rows took
-        # 1.48 ms against 1.39 at 100k), and simsimd's OpenMP pool would leave idle threads spinning after each
-        # pass, on the cores the rest of the request needs (recall +5 ms at 100k).
+        # 1.48 ms against 1.39 at 100k with all 384 dimensions), and simsimd's OpenMP pool would leave idle
+        # threads spinning after each pass, on the cores the rest of the request needs (recall +5 ms at 100k).
         dots = np.asarray(_SIMD.cdist(code[None, :], self._codes[:size], metric="dot", out_dtype="float32",
                                       threads=1))[0]
         dots *= self._code_scale[:size]
@@ -333,11 +339,16 @@ class SQLiteVectorIndex:
             )
             for entry_id, rid, created_at, workspace, is_update, blob in rows:
                 self._add_row(entry_id, rid, created_at, workspace, bool(is_update), np.frombuffer(blob, np.float32))
+            if self._size >= FIT_ROWS:
+                self._fit()
 
     def _reset(self) -> None:
         self._size = 0
         self._matrix = np.zeros((1024, self.dimension), dtype=np.float16)
-        self._codes = np.zeros((1024, self.dimension), dtype=np.int8)  # each row in int8, for the first pass
+        # Each row's principal components in int8, for the first pass, once there are enough rows to find them.
+        self._basis: np.ndarray | None = None
+        self._fitted_rows = 0
+        self._codes = np.zeros((1024, min(self.dimension, FIRST_PASS_DIMS)), dtype=np.int8)
         self._code_scale = np.zeros(1024, dtype=np.float32)
         self._entry: list[str] = []
         self._rid = np.zeros(1024, dtype=np.int64)
@@ -355,7 +366,8 @@ class SQLiteVectorIndex:
             self._grow()
         row = self._size
         self._matrix[row] = vector
-        self._codes[row], self._code_scale[row] = _quantize(vector)
+        if self._basis is not None:
+            self._codes[row], self._code_scale[row] = _quantize(vector @ self._basis)
         self._entry.append(entry_id)
         self._rid[row] = rid
         self._created[row] = created_at
@@ -364,6 +376,31 @@ class SQLiteVectorIndex:
         self._alive[row] = True
         self._rows_by_entry.setdefault(entry_id, []).append(row)
         self._size += 1
+
+    def _fit(self) -> None:
+        """Find the directions that carry most of the stored vectors' dot products (the eigenvectors of their
+        second moments, from an evenly spaced sample of rows), and code every row on them again.
+
+        Sentence embeddings fill few of their dimensions: in the 100k-note bench brain (e5), searches for 160
+        memories found the same ones in the same order as scoring every float16 row, for 103 queries of 103,
+        and reading 128 int8 codes a row instead of 384 took the first pass from 1.32 to 0.51 ms (12.8 MB of
+        codes instead of 38: they stay in the processor's cache). Found again each time the brain doubles,
+        under the index lock: 145 ms at 100k rows.
+        """
+        alive = np.flatnonzero(self._alive[: self._size])
+        if not len(alive):
+            return
+        sample = self._matrix[alive[:: max(1, len(alive) // FIT_SAMPLE)]].astype(np.float32)
+        _, directions = np.linalg.eigh(sample.T @ sample)  # ascending: the strongest last
+        self._basis = np.ascontiguousarray(directions[:, ::-1][:, : self._codes.shape[1]])
+        for start in range(0, self._size, 8192):  # in blocks: a float32 copy of every row would be 150 MB at 100k
+            stop = min(self._size, start + 8192)
+            components = self._matrix[start:stop].astype(np.float32) @ self._basis
+            peak = np.abs(components).max(axis=1)
+            scale = np.where(peak > 0, peak / 127, 1.0).astype(np.float32)
+            self._codes[start:stop] = np.round(components / scale[:, None]).astype(np.int8)
+            self._code_scale[start:stop] = scale
+        self._fitted_rows = self._size
 
     def _grow(self) -> None:
         capacity = len(self._rid) * 2
