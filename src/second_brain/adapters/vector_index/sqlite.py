@@ -228,9 +228,10 @@ class SQLiteVectorIndex:
                 selected = np.flatnonzero(mask)
                 return self._hits(selected, self._exact(selected, query), limit)
             want = min(size, max(limit * 4, 64))
-            # A large brain is first scored on its int8 codes (half the memory of the float16 rows to read), then
-            # the best rows, twice as many as needed, on their float16 rows: the order scoring every row gives, at
-            # a fraction of the cost. A brain small enough to score whole is scored on its float16 rows at once.
+            # A large brain is first scored on int8 codes of its rows' principal components (a sixth of the bytes
+            # of the float16 rows to read), then the best rows, twice as many as needed, on their float16 rows: the
+            # order scoring every row gives, at a fraction of the cost. A brain small enough to score whole, or too
+            # young to have its components found, is scored on its float16 rows at once.
             coarse = _SIMD is not None and self._basis is not None and size > SHORTLIST * want
             scores = self._approximate(query, size) if coarse else self._exact(slice(size), query)
             if not mask.all():
@@ -395,11 +396,8 @@ class SQLiteVectorIndex:
         self._basis = np.ascontiguousarray(directions[:, ::-1][:, : self._codes.shape[1]])
         for start in range(0, self._size, 8192):  # in blocks: a float32 copy of every row would be 150 MB at 100k
             stop = min(self._size, start + 8192)
-            components = self._matrix[start:stop].astype(np.float32) @ self._basis
-            peak = np.abs(components).max(axis=1)
-            scale = np.where(peak > 0, peak / 127, 1.0).astype(np.float32)
-            self._codes[start:stop] = np.round(components / scale[:, None]).astype(np.int8)
-            self._code_scale[start:stop] = scale
+            self._codes[start:stop], self._code_scale[start:stop] = _quantize(
+                self._matrix[start:stop].astype(np.float32) @ self._basis)
         self._fitted_rows = self._size
 
     def _grow(self) -> None:
@@ -485,11 +483,12 @@ def _best(scores: np.ndarray, pick: int) -> np.ndarray:
     return np.argpartition(-scores, pick - 1)[:pick]
 
 
-def _quantize(vector: np.ndarray) -> tuple[np.ndarray, float]:
-    """int8 codes and the scale that turns them back: vector ≈ codes × scale."""
-    peak = float(np.abs(vector).max()) if len(vector) else 0.0
-    scale = peak / 127 if peak > 0 else 1.0
-    return np.round(vector / scale).astype(np.int8), scale
+def _quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes and the scale that turns them back, for one vector or each row of a matrix: vectors ≈ codes ×
+    scale."""
+    peak = np.abs(vectors).max(axis=-1, keepdims=True)
+    scale = np.where(peak > 0, peak / 127, 1.0).astype(np.float32)
+    return np.round(vectors / scale).astype(np.int8), scale[..., 0]
 
 
 def _blob(vector: np.ndarray) -> bytes:
