@@ -7,6 +7,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from zoneinfo import ZoneInfo
 
+from threadpoolctl import threadpool_limits
+
 from .adapters.event_store.sqlite import SQLiteEventStore
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
@@ -64,6 +66,7 @@ log = logging.getLogger("second_brain")
 
 def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
     """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
+    single_threaded_blas()
     settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     settings.data_dir.chmod(0o700)  # owner-only, also when an older build made it readable to every local user
     # One model session, one thread per call: a request's call (recall's query, capture's duplicate check) takes
@@ -80,6 +83,14 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     return brain
+
+
+def single_threaded_blas() -> None:
+    """numpy's matrix products on the calling thread alone, for the whole process. Recall's are small (MMR's
+    similarities, 40 x 384), and OpenBLAS runs them on a pool whose idle threads then spin for a while: with a
+    recall every 10 ms one of them never stopped, taking a core from the next request and the indexer (the
+    100k bench brain served with one BLAS thread: the same p50, p95 1.2-1.5 ms lower)."""
+    threadpool_limits(1, user_api="blas")
 
 
 def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: ReadModel, vectors: VectorIndex,

@@ -24,7 +24,7 @@ from ..adapters.llm.none import NoLanguageModel
 from ..adapters.opensearch.index import OpenSearchIndex
 from ..adapters.reranker.bedrock import BedrockReranker
 from ..adapters.reranker.sagemaker import SageMakerReranker
-from ..bootstrap import Brain, assemble
+from ..bootstrap import Brain, assemble, single_threaded_blas
 from ..domain.events import MemoryOpened, MemoryRecalled
 from ..ports.clock import SystemClock
 from ..ports.embedder import Embedder
@@ -71,6 +71,7 @@ class AwsBrain:
 
 
 def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
+    single_threaded_blas()
     clients = clients or Clients()
     log = DynamoDBEventStore(clients("dynamodb"), settings.events_table)
     embedder = aws_embedder(settings, clients)

@@ -262,7 +262,7 @@ class SQLiteVectorIndex:
         return hits
 
     def _approximate(self, query: np.ndarray, size: int) -> np.ndarray:
-        """Every row's cosine with the query on its principal components, from their int8 codes, times the
+        """Every row's cosine with the query on its principal components, from their int8 codes, divided by the
         query's positive int8 scale: the order of the cosines, which is all the first pass is for."""
         code, _ = _quantize(query @ self._basis)
         # On this thread alone: two threads read the codes no faster (a helper thread scoring half the rows took
@@ -382,23 +382,31 @@ class SQLiteVectorIndex:
         """Find the directions that carry most of the stored vectors' dot products (the eigenvectors of their
         second moments, from an evenly spaced sample of rows), and code every row on them again.
 
-        Sentence embeddings fill few of their dimensions: in the 100k-note bench brain (e5), searches for 160
-        memories found the same ones in the same order as scoring every float16 row, for 103 queries of 103,
-        and reading 128 int8 codes a row instead of 384 took the first pass from 1.32 to 0.51 ms (12.8 MB of
-        codes instead of 38: they stay in the processor's cache). Found again each time the brain doubles,
-        under the index lock: 145 ms at 100k rows.
+        Under the index lock, in place: searches wait for it (145 ms at 100k rows, at each doubling); codes made
+        beside the old ones and swapped in left the 100k bench server 35-45 MB larger.
+
+        Sentence embeddings fill few of their dimensions (in the 100k-note bench brain, 80% of a note's length
+        and 59% of a question's lie in the first 128 of 384), and a question's leftover part hardly correlates
+        with a note's. This is measured, not proved: there, searches for 160 memories found the same ones in the
+        same order as scoring every float16 row for 103 queries of 103, and reading 128 int8 codes a row instead
+        of 384 took the first pass from 1.32 to 0.51 ms (12.8 MB of codes instead of 38: they stay in the
+        processor's cache).
         """
         alive = np.flatnonzero(self._alive[: self._size])
-        if not len(alive):
+        sample = self._matrix[alive[:: max(1, -(-len(alive) // FIT_SAMPLE))]].astype(np.float32)
+        finite = np.isfinite(sample).all(axis=1)
+        if not finite.all():
+            sample = sample[finite]  # one broken vector must not stop every fit
+        if not len(sample):
             return
-        sample = self._matrix[alive[:: max(1, len(alive) // FIT_SAMPLE)]].astype(np.float32)
         _, directions = np.linalg.eigh(sample.T @ sample)  # ascending: the strongest last
-        self._basis = np.ascontiguousarray(directions[:, ::-1][:, : self._codes.shape[1]])
-        for start in range(0, self._size, 8192):  # in blocks: a float32 copy of every row would be 150 MB at 100k
-            stop = min(self._size, start + 8192)
-            self._codes[start:stop], self._code_scale[start:stop] = _quantize(
-                self._matrix[start:stop].astype(np.float32) @ self._basis)
-        self._fitted_rows = self._size
+        with self._lock:
+            self._basis = np.ascontiguousarray(directions[:, ::-1][:, : self._codes.shape[1]])
+            for start in range(0, self._size, 8192):  # in blocks: a float32 copy of every row is 150 MB at 100k
+                stop = min(self._size, start + 8192)
+                self._codes[start:stop], self._code_scale[start:stop] = _quantize(
+                    self._matrix[start:stop].astype(np.float32) @ self._basis)
+            self._fitted_rows = self._size
 
     def _grow(self) -> None:
         capacity = len(self._rid) * 2
@@ -433,6 +441,7 @@ class SQLiteVectorIndex:
         for row, entry_id in enumerate(self._entry):
             self._rows_by_entry.setdefault(entry_id, []).append(row)
         self._size, self._dead = size, 0
+        self._fitted_rows = min(self._fitted_rows, size)  # found again once the live rows double
 
 
 
