@@ -203,8 +203,7 @@ class SQLiteVectorIndex:
                     self._forget_rows(entry.id)
                     for p in passages:
                         self._add_row(entry.id, row["rid"], row["created_at"], row["workspace"], p.is_update, p.vector)
-                    if self._size >= max(FIT_ROWS, 2 * self._fitted_rows):
-                        self._fit()
+                    self._fit_when_due()
         except BaseException:
             if changed:
                 self.load()  # rolled back after the matrix changed: read it again from the table
@@ -340,8 +339,7 @@ class SQLiteVectorIndex:
             )
             for entry_id, rid, created_at, workspace, is_update, blob in rows:
                 self._add_row(entry_id, rid, created_at, workspace, bool(is_update), np.frombuffer(blob, np.float32))
-            if self._size >= FIT_ROWS:
-                self._fit()
+            self._fit_when_due()
 
     def _reset(self) -> None:
         self._size = 0
@@ -377,6 +375,11 @@ class SQLiteVectorIndex:
         self._alive[row] = True
         self._rows_by_entry.setdefault(entry_id, []).append(row)
         self._size += 1
+
+    def _fit_when_due(self) -> None:
+        """Find the principal components once the brain holds FIT_ROWS rows, and again each time it doubles."""
+        if self._size >= max(FIT_ROWS, 2 * self._fitted_rows):
+            self._fit()
 
     def _fit(self) -> None:
         """Find the directions that carry most of the stored vectors' dot products (the eigenvectors of their
