@@ -17,7 +17,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
 
 from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore
-from second_brain.app.oauth import OAuthService
 from second_brain.app.team import TeamService
 from second_brain.aws.composition import AwsBrain, Clients, build_aws, owner_token
 from second_brain.domain.errors import Unauthorized
@@ -42,7 +41,7 @@ def token() -> Callable[[], str]:
 
 
 @cache
-def authentication() -> tuple[BearerAuth, OAuthService]:
+def authentication() -> oauth.Authentication:
     """The owner's token, members' token hashes read from the team's stream in the log (one query), and OAuth
     access tokens (one more)."""
     settings = Settings()
@@ -51,18 +50,18 @@ def authentication() -> tuple[BearerAuth, OAuthService]:
 
 
 def gate() -> BearerAuth:
-    return authentication()[0]
+    return authentication().mcp
 
 
 @cache
 def oauth_app(issuer: str) -> Mangum:
-    return Mangum(oauth.oauth_app(authentication()[1], issuer), lifespan="off")
+    return Mangum(oauth.oauth_app(authentication().grants, issuer), lifespan="off")
 
 
-def unauthorized(refusal: Unauthorized, issuer: str | None) -> dict:
+def unauthorized(refusal: Unauthorized, issuer: str | None, token_sent: bool) -> dict:
     """The REST API's 401 (with its code: invalid_token, suspended, removed), naming where OAuth is discovered."""
-    challenge = f'Bearer resource_metadata="{oauth.resource_metadata_url(issuer)}"' if issuer else "Bearer"
-    return {"statusCode": 401, "headers": {"content-type": "application/json", "www-authenticate": challenge},
+    return {"statusCode": 401, "headers": {"content-type": "application/json",
+                                           "www-authenticate": oauth.challenge(issuer, token_sent)},
             "body": json.dumps({"ok": False, "error": refusal.message, **refusal.details})}
 
 
@@ -87,6 +86,6 @@ def handler(event: dict, context: object) -> dict:
             gate().check(headers.get("authorization", ""))
         except Unauthorized as refusal:
             metrics.add_metric(name="Unauthorized", unit=MetricUnit.Count, value=1)
-            return unauthorized(refusal, issuer)
+            return unauthorized(refusal, issuer, "authorization" in headers)
     app = create_app(brain().brain, token(), public_url=issuer)
     return Mangum(app, lifespan="auto")(event, context)

@@ -33,8 +33,9 @@ def mcp(monkeypatch):
 
 
 def invoke(mcp, method: str, path: str, query: dict | None = None, form: dict | None = None,
-           body: dict | None = None, authorization: str | None = None) -> dict:
+           body: dict | None = None, authorization: str | None = None, source: str = "203.0.113.7") -> dict:
     event = copy.deepcopy(json.loads((EVENTS / "function-url-mcp.json").read_text()))
+    event["requestContext"]["http"]["sourceIp"] = source
     event["headers"] = {"host": DOMAIN, "x-forwarded-proto": "https"}
     if authorization:
         event["headers"]["authorization"] = authorization
@@ -86,3 +87,25 @@ def test_the_oauth_flow_works_on_the_function_url_without_building_the_brain(mcp
     assert invoke(mcp, "POST", "/mcp", authorization=f"Bearer {tokens['access_token']}",
                   body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["statusCode"] == 401
     assert mcp.brain.cache_info().currsize == 0
+
+
+def test_on_the_function_url_strangers_register_without_writing_and_are_slowed_down(mcp):
+    for n in range(10):
+        answer = invoke(mcp, "POST", "/register", body={"redirect_uris": [REDIRECT], "client_name": f"App {n}"})
+        assert answer["statusCode"] == 201, answer["body"]
+    slowed = invoke(mcp, "POST", "/register", body={"redirect_uris": [REDIRECT]})
+    assert slowed["statusCode"] == 429 and json.loads(slowed["body"])["error"] == "too_many_requests"
+    assert invoke(mcp, "POST", "/register", body={"redirect_uris": [REDIRECT]}, source="198.51.100.9"
+                  )["statusCode"] == 201  # another address is not held back
+    refused = invoke(mcp, "POST", "/register", body={"redirect_uris": ["javascript:alert(1)//"]},
+                     source="198.51.100.10")
+    assert refused["statusCode"] == 400 and json.loads(refused["body"])["error"] == "invalid_redirect_uri"
+    items = boto3.client("dynamodb").scan(TableName="events")["Items"]
+    assert [item["type"]["S"] for item in items if "type" in item] == ["SigningKeyMade"]
+
+
+def test_a_refused_token_on_the_function_url_is_told_so(mcp):
+    refused = invoke(mcp, "POST", "/mcp", authorization="Bearer sbo_not-a-token",
+                     body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert refused["statusCode"] == 401
+    assert refused["headers"]["www-authenticate"].startswith('Bearer error="invalid_token", resource_metadata=')

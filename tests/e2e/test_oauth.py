@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import secrets
+import sqlite3
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -97,6 +98,12 @@ def as_bearer(server, token: str) -> httpx.Client:
     return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
 
 
+def mcp_request(server, token: str, method: str = "tools/list") -> httpx.Response:
+    """One JSON-RPC request to /mcp with a bearer token, as a client's first call after signing in."""
+    return httpx.post(server.url + "/mcp", timeout=30, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": {}},
+                      headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+
+
 def test_a_member_connects_an_mcp_client_through_oauth_and_acts_as_themselves(server, api, bob):
     person = Person(bob["token"])
     provider = oauth_provider(server, person)
@@ -114,7 +121,7 @@ def test_a_member_connects_an_mcp_client_through_oauth_and_acts_as_themselves(se
     assert (entry["workspace"], entry["actor_name"]) == ("company", "Bob")
     first = provider.context.current_tokens
     assert first.token_type == "Bearer" and first.scope == "brain" and first.refresh_token
-    assert as_bearer(server, first.access_token).get("/team/me").json()["me"]["id"] == bob["member"]["id"]
+    assert mcp_request(server, first.access_token).status_code == 200
     for secret in (first.access_token, first.refresh_token):
         assert files_containing(server.data_dir, secret.encode()) == []  # only hashes are kept
 
@@ -129,17 +136,14 @@ def test_a_member_connects_an_mcp_client_through_oauth_and_acts_as_themselves(se
     second = provider.context.current_tokens
     assert person.visits == 1 and second.access_token != first.access_token
     assert second.refresh_token != first.refresh_token
-    assert as_bearer(server, first.access_token).get("/count").status_code == 401
+    assert mcp_request(server, first.access_token).status_code == 401
     client_id = provider.context.client_info.client_id
-    reused = httpx.post(server.url + "/token", data={"grant_type": "refresh_token", "client_id": client_id,
-                                                     "refresh_token": first.refresh_token})
-    assert (reused.status_code, reused.json()["error"]) == (400, "invalid_grant")
 
     # Revocation ends both tokens of the pair, for the client they were issued to only.
     other = httpx.post(server.url + "/register", json={"redirect_uris": [REDIRECT]}).json()["client_id"]
     revoked = httpx.post(server.url + "/revoke", data={"token": second.access_token, "client_id": other})
     assert revoked.status_code == 200
-    assert as_bearer(server, second.access_token).get("/count").status_code == 200
+    assert mcp_request(server, second.access_token).status_code == 200
     revoked = httpx.post(server.url + "/revoke", data={"token": second.access_token, "client_id": client_id})
     assert revoked.status_code == 200, revoked.text
     refused = httpx.post(server.url + "/mcp", headers={"Authorization": f"Bearer {second.access_token}"},
@@ -148,6 +152,9 @@ def test_a_member_connects_an_mcp_client_through_oauth_and_acts_as_themselves(se
     again = httpx.post(server.url + "/token", data={"grant_type": "refresh_token", "client_id": client_id,
                                                     "refresh_token": second.refresh_token})
     assert (again.status_code, again.json()["error"]) == (400, "invalid_grant")
+    reused = httpx.post(server.url + "/token", data={"grant_type": "refresh_token", "client_id": client_id,
+                                                     "refresh_token": first.refresh_token})
+    assert (reused.status_code, reused.json()["error"]) == (400, "invalid_grant")
 
 
 def test_the_flow_is_discovered_from_the_mcp_url(server):
@@ -267,20 +274,160 @@ def test_a_pkce_verifier_that_does_not_match_is_refused(server, bob):
 def test_an_oauth_token_follows_its_members_standing(server, api, bob):
     member_id = bob["member"]["id"]
     access = Flow(server).tokens(bob["token"])["access_token"]
-    with as_bearer(server, access) as app:
-        assert app.get("/team/me").json()["me"]["id"] == member_id
-        api.post("/team/members/suspend", json={"id": member_id, "suspended": True})
-        assert (app.get("/count").status_code, app.get("/count").json()["code"]) == (401, "suspended")
-        api.post("/team/members/suspend", json={"id": member_id, "suspended": False})
-        assert app.get("/count").status_code == 200
-        rotated = api.post("/team/members/token", json={"id": member_id}).json()["token"]
-        assert app.get("/count").json()["code"] == "invalid_token"  # the brain token it came from is gone
+    assert mcp_request(server, access).status_code == 200
+    api.post("/team/members/suspend", json={"id": member_id, "suspended": True})
+    refused = mcp_request(server, access)
+    assert (refused.status_code, refused.json()["code"]) == (401, "suspended")
+    api.post("/team/members/suspend", json={"id": member_id, "suspended": False})
+    assert mcp_request(server, access).status_code == 200
+    rotated = api.post("/team/members/token", json={"id": member_id}).json()["token"]
+    assert mcp_request(server, access).json()["code"] == "invalid_token"  # the brain token it came from is gone
     access = Flow(server).tokens(rotated)["access_token"]
     api.post("/team/members/remove", json={"id": member_id})
-    assert as_bearer(server, access).get("/count").json()["code"] == "removed"
+    assert mcp_request(server, access).json()["code"] == "removed"
 
 
 def test_the_owner_signs_in_as_the_owner_and_query_string_tokens_stay_refused(server):
     access = Flow(server).tokens(server.token)["access_token"]
-    assert as_bearer(server, access).get("/team/me").json()["me"]["owner"] is True
+    assert mcp_request(server, access).status_code == 200
     assert httpx.get(server.url + "/count", params={"access_token": access}).status_code == 401
+
+
+# -- what an app someone allowed may not do (issue 38, items 1-4) -----------------------------------------------------
+
+
+def test_an_mcp_grant_is_not_a_key_to_the_rest_api(server, api):
+    """An app the owner allowed once, through the `mcp` package's own OAuth client, acts over /mcp only: its
+    token mints no member, exports nothing and reads nothing on the REST API."""
+    provider = oauth_provider(server, Person(server.token))
+
+    async def session() -> None:
+        async with connect(server, provider) as client:
+            assert json.loads(await call(client, "list_teams"))["teams"]
+
+    anyio.run(session)
+    access = provider.context.current_tokens.access_token
+    with as_bearer(server, access) as app:
+        for method, path, body in (("POST", "/team/members", {"name": "x", "role": "admin"}), ("GET", "/export", None),
+                                   ("GET", "/count", None), ("GET", "/team/me", None), ("POST", "/capture",
+                                                                                       {"content": "sneaky"})):
+            answer = app.request(method, path, json=body)
+            assert answer.status_code == 401, (path, answer.text)
+            assert answer.json() == {"ok": False, "error": "This token was issued to an MCP client: it is accepted "
+                                                           "at /mcp only", "code": "invalid_token"}, path
+    assert [m["name"] for m in api.get("/team/members").json()["members"]] == ["Owner"]
+    assert mcp_request(server, access).status_code == 200
+
+
+@pytest.mark.parametrize("uri", ["javascript:alert(1)//", "data:text/html,<script>alert(1)</script>",
+                                 "http://evil.example/cb", "https://app.example.com/cb#frag"])
+def test_a_client_registering_a_dangerous_redirect_is_refused(server, uri):
+    answer = httpx.post(server.url + "/register", json={"redirect_uris": [REDIRECT, uri], "client_name": "Evil"})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"] == "invalid_redirect_uri"
+
+
+def test_a_loopback_redirect_may_come_back_on_another_port(server, bob):
+    registered = httpx.post(server.url + "/register", json={"redirect_uris": ["http://127.0.0.1:3030/callback"]})
+    client_id = registered.json()["client_id"]
+    params = {"response_type": "code", "client_id": client_id, "code_challenge": "x" * 43,
+              "code_challenge_method": "S256"}
+    moved = httpx.get(server.url + "/authorize", params={**params, "redirect_uri": "http://127.0.0.1:49152/callback"})
+    assert moved.status_code == 302 and "/oauth/consent" in moved.headers["location"]
+    page = httpx.get(moved.headers["location"])
+    assert "127.0.0.1:49152" in page.text
+    elsewhere = httpx.get(server.url + "/authorize", params={**params, "redirect_uri": "http://127.0.0.1:49152/x"})
+    assert elsewhere.status_code == 400 and "location" not in elsewhere.headers
+
+
+def refresh(server, client_id: str, refresh_token: str, **extra: str) -> httpx.Response:
+    return httpx.post(server.url + "/token", data={"grant_type": "refresh_token", "client_id": client_id,
+                                                   "refresh_token": refresh_token, **extra})
+
+
+@pytest.mark.parametrize("ending", ["rotated", "suspended", "removed"])
+def test_a_grant_whose_member_lost_access_does_not_refresh(server, api, bob, ending):
+    """Driven by the `mcp` package's client: once the member is rotated, suspended or removed, its refresh fails
+    and the client is sent to sign in again, instead of being handed a new pair."""
+    person = Person(bob["token"])
+    provider = oauth_provider(server, person)
+
+    async def session() -> None:
+        async with connect(server, provider) as client:
+            await call(client, "list_teams")
+
+    anyio.run(session)
+    member_id, tokens = bob["member"]["id"], provider.context.current_tokens
+    if ending == "rotated":
+        api.post("/team/members/token", json={"id": member_id})
+    elif ending == "suspended":
+        api.post("/team/members/suspend", json={"id": member_id, "suspended": True})
+    else:
+        api.post("/team/members/remove", json={"id": member_id})
+    answer = refresh(server, provider.context.client_info.client_id, tokens.refresh_token)
+    assert (answer.status_code, answer.json()["error"]) == (400, "invalid_grant"), answer.text
+    assert ending in answer.json()["error_description"] or ending == "rotated"
+
+
+def test_a_refresh_for_another_resource_is_refused(server, bob):
+    flow = Flow(server)
+    tokens = flow.tokens(bob["token"])
+    for target in ("https://evil.example/mcp", f"{server.url}/other"):
+        answer = refresh(server, flow.client_id, tokens["refresh_token"], resource=target)
+        assert (answer.status_code, answer.json()["error"]) == (400, "invalid_target"), answer.text
+    answer = refresh(server, flow.client_id, tokens["refresh_token"], resource=f"{server.url}/mcp")
+    assert answer.status_code == 200, answer.text
+
+
+def test_a_replayed_code_or_a_reused_refresh_token_ends_the_whole_grant(server, bob):
+    flow = Flow(server)
+    code = flow.code(bob["token"])
+    first = flow.exchange(code).json()
+    replayed = flow.exchange(code)
+    assert (replayed.status_code, replayed.json()["error"]) == (400, "invalid_grant")
+    assert mcp_request(server, first["access_token"]).status_code == 401
+    assert refresh(server, flow.client_id, first["refresh_token"]).json()["error"] == "invalid_grant"
+
+    flow = Flow(server)
+    first = flow.tokens(bob["token"])
+    second = refresh(server, flow.client_id, first["refresh_token"]).json()
+    assert mcp_request(server, second["access_token"]).status_code == 200
+    reused = refresh(server, flow.client_id, first["refresh_token"])  # a thief's copy of the spent token
+    assert (reused.status_code, reused.json()["error"]) == (400, "invalid_grant")
+    assert mcp_request(server, second["access_token"]).status_code == 401  # the client's newer pair is gone too
+    assert refresh(server, flow.client_id, second["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_a_refused_token_is_told_so_in_the_challenge(server):
+    anonymous = httpx.post(server.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert "error=" not in anonymous.headers["www-authenticate"]
+    refused = mcp_request(server, "sbo_" + secrets.token_urlsafe(32))
+    metadata_url = f"{server.url}/.well-known/oauth-protected-resource/mcp"
+    assert refused.headers["www-authenticate"] == f'Bearer error="invalid_token", resource_metadata="{metadata_url}"'
+
+
+def test_strangers_cannot_fill_the_log(server):
+    """Registering and being sent to the consent page write nothing (but the brain's signing key, once); a source
+    registering without end is slowed down."""
+    before = log_events(server)
+    for n in range(8):
+        registered = httpx.post(server.url + "/register", json={"redirect_uris": [REDIRECT], "client_name": f"A{n}"})
+        assert registered.status_code == 201, registered.text
+        sent = httpx.get(server.url + "/authorize", params={
+            "response_type": "code", "client_id": registered.json()["client_id"], "redirect_uri": REDIRECT,
+            "code_challenge": "x" * 43, "code_challenge_method": "S256"})
+        assert sent.status_code == 302 and httpx.get(sent.headers["location"]).status_code == 200
+        declined = httpx.post(server.url + "/oauth/consent", data={
+            "request": parse_qs(urlsplit(sent.headers["location"]).query)["request"][0], "action": "deny"})
+        assert declined.status_code == 303
+    assert log_events(server) - before <= 1
+    answers = [httpx.post(server.url + "/register", json={"redirect_uris": [REDIRECT]}).status_code
+               for _ in range(4)]
+    assert answers[:2] == [201, 201] and answers[2:] == [429, 429]
+    slowed = httpx.post(server.url + "/register", json={"redirect_uris": [REDIRECT]})
+    assert int(slowed.headers["retry-after"]) > 0 and slowed.json()["error"] == "too_many_requests"
+
+
+def log_events(server) -> int:
+    with sqlite3.connect(server.data_dir / "brain.sqlite3") as db:
+        return db.execute("SELECT COUNT(*) FROM events").fetchone()[0]

@@ -6,11 +6,13 @@ Every client is public (token_endpoint_auth_method "none", PKCE S256): a secret 
 proves only that the caller registered, and keeping it would put a credential in the log.
 """
 
+import base64
 import functools
 import hmac
 import secrets
 import uuid
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -21,11 +23,12 @@ from mcp.server.auth.provider import (
     AuthorizationParams,
     AuthorizeError,
     RefreshToken,
+    RegistrationError,
     TokenError,
     construct_redirect_uri,
 )
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from pydantic import AnyUrl
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
+from pydantic import AnyUrl, model_validator
 
 from ..domain import oauth as o
 from ..domain.errors import ConcurrencyConflict, NotFound, Unauthorized
@@ -39,36 +42,54 @@ from .team import TeamService
 T = TypeVar("T")
 SPENT = "This sign-in link has expired or was already used: start again from your app"
 CLIENT_ACTOR = "oauth-client"  # the actor of what a client does before anyone signs in
+MAX_REQUEST_ID = 16_000  # characters: a sealed request with the longest URIs and state fits many times over
 
 
 class OAuthService:
-    """Clients, sign-ins, codes and tokens: each lookup one stream read, each change one append.
+    """Clients, sign-ins, codes, tokens and grants: each lookup one stream read, each change one append.
 
-    `sign_in` checks a brain token typed on the consent page (the owner's or a member's, never an OAuth token)."""
+    `sign_in` checks a brain token typed on the consent page (the owner's or a member's, never an OAuth token);
+    `standing` whether the person a grant was signed in by still has the access they signed in with (the identity,
+    else Unauthorized)."""
 
-    def __init__(self, store: EventStore, clock: Clock, sign_in: Callable[[str], Identity]) -> None:
+    def __init__(self, store: EventStore, clock: Clock, sign_in: Callable[[str], Identity],
+                 standing: Callable[[str, str], Identity]) -> None:
         self.store = store
         self.clock = clock
         self.sign_in = sign_in
+        self.standing = standing
+        self._signing_key: bytes | None = None
 
-    def register(self, client_id: str, metadata: dict[str, Any]) -> None:
-        self._append(CLIENT_ACTOR, [(o.client_stream(client_id), 0, [o.ClientRegistered(client_id, metadata)])])
+    # -- clients and sign-ins: sealed, never stored -----------------------------------------------------------------
+
+    def register(self, record: dict[str, Any]) -> str:
+        """The client id of a new client: its record, sealed. Nothing is stored (but the key, the first time)."""
+        return o.seal(self._key(), o.CLIENT_PREFIX, record)
 
     def client(self, client_id: str) -> dict[str, Any] | None:
+        """A client's record: unsealed from its id, or the registration an earlier release kept in the log."""
+        if client_id.startswith(o.CLIENT_PREFIX + "_"):
+            key = self._key(make=False)
+            record = o.unseal(key, o.CLIENT_PREFIX, client_id) if key else None
+            return {**record, "client_id": client_id} if record is not None else None
         history = self._events(o.client_stream(client_id))
         return history[0].metadata if history and isinstance(history[0], o.ClientRegistered) else None
 
     def request_sign_in(self, request: o.SignInRequested) -> str:
-        """Keep a checked authorization request for the consent page; the unguessable id it is known by."""
-        request_id = secrets.token_urlsafe(32)
-        self._append(CLIENT_ACTOR, [(o.sign_in_stream(request_id), 0, [request])])
-        return request_id
+        """The id a checked authorization request is known by on the consent page: the request itself, sealed
+        (with a nonce: two alike requests are two sign-ins)."""
+        return o.seal(self._key(), o.REQUEST_PREFIX, {**asdict(request), "scopes": list(request.scopes),
+                                                      "nonce": secrets.token_urlsafe(12)})
 
     def pending(self, request_id: str) -> o.SignInRequested:
-        found = o.open_sign_in(self._events(o.sign_in_stream(request_id)), self.clock.now_ms())
-        if found is None:
+        """The request behind an id, while it is open: sealed by this brain, not expired, not yet allowed."""
+        key = self._key(make=False)
+        sealed = o.unseal(key, o.REQUEST_PREFIX, request_id) if key and len(request_id) < MAX_REQUEST_ID else None
+        request = o.sign_in_of(sealed) if sealed is not None else None
+        if request is None or request.expires_at <= self.clock.now_ms() or self._events(
+                o.sign_in_stream(request_id)):
             raise NotFound(SPENT)
-        return found
+        return request
 
     def approve(self, request_id: str, token: str) -> str:
         """Sign in with a brain token: a code for that identity, and where the browser takes it. Unauthorized for a
@@ -77,40 +98,77 @@ class OAuthService:
         who = self.sign_in(token)
         code = secrets.token_urlsafe(32)
         issued = o.code_for(request, who.actor_id, o.credential_of(token_hash(token)), self.clock.now_ms())
-        self._decide(request_id, who.actor_id, [o.SignInDecided(True, who.actor_id)],
-                     [(o.code_stream(code), 0, [issued])])
+        try:
+            self._append(who.actor_id, [(o.sign_in_stream(request_id), 0, [o.SignInDecided(True, who.actor_id)]),
+                                        (o.code_stream(code), 0, [issued])])
+        except ConcurrencyConflict as exc:  # allowed meanwhile, in another tab or by a replayed form
+            raise NotFound(SPENT) from exc
         return construct_redirect_uri(request.redirect_uri, code=code, state=request.state)
 
     def deny(self, request_id: str) -> str:
+        """Where the browser goes when the person declines; nothing is written (nobody signed in)."""
         request = self.pending(request_id)
-        self._decide(request_id, CLIENT_ACTOR, [o.SignInDecided(False, "")], [])
         return construct_redirect_uri(request.redirect_uri, error="access_denied",
                                       error_description="The person declined", state=request.state)
+
+    # -- codes and tokens -------------------------------------------------------------------------------------------
 
     def code(self, code: str) -> o.CodeIssued | None:
         return o.open_code(self._events(o.code_stream(code)))
 
+    def presented_code(self, code: str) -> o.CodeIssued | None:
+        """A code presented at the token endpoint: the code while it is open; one presented again after it was
+        redeemed revokes every token it led to (someone else may hold it)."""
+        history = self._events(o.code_stream(code))
+        if o.is_redeemed(history):
+            self.revoke_grant(o.digest(code), "code_replayed")
+        return o.open_code(history)
+
     def redeem(self, code: str) -> tuple[str, str, o.TokenIssued]:
-        """Tokens for a code, once: a second redemption (or one racing it) is ConcurrencyConflict or NotFound."""
+        """Tokens for a code, once, while the person who allowed it still stands: a second redemption (or one
+        racing it) is ConcurrencyConflict or NotFound and revokes the grant; a person since suspended, removed or
+        rotated is Unauthorized."""
         issued = self.code(code)
         if issued is None:
             raise NotFound("authorization code was already used")
-        return self._issue(issued, issued.scopes, [(o.code_stream(code), 1, [o.CodeRedeemed()])])
+        self.standing(issued.actor_id, issued.credential)
+        family = o.digest(code)
+        try:
+            return self._issue(issued, family, issued.scopes, [(o.code_stream(code), 1, [o.CodeRedeemed()])])
+        except ConcurrencyConflict:
+            self.revoke_grant(family, "code_replayed")
+            raise
 
     def token(self, token: str, kind: str) -> o.TokenIssued | None:
         return o.live_token(self._events(o.token_stream(o.digest(token))), kind, self.clock.now_ms())
 
+    def presented_refresh(self, refresh: str) -> o.TokenIssued | None:
+        """A refresh token presented at the token endpoint: the token while it is live; one already rotated away
+        revokes its whole grant (either the client or a thief used it before)."""
+        history = self._events(o.token_stream(o.digest(refresh)))
+        first = history[0] if history else None
+        if isinstance(first, o.TokenIssued) and first.kind == o.REFRESH and o.was_rotated(history):
+            self.revoke_grant(first.grant, "refresh_reused")
+        return o.live_token(history, o.REFRESH, self.clock.now_ms())
+
     def rotate(self, refresh: str, scopes: tuple[str, ...]) -> tuple[str, str, o.TokenIssued]:
-        """A new pair for a live refresh token, which is spent with the access token issued beside it."""
+        """A new pair for a live refresh token, which is spent with the access token issued beside it, while the
+        person who allowed it still stands (else Unauthorized). Two rotations racing revoke the grant."""
         history = self._events(o.token_stream(o.digest(refresh)))
         issued = o.live_token(history, o.REFRESH, self.clock.now_ms())
         if issued is None:
             raise NotFound("refresh token does not exist")
+        self.standing(issued.actor_id, issued.credential)
+        family = issued.grant or o.digest(refresh)  # a pair issued before grants were tracked starts one
         partner = self._events(o.token_stream(issued.pair))
         spent = [(o.token_stream(o.digest(refresh)), len(history), [o.TokenRevoked("rotated")])]
         if not o.is_revoked(partner):
             spent.append((o.token_stream(issued.pair), len(partner), [o.TokenRevoked("rotated")]))
-        return self._issue(issued, scopes, spent)
+        try:
+            return self._issue(issued, family, scopes, spent)
+        except ConcurrencyConflict:
+            self.revoke_grant(family, "refresh_reused")
+            raise
 
     def revoke(self, token: str) -> None:
         """Revoke a token and the one issued with it; nothing for an unknown or already revoked token."""
@@ -121,29 +179,61 @@ class OAuthService:
             issued = history[0] if history else None
             if not isinstance(issued, o.TokenIssued):
                 return
-            streams = [(own, history), (o.token_stream(issued.pair), self._events(o.token_stream(issued.pair)))]
-            batch = [(stream, len(h), [o.TokenRevoked("revoked")]) for stream, h in streams if not o.is_revoked(h)]
-            if batch:
-                self._append(issued.actor_id, batch)
+            self._revoke_tokens(issued.actor_id, [own, o.token_stream(issued.pair)], "revoked")
 
         retrying(attempt)
 
+    def revoke_grant(self, family: str, reason: str) -> None:
+        """End a grant: its live pair revoked, and the grant marked so that nothing issues from it again."""
+
+        def attempt() -> None:
+            history = self._events(o.grant_stream(family))
+            if not history or o.grant_revoked(history):
+                return
+            first = self._events(o.token_stream(o.live_pair(history)[0]))
+            actor = first[0].actor_id if first and isinstance(first[0], o.TokenIssued) else CLIENT_ACTOR
+            self._revoke_tokens(actor, [o.token_stream(d) for d in o.live_pair(history)], "grant_revoked",
+                                [(o.grant_stream(family), len(history), [o.GrantRevoked(reason)])])
+
+        if family:
+            retrying(attempt)
+
     # -- helpers ----------------------------------------------------------------------------------------------------
 
-    def _decide(self, request_id: str, actor: str, decision: list[object],
-                also: list[tuple[str, int, list[object]]]) -> None:
-        try:
-            self._append(actor, [(o.sign_in_stream(request_id), 1, decision), *also])
-        except ConcurrencyConflict as exc:  # decided meanwhile, in another tab or by a replayed form
-            raise NotFound(SPENT) from exc
+    def _revoke_tokens(self, actor: str, streams: list[str], reason: str,
+                       also: list[tuple[str, int, list[object]]] | None = None) -> None:
+        read = [(stream, self._events(stream)) for stream in streams]
+        batch = [(stream, len(h), [o.TokenRevoked(reason)]) for stream, h in read if h and not o.is_revoked(h)]
+        if batch or also:
+            self._append(actor, [*batch, *(also or [])])
 
-    def _issue(self, grant: o.CodeIssued | o.TokenIssued, scopes: tuple[str, ...],
+    def _issue(self, grant: o.CodeIssued | o.TokenIssued, family: str, scopes: tuple[str, ...],
                spent: list[tuple[str, int, list[object]]]) -> tuple[str, str, o.TokenIssued]:
+        granted = self._events(o.grant_stream(family))
+        if o.grant_revoked(granted):
+            raise NotFound("this authorization was revoked")
         access, refresh = (o.TOKEN_PREFIX + secrets.token_urlsafe(32) for _ in range(2))
-        pair = o.token_pair(grant, scopes, o.digest(access), o.digest(refresh), self.clock.now_ms())
-        self._append(grant.actor_id, [*spent, (o.token_stream(o.digest(access)), 0, [pair[0]]),
-                                      (o.token_stream(o.digest(refresh)), 0, [pair[1]])])
+        pair = o.token_pair(grant, family, scopes, o.digest(access), o.digest(refresh), self.clock.now_ms())
+        self._append(grant.actor_id, [
+            *spent, (o.token_stream(o.digest(access)), 0, [pair[0]]), (o.token_stream(o.digest(refresh)), 0, [pair[1]]),
+            (o.grant_stream(family), len(granted), [o.PairIssued(o.digest(access), o.digest(refresh))])])
         return access, refresh, pair[0]
+
+    def _key(self, make: bool = True) -> bytes | None:
+        """The brain's signing key: read once per process, made by the first registration that needs one."""
+        if self._signing_key is None:
+            def attempt() -> bytes | None:
+                history = self._events(o.KEY_STREAM)
+                if history and isinstance(history[0], o.SigningKeyMade):
+                    return base64.urlsafe_b64decode(history[0].key)
+                if not make:
+                    return None
+                made = o.SigningKeyMade(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
+                self._append(CLIENT_ACTOR, [(o.KEY_STREAM, 0, [made])])
+                return base64.urlsafe_b64decode(made.key)
+
+            self._signing_key = retrying(attempt)
+        return self._signing_key
 
     def _events(self, stream: str) -> list[object]:
         return [e.event for e in self.store.read_stream(stream)]
@@ -156,30 +246,64 @@ class OAuthService:
                            for e in envelopes(ctx, stream, version, events, "", now)])
 
 
-class OAuthIdentities:
-    """An access token → the identity it was granted to, as that identity is now: a suspended or removed member's
-    tokens answer as their brain token would, and rotating the brain token signed in with ends the grant."""
+class Standing:
+    """Whether the person a grant was signed in by still has that access: the identity they act as now, or
+    Unauthorized as their brain token would answer (suspended, removed), or invalid_token once the brain token
+    they signed in with was rotated."""
 
-    def __init__(self, oauth: OAuthService, team: TeamService, owner_token: str | Callable[[], str]) -> None:
-        self.oauth = oauth
+    def __init__(self, team: TeamService, owner_token: str | Callable[[], str]) -> None:
         self.team = team
         self.owner_token = owner_token if callable(owner_token) else (lambda: owner_token)
+
+    def __call__(self, actor_id: str, credential: str) -> Identity:
+        state = self.team.state()
+        if actor_id == self.team.owner.actor_id:
+            who, held = self.team.owner_identity(state), token_hash(self.owner_token())
+        else:
+            member = state.members.get(actor_id)
+            if member is None:
+                raise Unauthorized()
+            who, held = self.team.member_identity(member.token_hash, state), member.token_hash
+        if not hmac.compare_digest(o.credential_of(held), credential):
+            raise Unauthorized()
+        return who
+
+
+class OAuthIdentities:
+    """An access token → the identity it was granted to, as that identity is now (see Standing)."""
+
+    def __init__(self, oauth: OAuthService) -> None:
+        self.oauth = oauth
 
     def __call__(self, token: str) -> Identity:
         issued = self.oauth.token(token, o.ACCESS)
         if issued is None:
             raise Unauthorized()
-        state = self.team.state()
-        if issued.actor_id == self.team.owner.actor_id:
-            who, held = self.team.owner_identity(state), token_hash(self.owner_token())
-        else:
-            member = state.members.get(issued.actor_id)
-            if member is None:
-                raise Unauthorized()
-            who, held = self.team.member_identity(member.token_hash, state), member.token_hash
-        if not hmac.compare_digest(o.credential_of(held), issued.credential):
-            raise Unauthorized()
-        return who
+        return self.oauth.standing(issued.actor_id, issued.credential)
+
+
+KEPT_METADATA = ("redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "scope", "client_name",
+                 "client_id_issued_at")  # what a sealed client id carries: what the flow and the consent page read
+
+
+class BrainClient(OAuthClientInformationFull):
+    """A registered client whose loopback redirect URIs match on any port (RFC 8252 §7.3: a native app gets one
+    from its operating system each time), and whose other URIs must be exactly the registered ones. A client an
+    earlier release registered keeps only its URIs that are still acceptable."""
+
+    @model_validator(mode="after")
+    def _acceptable_uris_only(self) -> "BrainClient":
+        if self.redirect_uris:
+            self.redirect_uris = [uri for uri in self.redirect_uris if o.redirect_refusal(str(uri)) is None]
+        return self
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is not None and any(o.same_redirect(str(uri), str(redirect_uri))
+                                            for uri in self.redirect_uris or []):
+            return redirect_uri
+        if redirect_uri is not None:
+            raise InvalidRedirectUriError(f"Redirect URI '{redirect_uri}' not registered for client")
+        return super().validate_redirect_uri(redirect_uri)
 
 
 class BrainOAuthProvider:
@@ -192,15 +316,28 @@ class BrainOAuthProvider:
         self.resource = resource
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        metadata = await _run(self.oauth.client, client_id)
-        return OAuthClientInformationFull.model_validate(metadata) if metadata else None
+        record = await _run(self.oauth.client, client_id)
+        return BrainClient.model_validate(record) if record else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        # The registration handler answers with this very object: the client learns it is public (RFC 7591 lets the
-        # server replace requested metadata), and no secret is kept or sent.
+        """Check the client's metadata and give it a sealed id that is its whole record. The registration handler
+        answers with this very object: the client learns it is public (RFC 7591 lets the server replace requested
+        metadata), that no secret exists, and which metadata was kept."""
+        uris = [str(uri) for uri in client_info.redirect_uris or []]
+        if len(uris) > o.MAX_REDIRECT_URIS:
+            raise RegistrationError("invalid_redirect_uri", f"at most {o.MAX_REDIRECT_URIS} redirect URIs")
+        for uri in uris:
+            if (refusal := o.redirect_refusal(uri)) is not None:
+                raise RegistrationError("invalid_redirect_uri", f"{refusal}: {uri[:200]}")
+        if len(client_info.client_name or "") > o.MAX_CLIENT_NAME_CHARS:
+            raise RegistrationError("invalid_client_metadata",
+                                    f"client_name has at most {o.MAX_CLIENT_NAME_CHARS} characters")
         client_info.token_endpoint_auth_method = "none"
         client_info.client_secret = client_info.client_secret_expires_at = None
-        await _run(self.oauth.register, client_info.client_id, client_info.model_dump(mode="json", exclude_none=True))
+        record = client_info.model_dump(mode="json", include=set(KEPT_METADATA), exclude_none=True)
+        for dropped in set(type(client_info).model_fields) - set(KEPT_METADATA) - {"client_id"}:
+            setattr(client_info, dropped, None)
+        client_info.client_id = await _run(self.oauth.register, record)
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         if params.resource is not None and params.resource.rstrip("/") != self.resource:
@@ -213,7 +350,7 @@ class BrainOAuthProvider:
         return f"{self.consent_url}?{urlencode({'request': request_id})}"
 
     async def load_authorization_code(self, client: OAuthClientInformationFull, code: str) -> AuthorizationCode | None:
-        issued = await _run(self.oauth.code, code)
+        issued = await _run(self.oauth.presented_code, code)
         if issued is None:
             return None
         return AuthorizationCode(
@@ -228,7 +365,7 @@ class BrainOAuthProvider:
                              "authorization code was already used")
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
-        issued = await _run(self.oauth.token, refresh_token, o.REFRESH)
+        issued = await _run(self.oauth.presented_refresh, refresh_token)
         return None if issued is None else RefreshToken(token=refresh_token, **_grant(issued))
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
@@ -249,11 +386,15 @@ async def _run(call: Callable[..., T], *args: Any) -> T:
 
 
 async def _tokens(issue: Callable[[], tuple[str, str, o.TokenIssued]], spent: str) -> OAuthToken:
-    """The token response for a code or refresh token redeemed by `issue`; invalid_grant if it was spent."""
+    """The token response for a code or refresh token redeemed by `issue`; invalid_grant if it was spent, or if
+    the person who allowed it no longer has the access they allowed it with."""
     try:
         access, refresh, issued = await _run(issue)
     except (NotFound, ConcurrencyConflict) as exc:
         raise TokenError("invalid_grant", spent) from exc
+    except Unauthorized as exc:
+        raise TokenError("invalid_grant", f"the person who allowed this app no longer has that access "
+                                          f"({exc.details.get('code', 'invalid_token')})") from exc
     return OAuthToken(access_token=access, expires_in=o.ACCESS_TTL_MS // 1000, scope=" ".join(issued.scopes),
                       refresh_token=refresh)
 

@@ -51,7 +51,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     `token`: the owner's, or a function returning the current one. `blobs`: where backups too large for one
     request or response go (on Lambda). `serve_oauth`: whether MCP's OAuth flow is served here (on AWS it is the
     MCP function URL's, not API Gateway's)."""
-    auth, grants = oauth.authentication(brain.store, brain.team, token)
+    auth = oauth.authentication(brain.store, brain.team, token)
     issuer = oauth.issuer_of(brain.settings, public_url) if serve_oauth else None
     mcp = build_mcp(brain, current_identity)
     # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
@@ -66,12 +66,12 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url="/openapi.json", lifespan=lifespan)
     app.state.brain = brain
-    app.state.auth = auth
+    app.state.auth = auth.rest
     app.state.blobs = blobs
-    gate: ASGIApp = BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth)
+    gate: ASGIApp = BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth.mcp)
     if issuer:
         gate = oauth.Challenge(gate, issuer)
-        app.router.routes.extend(oauth.routes(grants, issuer))
+        app.router.routes.extend(oauth.routes(auth.grants, issuer))
     app.router.routes.append(Route("/mcp", gate, methods=["GET", "POST", "DELETE"]))
     errors.install(app)
     app.include_router(memories.router)

@@ -13,6 +13,7 @@ from ...domain.identity import Identity
 from ...domain.oauth import TOKEN_PREFIX as OAUTH_PREFIX
 from ...domain.team import token_hash
 
+OAUTH_ELSEWHERE = "This token was issued to an MCP client: it is accepted at /mcp only"
 QUERY_TOKEN_NAMES = ("token", "access_token", "auth", "auth_token", "key")
 # Declares the scheme in the OpenAPI schema only; BearerAuth does the checking.
 BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer", description="The owner's token (BRAIN_AUTH_TOKEN) or a member's token (POST /team/members).")
@@ -23,8 +24,9 @@ class BearerAuth:
 
     `owner_token` is the token, or a function returning the current one (on AWS, read again from the secret
     every few minutes, so a rotated token is taken up without a redeploy). Member tokens are known by their
-    SHA-256 only (the team's fold). `oauth`, when given, resolves the access tokens OAuth clients were issued
-    (app/oauth.py) to the identity that signed in for them."""
+    SHA-256 only (the team's fold). `oauth`, given for /mcp alone, resolves the access tokens OAuth clients were
+    issued for /mcp (app/oauth.py) to the identity that signed in for them; anywhere else such a token is refused,
+    so an app someone allowed to use MCP cannot reach the rest of the API (team administration, export)."""
 
     def __init__(self, owner_token: str | Callable[[], str], team: TeamService,
                  oauth: Callable[[str], Identity] | None = None) -> None:
@@ -46,6 +48,8 @@ class BearerAuth:
         digest = hashlib.sha256(token.strip().encode()).digest()
         if hmac.compare_digest(digest, hashlib.sha256(self._token().encode()).digest()):
             return self._team.owner_identity()
-        if self._oauth is not None and token.strip().startswith(OAUTH_PREFIX):
+        if token.strip().startswith(OAUTH_PREFIX):
+            if self._oauth is None:
+                raise Unauthorized(OAUTH_ELSEWHERE)
             return self._oauth(token.strip())
         return self._team.member_identity(token_hash(token))

@@ -5,8 +5,11 @@ brain token."""
 
 import html
 import logging
+import time
+from collections import deque
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from typing import NamedTuple
+from urllib.parse import parse_qs, urlsplit
 
 import anyio.to_thread
 from mcp.server.auth.handlers.metadata import MetadataHandler
@@ -23,16 +26,16 @@ from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOption
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ...app.oauth import BrainOAuthProvider, OAuthIdentities, OAuthService
+from ...app.oauth import BrainOAuthProvider, OAuthIdentities, OAuthService, Standing
 from ...app.team import TeamService
 from ...domain.errors import NotFound, Unauthorized
-from ...domain.oauth import SCOPE
+from ...domain.oauth import ACCESS, REFRESH, SCOPE, TokenIssued
 from ...ports.event_store import EventStore
 from ...settings import Settings
 from .auth import BearerAuth
@@ -40,22 +43,33 @@ from .auth import BearerAuth
 MCP_PATH = "/mcp"
 CONSENT_PATH = "/oauth/consent"
 AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
-REVOKE_PATH = "/revoke"
-PATHS = (AS_METADATA_PATH, "/.well-known/oauth-protected-resource", "/authorize", "/token", "/register", REVOKE_PATH,
-         CONSENT_PATH)
+REVOKE_PATH, REGISTER_PATH, TOKEN_PATH = "/revoke", "/register", "/token"
+PATHS = (AS_METADATA_PATH, "/.well-known/oauth-protected-resource", "/authorize", TOKEN_PATH, REGISTER_PATH,
+         REVOKE_PATH, CONSENT_PATH)
+REGISTRATIONS_PER_SOURCE, REGISTRATION_WINDOW_S = 10, 600  # a client registers once per install
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 PAGE_HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin",
                 "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
                                            "base-uri 'none'"}
 log = logging.getLogger("second_brain.oauth")
 
 
-def authentication(store: EventStore, team: TeamService, owner_token: str | Callable[[], str]
-                   ) -> tuple[BearerAuth, OAuthService]:
-    """The bearer check that also takes OAuth access tokens, and the OAuth bookkeeping whose consent page signs
-    people in with a brain token (the owner's or a member's, never a token OAuth issued)."""
+class Authentication(NamedTuple):
+    """The REST API's bearer check (brain tokens only), /mcp's (brain tokens and the access tokens OAuth issued for
+    it: they are bound to that resource, RFC 8707), and the OAuth bookkeeping behind the second."""
+
+    rest: BearerAuth
+    mcp: BearerAuth
+    grants: OAuthService
+
+
+def authentication(store: EventStore, team: TeamService, owner_token: str | Callable[[], str]) -> Authentication:
+    """The consent page signs people in with a brain token (the owner's or a member's, never a token OAuth
+    issued); a grant lasts while that person keeps the access they signed in with."""
     brain_tokens = BearerAuth(owner_token, team)
-    grants = OAuthService(store, team.clock, lambda secret: brain_tokens.check(f"Bearer {secret}"))
-    return BearerAuth(owner_token, team, oauth=OAuthIdentities(grants, team, owner_token)), grants
+    grants = OAuthService(store, team.clock, lambda secret: brain_tokens.check(f"Bearer {secret}"),
+                          Standing(team, owner_token))
+    return Authentication(brain_tokens, BearerAuth(owner_token, team, oauth=OAuthIdentities(grants)), grants)
 
 
 def issuer_of(settings: Settings, public_url: str | None = None) -> str | None:
@@ -88,14 +102,20 @@ def routes(oauth: OAuthService, issuer: str) -> list[BaseRoute]:
     # Every client is public (see app/oauth.py): the metadata says so instead of offering client secrets.
     metadata = build_metadata(AnyHttpUrl(issuer), None, registration, revocation)
     metadata.token_endpoint_auth_methods_supported = metadata.revocation_endpoint_auth_methods_supported = ["none"]
-    served = [r for r in create_auth_routes(provider, AnyHttpUrl(issuer), None, registration, revocation)
-              if getattr(r, "path", None) not in (AS_METADATA_PATH, REVOKE_PATH)]
+    sdk = {getattr(r, "path", None): r for r in create_auth_routes(provider, AnyHttpUrl(issuer), None, registration,
+                                                                   revocation)}
     consent, revoke = Consent(oauth, issuer), Revocation(provider).handle
+    register, token = sdk.pop(REGISTER_PATH), sdk.pop(TOKEN_PATH)
+    served = [r for path, r in sdk.items() if path not in (AS_METADATA_PATH, REVOKE_PATH)]
     return [
         *create_protected_resource_routes(AnyHttpUrl(resource), [AnyHttpUrl(issuer)], [SCOPE], "Second Brain"),
         Route(AS_METADATA_PATH, cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
               methods=["GET", "OPTIONS"]),
         *served,
+        Route(REGISTER_PATH, PerSource(register.endpoint, REGISTRATIONS_PER_SOURCE, REGISTRATION_WINDOW_S),
+              methods=register.methods),
+        Route(TOKEN_PATH, RequestBodyLimitMiddleware(TokenTarget(token.endpoint, resource),
+                                                     DEFAULT_MAX_REQUEST_BODY_SIZE), methods=token.methods),
         Route(REVOKE_PATH, RequestBodyLimitMiddleware(cors_middleware(revoke, ["POST", "OPTIONS"]),
                                                       DEFAULT_MAX_REQUEST_BODY_SIZE), methods=["POST", "OPTIONS"]),
         Route(CONSENT_PATH, consent.show, methods=["GET"]),
@@ -108,20 +128,96 @@ def oauth_app(oauth: OAuthService, issuer: str) -> Starlette:
     return Starlette(routes=routes(oauth, issuer))
 
 
+def challenge(issuer: str | None, token_sent: bool) -> str:
+    """A 401's WWW-Authenticate from /mcp: where a client discovers the OAuth flow (RFC 9728 §5.1), and, when a
+    token came with the request, that it was refused (RFC 6750 §3.1)."""
+    params = (['error="invalid_token"'] if token_sent else []) + (
+        [f'resource_metadata="{resource_metadata_url(issuer)}"'] if issuer else [])
+    return "Bearer " + ", ".join(params) if params else "Bearer"
+
+
 class Challenge:
-    """Every 401 from /mcp names the resource metadata (RFC 9728 §5.1): where a client discovers the OAuth flow."""
+    """Every 401 from /mcp carries `challenge`."""
 
     def __init__(self, app: ASGIApp, issuer: str) -> None:
         self.app = app
-        self.header = f'Bearer resource_metadata="{resource_metadata_url(issuer)}"'
+        self.issuer = issuer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        header = challenge(self.issuer, "authorization" in Headers(scope=scope))
+
         async def send_challenge(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 401:
-                MutableHeaders(scope=message)["WWW-Authenticate"] = self.header
+                MutableHeaders(scope=message)["WWW-Authenticate"] = header
             await send(message)
 
         await self.app(scope, receive, send_challenge)
+
+
+class PerSource:
+    """At most `limit` POSTs per `window` seconds from one source address, the rest answered 429: anyone may
+    register a client, so no one address may make the brain do it without end. Kept in this process (on Lambda,
+    in each container), for at most `max_sources` addresses at once."""
+
+    def __init__(self, app: ASGIApp, limit: int, window: float, max_sources: int = 10_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.app = app
+        self.limit, self.window, self.max_sources = limit, window, max_sources
+        self.clock = clock
+        self.seen: dict[str, deque[float]] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and (wait := self._wait(scope)) > 0:
+            body = {"error": "too_many_requests",
+                    "error_description": f"Too many registrations from this address: try again in {wait} s"}
+            await JSONResponse(body, status_code=429, headers={"Retry-After": str(wait), **NO_STORE})(
+                scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _wait(self, scope: Scope) -> int:
+        """Seconds until this source may send again (0: now, and the request is counted)."""
+        now, source = self.clock(), (scope.get("client") or ("unknown",))[0]
+        times = self.seen.pop(source, deque())
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        if len(self.seen) >= self.max_sources:  # the oldest-seen sources are forgotten first
+            del self.seen[next(iter(self.seen))]
+        self.seen[source] = times
+        if len(times) >= self.limit:
+            return max(1, int(times[0] + self.window - now) + 1)
+        times.append(now)
+        return 0
+
+
+class TokenTarget:
+    """The token endpoint, refusing a `resource` other than the one every grant here is for (RFC 8707 §2.2:
+    `invalid_target`) before the `mcp` package's handler, which does not look at it, sees the request."""
+
+    def __init__(self, app: ASGIApp, resource: str) -> None:
+        self.app = app
+        self.resource = resource
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False) and message["type"] == "http.request"
+        asked = parse_qs(body.decode("utf-8", "replace")).get("resource", [])
+        if any(target.rstrip("/") != self.resource for target in asked):
+            refusal = {"error": "invalid_target", "error_description": f"This server grants access to {self.resource} "
+                                                                       "only"}
+            await JSONResponse(refusal, status_code=400, headers=NO_STORE)(scope, receive, send)
+            return
+
+        async def replay() -> Message:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
 class Revocation:
@@ -140,10 +236,15 @@ class Revocation:
         token = (await request.form()).get("token")
         if not isinstance(token, str) or not token:
             return JSONResponse({"error": "invalid_request", "error_description": "token is required"}, status_code=400)
-        found = await self.provider.load_access_token(token) or await self.provider.load_refresh_token(client, token)
+        found = await anyio.to_thread.run_sync(self._find, token)
         if found is not None and found.client_id == client.client_id:  # anything else: 200 all the same (§2.2)
-            await self.provider.revoke_token(found)
-        return Response(status_code=200, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+            await anyio.to_thread.run_sync(self.provider.oauth.revoke, token)
+        return Response(status_code=200, headers=NO_STORE)
+
+    def _find(self, token: str) -> TokenIssued | None:
+        """The live token, access or refresh (a refresh token already rotated away is not one: revoking it again
+        is no reuse)."""
+        return self.provider.oauth.token(token, ACCESS) or self.provider.oauth.token(token, REFRESH)
 
 
 class Consent:

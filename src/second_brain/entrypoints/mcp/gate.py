@@ -4,6 +4,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -30,8 +31,9 @@ class BearerGate:
             who = self.authenticate(Request(scope))
         except BrainError as exc:
             body = {"ok": False, "error": exc.message, **exc.details}
-            await JSONResponse(body, status_code=status_of(exc), headers={"WWW-Authenticate": "Bearer"})(
-                scope, receive, send)
+            sent = "authorization" in Headers(scope=scope)
+            await JSONResponse(body, status_code=status_of(exc), headers={
+                "WWW-Authenticate": 'Bearer error="invalid_token"' if sent else "Bearer"})(scope, receive, send)
             return
         token = _identity.set(who)
         try:
