@@ -13,7 +13,7 @@ from .adapters.event_store.sqlite import SQLiteEventStore
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .adapters.process_memory import release_freed_memory
-from .adapters.push.webpush import WebPushGateway
+from .adapters.push.webpush import WebPushGateway, resolve
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.read_model.sqlite_check import SQLiteIndexCheck
 from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
@@ -117,7 +117,9 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
                              llm=llm if has_model else None)
     team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
                        erase_member=workspace_eraser(memories, projects, read_model))
-    push = PushService(store, read_model, clock, WebPushGateway(settings.push_contact), team)
+    # A push endpoint's host is resolved and checked at subscribe time, before each send, and as the gateway connects.
+    push_gateway = WebPushGateway(settings.push_contact, resolve=resolve, allow_loopback=settings.push_allow_loopback)
+    push = PushService(store, read_model, clock, push_gateway, team, resolve, settings.push_allow_loopback)
     digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
     maintenance = MaintenanceRunner(store, clock, [

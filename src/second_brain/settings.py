@@ -71,6 +71,10 @@ class Settings(BaseSettings):
                                 "BRAIN_TIMEZONE, or `off` (the hourly jobs, such as push reminders, stop too).")
     push_contact: str = Field("mailto:second-brain@example.com", description="How push services reach whoever runs "
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
+    push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints be on this machine's "
+                                      "loopback (http://127.0.0.1:<port>/..., where the test suite runs its push "
+                                      "service). Never set it where the brain serves others: an endpoint is a "
+                                      "request any member makes the brain send.")
     maintenance_request_seconds: float = Field(600.0, description="The longest `POST /maintenance/run` works "
                                                "before answering (what is left resumes next run); on AWS below "
                                                "API Gateway's 29 s.")

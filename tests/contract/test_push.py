@@ -5,9 +5,12 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.memories import Context
+from second_brain.bootstrap import build
 from second_brain.domain import push
+from second_brain.domain.errors import InvalidInput
+from second_brain.settings import Settings
 from tests.support.brains import make_brain
-from tests.support.push import FakeGateway, p256dh
+from tests.support.push import FakeGateway, FakeResolver, p256dh
 
 HOUR = 3600 * 1000
 WS = ("personal-owner",)
@@ -17,6 +20,7 @@ WS = ("personal-owner",)
 def brain(request, tmp_path, clock):
     brain = make_brain(request.param, request, tmp_path, clock, FakeEmbedder())
     brain.push.gateway = FakeGateway()
+    brain.push.resolve = FakeResolver()  # no DNS in tests: push.example is an internet address here
     yield brain
     brain.close()
 
@@ -55,3 +59,21 @@ def test_the_hourly_job_pushes_each_due_anchor_once_and_again_after_a_snooze(bra
     assert brain.maintenance.run(["push"])[0]["counts"]["sent"] == 1
     assert too_old.id not in {payload["id"] for _, payload, _ in brain.push.gateway.sent}
     assert "push" in brain.maintenance.names("hourly")
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_the_composition_root_lets_loopback_in_only_with_the_test_only_setting(tmp_path, clock, allow):
+    brain = build(Settings(data_dir=tmp_path / "brain", push_allow_loopback=allow), clock=clock,
+                  embedder=FakeEmbedder())
+    try:
+        ctx = Context(brain.owner, "test")
+        endpoint = "http://127.0.0.1:9/push"  # resolved for real: an IP literal needs no DNS
+        if allow:
+            assert brain.push.subscribe(ctx, endpoint, p256dh(), "BTBZMqHH6r4Tts7J_aSIgg", None)["changed"]
+        else:
+            with pytest.raises(InvalidInput, match="https://"):
+                brain.push.subscribe(ctx, endpoint, p256dh(), "BTBZMqHH6r4Tts7J_aSIgg", None)
+        with pytest.raises(InvalidInput, match="not an address on this machine"):
+            brain.push.subscribe(ctx, "https://169.254.169.254/latest", p256dh(), "BTBZMqHH6r4Tts7J_aSIgg", None)
+    finally:
+        brain.close()

@@ -1,6 +1,8 @@
 """Push reminders end to end: a real `brain serve` pushes to a push service on this machine, which decrypts each
 message with the key its browser made (http_ece: not the brain's own code) and checks the VAPID signature
-against GET /push/vapid-public-key (py_vapid)."""
+against GET /push/vapid-public-key (py_vapid). A push service on this machine is reachable only through the
+test-only setting BRAIN_PUSH_ALLOW_LOOPBACK, which these servers are started with; without it, the brain refuses
+it like any endpoint on its own network."""
 
 import json
 import os
@@ -21,6 +23,7 @@ from second_brain.domain.push import decode, encode
 
 from .conftest import Server
 
+ALLOW_LOOPBACK = {"BRAIN_PUSH_ALLOW_LOOPBACK": "1"}  # test-only: the push service below listens on 127.0.0.1
 SECRET = "The spare key is under the blue flowerpot"
 
 
@@ -71,6 +74,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[Server]:
+    """conftest's server, started with the test-only setting that lets its push endpoints be on loopback."""
+    server = Server(tmp_path / "brain", env=ALLOW_LOOPBACK).start()
+    yield server
+    if server.process and server.process.poll() is None:
+        server.stop()
 
 
 @pytest.fixture
@@ -180,3 +192,37 @@ def test_bad_subscriptions_are_400_in_the_envelope(api, body, message):
     assert answer.status_code == 400 and answer.json()["ok"] is False and message in answer.json()["error"]
     missing = api.post("/push/unsubscribe", json={})
     assert missing.status_code == 400 and missing.json()["error"] == "Missing endpoint"
+
+
+def test_without_the_test_only_setting_endpoints_on_this_machine_or_its_network_are_refused(tmp_path, push_service):
+    """Issue 38: any member could subscribe an endpoint the hourly sender then POSTs to (on Lambda, 127.0.0.1:9001
+    is the runtime API)."""
+    plain = Server(tmp_path / "plain").start()
+    try:
+        with plain.client() as api:
+            port = push_service.server_address[1]
+            for endpoint, message in [
+                (push_service.url + "/internal-admin", "subscription.endpoint must be an https:// URL"),
+                (f"https://127.0.0.1:{port}/internal-admin", "not an address on this machine or its network"),
+                ("https://2130706433/internal-admin", "not an address on this machine or its network"),
+                ("https://0x7f000001/internal-admin", "not an address on this machine or its network"),
+                ("https://169.254.169.254/latest/meta-data/", "not an address on this machine or its network"),
+                ("https://metadata.google.internal/computeMetadata/v1/", "not a name on this network"),
+                ("https://localhost/internal-admin", "not a name on this network"),
+                ("https://push.invalid/send/abc", "does not resolve"),  # RFC 6761: never resolves
+            ]:
+                answer = api.post("/push/subscribe", json={"subscription": Browser(endpoint).subscription()})
+                assert answer.status_code == 400, endpoint
+                body = answer.json()
+                assert body["ok"] is False and message in body["error"], (endpoint, body)
+                assert body["error"].count(". ") == 0 and "\n" not in body["error"]  # one sentence
+            assert api.post("/push/test").json()["devices"] == 0
+        assert push_service.take() == []
+    finally:
+        plain.stop()
+
+
+def test_with_the_test_only_setting_only_loopback_is_let_in(api, push_service):
+    for endpoint in ("https://10.0.0.1/send/abc", "http://10.0.0.1/send/abc", "https://169.254.169.254/latest"):
+        answer = api.post("/push/subscribe", json={"subscription": Browser(endpoint).subscription()})
+        assert answer.status_code == 400 and answer.json()["ok"] is False, endpoint

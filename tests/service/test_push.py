@@ -12,14 +12,14 @@ from second_brain.app.memories import Context
 from second_brain.app.push import RESULTS_SHOWN, PushReport, PushService
 from second_brain.app.team import TeamService
 from second_brain.domain import push
-from second_brain.domain.errors import Forbidden
+from second_brain.domain.errors import Forbidden, InvalidInput
 from second_brain.domain.events import memory_stream
 from second_brain.domain.identity import Identity, owner
 from second_brain.domain.memory import Memory, fold
 from second_brain.domain.team import MemberAdded, MemberSuspended
 from second_brain.ports.read_model import EntryRow
 from tests.support.memories import memory_service
-from tests.support.push import FakeGateway, p256dh
+from tests.support.push import PUBLIC_ADDRESS, FakeGateway, FakeResolver, p256dh
 
 HOUR = 3600 * 1000
 AUTH = "BTBZMqHH6r4Tts7J_aSIgg"
@@ -45,7 +45,7 @@ def world(clock):
     memories = memory_service(clock, store)
     team = TeamService(store, clock, owner("Ada"))
     gateway = FakeGateway()
-    service = PushService(store, LogReads(store), clock, gateway, team)
+    service = PushService(store, LogReads(store), clock, gateway, team, FakeResolver())
     return store, memories, team, gateway, service
 
 
@@ -125,7 +125,8 @@ def test_nothing_is_pushed_before_its_time_past_the_window_once_deprecated_clear
             memories.clear_anchor(ctx, memory.id)
         else:
             memories.forget(ctx, memory.id)
-    assert send(service).counts == dict.fromkeys(("due", "reminders", "sent", "failed", "gone", "already_sent"), 0)
+    assert send(service).counts == dict.fromkeys(
+        ("due", "reminders", "sent", "failed", "gone", "refused", "already_sent"), 0)
     assert gateway.sent == [] and not pushed(store, old.id) and not pushed(store, later.id)
 
 
@@ -169,13 +170,13 @@ def test_the_key_pair_is_made_once_and_a_process_that_loses_the_race_takes_the_w
     store = RacingStore()
     team = TeamService(store, clock, owner("Ada"))
     here, there = FakeGateway("here"), FakeGateway("there")
-    mine = PushService(store, LogReads(store), clock, here, team)
-    store.rival = PushService(store, LogReads(store), clock, there, team)
+    mine = PushService(store, LogReads(store), clock, here, team, FakeResolver())
+    store.rival = PushService(store, LogReads(store), clock, there, team, FakeResolver())
     assert mine.key_pair() == ("there-public-1", "there-private-1")  # its own lost: it read the winner's
     assert (here.keys_made, there.keys_made) == (1, 1)
     assert mine.public_key(ctx) == {"ok": True, "publicKey": "there-public-1"}
     assert [type(e.event) for e in store.read_stream(push.STREAM)] == [push.VapidKeyGenerated]
-    fresh = PushService(store, LogReads(store), clock, FakeGateway("fresh"), team)
+    fresh = PushService(store, LogReads(store), clock, FakeGateway("fresh"), team, FakeResolver())
     assert fresh.key_pair() == ("there-public-1", "there-private-1") and fresh.gateway.keys_made == 0
 
 
@@ -225,3 +226,92 @@ def test_a_run_out_of_time_stops_cleanly_and_the_next_one_finishes(world, clock,
     service.send_due(report, lambda: next(calls, True))
     assert not report.complete and report.counts["sent"] == 1
     assert send(service).counts["sent"] == 2
+
+
+@pytest.mark.parametrize(("endpoint", "addresses", "message"), [
+    ("http://127.0.0.1:9001/2018-06-01/runtime/invocation/next", None, "https://"),  # Lambda's runtime API
+    ("https://2130706433/internal-admin", None, "not an address on this machine"),
+    ("https://0x7f000001/internal-admin", None, "not an address on this machine"),
+    ("https://metadata.google.internal/computeMetadata/v1/", None, "not a name on this network"),
+    ("https://127.0.0.1.nip.io/internal-admin", ["127.0.0.1"], "resolves to an address on this machine"),
+    ("https://rebind.example/x", [PUBLIC_ADDRESS, "10.0.0.7"], "resolves to an address on this machine"),
+    ("https://metadata.example/latest", ["169.254.169.254"], "resolves to an address on this machine"),
+    ("https://v6.example/latest", ["fd00:ec2::254"], "resolves to an address on this machine"),
+    ("https://nowhere.example/x", [], "does not resolve"),
+])
+def test_an_endpoint_inside_this_network_or_unresolvable_is_refused_and_nothing_is_stored(
+        world, ctx, endpoint, addresses, message):
+    store, _, _, _, service = world
+    host = endpoint.split("/")[2]
+    if addresses is not None:
+        service.resolve.table[host] = addresses
+    with pytest.raises(InvalidInput, match=message):
+        subscribe(service, ctx, endpoint)
+    assert store.read_stream(push.STREAM) == []
+
+
+def test_the_host_is_resolved_again_at_send_time_and_a_device_now_inside_is_not_contacted(world, clock, ctx):
+    """DNS rebinding: the host resolved to an internet address when it subscribed, to this machine an hour later."""
+    store, memories, _, gateway, service = world
+    subscribe(service, ctx, "https://push.example/phone")
+    subscribe(service, ctx, "https://other.example/laptop")
+    memory = memories.capture(ctx, "Renew the passport", [], "api", anchor=(clock.now + 1, "due"))
+    clock.advance(1)
+    service.resolve.table["push.example"] = ["127.0.0.1"]
+    service.resolve.asked.clear()
+
+    report = send(service)
+    assert [endpoint for endpoint, _, _ in gateway.sent] == ["https://other.example/laptop"]
+    assert {k: report.counts[k] for k in ("sent", "refused", "failed")} == {"sent": 1, "refused": 1, "failed": 0}
+    assert "push.example" in service.resolve.asked  # at send time, not from what subscribe saw
+    assert report.errors == ["push.example: refused, not a push service on the internet"]
+    assert [r["result"] for r in report.results] == ["refused", "sent"]
+    assert "https://push.example/phone" in service.state().devices  # kept: tried again, and checked again, next hour
+    assert pushed(store, memory.id)[0].devices == (push.device_id("https://other.example/laptop"),)
+
+    tested = service.test(ctx)  # the admin's test send checks the same way
+    assert (tested["counts"]["refused"], tested["counts"]["sent"]) == (1, 1) and len(gateway.sent) == 2
+
+    service.resolve.table["push.example"] = [PUBLIC_ADDRESS]
+    assert send(service).counts["sent"] == 1 and gateway.sent[-1][0] == "https://push.example/phone"
+
+
+def test_a_host_that_no_longer_resolves_is_not_contacted_and_tried_again_next_run(world, clock, ctx):
+    _, memories, _, gateway, service = world
+    subscribe(service, ctx, "https://push.example/phone")
+    memories.capture(ctx, "Renew the passport", [], "api", anchor=(clock.now + 1, "due"))
+    clock.advance(1)
+    service.resolve.table["push.example"] = []
+    report = send(service)
+    assert (report.counts["failed"], report.counts["refused"], gateway.sent) == (1, 0, [])
+    assert report.errors == ["push.example: unreachable"]
+    service.resolve.table.pop("push.example")
+    assert send(service).counts["sent"] == 1
+
+
+def test_a_device_stored_before_the_rule_is_not_contacted(world, clock, ctx):
+    """A loopback endpoint subscribed while plain http to loopback was accepted stays in the log: never POSTed to."""
+    store, memories, _, gateway, service = world
+    service._append(ctx, 0, [push.PushSubscribed("http://127.0.0.1:9001/internal-admin", p256dh(), AUTH)])
+    memories.capture(ctx, "Renew the passport", [], "api", anchor=(clock.now + 1, "due"))
+    clock.advance(1)
+    service.resolve.table["127.0.0.1"] = ["127.0.0.1"]
+    assert send(service).counts["refused"] == 1 and gateway.sent == []
+
+
+def test_loopback_push_services_are_accepted_only_with_the_test_only_setting(clock, ctx):
+    store = InMemoryEventStore()
+    memories = memory_service(clock, store)
+    team = TeamService(store, clock, owner("Ada"))
+    resolver = FakeResolver({"127.0.0.1": ["127.0.0.1"], "10.0.0.1": ["10.0.0.1"]})
+    strict = PushService(store, LogReads(store), clock, FakeGateway(), team, resolver)
+    with pytest.raises(InvalidInput):
+        subscribe(strict, ctx, "http://127.0.0.1:8123/push")
+    loose = PushService(store, LogReads(store), clock, FakeGateway(), team, resolver, allow_loopback=True)
+    assert subscribe(loose, ctx, "http://127.0.0.1:8123/push")["changed"]
+    with pytest.raises(InvalidInput):  # loopback only: the rest of this network stays out
+        subscribe(loose, ctx, "https://10.0.0.1/push")
+    memories.capture(ctx, "Renew the passport", [], "api", anchor=(clock.now + 1, "due"))
+    clock.advance(1)
+    assert send(strict).counts["refused"] == 1 and strict.gateway.sent == []
+    assert send(loose).counts["sent"] == 1 and loose.gateway.sent[0][0] == "http://127.0.0.1:8123/push"

@@ -1,4 +1,5 @@
-"""A push gateway for tests: records what it is asked to send and answers 201 (or the status set per endpoint)."""
+"""A push gateway for tests, which records what it is asked to send and answers 201 (or the status set per endpoint),
+and a resolver that answers from a table instead of DNS."""
 
 import json
 
@@ -28,3 +29,22 @@ def p256dh() -> str:
     """A browser's subscription key: a fresh P-256 public key, base64url."""
     key = ec.generate_private_key(ec.SECP256R1()).public_key()
     return encode(key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint))
+
+
+PUBLIC_ADDRESS = "93.184.215.14"  # what FakeResolver answers for a host it was not told about: an internet address
+
+
+class FakeResolver:
+    """DNS for tests (no network): each host's addresses from `table`, a public address for any other host; a host
+    mapped to no address does not resolve (OSError, as getaddrinfo)."""
+
+    def __init__(self, table: dict[str, list[str]] | None = None) -> None:
+        self.table = dict(table or {})
+        self.asked: list[str] = []
+
+    def __call__(self, host: str) -> list[str]:
+        self.asked.append(host)
+        addresses = self.table.get(host, [PUBLIC_ADDRESS])
+        if not addresses:
+            raise OSError(f"{host}: Name or service not known")
+        return addresses

@@ -5,10 +5,14 @@ stream's expected version, so two processes generating a key at once keep one); 
 `ReminderPushed(when_at, devices)` on the memory's own stream, so the sender never sends one anchor to one device
 twice, sends again once a snooze moves the anchor, and shows up in the memory's timeline. Delivery is at least
 once: a run killed between a send and its record sends that one again next time.
+
+An endpoint is a request any member can make the brain send, so its host is resolved when it subscribes and again
+before every send, and the brain POSTs only to push services on the internet (domain/push.py says which addresses
+those are; the gateway connects only to the addresses it checked itself).
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +23,7 @@ from ..domain.identity import Identity
 from ..domain.memory import Memory, fold
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
-from ..ports.push import PushGateway
+from ..ports.push import UNREACHABLE, PushGateway
 from ..ports.read_model import EntryReads
 from .handling import Context, envelopes, require_admin, retrying
 from .handling import system as system_context
@@ -28,7 +32,8 @@ from .team import TeamService
 TTL_SECONDS = 24 * 3600  # a push service keeps a reminder this long for a device that is offline
 MAX_REMINDERS = 500  # memories one run pushes; the rest wait for the next run
 RESULTS_SHOWN = 50  # per-device results a run reports (the counts cover all of them)
-COUNTS = ("due", "reminders", "sent", "failed", "gone", "already_sent")
+COUNTS = ("due", "reminders", "sent", "failed", "gone", "refused", "already_sent")
+Resolve = Callable[[str], Sequence[str]]  # a host's addresses, every one getaddrinfo gives; OSError when it has none
 
 
 @dataclass
@@ -45,9 +50,19 @@ class PushReport:
 
     def record(self, device: push.Device, status: int, **extra: Any) -> str:
         result = push.outcome(status)
+        error = (f"{device.host}: HTTP {status}" if status else f"{device.host}: unreachable") if (
+            result == "failed") else ""
+        return self._note(device, status, result, error, extra)
+
+    def refuse(self, device: push.Device, **extra: Any) -> str:
+        """Not contacted: its endpoint is not a push service on the internet (now)."""
+        return self._note(device, UNREACHABLE, "refused", f"{device.host}: refused, not a push service on the "
+                          "internet", extra)
+
+    def _note(self, device: push.Device, status: int, result: str, error: str, extra: dict[str, Any]) -> str:
         self.add(result)
-        if result == "failed" and len(self.errors) < 5:
-            self.errors.append(f"{device.host}: HTTP {status}" if status else f"{device.host}: unreachable")
+        if error and len(self.errors) < 5:
+            self.errors.append(error)
         if len(self.results) < RESULTS_SHOWN:
             self.results.append({"device": device.id, "host": device.host, "status": status, "result": result,
                                  **extra})
@@ -56,12 +71,15 @@ class PushReport:
 
 class PushService:
     def __init__(self, store: EventStore, read_model: EntryReads, clock: Clock, gateway: PushGateway,
-                 team: TeamService, window_ms: int = push.DUE_WINDOW_MS) -> None:
+                 team: TeamService, resolve: Resolve, allow_loopback: bool = False,
+                 window_ms: int = push.DUE_WINDOW_MS) -> None:
         self.store = store
         self.read_model = read_model
         self.clock = clock
         self.gateway = gateway
         self.team = team
+        self.resolve = resolve
+        self.allow_loopback = allow_loopback  # test-only: a push service on this machine's loopback
         self.window_ms = window_ms
         self._keys: tuple[str, str] | None = None  # the first key stays forever: kept once read
 
@@ -94,18 +112,20 @@ class PushService:
                   content_free: object) -> dict[str, Any]:
         """Register (or replace) one device of the caller's."""
         actor = ctx.identity.actor_id
+        registration = push.subscription(endpoint, p256dh, auth, content_free, self.allow_loopback)
+        host = push.host_of(registration.endpoint)
+        push.check_resolved(host, self._addresses(host), self.allow_loopback)
 
         def attempt() -> list[object]:
             state = self.state()
-            events = push.subscribe(state, actor, endpoint, p256dh, auth, content_free)
+            events = push.subscribe(state, actor, registration)
             if events:
                 self._append(ctx, state.version, events)
             return events
 
         events = retrying(attempt)
-        registered = push.check_endpoint(endpoint)
-        return {"ok": True, "device": push.device_id(registered), "content_free": push.check_flag(content_free),
-                "changed": bool(events)}
+        return {"ok": True, "device": push.device_id(registration.endpoint),
+                "content_free": registration.content_free, "changed": bool(events)}
 
     def unsubscribe(self, ctx: Context, endpoint: object) -> dict[str, Any]:
         """Remove one of the caller's devices; `removed` false when the caller had no such device."""
@@ -126,12 +146,11 @@ class PushService:
     def test(self, ctx: Context) -> dict[str, Any]:
         """A fixed notification to each of the caller's devices (admin only), and what each push service said."""
         require_admin(ctx)
-        report = PushReport(counts={"sent": 0, "failed": 0, "gone": 0})
+        report = PushReport(counts={"sent": 0, "failed": 0, "gone": 0, "refused": 0})
         private = self.key_pair()[1]
         devices = self.state().of(ctx.identity.actor_id)
         for device in devices:
-            status = self.gateway.send(device, _json(push.TEST_NOTIFICATION), 60, private)
-            if report.record(device, status) == "gone":
+            if self._deliver(device, _json(push.TEST_NOTIFICATION), 60, private, report) == "gone":
                 self._gone(device)
         return {"ok": True, "devices": len(devices), "counts": report.counts, "results": report.results}
 
@@ -180,8 +199,8 @@ class PushService:
                 report.complete = False
                 break
             payload = push.reminder(memory.id, memory.content, memory.when_at, memory.when_kind, device.content_free)
-            status = self.gateway.send(device, _json(payload), TTL_SECONDS, private, topic=memory.id.replace("-", ""))
-            result = report.record(device, status, id=memory.id, workspace=memory.workspace)
+            result = self._deliver(device, _json(payload), TTL_SECONDS, private, report,
+                                   topic=memory.id.replace("-", ""), id=memory.id, workspace=memory.workspace)
             if result == "sent":
                 delivered.append(device.id)
             elif result == "gone":
@@ -191,6 +210,22 @@ class PushService:
             self._record(memory, tuple(delivered), now)
             report.add("reminders")
         return 1
+
+    def _deliver(self, device: push.Device, payload: bytes, ttl: int, private: str, report: PushReport,
+                 topic: str = "", **extra: Any) -> str:
+        """Send one message, unless the device's host no longer resolves (failed: tried next run) or now resolves
+        inside this network (refused: not contacted; the device stays, and is checked again next run)."""
+        addresses = self._addresses(device.host)
+        if addresses and not push.allowed(device.endpoint, addresses, self.allow_loopback):
+            return report.refuse(device, **extra)
+        status = self.gateway.send(device, payload, ttl, private, topic=topic) if addresses else UNREACHABLE
+        return report.record(device, status, **extra)
+
+    def _addresses(self, host: str) -> Sequence[str]:
+        try:
+            return self.resolve(host)
+        except (OSError, UnicodeError):  # UnicodeError: a label IDNA refuses (longer than 63 characters)
+            return ()
 
     def _record(self, memory: Memory, delivered: tuple[str, ...], now: int) -> None:
         stream = memory_stream(memory.id)

@@ -1,8 +1,9 @@
 """Push reminders as events: the brain's VAPID key pair and each device's subscription on the one `push` stream,
 and `ReminderPushed` on a memory's own stream, which is how the hourly sender knows what it already sent.
 
-Pure: checking a subscription, who a reminder goes to, what its payload says. The cryptography (keys, RFC 8291
-encryption, VAPID signatures) lives in adapters/push.
+Pure: checking a subscription (and which addresses the brain may POST to: an endpoint is a request any member can
+make the brain send every hour), who a reminder goes to, what its payload says. The cryptography (keys, RFC 8291
+encryption, VAPID signatures) and the DNS lookups live in adapters/push.
 """
 
 import base64
@@ -10,6 +11,7 @@ import binascii
 import hashlib
 import ipaddress
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -22,7 +24,21 @@ MAX_DEVICES = 10  # per person: a new subscription past this replaces their olde
 MAX_ENDPOINT_CHARS = 2048
 EXCERPT_CHARS = 200  # of the memory's text in a reminder: a notification shows about two lines
 TITLES = {"due": "Due now", "event": "Happening now", "wake": "Reminder"}
-LOOPBACK_NAMES = ("localhost", "localhost.")
+# Names that only mean something inside a network (RFC 6761's localhost, mDNS, ICANN's private-use .internal) and the
+# cloud metadata services' own names; single-label names (`metadata`, `instance-data`) are refused as well.
+LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa", ".localdomain")
+METADATA_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"})
+# The metadata services' addresses (AWS, GCP, Azure and OpenStack; ECS tasks; AWS over IPv6; Alibaba; Oracle): each
+# is outside the internet already, named here so that no version of Python's tables decides it alone.
+METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192"))
+# Not on the internet, whatever a Python version's `is_global` says: shared (CGNAT), IETF protocol assignments,
+# local-use NAT64.
+NOT_INTERNET = tuple(ipaddress.ip_network(n) for n in ("100.64.0.0/10", "192.0.0.0/24", "64:ff9b:1::/48"))
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # an IPv4 address reached through a NAT64 gateway, judged as that one
+HOST_NAME = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\.?")
+IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
+NUMERIC_LABEL = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]*")
 # P-256 (secp256r1): y^2 = x^3 - 3x + b over the prime p. A key that is not on the curve is refused at subscribe
 # time, not discovered at the first send.
 P256_P = 2**256 - 2**224 + 2**192 + 2**96 - 1
@@ -87,7 +103,7 @@ class Device:
 
     @property
     def host(self) -> str:
-        return urlsplit(self.endpoint).hostname or ""
+        return host_of(self.endpoint)
 
 
 @dataclass(frozen=True)
@@ -119,12 +135,16 @@ def evolve(state: PushState, event: object, actor: str = "", at: int = 0) -> Pus
     return replace(state, version=version)  # an erased event, or one of a later release
 
 
-def subscribe(state: PushState, actor: str, endpoint: object, p256dh: object, auth: object,
-              content_free: object) -> list[object]:
+def subscription(endpoint: object, p256dh: object, auth: object, content_free: object,
+                 allow_loopback: bool = False) -> PushSubscribed:
+    """A device's registration, checked (its endpoint's host is resolved and checked again by the caller)."""
+    return PushSubscribed(check_endpoint(endpoint, allow_loopback), check_key(p256dh, "subscription.keys.p256dh", 65),
+                          check_key(auth, "subscription.keys.auth", 16), check_flag(content_free))
+
+
+def subscribe(state: PushState, actor: str, event: PushSubscribed) -> list[object]:
     """The events that register a device for `actor`: none when it is registered so already; the person's
     oldest device goes when they would have more than MAX_DEVICES."""
-    event = PushSubscribed(check_endpoint(endpoint), check_key(p256dh, "subscription.keys.p256dh", 65),
-                           check_key(auth, "subscription.keys.auth", 16), check_flag(content_free))
     current = state.devices.get(event.endpoint)
     if current and (current.p256dh, current.auth, current.content_free, current.actor) == (
             event.p256dh, event.auth, event.content_free, actor):
@@ -134,8 +154,9 @@ def subscribe(state: PushState, actor: str, endpoint: object, p256dh: object, au
     return [*(PushUnsubscribed(d.endpoint, "replaced") for d in dropped), event]
 
 
-def check_endpoint(value: object) -> str:
-    """A push service URL: https, or http on a loopback host (a push endpoint on this machine, as in tests)."""
+def check_endpoint(value: object, allow_loopback: bool = False) -> str:
+    """A push service's URL: https, its host a name or an address on the internet. `allow_loopback` (a test-only
+    setting) lets in a push service on this machine's loopback, over plain http too."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("Missing subscription.endpoint")
     endpoint = value.strip()
@@ -147,32 +168,94 @@ def check_endpoint(value: object) -> str:
     except ValueError:
         raise InvalidInput("subscription.endpoint must be an https:// URL") from None
     host = parts.hostname or ""
-    if not host or parts.username is not None or parts.password is not None or ":" in host:
+    # Plain ASCII names only: what a URL parser or IDNA makes of anything else (%2E, fullwidth digits) is not what
+    # was checked here.
+    if not HOST_NAME.fullmatch(host) or parts.username is not None or parts.password is not None:
         raise InvalidInput("subscription.endpoint must be an https:// URL with a host name")
-    if parts.scheme == "https" and not is_internal(host):
-        return endpoint
-    if parts.scheme == "http" and is_loopback(host):
-        return endpoint
-    if parts.scheme == "https":  # the brain would POST there every hour: never to its own network's addresses
-        raise InvalidInput("subscription.endpoint must be a push service on the internet, not a private address")
-    raise InvalidInput("subscription.endpoint must be an https:// URL (http:// only on this machine's loopback)")
+    name = host.rstrip(".")
+    address = ipv4(name)
+    loopback = allow_loopback and (name == "localhost" or (address is not None and address.is_loopback))
+    if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+        raise InvalidInput("subscription.endpoint must be an https:// URL")
+    if address is None and NUMERIC_LABEL.fullmatch(name.rsplit(".", 1)[-1]):  # 256.0.0.1, 1.2.3.4.5: no host
+        raise InvalidInput("subscription.endpoint must be an https:// URL with a host name")
+    if address is not None and not reachable(str(address), allow_loopback):
+        raise InvalidInput("subscription.endpoint must be a push service on the internet, not an address on this "
+                           "machine or its network")
+    if address is None and local_name(name) and not loopback:
+        raise InvalidInput("subscription.endpoint must be a push service on the internet, not a name on this "
+                           "network")
+    return endpoint
 
 
-def is_internal(host: str) -> bool:
-    """An IP literal that is not a global address (private, link-local such as 169.254.169.254, loopback)."""
+def host_of(endpoint: str) -> str:
+    return urlsplit(endpoint).hostname or ""
+
+
+def local_name(name: str) -> bool:
+    """A name that means something only inside a network: single-label, localhost, .local, .internal, metadata."""
+    return "." not in name or name in METADATA_NAMES or name.endswith(LOCAL_SUFFIXES)
+
+
+def ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a host written as numbers names, in every form inet_aton (so getaddrinfo, so httpx) reads:
+    127.0.0.1, 127.1, 2130706433, 0x7f000001, 0177.0.0.1; None for a name."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(IPV4_PART.fullmatch(p) for p in parts):
+        return None
+    numbers = [int(p, 16) if p[:2].lower() == "0x" else int(p, 8) if p.startswith("0") else int(p) for p in parts]
+    last_bits = 8 * (5 - len(parts))  # the last part fills the bytes the others left
+    if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 1 << last_bits:
+        return None
+    value = numbers[-1]
+    for n, number in enumerate(numbers[:-1]):
+        value |= number << (24 - 8 * n)
+    return ipaddress.IPv4Address(value)
+
+
+def reachable(address: str, allow_loopback: bool = False) -> bool:
+    """Whether the brain may connect to an address: one on the internet, not loopback, private (RFC 1918,
+    fc00::/7), link-local (169.254/16, fe80::/10), shared (100.64/10), multicast, unspecified, reserved or a
+    metadata service's; an IPv6 form of an IPv4 address (mapped, 6to4, NAT64) is judged as that address."""
     try:
-        return not ipaddress.ip_address(host).is_global
-    except ValueError:
-        return False  # a name: push services are named hosts
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(address)
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = ip.ipv4_mapped or ip.sixtofour or (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in NAT64
+                                                   else None)
+        if inner is not None:
+            return reachable(str(inner), allow_loopback)
+    if allow_loopback and ip.is_loopback:
+        return True
+    return (ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_unspecified or ip.is_loopback
+                                  or ip.is_link_local or ip.is_private)
+            and ip not in METADATA_ADDRESSES and not any(ip in network for network in NOT_INTERNET))
+
+
+def on_internet(addresses: Sequence[str], allow_loopback: bool = False) -> bool:
+    """Whether a host's addresses (all getaddrinfo gave) put it on the internet: it resolved, and none is inside."""
+    return bool(addresses) and all(reachable(a, allow_loopback) for a in addresses)
+
+
+def allowed(endpoint: str, addresses: Sequence[str], allow_loopback: bool = False) -> bool:
+    """Whether the brain may POST to `endpoint` now that its host resolved to `addresses` (checked at every send:
+    a name that pointed to the internet when it subscribed may point inside since)."""
+    try:
+        check_endpoint(endpoint, allow_loopback)
+    except InvalidInput:  # stored before the rule was what it is now
+        return False
+    return on_internet(addresses, allow_loopback)
+
+
+def check_resolved(host: str, addresses: Sequence[str], allow_loopback: bool = False) -> None:
+    """Refuse a subscription whose host does not resolve, or resolves to any address inside."""
+    if not addresses:
+        raise InvalidInput(f"subscription.endpoint's host {host} does not resolve, so no push service can be "
+                           "reached there")
+    if not on_internet(addresses, allow_loopback):
+        raise InvalidInput(f"subscription.endpoint's host {host} resolves to an address on this machine or its "
+                           "network, and push goes only to services on the internet")
 
 
 def check_key(value: object, name: str, size: int) -> str:
