@@ -41,9 +41,8 @@ def world(brain):
         tokens[name] = brain.team.add_member(owner, name, role=role)["token"]
     app = create_app(brain, OWNER_TOKEN)
     with TestClient(app) as client:
-        def api(who: str):
-            client.headers["Authorization"] = f"Bearer {tokens[who]}"
-            return client
+        def api(who: str) -> "Caller":
+            return Caller(client, tokens[who])
 
         bob = api("Bob")
         assert bob.post("/projects", json={"id": "bob-secret", "name": f"Plan {SECRET}"}).status_code == 201
@@ -57,6 +56,26 @@ def world(brain):
                for who in ("owner", "Ann", "Cat")}
         bob.post("/vectorize-pending", params={"limit": 100})
         yield {"api": api, "tokens": tokens, "private": private, "other": other, "company": company, "own": own}
+
+
+class Caller:
+    """One person's requests over the shared client: their token on each request, so two people's calls can
+    interleave in one test."""
+
+    def __init__(self, client: TestClient, token: str) -> None:
+        self.client, self.token = client, token
+
+    def request(self, method: str, path: str, **kwargs):
+        return self.client.request(method, path, headers={"Authorization": f"Bearer {self.token}"}, **kwargs)
+
+    def get(self, path: str, **kwargs):
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs):
+        return self.request("POST", path, **kwargs)
+
+    def patch(self, path: str, **kwargs):
+        return self.request("PATCH", path, **kwargs)
 
 
 ID_ROUTES = (  # method, path, body or query for a memory id
@@ -157,3 +176,123 @@ def test_every_mcp_tool_keeps_to_the_callers_scope(brain, world, who):
             assert SECRET not in text and private not in text and "bob-secret" not in text, tool
 
     anyio.run(session)
+
+
+# -- issue 38: what a member or an admin may not reach (items 5-8, 10, 11) ---------------------------------------------
+
+
+def test_only_the_owner_decides_where_the_owners_captures_land(world):
+    ann, owner = world["api"]("Ann"), world["api"]("owner")
+    refused = ann.post("/team/members/default-share", json={"id": "owner", "default": "company"})
+    assert (refused.status_code, refused.json()["ok"]) == (403, False)
+    assert ann.patch("/config", json={"TEAM_DEFAULT_SHARE": "company"}).status_code == 200  # the members' default
+    stored = owner.post("/capture", json={"content": "Owner's plain note about the quarterly numbers"}).json()
+    assert (stored["workspace"], stored["visibility"]) == ("personal", "Saved in your personal workspace: only "
+                                                                        "you can read it")
+    assert world["api"]("Cat").get("/entry", params={"id": stored["id"]}).status_code == 404
+    assert owner.get("/team/me").json()["me"]["effective_default_share"] == "personal"
+    assert owner.post("/team/me/default-share", json={"default": "inherit"}).status_code == 400
+    cat = world["api"]("Cat").post("/capture", json={"content": "Cat's plain note under the team's default"}).json()
+    assert (cat["workspace"], cat["team"]) == ("company", "company")  # a member follows it, and is told so
+    assert cat["visibility"] == "Shared with the team Company: every member of it can read it"
+    assert owner.post("/team/members/default-share", json={"id": "owner", "default": "company"}).status_code == 200
+
+
+def test_an_admin_changes_only_the_teams_they_belong_to(world):
+    owner, ann = world["api"]("owner"), world["api"]("Ann")
+    members = {m["name"]: m["id"] for m in owner.get("/team/members").json()["members"]}
+    ops = owner.post("/team/workspaces", json={"name": "Ops", "members": [members["Cat"]]}).json()["workspace"]["id"]
+    joined = ann.post("/team/workspaces/members", json={"id": ops, "member": members["Ann"], "joined": True})
+    assert joined.status_code == 403, joined.text
+    assert ann.post("/team/workspaces/rename", json={"id": ops, "name": "Mine now"}).status_code == 403
+    assert ann.post("/team/members", json={"name": "Dan", "teams": [ops]}).status_code == 403
+    assert ops not in [w["id"] for w in ann.get("/team/workspaces").json()["workspaces"]]
+    assert owner.post("/team/workspaces/members", json={"id": ops, "member": members["Ann"],
+                                                        "joined": True}).status_code == 200
+    assert ann.post("/team/workspaces/rename", json={"id": ops, "name": "Operations"}).status_code == 200
+    made = ann.post("/team/workspaces", json={"name": "Ann's own"}).json()["workspace"]
+    assert made["members"] == ["Ann"]  # the admin who makes a team is in it, and so may run it
+
+
+@pytest.mark.parametrize("name", ["Owner", "owner", "ＯＷＮＥＲ", "Second Brain", "me", "ann", "Ann ", "B\u200bob",
+                                  "\u202eboB", "Bo\u0000b", "Cat\u2066"])
+def test_a_member_cannot_take_a_name_that_is_reserved_taken_or_hidden(world, name):
+    cat = world["api"]("Cat")
+    answer = cat.post("/team/profile", json={"name": name})
+    assert (answer.status_code, answer.json()["ok"]) == (400, False), answer.text
+    assert cat.get("/team/me").json()["me"]["name"] == "Cat"
+    assert world["api"]("owner").post("/team/members", json={"name": name}).status_code == 400
+
+
+def test_a_shared_memory_shows_nothing_of_its_private_past_on_any_read(world):
+    bob, cat = world["api"]("Bob"), world["api"]("Cat")
+    memory = bob.post("/capture", json={"content": "Draft of the offsite agenda",
+                                        "tags": ["secretprelabel", "confidentialtag"]}).json()["id"]
+    assert bob.post("/update", json={"id": memory, "content": "Offsite agenda, second draft",
+                                     "tags": ["hushhushtag"]}).json()["ok"]
+    assert bob.post("/append", json={"id": memory, "addition": "quiet detail 12345"}).json()["ok"]
+    assert bob.post("/update", json={"id": memory, "content": "Offsite agenda", "tags": ["agenda"]}).json()["ok"]
+    assert bob.post("/share", json={"id": memory, "workspace": "company"}).json()["ok"]
+    for params in ({"id": memory}, {"id": memory, "diff": "1"}):
+        seen = cat.get("/entry", params=params).json()["entry"]
+        before = [item for item in seen["timeline"] if item["payload"].get("before_shared")]
+        assert {"created", "updated", "tags_changed", "appended"} <= {item["event"] for item in before}
+        assert all(item["payload"] == {"before_shared": True} for item in before)
+        shown = str(seen["timeline"]) + str(seen.get("revisions", ""))
+        for secret in ("secretprelabel", "confidentialtag", "hushhushtag", "chars"):
+            assert secret not in shown, (params, secret)
+    feed = str(cat.get("/timeline", params={"id": memory}).json()["timeline"])
+    assert "secretprelabel" not in feed and "characters" not in feed and "before it was shared" in feed
+
+
+def test_a_member_does_not_rewire_links_between_other_peoples_memories(world):
+    bob, cat, ann = world["api"]("Bob"), world["api"]("Cat"), world["api"]("Ann")
+    other = bob.post("/capture", json={"content": "Travel policy lives in the handbook",
+                                       "workspace": "company"}).json()["id"]
+    assert bob.post("/link", json={"source_id": world["company"], "target_id": other}).json()["ok"]
+    pair = {"source_id": world["company"], "target_id": other}
+    for path in ("/unlink", "/link"):
+        answer = cat.post(path, json=pair | ({"type": "caused_by"} if path == "/link" else {}))
+        assert (answer.status_code, answer.json()["ok"]) == (403, False), (path, answer.text)
+    assert [c["id"] for c in cat.get("/connections", params={"id": other}).json()["connections"]] == [
+        world["company"]]
+    cats = cat.post("/capture", json={"content": "Cat's take on the handbook", "workspace": "company"}).json()["id"]
+    assert cat.post("/link", json={"source_id": cats, "target_id": other}).json()["ok"]  # one end is hers
+    assert cat.post("/unlink", json={"source_id": cats, "target_id": other}).json()["deleted"] == 1
+    assert ann.post("/unlink", json=pair).json()["deleted"] == 1  # an admin may
+
+
+def test_importing_someone_elses_id_answers_as_an_unknown_id_does(world):
+    cat = world["api"]("Cat")
+    backup = {"entries": [{"id": world["private"], "content": "Cat's own note with a colliding id",
+                           "created_at": 1_700_000_000_000}]}
+    unknown = {"entries": [{**backup["entries"][0], "id": str(uuid.uuid4())}]}
+    taken, fresh = cat.post("/import", json=backup).json(), cat.post("/import", json=unknown).json()
+    assert {k: v for k, v in taken.items()} == {k: v for k, v in fresh.items()}, taken
+    assert taken["imported"] == 1 and taken["results"] == []
+    assert SECRET in world["api"]("Bob").get("/entry", params={"id": world["private"]}).text  # Bob's is untouched
+
+
+def test_who_opened_or_recalled_a_company_memory_is_seen_by_them_and_admins_only(world):
+    company, cat, ann, bob = world["company"], world["api"]("Cat"), world["api"]("Ann"), world["api"]("Bob")
+    assert cat.get("/entry", params={"id": company}).status_code == 200  # Cat opens it
+    cat.get("/recall", params={"query": "company handbook wiki"})
+
+    def readers(api, path):
+        answer = api.get(path, params={"id": company}).json()
+        items = answer["entry"]["timeline"] if path == "/entry" else answer["timeline"]
+        kinds = [(i["event"] if path == "/entry" else i["type"], i["actor_name"]) for i in items]
+        return {k for k in kinds if k[0] in ("opened", "recalled")}
+
+    for path in ("/entry", "/timeline"):
+        assert ("opened", "Cat") in readers(ann, path), path
+        assert ("opened", "Cat") in readers(cat, path), path
+        assert not {who for _, who in readers(bob, path)} - {"Bob"}, path  # Bob sees his own reads only
+
+
+def test_a_removed_members_erasures_are_the_admins_acts(brain, world):
+    ann = world["api"]("Ann")
+    members = {m["name"]: m["id"] for m in ann.get("/team/members").json()["members"]}
+    assert ann.post("/team/members/remove", json={"id": members["Bob"]}).json()["erased_memories"] == 2
+    forgotten = [e for e in brain.store.read_all() if type(e.event).__name__ == "MemoryForgotten"]
+    assert len(forgotten) == 2 and {e.actor for e in forgotten} == {members["Ann"]}

@@ -37,7 +37,7 @@ def test_a_repeat_sent_at_once_is_blocked_and_nothing_is_stored(api):
     blocked = capture(api, "dana works at acme corp as a designer")  # before the first was even indexed
     assert blocked["ok"] is False and blocked["duplicate"] is True and blocked["matchId"] == first["id"]
     assert blocked["score"] >= 97 and blocked["message"] == "Near-exact duplicate detected — not stored"
-    assert set(blocked) == {"ok", "duplicate", "matchId", "score", "message"}
+    assert set(blocked) == {"ok", "duplicate", "matchId", "score", "message", "workspace"}
     assert api.get("/count").json() == {"count": 1}
 
 
@@ -91,7 +91,9 @@ def test_a_transcript_never_overrides_a_memory_from_another_source(api):
 def test_unrelated_and_merely_similar_notes_are_stored_plainly(api):
     capture(api, "Renew the passport before the trip to Japan")
     plain = capture(api, "The espresso machine needs descaling every month")
-    assert set(plain) == {"ok", "id", "tags"}
+    assert set(plain) == {"ok", "id", "tags", "workspace", "visibility"}
+    assert (plain["workspace"], plain["visibility"]) == ("personal", "Saved in your personal workspace: only you can "
+                                                                     "read it")
     assert api.get("/count").json() == {"count": 2}
 
 
@@ -152,7 +154,8 @@ def test_the_model_merges_overlapping_notes_into_one(smart, model):
                                                 "merged_content": only(stored)[1] + " Approved by finance."}
     merged = capture(smart, "The pricing floor for enterprise deals is $6k per year, approved by finance.")
     assert merged == {"ok": True, "id": old, "action": "merged", "tags": merged["tags"],
-                      "message": "Memories merged into a single combined entry"}
+                      "message": "Memories merged into a single combined entry", "workspace": "personal",
+                      "visibility": "Saved in your personal workspace: only you can read it"}
     assert entry(smart, old)["content"] == "The pricing floor for enterprise deals is $6k per year. Approved by finance."
     updated = [t for t in entry(smart, old)["timeline"] if t["event"] == "updated"]
     assert updated[0]["payload"]["reason"] == "merged"

@@ -16,7 +16,7 @@ from .browser import TOKEN_KEY, Dashboard
 from .conftest import Server
 from .test_dashboard import StagePrefix
 from .test_push import Browser as Device
-from .test_push import PushService, push_service  # noqa: F401  (fixture)
+from .test_push import PushService, push_service, server  # noqa: F401  (fixtures: its server may push to loopback)
 
 
 def capture(api: httpx.Client, content: str, **fields) -> str:

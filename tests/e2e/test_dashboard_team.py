@@ -214,3 +214,35 @@ def test_team_is_accessible_in_light_and_dark(dashboard: Dashboard, api, scheme:
         dashboard.open("team")
         expect(page.locator(".member")).to_have_count(4)
         assert dashboard.accessibility() == []
+
+
+def test_a_member_whose_token_an_admin_replaced_is_told_and_replaces_it_themselves(dashboard: Dashboard, api):
+    """Issue 38, item 12: an admin who replaces a member's token sees it; the member is told at sign-in, reads in
+    Settings what an admin can and cannot see, and makes a token nobody else has seen."""
+    bob = api.post("/team/members", json={"name": "Bob", "role": "member"}).json()["member"]
+    handed = api.post("/team/members/token", json={"id": bob["id"]}).json()["token"]
+    page = dashboard.page
+    page.get_by_role("button", name="Sign out").click()
+    dashboard.sign_in(handed)
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("Owner replaced your token on")
+    assert dashboard.accessibility() == []
+    notice.get_by_role("link", name="Replace my token").click()
+    access = page.locator("#token")
+    expect(access).to_contain_text("Your personal memories are read by you alone")
+    expect(access).to_contain_text("An admin who adds you or replaces your token sees that token once")
+    expect(page.locator("#token-made")).to_contain_text("Owner made the token you use")
+    access.get_by_role("button", name="Replace my token").click()
+    fresh = page.locator("#new-token")
+    expect(fresh).to_have_text(re.compile(r"^sbm_\S{20,}$"))
+    expect(notice).to_be_hidden()
+    expect(page.locator("#token-made")).to_have_text("You made this token yourself: nobody else has seen it.")
+    mine = fresh.inner_text()
+    assert whoami(dashboard.server, handed).status_code == 401  # the admin's copy is dead
+    assert whoami(dashboard.server, mine).json()["me"]["notice"] == ""
+    page.reload()  # this browser carries on with the new token
+    expect(page.locator("#nav")).to_be_visible()
+    expect(notice).to_be_hidden()
+    feed = api.get("/team/activity").json()["activity"]
+    assert [(i["type"], i["actor_name"], i["member_name"]) for i in feed[:2]] == [
+        ("token_rotated", "Bob", "Bob"), ("token_rotated", "Owner", "Bob")]

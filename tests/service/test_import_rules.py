@@ -83,11 +83,25 @@ def test_only_a_true_repeat_is_skipped(brain, ctx):
     assert (page["imported"], page["skipped"], page["failed"], page["results"]) == (0, 1, 0, [])
 
 
-def test_an_id_taken_outside_the_callers_workspaces_is_refused_whatever_it_holds(brain, ctx):
-    restore(brain, ctx, {"entries": [ENTRY]})
+@pytest.mark.parametrize("forgotten", [False, True])
+def test_an_id_taken_outside_the_callers_workspaces_answers_as_an_unknown_id_does(brain, ctx, forgotten):
+    """Nothing in Bob's answer may tell him the owner holds (or held) that id: his memory is restored as an
+    unknown id's would be, under a stand-in id, the same on a re-run, and his edges follow it there."""
+    restore(brain, ctx, {"entries": [ENTRY, OTHER]})
+    if forgotten:
+        brain.memories.forget(ctx, ENTRY["id"])
     bob = Context(Identity("bob", "Bob", "member", "personal-bob"), request_id="req-bob")
-    page = restore(brain, bob, {"entries": [ENTRY]})  # the same text, in someone else's private layer
-    assert page["results"] == [{"id": "note-1", "error": "The ID already holds a different memory"}]
+    for run in range(2):  # a re-run changes nothing, as for any id
+        page = restore(brain, bob, {"entries": [ENTRY, OTHER], "edges": [EDGE]})
+        assert page["results"] == [] and page["failed"] == page["edges_failed"] == 0
+        assert (page["imported"], page["skipped"], page["edges_imported"]) == ((2, 0, 1) if run == 0 else (0, 2, 0))
+    exported = brain.transfer.export(bob)
+    assert sorted(e["content"] for e in exported["entries"]) == sorted([ENTRY["content"], OTHER["content"]])
+    stand_in = {e["id"] for e in exported["entries"]}
+    assert ENTRY["id"] not in stand_in and OTHER["id"] not in stand_in and len(stand_in) == 2
+    assert [(e["source_id"] in stand_in, e["target_id"] in stand_in) for e in exported["edges"]] == [(True, True)]
+    mine = [e["content"] for e in brain.transfer.export(ctx)["entries"]]
+    assert mine == ([OTHER["content"]] if forgotten else [ENTRY["content"], OTHER["content"]])
 
 
 def test_an_id_listed_twice_with_different_content_restores_the_oldest_and_reports_the_other(brain, ctx):

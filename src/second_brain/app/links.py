@@ -6,7 +6,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..domain import links
-from ..domain.errors import InvalidInput, NotFound
+from ..domain.errors import Forbidden, InvalidInput, NotFound
 from ..domain.events import MemoryImported, memory_stream
 from ..domain.identity import Identity
 from ..ports.clock import Clock
@@ -42,6 +42,7 @@ class LinkService:
         if source.workspace != target.workspace:
             raise InvalidInput("Both memories must be in the same workspace: share both or keep both private",
                                code="cross_workspace_link")
+        _may_change_either(ctx, source, target)
         if link_type in links.EPISODIC_ONLY and not all("kind:episodic" in e.tags for e in (source, target)):
             raise InvalidInput(f"{link_type} links need both memories classified episodic (kind:episodic)",
                                code="kind_not_allowed")
@@ -58,6 +59,7 @@ class LinkService:
         ends = [self.read_model.get(x, ctx.identity.readable) for x in (a, b)]
         if a == b or None in ends:
             return 0  # nothing the caller can see is linked there
+        _may_change_either(ctx, *ends)  # type: ignore[arg-type]
         keys = {links.endpoints(x, y, t) + (t,) for t in types for x, y in ((a, b), (b, a))}
         return self._append_decisions(ctx, sorted(keys), links.decide_unlink, ends[0].workspace)  # type: ignore[union-attr]
 
@@ -112,6 +114,13 @@ class LinkService:
             return len(batch)
 
         return retrying(attempt)
+
+
+def _may_change_either(ctx: Context, a: EntryRow, b: EntryRow) -> None:
+    """An edge is made or removed by someone who may change one of its two memories (on a company memory, its
+    author or an admin): a member does not rewire the graph between other people's memories."""
+    if not any(ctx.identity.can_edit(end.workspace, end.actor) for end in (a, b)):
+        raise Forbidden("Only the author of one of the two memories, or an admin, may link or unlink them")
 
 
 def connection_view(connection: Connection, identity: Identity) -> dict[str, Any]:

@@ -143,7 +143,19 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
     outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
                                      idempotency_key.strip() if idempotency_key else None, projects=slugs,
                                      workspace=target)
-    return capture_response(outcome)
+    response = capture_response(outcome)
+    return response | landed(brain, ctx, target, stored=outcome.verdict.action != "block")
+
+
+def landed(brain: Brain, ctx: Context, workspace: str, stored: bool = True) -> dict[str, Any]:
+    """Where a capture went (or, blocked, would have gone), named in every answer: a note that names no workspace
+    lands by a default someone else may have set, and who can read it is the first thing its author must know."""
+    if workspace == ctx.identity.personal_workspace:
+        return {"workspace": "personal"} | (
+            {"visibility": "Saved in your personal workspace: only you can read it"} if stored else {})
+    name = brain.team.state().workspaces.get(workspace, workspace)
+    return {"workspace": "company", "team": workspace} | (
+        {"visibility": f"Shared with the team {name}: every member of it can read it"} if stored else {})
 
 
 def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:

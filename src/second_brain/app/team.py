@@ -8,6 +8,7 @@ the first.
 
 import secrets
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
@@ -69,16 +70,27 @@ class TeamService:
         if member.suspended:
             raise Unauthorized("This member's access is suspended", code="suspended")
         identity = t.identity_of(member, team)
-        return self._with_team(identity, identity.company_workspaces, team)
+        return self._with_team(identity, identity.company_workspaces, team, self._notice(member, team))
 
-    def _with_team(self, identity: Identity, teams: tuple[str, ...], team: t.Team) -> Identity:
+    def _with_team(self, identity: Identity, teams: tuple[str, ...], team: t.Team, notice: str = "") -> Identity:
         roster = {m.id: m.name for m in team.members.values()} | {self.owner.actor_id: self.owner.name,
-                                                                    "system": "Second Brain"}
+                                                                    "system": t.PRODUCT_NAME}
         return Identity(identity.actor_id, identity.name, identity.role, identity.personal_workspace, teams,
-                        roster, identity.owner)
+                        roster, identity.owner, notice)
+
+    def _notice(self, member: t.Member, team: t.Team) -> str:
+        """What a member whose token someone else replaced is told each time they sign in, until they replace it
+        themselves: who did it and when (that person saw the token, and so could read their personal layer)."""
+        if not member.token_known_to_another or member.token_set_at <= member.created_at:
+            return ""
+        by = self.owner.name if member.token_set_by == self.owner.actor_id else team.name_of(member.token_set_by)
+        when = datetime.fromtimestamp(member.token_set_at / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return (f"{by} replaced your token on {when} and saw the new one to hand it to you. Replace it yourself "
+                "(POST /team/me/token, or Settings in the dashboard) so that nobody else holds it.")
 
     def default_layer(self, ctx: Context) -> str:
-        """Where a capture that names no workspace lands: the caller's own default, else the organisation's."""
+        """Where a capture that names no workspace lands: the caller's own default, else the organisation's (never
+        for the owner, whose captures go where the owner alone says)."""
         own = self._own_default(ctx.identity, self.state())
         return self.org_default() if own == "inherit" else own
 
@@ -96,11 +108,18 @@ class TeamService:
         member = team.members.get(who.actor_id)
         own = self._own_default(who, team)
         org = self.org_default()
+        made_by = member.token_set_by if member else who.actor_id
         return {"ok": True, "me": {
             "id": who.actor_id, "name": who.name, "email": member.email if member else "", "role": who.role,
             "owner": who.owner, "default_share": own, "org_default_share": org,
             "effective_default_share": org if own == "inherit" else own,
             "teams": self._teams_of(who, team),
+            # Who made the token in use (an admin adding or rotating it saw it once), and the notice if another
+            # person replaced it: the member learns it at their next sign-in, whatever client they use.
+            "token_made_by": self.owner.name if made_by == self.owner.actor_id else team.name_of(made_by),
+            "token_made_at": member.token_set_at if member else None,
+            "token_known_to_another": bool(member and member.token_known_to_another),
+            "notice": self._notice(member, team) if member else "",
         }}
 
     def roster(self, ctx: Context) -> dict[str, Any]:
@@ -125,9 +144,20 @@ class TeamService:
                 for w in team.workspaces if w in identity.company_workspaces]
 
     def set_own_default(self, ctx: Context, default: object) -> dict[str, Any]:
-        value = t.check_share(default)
+        value = _share_for(ctx.identity.actor_id, default)
         self._append(ctx, lambda team: [t.DefaultShareSet(ctx.identity.actor_id, value)])
         return self.me(ctx)
+
+    def rotate_own_token(self, ctx: Context) -> dict[str, Any]:
+        """A member replaces their own token: the new one is shown to them alone, this once, and the one an admin
+        made (and saw) stops working."""
+        if ctx.identity.owner:
+            raise InvalidInput("The owner's token comes from the deployment (BRAIN_AUTH_TOKEN)")
+        token = new_token()
+        team = self._append(ctx, lambda team: [t.MemberTokenRotated(team.member(ctx.identity.actor_id).id,
+                                                                    t.token_hash(token))])
+        return {"ok": True, "member": self._admin_view(team.member(ctx.identity.actor_id)), "token": token,
+                "message": "Store this token now: it is shown only once, and nobody else has seen it"}
 
     def update_profile(self, ctx: Context, member_id: str | None, name: object = None, email: object = None,
                        role: object = None) -> dict[str, Any]:
@@ -140,7 +170,8 @@ class TeamService:
         def decide(team: t.Team) -> list[object]:
             member = team.member(target)
             changed = t.MemberProfileChanged(
-                target, t.check_name(name) if name is not None else member.name,
+                target, team.check_unique_name(t.check_name(name), target, self.owner.name) if name is not None
+                else member.name,
                 t.check_email(email) if email is not None else member.email,
                 t.check_role(role) if role is not None else member.role)
             same = (changed.name, changed.email, changed.role) == (member.name, member.email, member.role)
@@ -171,7 +202,8 @@ class TeamService:
 
         def decide(team: t.Team) -> list[object]:
             for workspace in chosen:
-                team.workspace(workspace)  # an unknown team is a 404
+                self._require_team_admin(ctx, team.workspace(workspace))  # an unknown team is a 404
+            team.check_unique_name(event.name, member_id, self.owner.name)
             return [event]
 
         team = self._append(ctx, decide)
@@ -204,7 +236,9 @@ class TeamService:
     def set_member_default(self, ctx: Context, member_id: str | None, default: object) -> dict[str, Any]:
         require_admin(ctx)
         target = _required_id(member_id)
-        value = t.check_share(default)
+        if target == self.owner.actor_id and not ctx.identity.owner:
+            raise Forbidden("Only the owner changes where the owner's captures land")
+        value = _share_for(target, default)
         if target == self.owner.actor_id:
             self._append(ctx, lambda team: [t.DefaultShareSet(target, value)])
             return {"ok": True, "id": target, "default_share": value}
@@ -232,16 +266,22 @@ class TeamService:
         require_admin(ctx)
         target = (workspace_id or (ctx.identity.company_workspaces or (t.COMPANY,))[0]).strip()
         value = t.check_name(name)
-        team = self._append(ctx, lambda team: [] if team.workspaces[team.workspace(target)] == value
-                            else [t.WorkspaceRenamed(target, value)])
+
+        def decide(team: t.Team) -> list[object]:
+            self._require_team_admin(ctx, team.workspace(target))
+            return [] if team.workspaces[target] == value else [t.WorkspaceRenamed(target, value)]
+
+        team = self._append(ctx, decide)
         return {"ok": True, "workspace": {"id": target, "name": team.workspaces[target]}}
 
     def create_team(self, ctx: Context, name: object, members: object = None) -> dict[str, Any]:
-        """Another company workspace; the owner is in every one, the members named join it."""
+        """Another company workspace; the owner is in every one, the admin who creates it and the members named
+        join it."""
         require_admin(ctx)
         value = t.check_name(name)
         workspace_id = "company-" + secrets.token_hex(6)
-        joining = _member_ids(members)
+        creator = () if ctx.identity.owner else (ctx.identity.actor_id,)
+        joining = tuple(dict.fromkeys((*creator, *_member_ids(members))))
         team = self._append(ctx, lambda team: [t.TeamCreated(workspace_id, value), *(
             t.MembershipChanged(workspace_id, team.member(m).id, True) for m in joining)])
         return {"ok": True, "workspace": {"id": workspace_id, "name": value, "primary": False, "kind": "company",
@@ -259,7 +299,7 @@ class TeamService:
             raise InvalidInput("Missing or empty workspace id")
 
         def decide(team: t.Team) -> list[object]:
-            team.workspace(workspace)
+            self._require_team_admin(ctx, team.workspace(workspace))
             current = team.member(target)
             return [] if (workspace in current.teams) == member else [t.MembershipChanged(workspace, target, member)]
 
@@ -336,13 +376,19 @@ class TeamService:
         return item
 
     @staticmethod
+    def _require_team_admin(ctx: Context, workspace: str) -> None:
+        """A team's membership and name are changed by the owner, or by an admin who belongs to that team."""
+        if not ctx.identity.owner and workspace not in ctx.identity.company_workspaces:
+            raise Forbidden("Only the owner or an admin of that team may change it")
+
+    @staticmethod
     def _admin_view(member: t.Member) -> dict[str, Any]:
         return {"id": member.id, "name": member.name, "email": member.email, "role": member.role, "owner": False,
                 "suspended": member.suspended, "default_share": member.default_share, "teams": list(member.teams),
                 "created_at": member.created_at}
 
     def _fold(self, history: list[Envelope]) -> t.Team:
-        return reduce(lambda team, e: t.evolve(team, e.event, e.at), history, t.Team())
+        return reduce(lambda team, e: t.evolve(team, e.event, e.at, e.actor), history, t.Team())
 
     def _append(self, ctx: Context, decide: Callable[[t.Team], list[object]]) -> t.Team:
         """Load the team, decide against it, append; again on a lost race. The team as it is afterwards."""
@@ -367,7 +413,9 @@ def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read
     and their personal projects; their company memories stay. How many memories went."""
 
     def erase(member: Identity, by: Context) -> int:
-        ctx = Context(member, by.request_id)  # forget checks the right to change: theirs, over their own layer
+        # The admin removing them erases, with the right to change that one layer: the log names who did it.
+        acting = Identity(by.identity.actor_id, by.identity.name, by.identity.role, member.personal_workspace)
+        ctx = Context(acting, by.request_id)
         erased = 0
         while True:  # again while a pass erased something: whatever landed while it ran
             before = erased
@@ -383,6 +431,14 @@ def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read
         return erased
 
     return erase
+
+
+def _share_for(member_id: str, value: object) -> str:
+    """A capture default for this person: the owner's is their own choice, never the organisation's."""
+    share = t.check_share(value)
+    if member_id == t.OWNER_ID and share == "inherit":
+        raise InvalidInput("The owner's captures land where the owner says: default must be personal or company")
+    return share
 
 
 def _team_ids(value: object) -> tuple[str, ...]:

@@ -49,7 +49,7 @@ from ..domain.text import shorten
 from ..ports.event_store import EventMatch, EventStore
 from ..ports.read_model import EntryReads, EntryRow
 from .handling import Context
-from .views import TIMELINE_NAMES, actor_name
+from .views import TIMELINE_NAMES, actor_name, shown_to
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -148,6 +148,8 @@ class Timeline:
                 return False
             if isinstance(event, MemoryForgotten):
                 return envelope.workspace in self.identity.readable
+            if not shown_to(envelope, self.identity):
+                return False
             return self.readable(envelope.stream_id.removeprefix("memory-")) is not None
         if kind == "edge":
             ends = (getattr(event, "source_id", None), getattr(event, "target_id", None))
@@ -178,9 +180,8 @@ class Timeline:
     def _describe(self, event: object, kind: str, workspace: str = "") -> str:
         """A few words on what happened: never a memory's text, a token, a key or a setting's value; tags only of
         events written where the caller can read (not a member's while the memory was still their own)."""
-        tags = getattr(event, "tags", None)
-        if tags and kind == "memory" and workspace not in self.identity.readable:
-            return "tags changed" if isinstance(event, TagsChanged) else f"{_verb(event)} (before it was shared)"
+        if kind == "memory" and workspace not in self.identity.readable:  # the rule /entry's timeline follows
+            return f"{event_name(type(event).__name__).replace('_', ' ')} (before it was shared)"
         if isinstance(event, MemoryCaptured | MemoryImported):
             verb = _verb(event)
             return f"{verb} from {event.source}" + (f", tags: {', '.join(event.tags)}" if event.tags else "")

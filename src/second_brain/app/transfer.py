@@ -3,7 +3,9 @@
 An import is paged and idempotent: each call restores a slice of the (oldest-first) entries and, once
 they are done, in the same call a slice of the edges; ids and edges already present are skipped, and an
 id that holds other content is reported as failed. A malformed payload is refused whole before anything
-is written. Everything lands in the caller's personal workspace.
+is written. Everything lands in the caller's personal workspace. An id held outside the caller's workspaces
+(someone else's memory, even a forgotten one) is answered as an unknown id is: the memory is restored, under a
+stand-in id derived from it, and the edges naming it follow it there.
 
 Where a request has a deadline (28 s on Lambda, behind API Gateway's 29 s), a page is restored in slices and
 stops between two of them once its time budget is spent: it answers with the offsets reached, which is what a
@@ -11,6 +13,7 @@ client resends, so a large `limit` never outlives the request.
 """
 
 import time
+import uuid
 from collections.abc import Callable
 from functools import reduce
 from typing import Annotated, Any, Literal, Protocol
@@ -40,6 +43,7 @@ MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: th
                  # stream and the position counter
 BUDGET_SLICE = 40  # entries or edges restored between two looks at the time budget
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
+STAND_INS = uuid.UUID("5b0c5f8e-2f6a-4c7e-9a41-3d2f0e6b8c11")  # the namespace of stand-in ids (see Transfer._home)
 
 # The log and SQLite hold signed 64-bit integers: a larger number is a malformed payload, not a 500.
 Int64 = Annotated[int, Field(ge=text.INT64[0], le=text.INT64[1])]
@@ -180,14 +184,14 @@ class Transfer:
                 if firsts[entry.id].content == entry.content:
                     return None
                 raise InvalidInput("The ID is listed twice with different content; the first was restored")
-            stream = memory_stream(entry.id)
-            history = self.store.read_stream(stream)
+            memory_id, history = self._home(ctx, entry.id)
+            stream = memory_stream(memory_id)
             if not history:
                 return envelopes(ctx, stream, 0, _restore(entry, workspace), workspace, self.clock.now_ms())
-            here = fold(history, Memory(entry.id))
+            here = fold(history, Memory(memory_id))
             if here.forgotten:
                 raise InvalidInput("The ID belongs to a memory that was forgotten")
-            if here.workspace not in ctx.identity.readable or here.content != entry.content:
+            if here.content != entry.content:
                 raise InvalidInput("The ID already holds a different memory")
             return None  # restored before: a re-run changes nothing
 
@@ -198,7 +202,9 @@ class Transfer:
         workspace = ctx.identity.personal_workspace
 
         def plan(edge: ExportedEdge) -> list[Envelope] | None:
-            source_id, target_id = links.endpoints(edge.source_id, edge.target_id, edge.type, internal=True)
+            source_id, target_id = links.endpoints(self._home(ctx, edge.source_id.strip())[0],
+                                                   self._home(ctx, edge.target_id.strip())[0], edge.type,
+                                                   internal=True)
             if edge.provenance not in links.PROVENANCES:
                 raise InvalidInput(f"Unknown provenance: {edge.provenance}")
             if None in (self.read_model.get(x, (workspace,)) for x in (source_id, target_id)):
@@ -232,6 +238,18 @@ class Transfer:
             return envelopes(ctx, stream, state.version, [event], workspace, now)
 
         self._restore_all(projects, plan, lambda p: {"project": p.id}, "projects_", report, results)
+
+    def _home(self, ctx: Context, memory_id: str) -> tuple[str, list[Envelope]]:
+        """The id a backup's memory is restored under, and that id's stream: its own id, unless the id is held
+        outside the caller's workspaces; then a stand-in derived from it for the caller (the same on every run, so
+        a re-run and the edges find it), since nothing may tell the caller that someone else holds that id."""
+        while True:
+            history = self.store.read_stream(memory_stream(memory_id))
+            # A forgotten memory's fold keeps no workspace; its tombstone says where it was forgotten from.
+            if not history or (fold(history, Memory(memory_id)).workspace or history[-1].workspace
+                               ) in ctx.identity.readable:
+                return memory_id, history
+            memory_id = str(uuid.uuid5(STAND_INS, f"{ctx.identity.personal_workspace}/{memory_id}"))
 
     def _restore_all(self, items: list[Any], plan: Callable[[Any], list[Envelope] | None],
                      describe: Callable[[Any], dict[str, Any]], prefix: str, report: dict[str, Any],

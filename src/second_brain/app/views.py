@@ -104,7 +104,7 @@ def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope],
     view["use_count"] = row.use_count  # days someone opened it: what ranking counts, unlike recall_count
     view["when_at"] = row.when_at
     view["when_kind"] = row.when_kind if row.when_at is not None else None
-    view["timeline"] = [timeline_item(e, identity) for e in events]
+    view["timeline"] = [timeline_item(e, identity) for e in events if shown_to(e, identity)]
     for item in view["timeline"]:
         for name in REFERENCES:
             if item["payload"].get(name) in unreadable:
@@ -117,8 +117,21 @@ def timeline_item(envelope: Envelope, identity: Identity) -> dict[str, Any]:
         "event": TIMELINE_NAMES.get(envelope.type, envelope.type),
         "created_at": envelope.at,
         "actor_name": actor_name(identity, envelope.actor),
-        "payload": _payload(envelope.event),
+        "payload": {"before_shared": True} if written_unseen(envelope, identity) else _payload(envelope.event),
     }
+
+
+def shown_to(envelope: Envelope, identity: Identity) -> bool:
+    """Whether one of a memory's events shows to this caller at all: who opened or recalled a memory is seen by
+    that person and by admins only (on a company memory, the team would otherwise watch each other read)."""
+    return (not isinstance(envelope.event, (MemoryRecalled, MemoryOpened)) or identity.role == "admin"
+            or envelope.actor == identity.actor_id)
+
+
+def written_unseen(envelope: Envelope, identity: Identity) -> bool:
+    """Whether a memory's event was written while the memory lived where this caller cannot read (its author's
+    own layer, before they shared it): such an event shows that it happened, never its details (tags, sizes)."""
+    return envelope.workspace not in identity.readable
 
 
 def _payload(event: object) -> dict[str, Any]:

@@ -310,9 +310,31 @@ const NAV = [
   ["chat", "Chat"], ["backup", "Backup"],
 ];
 
-async function start() {
+/** What the signed-in person must be told at every sign-in until they act on it: someone else replaced their
+ * token (and so saw it). Settings replaces it for them. */
+function showNotice() {
+  const notice = document.getElementById("notice");
+  const text = session.me && session.me.notice;
+  notice.hidden = !text;
+  if (text) {
+    clear(notice, h("p", null, text), h("a", { href: link("settings", { section: "token" }) },
+      "Replace my token"));
+  }
+}
+
+export async function refreshMe() {
   const me = await api.get("/team/me");
   session.me = me.me;
+  showNotice();
+}
+
+/** Keep a token the person was just given (by replacing their own) for the next requests. */
+export function keepToken(value) {
+  localStorage.setItem(TOKEN_KEY, value);
+}
+
+async function start() {
+  await refreshMe();
   const nav = document.getElementById("nav");
   clear(nav, h("ul", null, NAV.filter(([, , role]) => !role || isAdmin()).map(([view, label]) =>
     h("li", null, h("a", { href: link(view), dataset: { view } }, label)))));

@@ -12,6 +12,7 @@ class Identity:
     company_workspaces: tuple[str, ...] = ()
     roster: dict[str, str] = field(default_factory=dict, compare=False, hash=False)  # actor id -> name
     owner: bool = False
+    notice: str = field(default="", compare=False, hash=False)  # what they must be told when they next sign in
 
     @property
     def readable(self) -> tuple[str, ...]:

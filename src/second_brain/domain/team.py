@@ -9,6 +9,7 @@ token is ever stored, and a removed member stays in the fold (without data) so t
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -24,6 +25,11 @@ SHARES = ("personal", "company", "inherit")
 MAX_NAME_CHARS = 120
 MAX_EMAIL_CHARS = 254
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+PRODUCT_NAME = "Second Brain"  # the actor name of what the brain does itself
+RESERVED_NAMES = ("Owner", PRODUCT_NAME, "system", "me")  # `me` is what /list?actor=me means
+# Control, format (zero-width and bidirectional marks among them), surrogate, private-use and unassigned characters,
+# and line or paragraph separators: a name is shown to others, and must look like what it is.
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,8 @@ class MemberAdded:
 
 @dataclass(frozen=True)
 class MemberTokenRotated:
+    """A member's token replaced: by an admin (who then held the new one, to hand it over) or by the member."""
+
     member_id: str
     token_hash: str
     SCHEMA: ClassVar[int] = 1
@@ -141,10 +149,17 @@ class Member:
     default_share: str = "inherit"
     created_at: int = 0
     teams: tuple[str, ...] = (COMPANY,)
+    token_set_by: str = ""  # who made the current token: an admin adding or rotating it, or the member
+    token_set_at: int = 0
 
     @property
     def personal_workspace(self) -> str:
         return f"personal-{self.id}"
+
+    @property
+    def token_known_to_another(self) -> bool:
+        """Whether someone other than the member made (and so saw) the token they hold now."""
+        return self.token_set_by not in ("", self.id)
 
 
 @dataclass(frozen=True)
@@ -153,7 +168,7 @@ class Team:
     is where the next append goes. The owner belongs to every company workspace."""
 
     members: dict[str, Member] = field(default_factory=dict)
-    owner_default: str = "inherit"
+    owner_default: str = "personal"  # the owner's own choice only: never the organisation's default
     workspaces: dict[str, str] = field(default_factory=lambda: {COMPANY: "Company"})
     version: int = 0
 
@@ -187,17 +202,35 @@ class Team:
         member = self.members.get(actor_id)
         return member.name if member else actor_id
 
+    def check_unique_name(self, name: str, member_id: str, owner_name: str) -> str:
+        """`name` if nobody else in the brain goes by it (in any case or width), and it is not reserved: the owner's
+        name, "Owner", the product's, or a word the API reads as someone (`me`). Former members keep theirs:
+        their company memories still carry it."""
+        wanted = name_key(name)
+        if wanted in {name_key(n) for n in (*RESERVED_NAMES, owner_name)}:
+            raise InvalidInput(f"The name {name!r} is reserved")
+        if any(name_key(m.name) == wanted for m in self.members.values() if m.id != member_id):
+            raise InvalidInput(f"Someone in this brain already goes by {name!r}: choose another name")
+        return name
+
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.strip().encode()).hexdigest()
 
 
-def evolve(team: Team, event: object, at: int = 0) -> Team:
+def name_key(name: str) -> str:
+    """What two names are compared by: compatibility-normalised and case-folded (\"ＯＷＮＥＲ\" is \"owner\")."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+def evolve(team: Team, event: object, at: int = 0, actor: str = "") -> Team:
+    """The team after `event`, written at `at` by `actor` (who made a token is what a member is told)."""
     version = team.version + 1
     members = dict(team.members)
     if isinstance(event, MemberAdded):
         members[event.member_id] = Member(event.member_id, event.name, event.email, event.role, event.token_hash,
-                                          created_at=at, teams=tuple(event.teams))
+                                          created_at=at, teams=tuple(event.teams), token_set_by=actor,
+                                          token_set_at=at)
     elif isinstance(event, MembershipChanged):
         member = members[event.member_id]
         teams = [w for w in member.teams if w != event.workspace_id] + ([event.workspace_id] if event.member else [])
@@ -205,7 +238,8 @@ def evolve(team: Team, event: object, at: int = 0) -> Team:
     elif isinstance(event, TeamCreated):
         return replace(team, workspaces={**team.workspaces, event.workspace_id: event.name}, version=version)
     elif isinstance(event, MemberTokenRotated):
-        members[event.member_id] = replace(members[event.member_id], token_hash=event.token_hash)
+        members[event.member_id] = replace(members[event.member_id], token_hash=event.token_hash, token_set_by=actor,
+                                           token_set_at=at)
     elif isinstance(event, MemberProfileChanged):
         members[event.member_id] = replace(members[event.member_id], name=event.name, email=event.email,
                                            role=event.role)
@@ -214,8 +248,9 @@ def evolve(team: Team, event: object, at: int = 0) -> Team:
     elif isinstance(event, MemberRemoved):
         members[event.member_id] = replace(members[event.member_id], removed=True, email="")
     elif isinstance(event, DefaultShareSet):
-        if event.member_id == OWNER_ID:
-            return replace(team, owner_default=event.default, version=version)
+        if event.member_id == OWNER_ID:  # "inherit", set by an earlier release, is the owner's own: personal
+            return replace(team, owner_default="personal" if event.default == "inherit" else event.default,
+                           version=version)
         members[event.member_id] = replace(members[event.member_id], default_share=event.default)
     elif isinstance(event, WorkspaceRenamed):
         return replace(team, workspaces={**team.workspaces, event.workspace_id: event.name}, version=version)
@@ -234,10 +269,13 @@ def identity_of(member: Member, team: Team | None = None) -> Identity:
 
 
 def check_name(value: object) -> str:
+    """A person's or a team's name: visible text only (no control, zero-width or bidirectional characters)."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("Missing or empty name")
     if len(value.strip()) > MAX_NAME_CHARS:
         raise InvalidInput(f"name must be at most {MAX_NAME_CHARS} characters")
+    if any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in value):
+        raise InvalidInput("name may not contain control, zero-width or bidirectional characters")
     return value.strip()
 
 

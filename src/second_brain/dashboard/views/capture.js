@@ -32,6 +32,8 @@ export function outcome(result) {
     parts.push("Stored. ", entryLink(result.id, "Open it"));
   }
   return h("div", { class: "card" }, h("p", { class: "ok" }, parts),
+    // Where it went, in words: a note that names no workspace follows a default someone else may have set.
+    result.visibility ? h("p", { class: "where" }, result.visibility, ".") : null,
     result.tags ? h("p", { class: "muted" }, "Tags: ", result.tags.join(", ")) : null);
 }
 

@@ -2,8 +2,9 @@
 // grouped by what it steers. Admins edit with the control the setting's range or choices call for, save one or all
 // changes at once (PATCH /config: the API refuses a whole patch with a sentence naming the setting, shown next to
 // the form) and reset one (DELETE /config/{key}); members see the values read-only. Stored overrides that no
-// longer apply are listed with the reason.
-import { api, clear, failure, h, heading, isAdmin } from "../app.js";
+// longer apply are listed with the reason. Above them, "Your access": who can read what, and for a member who made
+// their token (an admin adding or replacing it saw it once), with a button to replace it themselves.
+import { api, clear, failure, h, heading, isAdmin, keepToken, refreshMe, session, time } from "../app.js";
 
 const GROUPS = [
   ["ranking", "Recall ranking", "How recall finds and orders memories.", [
@@ -66,6 +67,46 @@ function read(input, meta) {
   return input.value;
 }
 
+/** Who can read what, said plainly, and the member's own token: who made it, and a way to make one nobody else saw. */
+function access() {
+  const me = session.me;
+  const result = h("div", { id: "token-result", role: "status" });
+  const replace = h("button", { type: "button", id: "replace-token", class: "secondary", onclick: async () => {
+    replace.disabled = true;
+    try {
+      const answer = await api.post("/team/me/token");
+      keepToken(answer.token); // this browser goes on with the new token; every other client needs it too
+      await refreshMe();
+      clear(result, h("p", { class: "ok" }, "Your new token (shown this once; nobody else has seen it): "),
+        h("p", null, h("code", { class: "token", id: "new-token" }, answer.token)),
+        h("p", { class: "muted" }, "Give it to every app that uses your old token (MCP clients, scripts): the old "
+          + "one no longer works."));
+      made.textContent = "You made this token yourself: nobody else has seen it.";
+    } catch (error) {
+      clear(result, failure(error));
+    } finally {
+      replace.disabled = false;
+    }
+  } }, "Replace my token");
+  const made = h("p", { id: "token-made" }, me.owner ? "Your token comes from the deployment (BRAIN_AUTH_TOKEN)."
+    : me.token_known_to_another ? `${me.token_made_by} made the token you use (${time(me.token_made_at)}) and saw `
+      + "it once, to hand it to you. Until you replace it, they could use it to act as you." : "You made this "
+      + "token yourself: nobody else has seen it.");
+  return h("section", { class: "card settings-access", id: "token", "aria-labelledby": "access-title" },
+    h("h2", { id: "access-title" }, "Your access"),
+    h("ul", null,
+      h("li", null, "Your personal memories are read by you alone: no member, admin or the owner can list, "
+        + "recall or open them through the app, the API or MCP."),
+      h("li", null, "What you share with a team, every member of that team reads; its author or an admin may "
+        + "change it. Who opened or recalled a shared memory is shown to that person and to admins only."),
+      h("li", null, "Admins see the team's activity (members added, tokens replaced, shares; never a memory's "
+        + "text), may suspend you, and may remove you, which erases your personal memories."),
+      h("li", null, "An admin who adds you or replaces your token sees that token once. You are told when "
+        + "someone else replaced it; replace it yourself and nobody else holds it."),
+      h("li", null, "Whoever runs the server (or its cloud account) can read the data files themselves.")),
+    made, me.owner ? null : replace, result);
+}
+
 export default {
   title: "Settings",
   async render(main) {
@@ -81,6 +122,7 @@ export default {
     }
     const status = h("div", { class: "settings-status", id: "settings-status" });
     const controls = new Map();
+    const mine = access(); // kept across redraws: a token just shown stays on screen
 
     const say = (error) => clear(status, failure(error));
     const changes = () => {
@@ -199,7 +241,7 @@ export default {
       } }, sections, h("div", { class: "settings-bar" }, saveAll, status)) : h("div", null, sections);
       const zoneList = admin ? h("datalist", { id: "setting-zones" }, zones().map((zone) => h("option",
         { value: zone }))) : null;
-      clear(main, head, summary, ignored, form, zoneList);
+      clear(main, head, mine, summary, ignored, form, zoneList);
     };
     draw();
   },

@@ -43,6 +43,7 @@ from . import (
 )
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
+CORS_METHODS = ["GET", "POST", "OPTIONS"]
 
 
 def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | None = None,
@@ -96,9 +97,10 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.add_middleware(RequestScope, foreground=brain.foreground)
     app.add_middleware(
         EnvelopeCORS,
-        allow_origins=cors_origins(brain.settings, public_url),
-        allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+        allow_origins=brain.settings.cors_origins or ["*"],
+        allow_methods=CORS_METHODS,
         allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"],
+        expose_headers=["X-Request-Id", "Retry-After"],
     )
     return app
 
@@ -145,7 +147,10 @@ class RequestScope:
 
 
 class EnvelopeCORS(CORSMiddleware):
-    """CORS for the configured origins; a refused preflight answers in the error envelope like every failure."""
+    """The reference's CORS: any origin may call the API (`*`, never with credentials: a bearer token is not
+    ambient, so an origin check would protect nothing and only break browser clients), with GET, POST and
+    OPTIONS, and preflights need no token. BRAIN_CORS_ORIGINS narrows the origins; a refused preflight answers in
+    the error envelope like every failure. /mcp keeps its own Origin and Host checks (DNS rebinding)."""
 
     def preflight_response(self, request_headers: Headers) -> Response:
         response = super().preflight_response(request_headers)
@@ -153,14 +158,6 @@ class EnvelopeCORS(CORSMiddleware):
             return response
         return JSONResponse({"ok": False, "error": bytes(response.body).decode()}, status_code=400,
                             headers={"Vary": "Origin"})
-
-
-def cors_origins(settings: Settings, public_url: str | None = None) -> list[str]:
-    """BRAIN_CORS_ORIGINS, else the service's own origin: no other site's pages may call it unless configured."""
-    if settings.cors_origins:
-        return settings.cors_origins
-    public = urlsplit(public_url or settings.public_url or f"http://{settings.host}:{settings.port}")
-    return [f"{public.scheme}://{public.netloc}"]
 
 
 def transport_security(settings: Settings, public_url: str | None = None) -> TransportSecuritySettings:

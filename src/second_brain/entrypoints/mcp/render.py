@@ -11,11 +11,13 @@ LIST_SNIPPET_CHARS = 400
 
 def render_recall(response: dict[str, Any], budget: int) -> str:
     results = response["results"]
+    notice = f"Notice: {response['notice']}\n\n" if response.get("notice") else ""
     if not results:
-        return response.get("message", "Nothing found matching that query.")
+        return notice + response.get("message", "Nothing found matching that query.")
     head = f"{len(results)} memor{'y' if len(results) == 1 else 'ies'} for \"{response['query_used']}\", best first"
     if response.get("semantic_unavailable"):
         head += " (semantic search is unavailable: exact words only)"
+    head = notice + head
     blocks = [_block(n, r, f"score {r['score']}", r["content"], r["truncated"], r["full_length"])
               for n, r in enumerate(results, 1)]
     return _bounded(head + ":", blocks, budget)

@@ -55,12 +55,14 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
     mcp: MCPServer = MCPServer("second-brain", title="Second Brain", version=__version__, instructions=INSTRUCTIONS)
 
     async def call(operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Run a (blocking) operation off the event loop; a brain error becomes the tool's error text."""
+        """Run a (blocking) operation off the event loop; a brain error becomes the tool's error text. What the
+        caller must be told (someone else replaced their token) heads every answer that is an object."""
         ctx = Context(identity(), f"mcp-{uuid.uuid4().hex}")
         try:
-            return await anyio.to_thread.run_sync(functools.partial(operation, brain, ctx, *args, **kwargs))
+            result = await anyio.to_thread.run_sync(functools.partial(operation, brain, ctx, *args, **kwargs))
         except BrainError as exc:
             raise ToolError(exc.message) from exc
+        return {"notice": ctx.identity.notice, **result} if ctx.identity.notice and isinstance(result, dict) else result
 
     def budget() -> int:
         return brain.config.value("RECALL_OUTPUT_BUDGET")
