@@ -18,7 +18,7 @@ class Settings(BaseSettings):
         "requests addressed to its host, besides localhost.")
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins (scheme://host[:port], comma-separated) whose browser pages may "
-        "call the API; unset: only the service's own origin (BRAIN_PUBLIC_URL, else http://host:port).")
+        "call the API; unset: any origin, as in the reference (tokens are sent by hand, never by the browser).")
     auth_token: SecretStr | None = Field(
         None, description="Owner bearer token; when unset one is generated on first start and saved in data_dir."
     )

@@ -19,6 +19,7 @@ from second_brain.domain.team import token_hash
 from second_brain.entrypoints.api.app import create_app
 from second_brain.entrypoints.mcp import build_mcp
 from tests.support.brains import make_brain
+from tests.support.push import p256dh
 
 OWNER_TOKEN = "isolation-owner-token"
 SECRET = "zanzibarite"
@@ -296,3 +297,43 @@ def test_a_removed_members_erasures_are_the_admins_acts(brain, world):
     assert ann.post("/team/members/remove", json={"id": members["Bob"]}).json()["erased_memories"] == 2
     forgotten = [e for e in brain.store.read_all() if type(e.event).__name__ == "MemoryForgotten"]
     assert len(forgotten) == 2 and {e.actor for e in forgotten} == {members["Ann"]}
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9001/2018-06-01/runtime/invocation/next",
+                                      "https://2130706433/wpush", "https://0x7f000001/wpush",
+                                      "https://169.254.169.254/latest/meta-data", "https://[::ffff:10.0.0.1]/w",
+                                      "https://metadata.google.internal/computeMetadata/v1/"])
+def test_a_member_cannot_make_the_brain_post_inside_its_own_network(world, endpoint):
+    """Item 9: a push endpoint is where the hourly sender POSTs; nothing on this machine or its network."""
+    subscription = {"endpoint": endpoint, "keys": {"p256dh": p256dh(), "auth": "c2VjcmV0LWF1dGgtMTY"}}
+    answer = world["api"]("Cat").post("/push/subscribe", json={"subscription": subscription})
+    assert (answer.status_code, answer.json()["ok"]) == (400, False), answer.text
+
+
+def test_a_member_is_told_over_mcp_and_rest_that_someone_else_replaced_their_token(brain, world):
+    """Item 12: until Cat replaces it herself, every answer that is an object (and every recall) says who did it."""
+    owner = world["api"]("owner")
+    members = {m["name"]: m["id"] for m in owner.get("/team/members").json()["members"]}
+    handed = owner.post("/team/members/token", json={"id": members["Cat"]}).json()["token"]
+    identity = brain.team.member_identity(token_hash(handed))
+    assert identity.notice.startswith("Owner replaced your token on ")
+    mcp = build_mcp(brain, lambda: identity)
+
+    async def told() -> tuple[str, str]:
+        remembered = await mcp.call_tool("remember", {"content": "Cat's note after the token change"})
+        recalled = await mcp.call_tool("recall", {"query": "token change"})
+        return remembered.content[0].text, recalled.content[0].text
+
+    remembered, recalled = anyio.run(told)
+    assert '"notice": "Owner replaced your token on' in remembered
+    assert recalled.startswith("Notice: Owner replaced your token on")
+    world["tokens"]["Cat"] = handed
+    cat = world["api"]("Cat")
+    assert cat.get("/team/me").json()["me"]["notice"] == identity.notice
+    mine = cat.post("/team/me/token").json()["token"]
+    assert cat.get("/team/me").status_code == 401  # the handed token is gone
+    world["tokens"]["Cat"] = mine
+    me = world["api"]("Cat").get("/team/me").json()["me"]
+    assert (me["notice"], me["token_known_to_another"], me["token_made_by"]) == ("", False, "Cat")
+    assert brain.team.member_identity(token_hash(mine)).notice == ""
+    assert owner.post("/team/me/token").status_code == 400  # the owner's token is the deployment's

@@ -51,3 +51,38 @@ def test_defaults_and_checks():
         with pytest.raises(InvalidInput):
             check(bad)
     assert t.check_email(None) == "" and t.check_name("  Bob ") == "Bob"
+
+
+def test_the_fold_knows_who_made_each_token_and_whether_someone_else_replaced_it():
+    team = reduce(lambda team, step: t.evolve(team, step[0], step[1], step[2]), [
+        (t.MemberAdded("m-1", "Bob", "", "member", "h1"), 1_000, "owner"),
+        (t.MemberTokenRotated("m-1", "h2"), 1_000, "m-ann"),
+    ], t.Team())
+    bob = team.members["m-1"]
+    assert (bob.token_set_by, bob.token_known_to_another, bob.token_replaced_by_another) == ("m-ann", True, True)
+    added = t.evolve(t.Team(), t.MemberAdded("m-1", "Bob", "", "member", "h1"), 1_000, "owner").members["m-1"]
+    assert (added.token_known_to_another, added.token_replaced_by_another) == (True, False)
+    mine = t.evolve(team, t.MemberTokenRotated("m-1", "h3"), 2_000, "m-1").members["m-1"]
+    assert (mine.token_known_to_another, mine.token_replaced_by_another, mine.token_set_at) == (False, False, 2_000)
+
+
+def test_the_owner_never_inherits_the_organisations_default():
+    assert t.Team().owner_default == "personal"
+    assert folded(t.DefaultShareSet(t.OWNER_ID, "inherit")).owner_default == "personal"  # written by an old release
+    assert folded(t.DefaultShareSet(t.OWNER_ID, "company")).owner_default == "company"
+
+
+@pytest.mark.parametrize("name", ["B\u200bob", "\u202eboB", "Bo\x00b", "Cat\u2066", "Ann\u2028", "Dan\u00ad"])
+def test_a_name_with_hidden_characters_is_refused(name):
+    with pytest.raises(InvalidInput):
+        t.check_name(name)
+
+
+def test_names_are_unique_and_some_are_reserved():
+    team = folded(t.MemberAdded("m-1", "Zoë", "", "member", "h"), t.MemberRemoved("m-1", 0))
+    for taken in ("zoë", "ZOË", "Ｚｏë", "Owner", "second brain", "ME", "Ada"):
+        with pytest.raises(InvalidInput):
+            team.check_unique_name(taken, "m-2", owner_name="Ada")
+    assert team.check_unique_name("Zoë", "m-1", owner_name="Ada") == "Zoë"  # one's own name
+    assert team.check_unique_name("Zoe", "m-2", owner_name="Ada") == "Zoe"
+    assert t.check_name("Ana María 🌱") == "Ana María 🌱"

@@ -81,7 +81,7 @@ class TeamService:
     def _notice(self, member: t.Member, team: t.Team) -> str:
         """What a member whose token someone else replaced is told each time they sign in, until they replace it
         themselves: who did it and when (that person saw the token, and so could read their personal layer)."""
-        if not member.token_known_to_another or member.token_set_at <= member.created_at:
+        if not member.token_replaced_by_another:
             return ""
         by = self.owner.name if member.token_set_by == self.owner.actor_id else team.name_of(member.token_set_by)
         when = datetime.fromtimestamp(member.token_set_at / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -151,6 +151,7 @@ class Member:
     teams: tuple[str, ...] = (COMPANY,)
     token_set_by: str = ""  # who made the current token: an admin adding or rotating it, or the member
     token_set_at: int = 0
+    token_replaced: bool = False  # the current token replaced another (rather than came with the membership)
 
     @property
     def personal_workspace(self) -> str:
@@ -160,6 +161,12 @@ class Member:
     def token_known_to_another(self) -> bool:
         """Whether someone other than the member made (and so saw) the token they hold now."""
         return self.token_set_by not in ("", self.id)
+
+    @property
+    def token_replaced_by_another(self) -> bool:
+        """Whether someone else replaced the member's token (what they are told at every sign-in until they
+        replace it themselves)."""
+        return self.token_replaced and self.token_known_to_another
 
 
 @dataclass(frozen=True)
@@ -239,7 +246,7 @@ def evolve(team: Team, event: object, at: int = 0, actor: str = "") -> Team:
         return replace(team, workspaces={**team.workspaces, event.workspace_id: event.name}, version=version)
     elif isinstance(event, MemberTokenRotated):
         members[event.member_id] = replace(members[event.member_id], token_hash=event.token_hash, token_set_by=actor,
-                                           token_set_at=at)
+                                           token_set_at=at, token_replaced=True)
     elif isinstance(event, MemberProfileChanged):
         members[event.member_id] = replace(members[event.member_id], name=event.name, email=event.email,
                                            role=event.role)
