@@ -2,6 +2,7 @@
 
 import json
 import re
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from fastapi import Request
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...app.operations import int64
 from ...domain.errors import InvalidInput, TooLarge
-from ...domain.text import MAX_CONTENT_CHARS, read_int, shorten
+from ...domain.text import INT64, MAX_CONTENT_CHARS, read_int, shorten
 
 # Room for the largest allowed content, JSON-escaped, plus its tags and fields.
 MAX_BODY_BYTES = 8 * MAX_CONTENT_CHARS + 64 * 1024
@@ -41,7 +42,8 @@ async def read_body(request: Request, max_bytes: int) -> bytearray:
 def parse_object(raw: bytes | bytearray) -> dict[str, Any]:
     """A body as a JSON object (400 if it is not one), every value checked."""
     try:
-        data = json.loads(raw, parse_int=read_int, parse_constant=_no_constant) if raw.strip() else {}
+        data = json.loads(raw, parse_int=read_int, parse_float=read_number,
+                          parse_constant=_no_constant) if raw.strip() else {}
     except RecursionError:
         raise InvalidInput(f"Invalid JSON body: nested more than {MAX_DEPTH} levels deep") from None
     except (UnicodeDecodeError, ValueError):
@@ -50,6 +52,17 @@ def parse_object(raw: bytes | bytearray) -> dict[str, Any]:
         raise InvalidInput("Invalid JSON body: expected a JSON object")
     check_values(data)
     return data
+
+
+def read_number(literal: str) -> int | float:
+    """A number written with a fraction or an exponent: an integer when its value is one that fits in 64 bits, as
+    JSON and the schema's `integer` read it (5.0 is 5), else a float as before."""
+    value = Decimal(literal)
+    if value.is_zero():
+        return 0
+    if value.adjusted() < 19 and value == value.to_integral_value() and INT64[0] <= value <= INT64[1]:
+        return int(value)
+    return float(literal)
 
 
 def _no_constant(name: str) -> None:

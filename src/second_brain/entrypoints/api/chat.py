@@ -14,14 +14,16 @@ from ...app.operations import required
 from ...domain.errors import LanguageModelUnavailable
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import documented, errors
+from .openapi import documented, errors, requiring
+from .schemas import TEXT, optional, schema
 
 router = APIRouter()
 
 
 class ChatBody(Body):
-    query: StrictStr | None = None
-    memories: StrictStr | None = None
+    model_config = requiring("query")
+    query: Annotated[StrictStr | None, schema(TEXT)] = None
+    memories: Annotated[StrictStr | None, optional({"type": "string"})] = None  # the context to answer from
 
 
 ChatIn = Annotated[ChatBody, Depends(json_body(ChatBody))]

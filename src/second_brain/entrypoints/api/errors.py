@@ -44,7 +44,9 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) and exc.status_code not in STATUS_TEXT else None
-        return envelope(exc.status_code, detail or STATUS_TEXT.get(exc.status_code, "Request failed"))
+        response = envelope(exc.status_code, detail or STATUS_TEXT.get(exc.status_code, "Request failed"))
+        response.headers.update(exc.headers or {})  # a 405's Allow, which RFC 9110 requires
+        return response
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

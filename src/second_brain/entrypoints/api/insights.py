@@ -6,8 +6,9 @@ from fastapi import APIRouter, Request
 
 from ...app import operations as ops
 from .context import Ctx
-from .openapi import documented, errors, query
+from .openapi import ID, SCOPE, documented, errors, query
 from .params import int_param, text_param
+from .schemas import INT64_RANGE, SLUG
 
 router = APIRouter()
 
@@ -18,11 +19,12 @@ def brief(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 
 @router.get("/graph", responses=errors(400, 404), openapi_extra=documented(
-    None, query("seed", "Centre the graph on this readable memory"),
-    query("limit", "Most nodes, at least 1 (more than 500 is clamped)", "integer", minimum=1, default=100),
-    query("workspace", "Restrict to one layer", enum=["personal", "company"]),
-    query("team", "With workspace=company, one team (an id from GET /team/workspaces)"),
-    query("project", "Start from this project's memories; unknown: 404 with `known_projects`")))
+    None, query("seed", "Centre the graph on this readable memory", **ID),
+    query("limit", "Most nodes, at least 1 (more than 500 is clamped)", "integer",
+          **{**INT64_RANGE, "minimum": 1}, default=100),
+    SCOPE,
+    query("project", "Start from this project's memories; unknown: 404 with `known_projects`",
+          pattern=SLUG["pattern"])))
 def graph(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
     return ops.graph(request.app.state.brain, ctx, text_param(params, "seed"), int_param(params, "limit", None),

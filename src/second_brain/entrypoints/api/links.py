@@ -9,16 +9,18 @@ from ...app import as_of as as_of_ops
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import AS_OF, documented, errors, query
+from .openapi import AS_OF, ID, documented, errors, query, requiring
 from .params import text_param
+from .schemas import LINK_TYPE, MEMORY_ID, optional, schema
 
 router = APIRouter()
 
 
 class LinkBody(Body):
-    source_id: StrictStr | None = None
-    target_id: StrictStr | None = None
-    type: StrictStr | None = None
+    model_config = requiring("source_id", "target_id")
+    source_id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    target_id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    type: Annotated[StrictStr | None, optional(LINK_TYPE)] = None  # absent: relates_to
 
 
 LinkIn = Annotated[LinkBody, Depends(json_body(LinkBody))]
@@ -35,7 +37,8 @@ def unlink(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
 
 
 @router.get("/connections", responses=errors(400, 404), openapi_extra=documented(
-    None, query("id", "The entry whose neighbours to list", required=True), query("type", "One relationship type"),
+    None, query("id", "The entry whose neighbours to list", required=True, **ID),
+    query("type", "One relationship type", **LINK_TYPE),
     AS_OF))
 def connections(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params

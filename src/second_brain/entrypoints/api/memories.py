@@ -9,50 +9,93 @@ from ...app import as_of as as_of_ops
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import AS_OF, FILTERS, FLAG, documented, errors, query
+from .openapi import (
+    AS_OF,
+    FILTERS,
+    FLAG,
+    ID,
+    TEXT_QUERY,
+    documented,
+    errors,
+    link,
+    linked,
+    memory_links,
+    query,
+    requiring,
+)
 from .params import flag_param, int_param, text_param
+from .schemas import (
+    CAPTURE_PROJECT,
+    CAPTURE_TAGS,
+    CONTENT,
+    LAYER,
+    MEMORY_ID,
+    NOT_BLANK,
+    SOURCE,
+    STATUS,
+    TAGS,
+    TEAM_ID,
+    TEAM_IN_COMPANY,
+    VOLATILITY,
+    WHEN,
+    WHEN_KIND,
+    optional,
+    schema,
+)
 
 router = APIRouter()
+# `when_kind` says what `when` is, so it needs one.
+KIND_NEEDS_WHEN = {"anyOf": [{"properties": {"when_kind": {"type": "null"}}},
+                             {"required": ["when"], "properties": {"when": {"not": {"type": "null"}}}}]}
+IDEMPOTENCY_KEY = {"name": "Idempotency-Key", "in": "header", "required": False, "schema": {
+    "type": "string", "minLength": 1, "maxLength": 255, "pattern": NOT_BLANK}, "description": "Send a retry with the "
+    "same key: the note is stored once, and the retry gets the first answer (409 if its request differs)"}
 
 
 class CaptureBody(Body):
-    content: StrictStr | None = None
-    tags: list[StrictStr] | None = None
-    source: StrictStr | None = None
-    workspace: StrictStr | None = None
-    volatility: StrictStr | None = None
-    project: StrictStr | None = None
-    when: StrictStr | StrictInt | None = None  # ISO 8601 or Unix ms
-    when_kind: StrictStr | None = None
-    team: StrictStr | None = None
+    model_config = requiring("content", allOf=[TEAM_IN_COMPANY, KIND_NEEDS_WHEN])
+    content: Annotated[StrictStr | None, schema(CONTENT)] = None
+    tags: Annotated[list[StrictStr] | None, optional(CAPTURE_TAGS)] = None
+    source: Annotated[StrictStr | None, optional(SOURCE)] = None
+    workspace: Annotated[StrictStr | None, optional(LAYER)] = None
+    volatility: Annotated[StrictStr | None, optional(VOLATILITY)] = None
+    project: Annotated[StrictStr | None, optional(CAPTURE_PROJECT)] = None
+    when: Annotated[StrictStr | StrictInt | None, optional(WHEN)] = None  # ISO 8601 or Unix ms
+    when_kind: Annotated[StrictStr | None, optional(WHEN_KIND)] = None
+    team: Annotated[StrictStr | None, optional(TEAM_ID)] = None
 
 
 class ShareBody(Body):
-    id: StrictStr | None = None
-    workspace: StrictStr | None = None
-    team: StrictStr | None = None
+    model_config = requiring("id")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    workspace: Annotated[StrictStr | None, optional(LAYER)] = None  # absent: company
+    team: Annotated[StrictStr | None, optional(TEAM_ID)] = None  # ignored with workspace personal
 
 
 class AppendBody(Body):
-    id: StrictStr | None = None
-    addition: StrictStr | None = None
-    volatility: StrictStr | None = None
+    model_config = requiring("id", "addition")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    addition: Annotated[StrictStr | None, schema(CONTENT)] = None
+    volatility: Annotated[StrictStr | None, optional(VOLATILITY)] = None
 
 
 class UpdateBody(Body):
-    id: StrictStr | None = None
-    content: StrictStr | None = None
-    tags: list[StrictStr] | None = None
-    volatility: StrictStr | None = None
+    model_config = requiring("id", "content")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    content: Annotated[StrictStr | None, schema(CONTENT)] = None
+    tags: Annotated[list[StrictStr] | None, optional(TAGS)] = None
+    volatility: Annotated[StrictStr | None, optional(VOLATILITY)] = None
 
 
 class IdBody(Body):
-    id: StrictStr | None = None
+    model_config = requiring("id")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
 
 
 class StatusBody(Body):
-    id: StrictStr | None = None
-    status: StrictStr | None = None
+    model_config = requiring("id", "status")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    status: Annotated[StrictStr | None, schema(STATUS)] = None
 
 
 CaptureIn = Annotated[CaptureBody, Depends(json_body(CaptureBody))]
@@ -62,7 +105,9 @@ IdIn = Annotated[IdBody, Depends(json_body(IdBody))]
 StatusIn = Annotated[StatusBody, Depends(json_body(StatusBody))]
 ShareIn = Annotated[ShareBody, Depends(json_body(ShareBody))]
 
-@router.post("/capture", responses=errors(400, 404, 409, 413, 503), openapi_extra=documented(CaptureBody))
+@router.post("/capture", responses={**errors(400, 404, 409, 413, 503), **linked(
+    200, "Stored (`id`), folded into a stored memory, or refused as a repeat (`ok` false, `matchId`)",
+    memory_links("/id"))}, openapi_extra=documented(CaptureBody, IDEMPOTENCY_KEY))
 def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     return ops.capture(request.app.state.brain, ctx, body.content, body.tags, body.source, body.workspace,
                        body.volatility, body.project, body.when, body.when_kind,
@@ -104,7 +149,9 @@ def filter_args(request: Request) -> dict[str, Any]:
             "project": text_param(params, "project"), "team": text_param(params, "team")}
 
 
-@router.get("/list", responses=errors(400, 404), openapi_extra=documented(
+@router.get("/list", responses={**errors(400, 404), **linked(200, "The newest memories first", {
+    **memory_links("/0/id"), "LinkTwo": link("/link", "post", "A link between the two newest memories", body={
+        "source_id": "$response.body#/0/id", "target_id": "$response.body#/1/id"})})}, openapi_extra=documented(
     None, query("n", "Entries to return, clamped to 1-100", "integer", minimum=1, maximum=100, default=20), *FILTERS,
     AS_OF))
 def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
@@ -116,7 +163,7 @@ def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/entry", responses=errors(400, 404), openapi_extra=documented(
-    None, query("id", "The entry id", required=True), AS_OF,
+    None, query("id", "The entry id", required=True, **ID), AS_OF,
     query("diff", "`1`: add `revisions`, each version of the memory with the text changes between them", **FLAG)))
 def entry(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     brain, params = request.app.state.brain, request.query_params
@@ -146,7 +193,7 @@ def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 
 @router.get("/recall", responses=errors(400, 404, 503), openapi_extra=documented(
-    None, query("query", "Natural-language search query", required=True, minLength=1),
+    None, query("query", "Natural-language search query", required=True, **TEXT_QUERY),
     query("topK", "Most results, clamped to 1-20", "integer", minimum=1, maximum=20, default=5),
     query("hops", "Graph expansion depth, clamped to 0-3", "integer", minimum=0, maximum=3),
     query("full", "`1`: complete contents instead of snippets", **FLAG), *FILTERS, AS_OF))

@@ -2,36 +2,59 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import StrictStr
 
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import FLAG, documented, errors, query
+from .openapi import FLAG, SCOPE, documented, errors, link, linked, query, requiring
 from .params import flag_param, text_param
+from .schemas import (
+    ALIASES,
+    DESCRIPTION,
+    LAYER,
+    PROJECT_NAME,
+    PROJECT_STATUS,
+    SLUG,
+    TEAM_ID,
+    TEAM_IN_COMPANY,
+    optional,
+    schema,
+)
 
 router = APIRouter()
-SCOPE = (query("workspace", "Restrict to one layer", enum=["personal", "company"]),
-         query("team", "With workspace=company, one team (an id from GET /team/workspaces)"))
+# Without an `id`, the slug is made from the name: it needs a letter or digit to make one of.
+SLUG_FROM_NAME = {"anyOf": [{"required": ["id"], "properties": {"id": {"type": "string"}}},
+                            {"properties": {"name": {"pattern": "[A-Za-z0-9]"}}}]}
+PROJECT = "$response.body#/project/id"
 
 
-class ProjectBody(Body):
-    id: StrictStr | None = None
-    name: StrictStr | None = None
-    description: StrictStr | None = None
-    aliases: list[StrictStr] | None = None
-    status: StrictStr | None = None
-    workspace: StrictStr | None = None
-    team: StrictStr | None = None
+class NewProjectBody(Body):
+    model_config = requiring("name", allOf=[TEAM_IN_COMPANY, SLUG_FROM_NAME])
+    id: Annotated[StrictStr | None, optional(SLUG)] = None
+    name: Annotated[StrictStr | None, schema(PROJECT_NAME)] = None
+    description: Annotated[StrictStr | None, optional(DESCRIPTION)] = None
+    aliases: Annotated[list[StrictStr] | None, optional(ALIASES)] = None
+    workspace: Annotated[StrictStr | None, optional(LAYER)] = None
+    team: Annotated[StrictStr | None, optional(TEAM_ID)] = None
 
 
-ProjectIn = Annotated[ProjectBody, Depends(json_body(ProjectBody))]
+class ProjectChangesBody(Body):
+    name: Annotated[StrictStr | None, optional(PROJECT_NAME)] = None
+    description: Annotated[StrictStr | None, optional(DESCRIPTION)] = None
+    aliases: Annotated[list[StrictStr] | None, optional(ALIASES)] = None
+    status: Annotated[StrictStr | None, optional(PROJECT_STATUS)] = None
+
+
+NewProjectIn = Annotated[NewProjectBody, Depends(json_body(NewProjectBody))]
+ProjectChangesIn = Annotated[ProjectChangesBody, Depends(json_body(ProjectChangesBody))]
+Slug = Annotated[str, Path(json_schema_extra=SLUG)]  # described only: an unknown slug is a 404, like any other
 
 
 @router.get("/projects", responses=errors(400, 404), openapi_extra=documented(
-    None, *SCOPE, query("include_archived", "`1`: archived projects too", **FLAG),
+    None, SCOPE, query("include_archived", "`1`: archived projects too", **FLAG),
     query("counts", "`1`: a `count` per project", **FLAG)))
 def list_projects(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
@@ -40,24 +63,30 @@ def list_projects(ctx: Ctx, request: Request) -> dict[str, Any]:
                              text_param(params, "team"))
 
 
-@router.post("/projects", status_code=201, responses=errors(400, 404, 409, 413, 503),
-             openapi_extra=documented(ProjectBody))
-def create_project(ctx: Ctx, body: ProjectIn, request: Request) -> JSONResponse:
+@router.post("/projects", status_code=201, responses={**errors(400, 404, 409, 413, 503), **linked(
+    201, "The project created", {
+        "Update": link("/projects/{slug}", "patch", "Change the project", {"slug": PROJECT}),
+        "Delete": link("/projects/{slug}", "delete", "Delete the project", {"slug": PROJECT}),
+        "List": link("/list", "get", "Its memories", {"project": PROJECT}),
+        "Graph": link("/graph", "get", "Its graph", {"project": PROJECT}),
+        "Capture": link("/capture", "post", "A memory in it", body={"project": PROJECT})})},
+             openapi_extra=documented(NewProjectBody))
+def create_project(ctx: Ctx, body: NewProjectIn, request: Request) -> JSONResponse:
     created = ops.create_project(request.app.state.brain, ctx, body.name, body.id, body.description or "",
                                  body.aliases, body.workspace, body.team)
     return JSONResponse(created, status_code=201)
 
 
 @router.patch("/projects/{slug}", responses=errors(400, 404, 409, 413, 503),
-              openapi_extra=documented(ProjectBody, *SCOPE))
-def update_project(slug: str, ctx: Ctx, body: ProjectIn, request: Request) -> dict[str, Any]:
+              openapi_extra=documented(ProjectChangesBody, SCOPE))
+def update_project(slug: Slug, ctx: Ctx, body: ProjectChangesIn, request: Request) -> dict[str, Any]:
     project = request.app.state.brain.projects.update(ctx, slug, body.name, body.description, body.aliases,
                                                       body.status, scope=scope(ctx, request))
     return {"ok": True, "project": project}
 
 
-@router.delete("/projects/{slug}", responses=errors(400, 404, 409, 503), openapi_extra=documented(None, *SCOPE))
-def delete_project(slug: str, ctx: Ctx, request: Request) -> dict[str, Any]:
+@router.delete("/projects/{slug}", responses=errors(400, 404, 409, 503), openapi_extra=documented(None, SCOPE))
+def delete_project(slug: Slug, ctx: Ctx, request: Request) -> dict[str, Any]:
     request.app.state.brain.projects.delete(ctx, slug, scope=scope(ctx, request))
     return {"ok": True, "deleted": True}
 

@@ -9,28 +9,33 @@ from starlette.concurrency import run_in_threadpool
 from ...app.maintenance.push import run_now
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import documented, errors
+from .openapi import documented, errors, requiring
+from .schemas import AUTH, ENDPOINT, P256DH, TEXT, optional, schema
 
 router = APIRouter()
 
 
 class KeysBody(Body):
-    p256dh: StrictStr | None = None  # base64url, the device's P-256 public key
-    auth: StrictStr | None = None  # base64url, its 16-byte auth secret
+    model_config = requiring("p256dh", "auth")
+    p256dh: Annotated[StrictStr | None, schema(P256DH)] = None
+    auth: Annotated[StrictStr | None, schema(AUTH)] = None
 
 
 class SubscriptionBody(Body):
-    endpoint: StrictStr | None = None
+    model_config = requiring("endpoint", "keys")
+    endpoint: Annotated[StrictStr | None, schema(ENDPOINT)] = None
     keys: KeysBody | None = None
 
 
 class SubscribeBody(Body):
+    model_config = requiring("subscription")
     subscription: SubscriptionBody | None = None  # what the browser's PushSubscription.toJSON() gives
-    content_free: StrictBool | None = None
+    content_free: Annotated[StrictBool | None, optional({"type": "boolean"})] = None
 
 
 class UnsubscribeBody(Body):
-    endpoint: StrictStr | None = None
+    model_config = requiring("endpoint")
+    endpoint: Annotated[StrictStr | None, schema(TEXT)] = None
 
 
 SubscribeIn = Annotated[SubscribeBody, Depends(json_body(SubscribeBody))]

@@ -8,24 +8,33 @@ from pydantic import StrictInt, StrictStr
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import documented, errors, query
+from .openapi import documented, errors, query, requiring
 from .params import int_param
+from .schemas import INT64_RANGE, LOOP_ACTION, MEMORY_ID, WHEN, schema
 
 router = APIRouter()
 UPCOMING_MS = 48 * 3600 * 1000
 
 
 class AnchorBody(Body):
-    id: StrictStr | None = None
-    until: StrictStr | StrictInt | None = None  # ISO 8601 or Unix ms
+    model_config = requiring("id", "until")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    until: Annotated[StrictStr | StrictInt | None, schema(WHEN)] = None  # ISO 8601 or Unix ms, in the future
+
+
+class MemoryBody(Body):
+    model_config = requiring("id")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
 
 
 class LoopBody(Body):
-    id: StrictStr | None = None
-    action: StrictStr | None = None
+    model_config = requiring("id", "action")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    action: Annotated[StrictStr | None, schema(LOOP_ACTION)] = None
 
 
 AnchorIn = Annotated[AnchorBody, Depends(json_body(AnchorBody))]
+MemoryIn = Annotated[MemoryBody, Depends(json_body(MemoryBody))]
 LoopIn = Annotated[LoopBody, Depends(json_body(LoopBody))]
 
 
@@ -39,14 +48,14 @@ def snooze(ctx: Ctx, body: AnchorIn, request: Request) -> dict[str, Any]:
     return ops.snooze(request.app.state.brain, ctx, body.id, body.until)
 
 
-@router.post("/due/clear", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AnchorBody))
-def clear(ctx: Ctx, body: AnchorIn, request: Request) -> dict[str, Any]:
+@router.post("/due/clear", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(MemoryBody))
+def clear(ctx: Ctx, body: MemoryIn, request: Request) -> dict[str, Any]:
     return ops.clear_anchor(request.app.state.brain, ctx, body.id)
 
 
 @router.get("/loops", responses=errors(400), openapi_extra=documented(
     None, query("limit", "Loops per page, clamped to 1-100", "integer", minimum=1, maximum=100, default=50),
-    query("offset", "Loops to skip", "integer", minimum=0, default=0)))
+    query("offset", "Loops to skip", "integer", **{**INT64_RANGE, "minimum": 0}, default=0)))
 def loops(ctx: Ctx, request: Request) -> dict[str, Any]:
     limit = int_param(request.query_params, "limit", 50)
     offset = int_param(request.query_params, "offset", 0)

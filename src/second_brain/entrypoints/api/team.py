@@ -7,58 +7,86 @@ from pydantic import StrictBool, StrictStr
 
 from .body import Body, json_body
 from .context import Ctx
-from .openapi import documented, errors, query
+from .openapi import documented, errors, link, linked, query, requiring
 from .params import int_param
+from .schemas import (
+    EMAIL,
+    INT64_RANGE,
+    MEMBER,
+    MEMBER_ID,
+    NAME,
+    PERSON_ID,
+    PERSON_NAME,
+    ROLE,
+    SHARE,
+    TEAM_ID,
+    optional,
+    schema,
+)
 
 router = APIRouter(prefix="/team")
+BOOLEAN = {"type": "boolean"}
+NEW_MEMBER = "$response.body#/member/id"
+NEW_TEAM = "$response.body#/workspace/id"
 
 
 class DefaultBody(Body):
-    default: StrictStr | None = None
+    model_config = requiring("default")
+    default: Annotated[StrictStr | None, schema(SHARE)] = None
 
 
 class ProfileBody(Body):
-    id: StrictStr | None = None
-    name: StrictStr | None = None
-    email: StrictStr | None = None
-    role: StrictStr | None = None
+    id: Annotated[StrictStr | None, optional(MEMBER_ID)] = None  # absent: your own (the owner has none here)
+    name: Annotated[StrictStr | None, optional(PERSON_NAME)] = None
+    email: Annotated[StrictStr | None, optional(EMAIL)] = None
+    role: Annotated[StrictStr | None, optional(ROLE)] = None
 
 
 class NewMemberBody(Body):
-    name: StrictStr | None = None
-    email: StrictStr | None = None
-    role: StrictStr | None = None
-    teams: list[StrictStr] | None = None  # company workspace ids to join; the primary team when absent
+    model_config = requiring("name")
+    name: Annotated[StrictStr | None, schema(PERSON_NAME)] = None
+    email: Annotated[StrictStr | None, optional(EMAIL)] = None
+    role: Annotated[StrictStr | None, optional(ROLE)] = None  # absent: member
+    # company workspace ids to join; the primary team when absent
+    teams: Annotated[list[StrictStr] | None, optional({"type": "array", "items": TEAM_ID})] = None
 
 
 class NewTeamBody(Body):
-    name: StrictStr | None = None
-    members: list[StrictStr] | None = None
+    model_config = requiring("name")
+    name: Annotated[StrictStr | None, schema(NAME)] = None
+    members: Annotated[list[StrictStr] | None, optional({"type": "array", "items": MEMBER_ID})] = None
 
 
 class MembershipBody(Body):
-    id: StrictStr | None = None  # the company workspace
-    member: StrictStr | None = None
-    joined: StrictBool | None = None
+    model_config = requiring("id", "member", "joined")
+    id: Annotated[StrictStr | None, schema(TEAM_ID)] = None  # the company workspace
+    member: Annotated[StrictStr | None, schema(MEMBER_ID)] = None
+    joined: Annotated[StrictBool | None, schema(BOOLEAN)] = None
 
 
 class MemberBody(Body):
-    id: StrictStr | None = None
+    model_config = requiring("id")
+    id: Annotated[StrictStr | None, schema(MEMBER_ID)] = None
 
 
 class SuspendBody(Body):
-    id: StrictStr | None = None
-    suspended: StrictBool | None = None
+    model_config = requiring("id", "suspended")
+    id: Annotated[StrictStr | None, schema(MEMBER_ID)] = None
+    suspended: Annotated[StrictBool | None, schema(BOOLEAN)] = None
 
 
 class MemberDefaultBody(Body):
-    id: StrictStr | None = None
-    default: StrictStr | None = None
+    # The owner's captures land where the owner says: never the organisation's default (`inherit`).
+    model_config = requiring("id", "default", anyOf=[{"properties": {"id": {"pattern": f"^{MEMBER}$"}}},
+                                                     {"properties": {"default": {"enum": ["personal", "company"]}}}])
+    id: Annotated[StrictStr | None, schema(PERSON_ID)] = None
+    default: Annotated[StrictStr | None, schema(SHARE)] = None
 
 
 class RenameBody(Body):
-    id: StrictStr | None = None
-    name: StrictStr | None = None
+    model_config = requiring("name")
+    id: Annotated[StrictStr | None, optional(TEAM_ID)] = None  # absent: the primary team
+    name: Annotated[StrictStr | None, schema(NAME)] = None
 
 
 DefaultIn = Annotated[DefaultBody, Depends(json_body(DefaultBody))]
@@ -96,8 +124,16 @@ def workspaces(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 @router.post("/me/default-share", responses=errors(400, 409, 413), openapi_extra=documented(DefaultBody))
 def own_default(ctx: Ctx, body: DefaultIn, request: Request) -> dict[str, Any]:
-    """Where your captures land when they name no workspace: personal, company or inherit (the team's)."""
+    """Where your captures land when they name no workspace: personal, company or inherit (the team's; not for
+    the owner, whose captures go where the owner says)."""
     return _team(request).set_own_default(ctx, body.default)
+
+
+@router.post("/me/token", responses=errors(400, 409))
+def own_token(ctx: Ctx, request: Request) -> dict[str, Any]:
+    """Replace your own token: the new one is shown to you alone, this once; the one an admin made (and saw) stops
+    working. Not for the owner, whose token comes from the deployment."""
+    return _team(request).rotate_own_token(ctx)
 
 
 @router.post("/profile", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(ProfileBody))
@@ -112,7 +148,15 @@ def members(ctx: Ctx, request: Request) -> dict[str, Any]:
     return _team(request).members(ctx)
 
 
-@router.post("/members", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(NewMemberBody))
+@router.post("/members", responses={**errors(400, 403, 404, 409, 413), **linked(200, "The member, and their token", {
+    "Profile": link("/team/profile", "post", "Change their profile", body={"id": NEW_MEMBER}),
+    "Token": link("/team/members/token", "post", "Replace their token", body={"id": NEW_MEMBER}),
+    "Suspend": link("/team/members/suspend", "post", "Suspend or restore them", body={"id": NEW_MEMBER}),
+    "Default": link("/team/members/default-share", "post", "Set their capture default", body={"id": NEW_MEMBER}),
+    "Membership": link("/team/workspaces/members", "post", "Add them to a team or take them out",
+                       body={"member": NEW_MEMBER}),
+    "Remove": link("/team/members/remove", "post", "Remove them", body={"id": NEW_MEMBER})})},
+             openapi_extra=documented(NewMemberBody))
 def add_member(ctx: Ctx, body: NewMemberIn, request: Request) -> dict[str, Any]:
     """Admin: add a member; the answer holds their token, shown this once (only its hash is kept)."""
     return _team(request).add_member(ctx, body.name, body.email, body.role, body.teams)
@@ -149,7 +193,11 @@ def rename(ctx: Ctx, body: RenameIn, request: Request) -> dict[str, Any]:
     return _team(request).rename_workspace(ctx, body.name, body.id)
 
 
-@router.post("/workspaces", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(NewTeamBody))
+@router.post("/workspaces", responses={**errors(400, 403, 404, 409, 413), **linked(200, "The team", {
+    "Rename": link("/team/workspaces/rename", "post", "Rename it", body={"id": NEW_TEAM}),
+    "Membership": link("/team/workspaces/members", "post", "Add a member or take one out", body={"id": NEW_TEAM}),
+    "Capture": link("/capture", "post", "A memory in it", body={"workspace": "company", "team": NEW_TEAM})})},
+             openapi_extra=documented(NewTeamBody))
 def create_team(ctx: Ctx, body: NewTeamIn, request: Request) -> dict[str, Any]:
     """Admin: another company workspace on this brain (a team), with the members named; the owner is in all."""
     return _team(request).create_team(ctx, body.name, body.members)
@@ -164,7 +212,7 @@ def membership(ctx: Ctx, body: MembershipIn, request: Request) -> dict[str, Any]
 
 @router.get("/activity", responses=errors(400, 403), openapi_extra=documented(
     None, query("limit", "Items per page, clamped to 1-100", "integer", minimum=1, maximum=100, default=50),
-    query("offset", "Items to skip, newest first", "integer", minimum=0, default=0)))
+    query("offset", "Items to skip, newest first", "integer", **{**INT64_RANGE, "minimum": 0}, default=0)))
 def activity(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Admin: the audit feed, newest first: administrative acts, shares and un-shares, by name."""
     params = request.query_params

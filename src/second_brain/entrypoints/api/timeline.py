@@ -7,8 +7,9 @@ from fastapi import APIRouter, Request
 from ...app import operations as ops
 from ...app.timeline import DEFAULT_LIMIT, MAX_LIMIT
 from .context import Ctx
-from .openapi import documented, errors, query
+from .openapi import ID, documented, errors, query
 from .params import int_param, text_param
+from .schemas import INT64_RANGE, MOMENT, TIMELINE_TYPE
 
 router = APIRouter()
 TIME = "ISO 8601 (without an offset: the brain's TIMEZONE) or Unix ms"
@@ -18,13 +19,14 @@ TIME = "ISO 8601 (without an offset: the brain's TIMEZONE) or Unix ms"
     None,
     query("limit", f"Events per page, clamped to 1-{MAX_LIMIT}", "integer", minimum=1, maximum=MAX_LIMIT,
           default=DEFAULT_LIMIT),
-    query("cursor", "Continue below this log position: the `next_cursor` of the page before", "integer", minimum=0),
-    query("id", "Only this memory's events and those of the edges touching it"),
+    query("cursor", "Continue below this log position: the `next_cursor` of the page before", "integer",
+          **{**INT64_RANGE, "minimum": 0}),
+    query("id", "Only this memory's events and those of the edges touching it", **ID),
     query("actor", "Only events by this author: a roster name, user id, `me` or `system`"),
     query("type", "Only these events (repeat, or separate with commas): `created`, `appended`, `updated`, "
-          "`link_created`, ...", "array", items={"type": "string"}),
-    query("after", f"Only events at/after this moment: {TIME}"),
-    query("before", f"Only events at/before this moment: {TIME}")))
+          "`link_created`, ...", "array", items=TIMELINE_TYPE),
+    query("after", f"Only events at/after this moment: {TIME}", pattern=MOMENT["pattern"]),
+    query("before", f"Only events at/before this moment: {TIME}", pattern=MOMENT["pattern"])))
 def timeline(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
     types = [name for value in params.getlist("type") for name in value.split(",")]

@@ -23,6 +23,7 @@ from .body import parse_object, read_body
 from .context import Ctx
 from .openapi import AS_OF, documented, errors, query
 from .params import int_param, text_param
+from .schemas import INT64_RANGE
 
 router = APIRouter()
 uploads = APIRouter()  # mounted only where the brain has a blob store
@@ -56,12 +57,14 @@ def import_upload(ctx: Ctx, request: Request) -> dict[str, Any]:
             "content_type": "application/json", "expires_in": URL_SECONDS}
 
 
-@router.post("/import", responses=errors(400, 413, 503), openapi_extra=documented(
-    ImportPayload, query("limit", "Rows per call, clamped to 1-1000", "integer", minimum=1, maximum=1000, default=40),
-    query("offset", "Entry offset to resume from", "integer", minimum=0, default=0),
-    query("edge_offset", "Edge offset to resume from", "integer", minimum=0, default=0),
-    query("upload", "Import the backup uploaded to this key (from POST /import/upload, where offered) instead of "
-          "the body", "string")))
+PAGE = (query("limit", "Rows per call, clamped to 1-1000", "integer", minimum=1, maximum=1000, default=40),
+        query("offset", "Entry offset to resume from", "integer", **{**INT64_RANGE, "minimum": 0}, default=0),
+        query("edge_offset", "Edge offset to resume from", "integer", **{**INT64_RANGE, "minimum": 0}, default=0))
+UPLOAD = query("upload", "Import the backup uploaded to this key (from POST /import/upload) instead of the body",
+               pattern=f"^{UPLOAD_KEY.pattern}$")
+
+
+@router.post("/import", responses=errors(400, 413, 503), openapi_extra=documented(ImportPayload, *PAGE))
 async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
     limit = int_param(params, "limit", 40, 1, 1000)
@@ -75,6 +78,12 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     finally:
         del raw
         release_freed_memory()
+
+
+# Where POST /import/upload is offered, POST /import takes `upload` too. The operation is listed again on that
+# router only to say so: the schema keeps the last description of a path and method, requests reach the first.
+uploads.add_api_route("/import", import_backup, methods=["POST"], operation_id="import_backup_or_upload",
+                      responses=errors(400, 413, 503), openapi_extra=documented(ImportPayload, *PAGE, UPLOAD))
 
 
 async def _uploaded(request: Request, key: str) -> bytearray:
