@@ -116,9 +116,8 @@ AUTH = {"type": "string", "pattern": f"^{BASE64URL}{{22}}={{0,2}}$", "descriptio
 VISIBLE = r"^[\p{L}\p{M}\p{N}\p{P}\p{S}\u0020\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]*$"
 NAME = {"type": "string", "maxLength": team.MAX_NAME_CHARS, "allOf": [{"pattern": NOT_BLANK}, {"pattern": VISIBLE}],
         "description": "Visible text: no control, zero-width or bidirectional characters"}
-# A person's name is also never one the API reads as someone else ("me") or the brain's own (domain/team.py).
-RESERVED_NAMES = ("Owner", "Second Brain", "system", "me")
-PERSON_NAME = {**NAME, "not": {"pattern": rf"^\s*({'|'.join(_anycase(n) for n in RESERVED_NAMES)})\s*$"},
+# A person's name is also never one the API reads as someone else ("me") or the brain's own.
+PERSON_NAME = {**NAME, "not": {"pattern": rf"^\s*({'|'.join(_anycase(n) for n in team.RESERVED_NAMES)})\s*$"},
                "description": "Visible text, unique in the brain (in any case), not `me`, `system`, `Owner` or "
                               "the owner's name"}
 EMAIL = {"anyOf": [{"const": ""}, {"type": "string", "maxLength": team.MAX_EMAIL_CHARS, "pattern": team.EMAIL.pattern}]}
