@@ -277,3 +277,17 @@ def test_born_by_leaves_out_memories_begun_later_in_every_search(brain, ctx, clo
     query = brain.recall.embedder.embed_query("zebra census")
     assert {h.entry_id for h in brain.recall.vectors.search(query, now, 10)} == {early, late}
     assert [h.entry_id for h in brain.recall.vectors.search(query, then, 10)] == [early]
+
+
+@pytest.mark.parametrize("created_at", [2**63 - 1, 0])
+def test_recall_finds_a_memory_restored_at_the_edge_of_time(brain, ctx, created_at):
+    """The backup format allows any signed 64-bit time: the episodic window around such a memory stays inside it
+    (it overflowed SQLite's integers, a 500 from /recall)."""
+    from second_brain.app.transfer import parse_payload
+
+    entries = [{"id": f"edge-{n}", "content": f"Zanzibar ferry timetable, page {n}", "created_at": created_at}
+               for n in range(2)]
+    brain.transfer.import_page(ctx, parse_payload({"entries": entries}))
+    assert set(recall_ids(brain, ctx, "zanzibar ferry timetable")) == {"edge-0", "edge-1"}
+    rows = brain.recall.read_model.hydrate(["edge-0"], Filters(WS))
+    assert brain.recall.read_model.neighbours([rows["edge-0"]], 2, 600_000)["edge-0"] == [("edge-1", 1)]

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from .errors import InvalidInput, NotFound
+from .errors import AlreadyExists, InvalidInput, NotFound
 from .identity import Identity
 
 STREAM = "team"
@@ -217,7 +217,7 @@ class Team:
         if wanted in {name_key(n) for n in (*RESERVED_NAMES, owner_name)}:
             raise InvalidInput(f"The name {name!r} is reserved")
         if any(name_key(m.name) == wanted for m in self.members.values() if m.id != member_id):
-            raise InvalidInput(f"Someone in this brain already goes by {name!r}: choose another name")
+            raise AlreadyExists(f"Someone in this brain already goes by {name!r}: choose another name")
         return name
 
 

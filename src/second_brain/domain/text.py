@@ -23,6 +23,12 @@ MAX_SOURCE_CHARS = 128
 MAX_ID_CHARS = 128  # no memory id is longer: ours are UUIDs, an import keeps its own up to this
 ECHO_CHARS = 40  # how much of a caller's value an error message repeats
 INT64 = (-(2**63), 2**63 - 1)  # times and counters are stored as signed 64-bit integers
+
+
+def within_int64(n: int) -> int:
+    """`n`, or the nearest signed 64-bit integer: a bound computed from a stored time (a window around it) that
+    the stores can hold."""
+    return max(INT64[0], min(INT64[1], n))
 RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
 # Tags the brain itself sets: bookkeeping, not topics.
 PIPELINE_MARKERS = frozenset(

@@ -96,8 +96,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             at, seq = entry.created_at, seqs.get(entry.id, 0)
             scope = [{"term": {"workspace": entry.workspace}}, {"term": {"source": entry.source}}]
             near: list[tuple[str, int]] = []
-            for order, beyond, window in (("desc", "lt", {"gte": at - window_ms, "lte": at}),
-                                          ("asc", "gt", {"gte": at, "lte": at + window_ms})):
+            for order, beyond, window in (("desc", "lt", {"gte": text.within_int64(at - window_ms), "lte": at}),
+                                          ("asc", "gt", {"gte": at, "lte": text.within_int64(at + window_ms)})):
                 # (created_at, seq) strictly before (or after) the entry's own, within the window
                 side = {"bool": {"minimum_should_match": 1, "should": [
                     {"range": {"created_at": {beyond: at}}},

@@ -138,8 +138,9 @@ class SQLiteKeywordSearch(SQLiteReads):
         found: dict[str, list[tuple[str, int]]] = {}
         for entry in entries:
             near: list[tuple[str, int]] = []
-            for op, order, low, high in (("<", "DESC", entry.created_at - window_ms, entry.created_at),
-                                         (">", "ASC", entry.created_at, entry.created_at + window_ms)):
+            at = entry.created_at
+            for op, order, low, high in (("<", "DESC", text.within_int64(at - window_ms), at),
+                                         (">", "ASC", at, text.within_int64(at + window_ms))):
                 rows = self._read(
                     f"SELECT id FROM entries WHERE workspace = ? AND created_at BETWEEN ? AND ? AND source = ?"
                     f" AND (created_at, rid) {op} (?, (SELECT rid FROM entries WHERE id = ?))"
