@@ -164,7 +164,9 @@ def test_the_brief_resurfaces_one_memory_all_day_and_moves_with_the_days(brain, 
         return ops.brief(brain, ctx)["resurface"]["id"]
 
     assert len({pick(day + hour * HOUR_MS) for hour in range(0, 24, 5)}) == 1
-    assert len({pick(day + n * DAY_MS) for n in range(10)}) >= 3
+    # The pick order is pseudo-random over random ids: ten days could land on two memories by chance (it did once
+    # in a full run); over forty days three or more distinct picks miss only if the rule itself is broken.
+    assert len({pick(day + n * DAY_MS) for n in range(40)}) >= 3
 
 
 # -- the graph ----------------------------------------------------------------------------------------------------

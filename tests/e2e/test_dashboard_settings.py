@@ -117,7 +117,13 @@ def test_a_member_sees_settings_read_only(dashboard):
     expect(page.locator("#setting-TIMEZONE")).to_have_text("UTC")
     expect(page.locator(".setting[data-key=DEFAULT_HOPS] .badge.changed")).to_be_visible()
     expect(page.locator("#main")).to_contain_text("Only an admin can change settings")
-    expect(page.locator("#main input, #main select, #main button")).to_have_count(0)
+    settings = page.locator("#main .settings-group")  # the settings themselves: read-only
+    expect(settings.locator("input, select, button")).to_have_count(0)
+    expect(settings.first).to_be_visible()
+    # Their own access is theirs to manage: a token an admin made (and saw) can be replaced.
+    expect(page.locator("#token-made")).to_contain_text("Owner made the token you use")
+    expect(page.locator("#main button")).to_have_count(1)
+    expect(page.get_by_role("button", name="Replace my token")).to_be_visible()
     dashboard.accessible_light_and_dark()
 
 
