@@ -57,3 +57,13 @@ def test_a_repeat_adds_nothing_in_the_same_order():
     assert adds_nothing("Dana works at Acme Corp as a designer.", "dana works at acme corp as a designer")
     assert not adds_nothing("thread 2 note 1", "thread 1 note 2")
     assert not adds_nothing("Dana works at Acme.", "Dana works at Acme and leads the brand refresh.")
+
+
+def test_a_changed_value_is_found_in_long_notes_too():
+    """Notes past 200 words are diffed with difflib's popular-word heuristic (fast on repetitive logs): one value
+    changed in the middle of a long note is still a contradiction, and a long log's next entry is not."""
+    filler = " ".join(f"item {n} of the checklist was reviewed by the team" for n in range(40))
+    old = f"{filler}. The pricing floor for enterprise deals is $6k per year. {filler}"
+    assert conflict(old, old.replace("$6k", "$8k")) == "The notes give different values for the same thing."
+    log = "Falcon migration log {n}: " + "step {n} moved shard data. " * 130
+    assert conflict(log.format(n=3), log.format(n=4)) is None
