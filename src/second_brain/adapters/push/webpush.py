@@ -17,6 +17,7 @@ import os
 import socket
 import ssl
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
@@ -50,8 +51,19 @@ class WebPushGateway:
     def __init__(self, contact: str, client: httpx.Client | None = None,
                  resolve: Callable[[str], Sequence[str]] = resolve, allow_loopback: bool = False) -> None:
         self.contact = contact  # the JWT's `sub`: how a push service reaches whoever runs the brain
-        self.client = client or pinned_client(resolve, allow_loopback)
+        self._client = client
+        self._connecting = (resolve, allow_loopback)
+        self._lock = threading.Lock()
         redact_push_requests()
+
+    @property
+    def client(self) -> httpx.Client:
+        """The pinned client, made at the first push: its TLS context takes 20 ms to load, and most starts of a
+        brain push nothing for an hour."""
+        with self._lock:
+            if self._client is None:
+                self._client = pinned_client(*self._connecting)
+            return self._client
 
     def send(self, device: Device, payload: bytes, ttl: int, vapid_private_key: str, topic: str = "") -> int:
         pushing = PUSHING.set(True)
@@ -99,8 +111,9 @@ class PinnedTransport(httpx.HTTPTransport):
 
     def __init__(self, resolve: Callable[[str], Sequence[str]], allow_loopback: bool = False,
                  verify: ssl.SSLContext | bool = True) -> None:
-        super().__init__(verify=verify)
-        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(verify=verify),
+        context = httpx.create_ssl_context(verify=verify)  # one for both pools: loading it takes 20 ms
+        super().__init__(verify=context)
+        self._pool = httpcore.ConnectionPool(ssl_context=context,
                                              max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
                                              network_backend=PinnedBackend(resolve, allow_loopback))
 
