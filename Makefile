@@ -41,12 +41,15 @@ $(CHROMIUM):
 run: $(VENV)/.installed
 	$(BIN)/brain serve --host 127.0.0.1 --port 8787 --data-dir $(DATA_DIR)
 
-test: $(VENV)/.installed-dev validate | $(CHROMIUM)
-	$(BIN)/python -m pytest
+# Every tier on every core (pytest-xdist): three workers on two cores measured fastest, as one waits on the
+# browser, a server or the OpenSearch node while the others compute. The 25 slowest tests are listed at the end.
+WORKERS ?= 3
+test: $(VENV)/.installed-dev $(TOOLS)/.validated | $(CHROMIUM)
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --durations=25
 
-# Domain, service and SQLite contract tests: no Java, no server processes (markers: see tests/conftest.py).
+# Domain, service and SQLite contract tests: no Java, no servers (markers: see tests/conftest.py).
 test-fast: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest tests/domain tests/service tests/contract -m "not opensearch and not slow"
+	$(BIN)/python -m pytest -n 2 tests/domain tests/service tests/contract -m "not opensearch and not slow"
 
 # The SAM template, checked offline: cfn-lint, then SAM's own validation with its linter.
 # The tools live in their own venv: aws-sam-cli pins versions the app does not share.
@@ -55,9 +58,15 @@ $(TOOLS)/.installed:
 	$(TOOLS)/python -m pip install --quiet --upgrade pip 'cfn-lint>=1.20,<2' 'aws-sam-cli>=1.120,<2'
 	touch $@
 
+# `make test` validates again only when the template or the layer's lock changed since the last success (a stamp);
+# a fresh clone (CI) has no stamp, so it always validates. `make validate` always does.
 validate: $(TOOLS)/.installed
 	$(TOOLS)/cfn-lint template.yaml
 	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(TOOLS)/sam validate --lint --template template.yaml
+
+$(TOOLS)/.validated: template.yaml layers/core/requirements.txt | $(TOOLS)/.installed
+	$(MAKE) validate
+	touch $@
 
 # The core layer installs layers/core/requirements.txt: pyproject's dependencies with the [aws] extra, resolved
 # for Lambda's python3.11 on manylinux x86_64 (wheels only), pinned with hashes. opensearch-py 3 pulls in gRPC

@@ -1,7 +1,12 @@
 """Shared fixtures: a clock that stands still, identities, and envelope builders; the tier markers."""
 
+import fcntl
 import itertools
 import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,12 +50,17 @@ def envelope(stream_id: str, version: int, event: object, at: int = 1_000, actor
 
 
 E2E = Path(__file__).parent / "e2e"
+SHARED = "SECOND_BRAIN_TESTS_SHARED"  # the run's shared directory (see pytest_configure)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what `make test-fast` leaves out: `opensearch` on every test that can reach the OpenSearch node (its
     fixtures include `opensearch_url`, or it is parametrized with the backend "opensearch" or "aws" that
-    `make_brain` takes), `slow` on every end-to-end test (each starts real server processes)."""
+    `make_brain` takes), `slow` on every end-to-end test (each starts real servers).
+
+    And the groups `make test` hands to its workers whole (pytest-xdist, `--dist loadgroup`): a module with
+    module-scoped fixtures (a served brain and its corpus, a browser) is one, so they are made once; every other
+    test goes to whichever worker is free."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         backends = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
@@ -58,19 +68,66 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.opensearch)
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.slow)
+        if any(d.scope != "function" and d.scope != "session" for defs in item._fixtureinfo.name2fixturedefs.values()
+               for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    # The slow kinds first, so no worker is left with a long test at the end while the others idle: real servers,
+    # then the tests on the node (started meanwhile, below), then the rest; pytest keeps the order within a kind.
+    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("opensearch")
+               else 2)
+    if not os.environ.get("OPENSEARCH_URL") and any(item.get_closest_marker("opensearch") for item in items):
+        threading.Thread(target=_start_node, name="opensearch-node", daemon=True).start()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the process that runs the session (pytest-xdist's controller, or the only process), a directory every
+    worker shares: where the one OpenSearch node of the run is started and found."""
+    if not hasattr(config, "workerinput") and SHARED not in os.environ:
+        os.environ[SHARED] = tempfile.mkdtemp(prefix="second-brain-tests-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's process stops the node a worker started, once every worker is done."""
+    if hasattr(config, "workerinput") or SHARED not in os.environ:
+        return
+    shared = Path(os.environ.pop(SHARED))
+    pid = shared / "opensearch.pid"
+    if pid.exists():
+        from tests.support.opensearch_node import stop_pid
+
+        stop_pid(int(pid.read_text()))
+    shutil.rmtree(shared, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def opensearch_url(tmp_path_factory):
-    """A reachable OpenSearch: $OPENSEARCH_URL, or the in-JVM test node, started once for the session."""
+def opensearch_url() -> Iterator[str]:
+    """A reachable OpenSearch: $OPENSEARCH_URL, or the run's in-JVM test node, shared by every worker (each brain on
+    it has indexes of its own prefix) and stopped at the end of the run. A worker that collected tests needing it
+    has begun starting it already (`_start_node`, on a thread); this waits for that, or starts it."""
     if os.environ.get("OPENSEARCH_URL"):
         yield os.environ["OPENSEARCH_URL"].rstrip("/")
         return
+    yield _start_node(wait=True)
+
+
+def _start_node(wait: bool = False) -> str:
+    """The node's address, starting it if nobody has: under a lock on a file of the run's shared directory, which
+    the first caller of every worker holds while the node builds (Maven, the first time) and turns green. Without
+    `wait`, give way to a worker that holds the lock (and answer "")."""
     from tests.support.opensearch_node import OpenSearchNode
 
-    node = OpenSearchNode(tmp_path_factory.mktemp("opensearch")).start()
-    print(f"\nOpenSearch test node green after {node.startup_seconds:.1f} s at {node.url}")
-    try:
-        yield node.url
-    finally:
-        node.stop()
+    shared = Path(os.environ[SHARED])
+    address = shared / "opensearch.url"
+    with open(shared / "opensearch.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return ""
+        if not address.exists():
+            (shared / "opensearch").mkdir(exist_ok=True)
+            node = OpenSearchNode(shared / "opensearch").start()
+            print(f"\nOpenSearch test node green after {node.startup_seconds:.1f} s at {node.url}")
+            assert node.process is not None
+            (shared / "opensearch.pid").write_text(str(node.process.pid))
+            address.write_text(node.url)
+        return address.read_text()

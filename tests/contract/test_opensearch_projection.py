@@ -1,6 +1,7 @@
 """The OpenSearch projection against the real node: writers that race, and writes that are not refreshed."""
 
 import itertools
+import os
 
 import pytest
 from opensearchpy import OpenSearch
@@ -36,7 +37,7 @@ class RacingLog(InMemoryEventStore):
 
 def indexes(url: str, log) -> tuple[OpenSearchIndex, OpenSearchIndex]:
     """Two writers (the API's inline projection and the stream projector) over one brain's indexes."""
-    prefix = f"race-{next(_prefixes)}"
+    prefix = f"race-{os.getpid()}-{next(_prefixes)}"  # pytest-xdist's workers share the node
     mine, theirs = (OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=prefix, dimension=8) for _ in range(2))
     mine.drop()
     mine.create()

@@ -13,6 +13,8 @@ from tests.support.openai_server import FakeOpenAI
 
 from .conftest import Server
 
+pytestmark = pytest.mark.model  # near-duplicates and paraphrases are judged by the packaged model
+
 
 def capture(api, content, **fields):
     response = api.post("/capture", json={"content": content, **fields})
@@ -135,7 +137,7 @@ def model():
 @pytest.fixture
 def smart(tmp_path, model):
     _, endpoint = model
-    server = Server(tmp_path / "brain", env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,
+    server = Server(tmp_path / "brain", model=True, env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,
                                              "BRAIN_LLM_MODEL": "tiny", "BRAIN_LLM_TIMEOUT": "1"}).start()
     with server.client() as api:
         yield api

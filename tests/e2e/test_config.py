@@ -88,7 +88,7 @@ def test_stored_settings_that_no_longer_hold_are_listed_and_logged_once(tmp_path
                                  [ConfigChanged({"RECENCY_FLOOR": 0.05, "MMR_LAMBDA": 2.5, "TAG_BOOST_STEP": 0.2})],
                                  "", 1))
     brain.close()
-    server = Server(tmp_path / "brain").start()
+    server = Server(tmp_path / "brain", in_process=False).start()  # its log is what is read
     with server.client() as api:
         for _ in range(3):
             view = api.get("/config").json()

@@ -190,7 +190,9 @@ def test_projects_create_edit_archive_delete(dashboard):
     expect(project_card(page, "second-brain").get_by_role("button", name="Archive")).to_be_visible()
 
     # Refused: someone else deleted it meanwhile; each action says the API's sentence next to the project, once,
-    # and never as a toast.
+    # and never as a toast. The view first finishes redrawing after the unarchive (under load, a redraw landing
+    # after the deletion took the card away before the test could press its button).
+    page.wait_for_load_state("networkidle")
     with server.client() as client:
         assert client.delete("/projects/atlas").status_code == 200
     atlas = project_card(page, "atlas")

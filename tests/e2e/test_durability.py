@@ -8,6 +8,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 
 from .conftest import Server, run_cli
 
@@ -29,7 +30,7 @@ def test_eight_threads_of_200_captures_all_land(api):
 
 
 def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
-    server = Server(tmp_path / "brain").start()
+    server = Server(tmp_path / "brain", in_process=False).start()  # the process is what is killed
     sent: dict[str, str] = {}
     acknowledged: dict[str, str] = {}
     stop = threading.Event()
@@ -61,7 +62,7 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
     for t in threads:
         t.join()
 
-    restarted = Server(server.data_dir).start()
+    restarted = Server(server.data_dir, model=True).start()  # the killed process embedded with the model
     with restarted.client() as api:
         def everything():
             # /list pages newest first: walk back with an inclusive `before` until no new id turns up
@@ -91,7 +92,7 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
 
     replay = run_cli("replay", "--data-dir", str(server.data_dir))
     assert replay.returncode == 0, replay.stderr
-    after = Server(server.data_dir).start()
+    after = Server(server.data_dir, model=True).start()
     with after.client() as api:
         assert api.get("/count").json()["count"] == count
         sample = sorted(stored)[:25]
@@ -111,6 +112,7 @@ def files_containing(directory, marker: bytes) -> list[str]:
     return found
 
 
+@pytest.mark.model  # recall must answer nothing for the forgotten text: no other note is near it by meaning
 def test_forget_means_forget(server, api):
     marker = f"FORGET-ME-{uuid.uuid4().hex}"
     for n in range(50):
@@ -135,7 +137,7 @@ def test_forget_means_forget(server, api):
 
 
 def test_a_generated_token_is_saved_owner_only_and_printed_once(tmp_path):
-    first = Server(tmp_path / "brain", token=None).start()
+    first = Server(tmp_path / "brain", token=None, in_process=False).start()  # what `brain serve` prints
     token_file = first.data_dir / "auth_token"
     token = token_file.read_text().strip()
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
@@ -143,7 +145,7 @@ def test_a_generated_token_is_saved_owner_only_and_printed_once(tmp_path):
     output = first.stop()
     assert output.count(token) == 1
 
-    second = Server(first.data_dir, token=None).start()
+    second = Server(first.data_dir, token=None, in_process=False).start()
     assert httpx.get(second.url + "/count", headers={"Authorization": f"Bearer {token}"}).status_code == 200
     assert token not in second.stop()
 

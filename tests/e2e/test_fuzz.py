@@ -102,7 +102,7 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 def server(tmp_path) -> Iterator[Server]:
     server = Server(tmp_path / "brain", env={"BRAIN_PUSH_ALLOW_LOOPBACK": "true"}).start()
     yield server
-    if server.process and server.process.poll() is None:
+    if server.running:
         server.stop()
 
 

@@ -1,5 +1,7 @@
 """The memory graph over HTTP: link, unlink, connections, and what forgetting does to edges."""
 
+import pytest
+
 
 def capture(api, content, tags=()):
     return api.post("/capture", json={"content": content, "tags": list(tags)}).json()["id"]
@@ -105,6 +107,7 @@ def test_recall_hops_bring_in_linked_memories_and_say_how(api):
     assert filtered == []
 
 
+@pytest.mark.model  # links are inferred from meaning
 def test_indexing_infers_links_between_close_memories(api):
     first = capture(api, "I am allergic to peanuts")
     second = capture(api, "I have a peanut allergy")

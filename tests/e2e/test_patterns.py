@@ -3,6 +3,10 @@ leaves it out until POST /patterns/resolve confirms it; the route's refusals."""
 
 import time
 
+import pytest
+
+pytestmark = pytest.mark.model  # a pattern's links and recall are judged with the packaged model's inferred links
+
 NOW = int(time.time() * 1000)
 DAY = 24 * 3600 * 1000
 TLS = [("Renewed the TLS certificate for the edge proxy by hand again; it took two hours of debugging the nginx "

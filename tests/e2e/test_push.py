@@ -81,7 +81,7 @@ def server(tmp_path) -> Iterator[Server]:
     """conftest's server, started with the test-only setting that lets its push endpoints be on loopback."""
     server = Server(tmp_path / "brain", env=ALLOW_LOOPBACK).start()
     yield server
-    if server.process and server.process.poll() is None:
+    if server.running:
         server.stop()
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from .conftest import Server
 
+pytestmark = pytest.mark.model  # recall quality: every server here embeds with the packaged model
+
 FILLER = [
     "Watered the tomatoes and basil this morning",
     "The espresso machine needs descaling every month",
@@ -42,7 +44,7 @@ def wait_indexed(api) -> None:
 
 @pytest.fixture(scope="module")
 def brain(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("recall") / "brain").start()
+    server = Server(tmp_path_factory.mktemp("recall") / "brain", model=True).start()
     with server.client() as api:
         for text in FILLER:
             api.post("/capture", json={"content": text, "tags": ["home"]})
@@ -141,7 +143,7 @@ def test_stats_and_vectorize_pending(brain):
 
 
 def test_keyword_only_mode_still_answers(tmp_path):
-    server = Server(tmp_path / "brain", env={"BRAIN_EMBEDDER": "none"}).start()
+    server = Server(tmp_path / "brain", model=True, env={"BRAIN_EMBEDDER": "none"}).start()
     with server.client() as api:
         memory_id = api.post("/capture", json={"content": "Handshake failed with ERR_TLS_90412"}).json()["id"]
         result = top(api, "ERR_TLS_90412")
@@ -157,7 +159,8 @@ def test_a_user_supplied_cross_encoder_reorders_ambiguous_results(tmp_path):
     from tests.support.cross_encoder import write_cross_encoder
 
     write_cross_encoder(tmp_path / "reranker", "blue")  # this "model" only cares about the word blue
-    server = Server(tmp_path / "brain", env={"BRAIN_RERANKER_DIR": str(tmp_path / "reranker")}).start()
+    server = Server(tmp_path / "brain", model=True,
+                    env={"BRAIN_RERANKER_DIR": str(tmp_path / "reranker")}).start()
     with server.client() as api:
         # Equal matches: without a model the newest (red) leads.
         # Equal notes but for the colour, named twice (one swapped word would read as a correction).
@@ -175,7 +178,7 @@ def test_results_do_not_promote_themselves_but_opened_memories_rise(tmp_path):
     answer to a query kept winning it. Here being returned is counted (recall_count) but never ranks; opening a
     memory (GET /entry) is a use, and ranks."""
     day = 86_400_000
-    server = Server(tmp_path / "brain").start()
+    server = Server(tmp_path / "brain", model=True).start()
     try:
         with server.client() as api:
             now = time.time() * 1000
@@ -226,7 +229,7 @@ CONVERSATION = [
 def test_a_question_about_someone_finds_what_they_said_not_what_was_said_to_them(tmp_path):
     """A conversation imported line by line ("<speaker>: <text>", a second apart): a question naming a speaker is
     answered by that speaker's line, not by the other side's line that names them and echoes the question."""
-    server = Server(tmp_path / "brain").start()
+    server = Server(tmp_path / "brain", model=True).start()
     try:
         with server.client() as api:
             start = int(time.time() * 1000) - 86_400_000
@@ -250,7 +253,7 @@ def test_a_brain_of_two_notes_answers_by_meaning_and_never_with_the_unrelated_on
     """Issue 13's tiny brain. "why are customers leaving" finds the drop-off note by meaning alone (cosine 0.37);
     "onboarding problems" scores it 0.11, under the deploy note (0.16) and under what a lone unrelated word reaches
     against any note (0.2-0.26), so nothing shown for it could be told from noise: the unrelated note never is."""
-    server = Server(tmp_path / "brain").start()
+    server = Server(tmp_path / "brain", model=True).start()
     try:
         with server.client() as api:
             growth = api.post("/capture", json={"content": "Users drop off at the payment step #growth"}).json()["id"]

@@ -134,6 +134,7 @@ def test_sharing_moves_a_memory_and_company_rules_hold(api, team):
     assert bob.api.get("/entry", params={"id": memory}).json()["entry"]["workspace"] == "personal"
 
 
+@pytest.mark.model  # found by meaning
 def test_a_shared_memory_is_found_by_meaning_by_the_team_and_lost_when_taken_back(api, team):
     bob, cat = team["Bob"], team["Cat"]
     memory = capture(bob, "Our biggest customer churned because invoices arrived late")

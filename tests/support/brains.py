@@ -3,6 +3,7 @@ OpenSearch (the AWS adapter) over an in-memory log, projected right after each a
 over the DynamoDB log (through moto)."""
 
 import itertools
+import os
 
 import boto3
 import pytest
@@ -18,6 +19,7 @@ from second_brain.bootstrap import Brain, assemble, build
 from second_brain.settings import Settings
 
 _prefixes = itertools.count()
+RUN = os.getpid()  # pytest-xdist's workers share one node: each keeps to index prefixes of its own
 
 
 def sqlite_brain(tmp_path, clock, embedder) -> Brain:
@@ -28,7 +30,7 @@ def opensearch_brain(url: str, tmp_path, clock, embedder, log=None, refresh: boo
     """`refresh`: every write waits until it is searchable; False as deployed (a search refreshes what this
     process wrote first)."""
     log = log or InMemoryEventStore()
-    index = OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=f"contract-{next(_prefixes)}",
+    index = OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=f"contract-{RUN}-{next(_prefixes)}",
                             dimension=embedder.dimension, refresh=refresh)
     index.drop()
     index.create()

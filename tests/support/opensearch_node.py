@@ -1,8 +1,9 @@
 """The test suite's OpenSearch: OPENSEARCH_URL if set, else one in-JVM node built from tests/opensearch-node
-(Maven, Java 17) and started on a free port for the session."""
+(Maven, Java 17) and started on a free port for the run (one node for every pytest-xdist worker)."""
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -66,3 +67,29 @@ class OpenSearchNode:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=30)
+
+
+def stop_pid(pid: int, timeout: float = 30) -> None:
+    """Stop a node started by another process of the run (a pytest-xdist worker): SIGTERM, the JVM's shutdown hook
+    closes the node; SIGKILL if it is still there after `timeout`."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if _reaped(pid):
+                return
+            os.kill(pid, 0)  # ProcessLookupError once it is gone
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+        _reaped(pid)
+    except ProcessLookupError:
+        pass
+
+
+def _reaped(pid: int) -> bool:
+    """Whether `pid`, a child of this process (a run without workers started the node itself), has exited; False
+    for another process's child, which its exit makes vanish on its own."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return False
