@@ -48,8 +48,8 @@ from .app.settings_service import SettingsService
 from .app.team import TeamService, workspace_eraser
 from .app.transfer import Transfer
 from .app.triage import Triage
-from .domain.errors import BrainError
 from .domain.identity import owner
+from .embedding import load_embedder
 from .ports.clock import Clock, SystemClock
 from .ports.embedder import Embedder
 from .ports.event_store import EventStore
@@ -60,18 +60,20 @@ from .ports.reranker import Reranker
 from .ports.vector_index import VectorIndex
 from .settings import Settings
 
-__all__ = ["Brain", "assemble", "build"]
+__all__ = ["Brain", "assemble", "build", "load_embedder"]
 log = logging.getLogger("second_brain")
 
 
-def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
-    """The brain on one machine: SQLite for the log and every projection, the packaged embedder."""
+def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None,
+          background: bool = False) -> Brain:
+    """The brain on one machine: SQLite for the log and every projection, the packaged embedder (with
+    `background`, loaded on a thread while the brain starts serving: `brain serve` and `brain mcp`)."""
     single_threaded_blas()
     settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     settings.data_dir.chmod(0o700)  # owner-only, also when an older build made it readable to every local user
     # One model session, one thread per call: a request's call (recall's query, capture's duplicate check) takes
     # one core, and background indexing runs a call per core while no request runs (see Indexer).
-    embedder = embedder or load_embedder(settings, threads=1)
+    embedder = embedder or load_embedder(settings, threads=1, background=background)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
@@ -184,29 +186,6 @@ def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: ob
             log.exception("classifying with the language model failed")
 
     executor.submit(run)
-
-
-def load_embedder(settings: Settings, threads: int = 0) -> Embedder | None:
-    """The configured embedder, or None (keyword-only recall) if it is off or cannot load. `local` is e5-small-v2
-    from its Maven jar, or MiniLM from its PyPI package when the jar is not there; `minilm` is MiniLM."""
-    if settings.embedder not in ("local", "minilm"):  # none, or a cloud embedder the AWS composition builds
-        return None
-    try:
-        from .adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder
-    except ImportError as exc:
-        log.error("semantic search is unavailable: the local model is not installed (pip install "
-                  "'second-brain[local]'): %s", exc)
-        return None
-    if settings.embedder == "local":
-        try:
-            return E5SmallEmbedder(threads=threads, jar=settings.embedder_jar)
-        except BrainError as exc:
-            log.warning("using the weaker MiniLM embedder: %s", exc.message)
-    try:
-        return MiniLMEmbedder(threads=threads)
-    except BrainError as exc:
-        log.error("semantic search is unavailable: %s", exc.message)
-        return None
 
 
 def load_llm(settings: Settings) -> LanguageModel:

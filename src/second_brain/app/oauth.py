@@ -1,34 +1,20 @@
-"""OAuth for MCP clients over the event store: the sign-in, code and token bookkeeping (`OAuthService`), the
-authorization server the `mcp` package's routes call (`BrainOAuthProvider`), and the resolver that turns an access
-token back into the identity it was granted to (`OAuthIdentities`).
+"""OAuth for MCP clients over the event store: the sign-in, code and token bookkeeping (`OAuthService`), whether
+the person behind a grant still stands (`Standing`), and the resolver that turns an access token back into the
+identity it was granted to (`OAuthIdentities`). The authorization server the `mcp` package's routes call is
+app/oauth_provider.py; this module does not import the `mcp` package (the REST API starts without it).
 
 Every client is public (token_endpoint_auth_method "none", PKCE S256): a secret minted at dynamic registration
 proves only that the caller registered, and keeping it would put a credential in the log.
 """
 
 import base64
-import functools
 import hmac
 import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any, TypeVar
-from urllib.parse import urlencode
-
-import anyio.to_thread
-from mcp.server.auth.provider import (
-    AccessToken,
-    AuthorizationCode,
-    AuthorizationParams,
-    AuthorizeError,
-    RefreshToken,
-    RegistrationError,
-    TokenError,
-    construct_redirect_uri,
-)
-from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
-from pydantic import AnyUrl, model_validator
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..domain import oauth as o
 from ..domain.errors import ConcurrencyConflict, NotFound, Unauthorized
@@ -39,7 +25,6 @@ from ..ports.event_store import EventStore
 from .handling import Context, envelopes, retrying
 from .team import TeamService
 
-T = TypeVar("T")
 SPENT = "This sign-in link has expired or was already used: start again from your app"
 CLIENT_ACTOR = "oauth-client"  # the actor of what a client does before anyone signs in
 MAX_REQUEST_ID = 16_000  # characters: a sealed request with the longest URIs and state fits many times over
@@ -103,12 +88,12 @@ class OAuthService:
                                         (o.code_stream(code), 0, [issued])])
         except ConcurrencyConflict as exc:  # allowed meanwhile, in another tab or by a replayed form
             raise NotFound(SPENT) from exc
-        return construct_redirect_uri(request.redirect_uri, code=code, state=request.state)
+        return redirect_to(request.redirect_uri, code=code, state=request.state)
 
     def deny(self, request_id: str) -> str:
         """Where the browser goes when the person declines; nothing is written (nobody signed in)."""
         request = self.pending(request_id)
-        return construct_redirect_uri(request.redirect_uri, error="access_denied",
+        return redirect_to(request.redirect_uri, error="access_denied",
                                       error_description="The person declined", state=request.state)
 
     # -- codes and tokens -------------------------------------------------------------------------------------------
@@ -282,123 +267,8 @@ class OAuthIdentities:
         return self.oauth.standing(issued.actor_id, issued.credential)
 
 
-KEPT_METADATA = ("redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "scope", "client_name",
-                 "client_id_issued_at")  # what a sealed client id carries: what the flow and the consent page read
-
-
-class BrainClient(OAuthClientInformationFull):
-    """A registered client whose loopback redirect URIs match on any port (RFC 8252 §7.3: a native app gets one
-    from its operating system each time), and whose other URIs must be exactly the registered ones. A client an
-    earlier release registered keeps only its URIs that are still acceptable."""
-
-    @model_validator(mode="after")
-    def _acceptable_uris_only(self) -> "BrainClient":
-        if self.redirect_uris:
-            self.redirect_uris = [uri for uri in self.redirect_uris if o.redirect_refusal(str(uri)) is None]
-        return self
-
-    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
-        if redirect_uri is not None and any(o.same_redirect(str(uri), str(redirect_uri))
-                                            for uri in self.redirect_uris or []):
-            return redirect_uri
-        if redirect_uri is not None:
-            raise InvalidRedirectUriError(f"Redirect URI '{redirect_uri}' not registered for client")
-        return super().validate_redirect_uri(redirect_uri)
-
-
-class BrainOAuthProvider:
-    """`OAuthAuthorizationServerProvider` for the `mcp` package's routes: `authorize` sends the person to the
-    consent page; codes and tokens live in the event store (blocking calls run off the event loop)."""
-
-    def __init__(self, oauth: OAuthService, consent_url: str, resource: str) -> None:
-        self.oauth = oauth
-        self.consent_url = consent_url
-        self.resource = resource
-
-    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        record = await _run(self.oauth.client, client_id)
-        return BrainClient.model_validate(record) if record else None
-
-    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        """Check the client's metadata and give it a sealed id that is its whole record. The registration handler
-        answers with this very object: the client learns it is public (RFC 7591 lets the server replace requested
-        metadata), that no secret exists, and which metadata was kept."""
-        uris = [str(uri) for uri in client_info.redirect_uris or []]
-        if len(uris) > o.MAX_REDIRECT_URIS:
-            raise RegistrationError("invalid_redirect_uri", f"at most {o.MAX_REDIRECT_URIS} redirect URIs")
-        for uri in uris:
-            if (refusal := o.redirect_refusal(uri)) is not None:
-                raise RegistrationError("invalid_redirect_uri", f"{refusal}: {uri[:200]}")
-        if len(client_info.client_name or "") > o.MAX_CLIENT_NAME_CHARS:
-            raise RegistrationError("invalid_client_metadata",
-                                    f"client_name has at most {o.MAX_CLIENT_NAME_CHARS} characters")
-        client_info.token_endpoint_auth_method = "none"
-        client_info.client_secret = client_info.client_secret_expires_at = None
-        record = client_info.model_dump(mode="json", include=set(KEPT_METADATA), exclude_none=True)
-        for dropped in set(type(client_info).model_fields) - set(KEPT_METADATA) - {"client_id"}:
-            setattr(client_info, dropped, None)
-        client_info.client_id = await _run(self.oauth.register, record)
-
-    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
-        if params.resource is not None and params.resource.rstrip("/") != self.resource:
-            raise AuthorizeError("invalid_target", f"This server grants access to {self.resource} only")
-        request = o.SignInRequested(
-            client.client_id, str(params.redirect_uri), params.redirect_uri_provided_explicitly, params.code_challenge,
-            tuple(params.scopes or [o.SCOPE]), params.state, params.resource,
-            self.oauth.clock.now_ms() + o.SIGN_IN_TTL_MS)
-        request_id = await _run(self.oauth.request_sign_in, request)
-        return f"{self.consent_url}?{urlencode({'request': request_id})}"
-
-    async def load_authorization_code(self, client: OAuthClientInformationFull, code: str) -> AuthorizationCode | None:
-        issued = await _run(self.oauth.presented_code, code)
-        if issued is None:
-            return None
-        return AuthorizationCode(
-            code=code, scopes=list(issued.scopes), expires_at=issued.expires_at / 1000, client_id=issued.client_id,
-            code_challenge=issued.code_challenge, redirect_uri=AnyUrl(issued.redirect_uri),
-            redirect_uri_provided_explicitly=issued.redirect_uri_explicit, resource=issued.resource,
-            subject=issued.actor_id)
-
-    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
-                                          authorization_code: AuthorizationCode) -> OAuthToken:
-        return await _tokens(functools.partial(self.oauth.redeem, authorization_code.code),
-                             "authorization code was already used")
-
-    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
-        issued = await _run(self.oauth.presented_refresh, refresh_token)
-        return None if issued is None else RefreshToken(token=refresh_token, **_grant(issued))
-
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
-                                     scopes: list[str]) -> OAuthToken:
-        return await _tokens(functools.partial(self.oauth.rotate, refresh_token.token, tuple(scopes)),
-                             "refresh token was already used")
-
-    async def load_access_token(self, token: str) -> AccessToken | None:
-        issued = await _run(self.oauth.token, token, o.ACCESS)
-        return None if issued is None else AccessToken(token=token, **_grant(issued))
-
-    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
-        await _run(self.oauth.revoke, token.token)
-
-
-async def _run(call: Callable[..., T], *args: Any) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(call, *args))
-
-
-async def _tokens(issue: Callable[[], tuple[str, str, o.TokenIssued]], spent: str) -> OAuthToken:
-    """The token response for a code or refresh token redeemed by `issue`; invalid_grant if it was spent, or if
-    the person who allowed it no longer has the access they allowed it with."""
-    try:
-        access, refresh, issued = await _run(issue)
-    except (NotFound, ConcurrencyConflict) as exc:
-        raise TokenError("invalid_grant", spent) from exc
-    except Unauthorized as exc:
-        raise TokenError("invalid_grant", f"the person who allowed this app no longer has that access "
-                                          f"({exc.details.get('code', 'invalid_token')})") from exc
-    return OAuthToken(access_token=access, expires_in=o.ACCESS_TTL_MS // 1000, scope=" ".join(issued.scopes),
-                      refresh_token=refresh)
-
-
-def _grant(issued: o.TokenIssued) -> dict[str, Any]:
-    return {"client_id": issued.client_id, "scopes": list(issued.scopes), "expires_at": issued.expires_at // 1000,
-            "resource": issued.resource, "subject": issued.actor_id}
+def redirect_to(base: str, **params: str | None) -> str:
+    """`base` with `params` (those not None) added to its query, as OAuth sends a browser back to a client."""
+    parts = urlsplit(base)
+    query = [*parse_qsl(parts.query, keep_blank_values=True), *((k, v) for k, v in params.items() if v is not None)]
+    return urlunsplit(parts._replace(query=urlencode(query)))

@@ -1,4 +1,8 @@
-"""The `brain` command: serve, mcp, export, import, replay, maintenance, timeline, version."""
+"""The `brain` command: serve, mcp, export, import, replay, maintenance, timeline, version.
+
+The brain is imported by the command that needs it, not here: `serve` and `mcp` first start loading the embedding
+model on a thread, so it loads on one core while the rest of the brain is imported on the other (an MCP client
+starts `brain mcp` for every session, and waits for its first answer)."""
 
 import argparse
 import json
@@ -7,8 +11,6 @@ import time
 from pathlib import Path
 
 from .. import __version__
-from ..app.handling import Context
-from ..bootstrap import build, resolve_token
 from ..settings import Settings
 
 
@@ -87,13 +89,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(settings: Settings) -> int:
-    import uvicorn
+    import logging
 
     from ..adapters.process_memory import limit_malloc_arenas
+    from ..embedding import load_embedder
+
+    # Our own log format, set before anything logs: the MCP server's rich handler is only added when none is set
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    limit_malloc_arenas()  # before the model's, the indexer's and the server's threads
+    embedder = load_embedder(settings, threads=1, background=True)  # first: it loads while the rest is imported
+
+    import uvicorn
+
+    from ..bootstrap import build, resolve_token
     from .api.app import create_app
 
-    limit_malloc_arenas()  # before the model's, the indexer's and the server's threads
-    brain = build(settings)
+    brain = build(settings, embedder=embedder)
     token, generated = resolve_token(settings)
     if generated:
         print(f"Generated an owner token (saved to {settings.token_path}, shown only this once):\n\n  {token}\n",
@@ -112,10 +123,15 @@ def _mcp(settings: Settings) -> int:
     """MCP over stdin/stdout: the client launched us, so the caller is the brain's owner. Logs go to stderr."""
     import logging
 
-    from .mcp import build_mcp
+    from ..embedding import load_embedder
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    brain = build(settings)
+    embedder = load_embedder(settings, threads=1, background=True)  # first: it loads while the rest is imported
+
+    from ..bootstrap import build
+    from .mcp import build_mcp
+
+    brain = build(settings, embedder=embedder)
     brain.start()
     try:
         build_mcp(brain, brain.team.owner_identity).run("stdio")
@@ -125,6 +141,9 @@ def _mcp(settings: Settings) -> int:
 
 
 def _export(settings: Settings, file: Path) -> int:
+    from ..app.handling import Context
+    from ..bootstrap import build
+
     brain = build(settings)
     try:
         backup = brain.transfer.export(Context(brain.team.owner_identity(), "cli-export"))
@@ -138,7 +157,9 @@ def _export(settings: Settings, file: Path) -> int:
 
 def _import(settings: Settings, file: Path, page: int) -> int:
     """Restore page by page, each page one atomic append: an interrupted run is resumed by running it again."""
+    from ..app.handling import Context
     from ..app.transfer import parse_payload
+    from ..bootstrap import build
     from ..domain.errors import BrainError
 
     try:
@@ -183,7 +204,9 @@ def _import(settings: Settings, file: Path, page: int) -> int:
 def _timeline(settings: Settings, args: argparse.Namespace) -> int:
     """The owner's audit feed, page after page until --limit events are printed or the log begins."""
     from ..app import operations as ops
+    from ..app.handling import Context
     from ..app.timeline import MAX_LIMIT
+    from ..bootstrap import build
     from ..domain.errors import BrainError
     from .mcp.render import render_timeline
 
@@ -209,6 +232,7 @@ def _timeline(settings: Settings, args: argparse.Namespace) -> int:
 
 def _maintenance(settings: Settings, job: str | None, listing: bool) -> int:
     """Run the nightly jobs (or one) in this process, printing each run's summary as it finishes."""
+    from ..bootstrap import build
     from ..domain.errors import BrainError
 
     brain = build(settings)
@@ -276,6 +300,7 @@ def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
 
     from ..adapters.event_store.sqlite import copy_log
     from ..app.time_anchors import parse_when
+    from ..bootstrap import build
     from ..domain.errors import BrainError
 
     origin = Settings(**({"data_dir": source} if source else {}))
@@ -308,6 +333,8 @@ def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
 
 
 def _replay(settings: Settings) -> int:
+    from ..bootstrap import build
+
     if not settings.database_path.exists():
         print(f"No brain at {settings.database_path}", file=sys.stderr)
         return 1

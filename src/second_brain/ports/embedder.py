@@ -25,3 +25,9 @@ class QueryAsPassage:
 
     def embed_query(self: Embedder, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
+
+
+def is_ready(embedder: Embedder) -> bool:
+    """Whether an embedder can embed now without waiting: one whose model is still loading says `ready = False`
+    (adapters/embedder/background.py); every other is ready once made."""
+    return bool(getattr(embedder, "ready", True))

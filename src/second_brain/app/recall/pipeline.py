@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from ...ports.clock import Clock
-from ...ports.embedder import Embedder
+from ...ports.embedder import Embedder, is_ready
 from ...ports.read_model import EntryRow, Filters, GraphReads, KeywordSearch
 from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorIndex
@@ -58,6 +58,7 @@ class Candidates:
     updated: set[str] = field(default_factory=set)
     via: dict[str, Via] = field(default_factory=dict)
     semantic_unavailable: bool = False
+    model_loading: bool = False  # semantic_unavailable because the model is still loading
 
 
 class RecallService:
@@ -95,6 +96,8 @@ class RecallService:
         }
         if not ranked:
             response["message"] = (
+                "Nothing found matching that query. The embedding model is still loading, so only exact-word "
+                "matches were searched; ask again in a moment." if found.model_loading else
                 "Nothing found matching that query. Semantic search is unavailable, so only exact-word matches "
                 "were searched; check the server log for the embedder's error."
                 if found.semantic_unavailable else "Nothing found matching that query."
@@ -170,6 +173,9 @@ class RecallService:
     def _dense_arm(self, text: str, filters: Filters, config: RecallConfig, found: Candidates) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None:
             found.semantic_unavailable = True
+            return None
+        if not is_ready(self.embedder):  # the model is still loading (a server just started): keywords answer
+            found.semantic_unavailable = found.model_loading = True
             return None
         try:
             vector = self.embedder.embed_query(text)

@@ -1,17 +1,18 @@
 """The FastAPI app factory: one brain in, one app out, no global state."""
 
 import contextlib
+import logging
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.to_thread
 from fastapi import FastAPI, Response
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,7 +22,7 @@ from ...app.indexing import Foreground
 from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
 from ...settings import Settings
-from ..mcp import BearerGate, build_mcp, current_identity
+from ..mcp import BearerGate
 from . import (
     chat,
     config,
@@ -43,6 +44,7 @@ from . import (
 )
 
 REQUEST_ID = re.compile(r"^[\w.:-]{1,128}$")
+log = logging.getLogger("second_brain.api")
 CORS_METHODS = ["GET", "POST", "OPTIONS"]
 
 
@@ -54,14 +56,11 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     MCP function URL's, not API Gateway's)."""
     auth = oauth.authentication(brain.store, brain.team, token)
     issuer = oauth.issuer_of(brain.settings, public_url) if serve_oauth else None
-    mcp = build_mcp(brain, current_identity)
-    # Stateless JSON exchanges: no session to lose between requests, or between processes behind a balancer.
-    mcp.streamable_http_app(json_response=True, stateless_http=True,
-                            transport_security=transport_security(brain.settings, public_url))
+    mcp = McpEndpoint(lambda: mcp_server(brain, public_url))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():
+        async with mcp.running():
             yield
 
     app = FastAPI(title="Second Brain", version=__version__, docs_url=None, redoc_url=None,
@@ -69,10 +68,10 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.state.brain = brain
     app.state.auth = auth.rest
     app.state.blobs = blobs
-    gate: ASGIApp = BearerGate(StreamableHTTPASGIApp(mcp.session_manager), auth.mcp)
+    gate: ASGIApp = BearerGate(mcp, auth.mcp)
     if issuer:
         gate = oauth.Challenge(gate, issuer)
-        app.router.routes.extend(oauth.routes(auth.grants, issuer))
+        app.router.routes.extend(oauth.lazy_routes(auth.grants, issuer))
     app.router.routes.append(Route("/mcp", gate, methods=["GET", "POST", "DELETE"]))
     errors.install(app)
     app.include_router(memories.router)
@@ -160,8 +159,67 @@ class EnvelopeCORS(CORSMiddleware):
                             headers={"Vary": "Origin"})
 
 
-def transport_security(settings: Settings, public_url: str | None = None) -> TransportSecuritySettings:
+def mcp_server(brain: Brain, public_url: str | None) -> Any:
+    """The MCP tools over `brain`, as stateless JSON exchanges over streamable HTTP (no session to lose between
+    requests, or between processes behind a balancer)."""
+    from ..mcp import build_mcp, current_identity
+
+    server = build_mcp(brain, current_identity)
+    server.streamable_http_app(json_response=True, stateless_http=True,
+                               transport_security=transport_security(brain.settings, public_url))
+    return server
+
+
+class McpEndpoint:
+    """/mcp, made off the start-up path: importing the `mcp` package and building the tools takes half a second,
+    which GET /count and every other REST request need not wait for. While the app runs (`running`, in its
+    lifespan), a task makes the server on a worker thread and then runs its session manager; a request that comes
+    before it is made waits for it; one that comes after it failed to be made is answered 503."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._app: ASGIApp | None = None
+        self._ready: anyio.Event | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        self._ready, stop = anyio.Event(), anyio.Event()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._serve, stop)
+            try:
+                yield
+            finally:
+                stop.set()
+
+    async def _serve(self, stop: anyio.Event) -> None:
+        assert self._ready is not None
+        try:
+            server = await anyio.to_thread.run_sync(self._make)
+            from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+        except Exception:  # the REST API serves on; /mcp says it cannot
+            log.exception("the MCP endpoint could not be made")
+            self._ready.set()
+            return
+        async with server.session_manager.run():
+            self._app = StreamableHTTPASGIApp(server.session_manager)
+            self._ready.set()
+            await stop.wait()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._ready is None:
+            raise RuntimeError("McpEndpoint is served only inside its running() context (the app's lifespan)")
+        await self._ready.wait()
+        if self._app is None:
+            await JSONResponse({"ok": False, "error": "The MCP endpoint is unavailable: see the server log"},
+                               status_code=503)(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+
+def transport_security(settings: Settings, public_url: str | None = None) -> Any:
     """Host and Origin checks on /mcp (DNS rebinding): local names, the bound host, and the public URL."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     if settings.host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):

@@ -3,7 +3,6 @@
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from mcp.server.mcpserver.exceptions import ToolError
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -46,5 +45,7 @@ def current_identity() -> Identity:
     """The identity BearerGate admitted for this request."""
     who = _identity.get()
     if who is None:
+        from mcp.server.mcpserver.exceptions import ToolError
+
         raise ToolError("Unauthorized")
     return who
