@@ -53,14 +53,15 @@ E2E = Path(__file__).parent / "e2e"
 SHARED = "SECOND_BRAIN_TESTS_SHARED"  # the run's shared directory (see pytest_configure)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (its hook is registered after this file)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what `make test-fast` leaves out: `opensearch` on every test that can reach the OpenSearch node (its
     fixtures include `opensearch_url`, or it is parametrized with the backend "opensearch" or "aws" that
     `make_brain` takes), `slow` on every end-to-end test (each starts real servers).
 
-    And the groups `make test` hands to its workers whole (pytest-xdist, `--dist loadgroup`): a module with
-    module-scoped fixtures (a served brain and its corpus, a browser) is one, so they are made once; every other
-    test goes to whichever worker is free."""
+    And the groups `make test` hands to its workers whole (pytest-xdist, `--dist loadgroup`): every test in a
+    browser is one, so one chromium serves them all; a module with module-scoped fixtures (a served brain and its
+    corpus) is one, so they are made once; every other test goes to whichever worker is free."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         backends = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
@@ -68,8 +69,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.opensearch)
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.slow)
-        if any(d.scope != "function" and d.scope != "session" for defs in item._fixtureinfo.name2fixturedefs.values()
-               for d in defs):
+        if "browser" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        elif any(d.scope != "function" and d.scope != "session"
+                 for defs in item._fixtureinfo.name2fixturedefs.values() for d in defs):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     # The slow kinds first, so no worker is left with a long test at the end while the others idle: real servers,
     # then the tests on the node (started meanwhile, below), then the rest; pytest keeps the order within a kind.
@@ -77,6 +80,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                else 2)
     if not os.environ.get("OPENSEARCH_URL") and any(item.get_closest_marker("opensearch") for item in items):
         threading.Thread(target=_start_node, name="opensearch-node", daemon=True).start()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Fail the run, rather than lose the groups silently, when pytest-xdist could not apply them."""
+    if session.config.getvalue("loadgroup") and any(
+            item.get_closest_marker("xdist_group") and "@" not in item.nodeid for item in session.items):
+        raise pytest.UsageError("pytest-xdist did not apply the xdist_group marks (see pyproject's pin of pytest)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

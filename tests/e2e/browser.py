@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Response, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Response, expect, sync_playwright
 
 from .conftest import Server
 
@@ -34,13 +34,37 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One chromium per test module: Playwright's sync API is stopped before other modules run their event loops."""
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        yield browser
-        browser.close()
+class Chromium:
+    """One chromium per test process, launched by the first dashboard test and reused by the next ones.
+
+    Playwright's sync API keeps an asyncio loop marked as running on the main thread while it is started, and the
+    tests that talk MCP (anyio.run) or call the Lambda handlers need that thread free: `close` is called before any
+    test that does not use the browser (tests/e2e/conftest.py), and tests/conftest.py hands every dashboard test to
+    the same worker, one after the other, so one launch serves them all."""
+
+    def __init__(self) -> None:
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+
+    def get(self) -> Browser:
+        if self._browser is None:
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        return self._browser
+
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._playwright.stop()
+            self._browser = self._playwright = None
+
+
+CHROMIUM = Chromium()
+
+
+@pytest.fixture
+def browser() -> Browser:
+    return CHROMIUM.get()
 
 
 class Dashboard:

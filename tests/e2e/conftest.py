@@ -2,6 +2,7 @@
 real SQLite file, uvicorn on a real socket, the same app and background workers `brain serve` runs), or a real
 `brain serve` process where the process itself is under test (a kill, its output, the command line)."""
 
+import itertools
 import os
 import signal
 import socket
@@ -33,10 +34,27 @@ TEST_ENV = {"BRAIN_MAINTENANCE_AT": "off"}
 _embedders: dict[tuple[str, str], Embedder | None] = {}
 
 
+_ports = itertools.count()
+PORTS_PER_WORKER = 1500
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port no other test process hands out. The kernel's own pick (port 0) is free now but may be handed
+    to another pytest-xdist worker before our server binds it, and a `brain serve` that lost the race looks started
+    when the other worker's server answers: so each worker takes ports from its own block, below the range the
+    kernel assigns from (32768 up), in turn."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    base = 20_000 + worker * PORTS_PER_WORKER
+    assert base + PORTS_PER_WORKER <= 32_768, "too many pytest-xdist workers for the test servers' port blocks"
+    for _ in range(PORTS_PER_WORKER):
+        port = base + next(_ports) % PORTS_PER_WORKER
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {base}-{base + PORTS_PER_WORKER - 1}")
 
 
 def shared_embedder(settings: Settings) -> Embedder | None:
@@ -195,6 +213,14 @@ def api(server) -> Iterator[httpx.Client]:
         yield client
 
 
-# The dashboard's browser fixtures, defined once for every e2e module (a session fixture imported into each test
-# module would start one Playwright per module in the same process).
-from .browser import browser, dashboard  # noqa: E402, F401
+# The dashboard's browser fixtures, defined once for every e2e module.
+from .browser import CHROMIUM, browser, dashboard  # noqa: E402, F401
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """The process's chromium is closed, after this test's own fixtures, before a test that does not use it (see
+    browser.Chromium)."""
+    yield
+    if nextitem is None or "browser" not in nextitem.fixturenames:
+        CHROMIUM.close()
