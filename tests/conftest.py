@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Fail the run, rather than lose the groups silently, when pytest-xdist could not apply them."""
-    if session.config.getvalue("loadgroup") and any(
+    if getattr(session.config.option, "loadgroup", False) and any(
             item.get_closest_marker("xdist_group") and "@" not in item.nodeid for item in session.items):
         raise pytest.UsageError("pytest-xdist did not apply the xdist_group marks (see pyproject's pin of pytest)")
 

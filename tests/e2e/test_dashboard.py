@@ -338,7 +338,7 @@ class StagePrefix(ThreadingHTTPServer):
                 pass
 
         super().__init__(("127.0.0.1", 0), Forward)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
 
 
 def test_typing_in_the_search_box_while_a_view_loads_is_not_cut(dashboard: Dashboard, api):

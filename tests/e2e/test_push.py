@@ -88,7 +88,7 @@ def server(tmp_path) -> Iterator[Server]:
 @pytest.fixture
 def push_service() -> Iterator[PushService]:
     service = PushService()
-    thread = threading.Thread(target=service.serve_forever, daemon=True)
+    thread = threading.Thread(target=service.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     yield service
     service.shutdown()

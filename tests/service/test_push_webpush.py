@@ -156,7 +156,7 @@ def certificate(name: str, directory: Path) -> tuple[str, str]:
 
 
 def serve(receiver: Receiver) -> Iterator[Receiver]:
-    thread = threading.Thread(target=receiver.serve_forever, daemon=True)
+    thread = threading.Thread(target=receiver.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     yield receiver
     receiver.shutdown()
