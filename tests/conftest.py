@@ -78,12 +78,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # then the tests on the node (started meanwhile, below), then the rest; pytest keeps the order within a kind.
     items.sort(key=lambda item: 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("opensearch")
                else 2)
-    if not os.environ.get("OPENSEARCH_URL") and any(item.get_closest_marker("opensearch") for item in items):
-        threading.Thread(target=_start_node, name="opensearch-node", daemon=True).start()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Fail the run, rather than lose the groups silently, when pytest-xdist could not apply them."""
+    """Once the tests are selected (`-m "not opensearch"` deselects after the hook above): start the OpenSearch
+    node on a thread if one of them needs it, so it turns green while the first tests run. And fail the run, rather
+    than lose the groups silently, when pytest-xdist could not apply them."""
+    if not os.environ.get("OPENSEARCH_URL") and any(item.get_closest_marker("opensearch") for item in session.items):
+        threading.Thread(target=_start_node, name="opensearch-node", daemon=True).start()
     if getattr(session.config.option, "loadgroup", False) and any(
             item.get_closest_marker("xdist_group") and "@" not in item.nodeid for item in session.items):
         raise pytest.UsageError("pytest-xdist did not apply the xdist_group marks (see pyproject's pin of pytest)")
@@ -135,9 +137,8 @@ def _start_node(wait: bool = False) -> str:
             return ""
         if not address.exists():
             (shared / "opensearch").mkdir(exist_ok=True)
-            node = OpenSearchNode(shared / "opensearch").start()
+            # the pid is written as soon as the process exists, so the session stops it whatever happens next
+            node = OpenSearchNode(shared / "opensearch").start(pid_file=shared / "opensearch.pid")
             print(f"\nOpenSearch test node green after {node.startup_seconds:.1f} s at {node.url}")
-            assert node.process is not None
-            (shared / "opensearch.pid").write_text(str(node.process.pid))
             address.write_text(node.url)
         return address.read_text()

@@ -37,7 +37,8 @@ class OpenSearchNode:
         self.process: subprocess.Popen | None = None
         self.startup_seconds = 0.0
 
-    def start(self, timeout: float = 120) -> "OpenSearchNode":
+    def start(self, timeout: float = 120, pid_file: Path | None = None) -> "OpenSearchNode":
+        """Start the node and wait until it is green; `pid_file` gets its process id as soon as it runs."""
         build()
         started = time.monotonic()
         log = open(self.home / "node.log", "w")  # noqa: SIM115 (closed with the process)
@@ -45,6 +46,8 @@ class OpenSearchNode:
             ["java", "-Xms512m", "-Xmx512m", "-cp", os.pathsep.join(CLASSPATH), "secondbrain.OpenSearchNode",
              str(self.home / "node"), str(self.port)],
             cwd=NODE, stdout=log, stderr=subprocess.STDOUT)
+        if pid_file is not None:
+            pid_file.write_text(str(self.process.pid))
         while time.monotonic() - started < timeout:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the OpenSearch node exited: {(self.home / 'node.log').read_text()[-3000:]}")
