@@ -4,6 +4,8 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
 
 import boto3
 import pytest
@@ -15,6 +17,7 @@ from second_brain.adapters.event_store.dynamodb import (
     DynamoDBEventStore,
     table_definition,
 )
+from second_brain.domain import events
 from second_brain.domain.errors import ConcurrencyConflict
 from second_brain.domain.events import (
     Erased,
@@ -47,6 +50,32 @@ def test_append_then_read_stream_round_trips_the_envelope(store):
     assert read == stored
     assert (read.type, read.actor, read.workspace, read.request_id, read.at, read.schema_version) == (
         "MemoryCaptured", "owner", "personal-owner", first.request_id, 1234, 1)
+
+
+@dataclass(frozen=True)
+class MemoryImported:  # noqa: D101 (the shape builds before schema 2 stored: no use_count)
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    created_at: int
+    updated_at: int
+    recall_count: int
+    importance_score: int
+    contradiction_wins: int
+    contradiction_losses: int
+    SCHEMA: ClassVar[int] = 1
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "dynamodb"])  # the in-memory store keeps the objects it was given
+def test_an_event_written_in_an_older_shape_is_read_in_the_newest(kind, tmp_path):
+    with event_store(kind, tmp_path) as store:
+        store.append([envelope("memory-old", 1, MemoryImported("Restored note", ("old",), "import",
+                                                               "personal-owner", 1_000, 2_000, 7, 4, 2, 1))])
+        [read] = store.read_stream("memory-old")
+    assert read.schema_version == 1
+    assert read.event == events.MemoryImported("Restored note", ("old",), "import", "personal-owner", 1_000, 2_000,
+                                               7, 4, 2, 1, use_count=0)
 
 
 def test_versions_must_follow_the_current_one(store):

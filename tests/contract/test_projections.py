@@ -78,7 +78,7 @@ def test_a_capture_decided_in_one_batch(brain):
 
 
 def test_an_import_keeps_its_history_and_counts_on(brain):
-    append(brain, "m3", ev.MemoryImported("Restored note", ("old",), "import", WS, 1_000, 2_000, 7, 4, 2, 1),
+    append(brain, "m3", ev.MemoryImported("Restored note", ("old",), "import", WS, 1_000, 2_000, 7, 4, 2, 1, 0),
            at=9 * DAY)
     append(brain, "m3", ev.MemoryRecalled("2026-02-01"), at=10 * DAY)
     shown = assert_shown_as_folded(brain, "m3")
@@ -146,7 +146,7 @@ def test_digest_candidates_are_the_memories_the_domain_calls_eligible(brain, clo
     for n, (importance, recalls, wins, created, extra) in enumerate(kinds):
         ids.append(f"d{n}")
         append(brain, f"d{n}", ev.MemoryImported(f"Ops note {n}", ("ops", *extra), "api", WS, created, created,
-                                                 recalls, importance, wins, 0), at=created)
+                                                 recalls, importance, wins, 0, 0), at=created)
     folds = [fold(brain.store.read_stream(ev.memory_stream(i)), Memory(i)) for i in ids]
     eligible = sum(digest_eligible(m, now) for m in folds)
     assert eligible == 11  # the cases above, as the rule reads them

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ..domain import links
 from ..domain.errors import InvalidInput, NotFound
-from ..domain.events import Envelope, memory_stream
+from ..domain.events import Envelope, memory_of, memory_stream
 from ..domain.memory import Memory, evolve, fold
 from ..domain.projects import Project, evolve_project
 from ..ports.clock import Clock
@@ -114,8 +114,8 @@ class TimeTravel:
         projects: dict[str, _Stream] = {}
         for envelope in self._log():
             stream_id = envelope.stream_id
-            if stream_id.startswith("memory-"):
-                fresh = Memory(stream_id.removeprefix("memory-"))
+            if (memory_id := memory_of(stream_id)) is not None:
+                fresh = Memory(memory_id)
                 _step(memories.setdefault(stream_id, _Stream(fresh, fresh)), envelope, at, evolve)
             elif stream_id.startswith("link-"):
                 first = envelope.event

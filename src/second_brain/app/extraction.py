@@ -29,6 +29,7 @@ from ..domain.events import (
     TagsChanged,
     TimeAnchorCleared,
     TimeAnchorSet,
+    memory_of,
     memory_stream,
 )
 from ..domain.extraction import Anchor, find_anchor
@@ -98,7 +99,7 @@ class Extractor:
     def eligible(self, stream_id: str) -> Memory | None:
         """The memory, if extraction may judge it now (see the module's docstring); else None."""
         events = self.store.read_stream(stream_id)
-        state = fold(events, Memory(stream_id.removeprefix("memory-")))
+        state = fold(events, Memory(memory_of(stream_id)))
         if (not state.exists or state.when_at is not None or state.deprecated or state.actor == "system"
                 or state.source in TRANSCRIPT_SOURCES or SYSTEM_MADE.intersection(state.tags)):
             return None

@@ -44,8 +44,7 @@ def envelopes(ctx: Context, stream_id: str, version: int, events: Sequence[objec
     """Events decided against a stream at `version`, ready to append after it."""
     return [
         Envelope(stream_id=stream_id, version=version + i + 1, event=event, actor=ctx.identity.actor_id,
-                 workspace=workspace, request_id=ctx.request_id, at=at,
-                 schema_version=type(event).SCHEMA)  # type: ignore[attr-defined]
+                 workspace=workspace, request_id=ctx.request_id, at=at)
         for i, event in enumerate(events)
     ]
 

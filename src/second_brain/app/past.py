@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..domain import links, text
-from ..domain.events import Envelope, memory_stream
+from ..domain.events import MEMORY_STREAM, Envelope, memory_of, memory_stream
 from ..domain.memory import Memory, fold
 from ..ports.event_store import EventStore, Touch
 from ..ports.read_model import Connection, EntryRow, Filters, KeywordHit, TermStats
@@ -94,8 +94,8 @@ class Past:
         past = cls(at, store.cut(at))
         # Memories begun after the moment are left to the searches (`Filters.born_by`) and to `begun`: a look far
         # back would otherwise name most of the brain.
-        for stream_id, events in _by_stream(store.touches("memory-", past.cut, at)).items():
-            memory_id = stream_id.removeprefix("memory-")
+        for stream_id, events in _by_stream(store.touches(MEMORY_STREAM, past.cut, at)).items():
+            memory_id = memory_of(stream_id)
             later = next((n for n, t in enumerate(events) if t.at > at), len(events))
             since, begun_after = events[later:], events[0].version == 1
             if not since and not begun_after:

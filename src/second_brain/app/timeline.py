@@ -20,6 +20,7 @@ from ..domain import links, projects
 from ..domain import team as t
 from ..domain.errors import InvalidInput, NotFound
 from ..domain.events import (
+    MEMORY_STREAM,
     REGISTRY,
     ConfigChanged,
     ConfigReset,
@@ -41,6 +42,7 @@ from ..domain.events import (
     StatusChanged,
     TagsChanged,
     TimeAnchorSet,
+    memory_of,
     memory_stream,
 )
 from ..domain.patterns import MemoryDrawnInto
@@ -57,7 +59,7 @@ SCAN_CAP = 5_000  # log positions one request reads at most
 WINDOW = 1_000  # positions per store read
 ADMIN_KINDS = frozenset({"team", "config", "maintenance", "oauth", "push"})
 NEVER_SHOWN = frozenset({"content", "idempotency", "team_shares", "patterns", "other"})
-KINDS = (("memory-", "memory"), ("link-", "edge"), ("project-", "project"), ("maintenance-", "maintenance"),
+KINDS = ((MEMORY_STREAM, "memory"), ("link-", "edge"), ("project-", "project"), ("maintenance-", "maintenance"),
          ("oauth-", "oauth"), ("team-shares", "team_shares"), ("team", "team"), ("config", "config"),
          ("push", "push"), ("patterns-", "patterns"), ("content-", "content"), ("idempotency-", "idempotency"))
 
@@ -150,7 +152,7 @@ class Timeline:
                 return envelope.workspace in self.identity.readable
             if not shown_to(envelope, self.identity):
                 return False
-            return self.readable(envelope.stream_id.removeprefix("memory-")) is not None
+            return self.readable(memory_of(envelope.stream_id)) is not None
         if kind == "edge":
             ends = (getattr(event, "source_id", None), getattr(event, "target_id", None))
             return (None not in ends and (memory_id is None or memory_id in ends)
@@ -167,7 +169,7 @@ class Timeline:
     def _stream_id(self, envelope: Envelope, kind: str) -> str | None:
         stream = envelope.stream_id
         if kind == "memory":
-            return stream.removeprefix("memory-")
+            return memory_of(stream)
         if kind == "project":
             return stream.removeprefix(f"project-{envelope.workspace}-")
         if kind == "maintenance":

@@ -1,6 +1,7 @@
 """Every event that exists, the envelope they travel in, and the registry of stored type names."""
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from .links import LinkCreated, LinkRemoved
@@ -35,8 +36,8 @@ class MemoryImported:
     importance_score: int
     contradiction_wins: int
     contradiction_losses: int
-    use_count: int = 0  # older exports have no such field
-    SCHEMA: ClassVar[int] = 1
+    use_count: int  # since schema 2; schema 1 had no such field (see _imported_gains_use_count)
+    SCHEMA: ClassVar[int] = 2
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,11 @@ class Envelope:
     request_id: str
     at: int  # unix milliseconds
     position: int = 0  # assigned by the store on append
-    schema_version: int = field(default=1)
+    schema_version: int = 0  # the shape of `event`'s payload: its class's SCHEMA unless read from the log
+
+    def __post_init__(self) -> None:
+        if not self.schema_version:
+            object.__setattr__(self, "schema_version", getattr(type(self.event), "SCHEMA", 1))
 
     @property
     def type(self) -> str:
@@ -298,14 +303,48 @@ def to_data(event: object) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(event).items()}  # type: ignore[call-overload]
 
 
-def from_data(type_name: str, data: dict[str, Any], erased: bool = False) -> object:
-    """Rebuild an event from its stored type name and payload."""
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+
+def upcasts(type_name: str, schema: int) -> Callable[[Upcaster], Upcaster]:
+    """Register how a payload of `type_name` stored with `schema` becomes one of `schema + 1`. An event's shape
+    changes by raising its class's SCHEMA and registering the step from the one before: the log is never rewritten,
+    every old event is read in the newest shape."""
+    def register(upcaster: Upcaster) -> Upcaster:
+        UPCASTERS[(type_name, schema)] = upcaster
+        return upcaster
+    return register
+
+
+@upcasts("MemoryImported", 1)
+def _imported_gains_use_count(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 counts how often the restored memory had been used; schema 1's exports did not say: none."""
+    return {"use_count": 0, **data}
+
+
+def from_data(type_name: str, data: dict[str, Any], erased: bool = False, schema_version: int = 1) -> object:
+    """Rebuild an event from its stored type name, payload and the schema it was stored with, upcast to its
+    class's current schema."""
     if erased:
         return Erased(type_name)
     cls = REGISTRY[type_name]
+    if schema_version > cls.SCHEMA:
+        raise ValueError(f"{type_name} of schema {schema_version} was written by a newer version of Second Brain "
+                         f"(this one reads up to schema {cls.SCHEMA})")
+    for schema in range(schema_version, cls.SCHEMA):
+        data = UPCASTERS[(type_name, schema)](data)
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     return cls(**fields)
 
 
+MEMORY_STREAM = "memory-"  # the prefix of every memory's stream id
+
+
 def memory_stream(memory_id: str) -> str:
-    return f"memory-{memory_id}"
+    return MEMORY_STREAM + memory_id
+
+
+def memory_of(stream_id: str) -> str | None:
+    """The id of the memory whose stream this is; None for any other stream."""
+    return stream_id[len(MEMORY_STREAM):] if stream_id.startswith(MEMORY_STREAM) else None

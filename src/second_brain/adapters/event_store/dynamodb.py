@@ -331,7 +331,8 @@ def envelope_from_item(item: dict[str, Any]) -> Envelope:
     return Envelope(
         stream_id=item["stream_id"]["S"],
         version=int(item["version"]["N"]),
-        event=from_data(item["type"]["S"], data, erased=item.get("erased", {}).get("BOOL", False)),
+        event=from_data(item["type"]["S"], data, erased=item.get("erased", {}).get("BOOL", False),
+                        schema_version=int(item["schema_version"]["N"])),
         actor=item["actor"]["S"],
         workspace=item["workspace"]["S"],
         request_id=item["request_id"]["S"],

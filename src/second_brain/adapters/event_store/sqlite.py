@@ -280,7 +280,8 @@ def _envelope(row: sqlite3.Row) -> Envelope:
     return Envelope(
         stream_id=row["stream_id"],
         version=row["version"],
-        event=from_data(row["type"], json.loads(row["data"]), erased=bool(row["erased"])),
+        event=from_data(row["type"], json.loads(row["data"]), erased=bool(row["erased"]),
+                        schema_version=row["schema_version"]),
         actor=row["actor"],
         workspace=row["workspace"],
         request_id=row["request_id"],

@@ -11,7 +11,7 @@ from typing import Any
 
 from opensearchpy import helpers
 
-from ...domain.events import Envelope
+from ...domain.events import MEMORY_STREAM, Envelope, memory_of, memory_stream
 from ...domain.links import Edge, fold_edge
 from ...domain.memory import Memory, fold
 from ...domain.projects import Project, fold_project
@@ -20,7 +20,7 @@ from ...ports.read_model import EdgeRow, EntryRow, ProjectRow
 from .indexes import Indexes, newer_only
 
 MAX_ROUNDS = 5  # a stream still moving after this many rewrites is left to the writer that moved it
-PROJECTED = ("memory-", "link-", "project-")  # the streams the indexes show
+PROJECTED = (MEMORY_STREAM, "link-", "project-")  # the streams the indexes show
 
 
 class OpenSearchProjection:
@@ -79,14 +79,13 @@ class OpenSearchProjection:
 
     def _write(self, histories: dict[str, list[Envelope]], outcome: dict[str, Exception | None]) -> None:
         """Every document these histories show, in one bulk request; a failure is recorded against its stream."""
-        memories = {s: fold(h, Memory(s.removeprefix("memory-"))) for s, h in histories.items()
-                    if s.startswith("memory-")}
+        memories = {s: fold(h, Memory(m)) for s, h in histories.items() if (m := memory_of(s)) is not None}
         live = [m.id for m in memories.values() if m.exists]
         try:
             current = self.ix.sources(self.ix.entries, live)
         except Exception as exc:  # noqa: BLE001 (every live memory's stream failed)
             current = {}
-            outcome.update({f"memory-{entry_id}": exc for entry_id in live})
+            outcome.update({memory_stream(entry_id): exc for entry_id in live})
         actions: list[tuple[str, dict[str, Any]]] = []  # (stream, bulk action)
         for stream_id, history in histories.items():
             if outcome[stream_id] is not None:

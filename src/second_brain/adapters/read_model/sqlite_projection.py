@@ -6,7 +6,7 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 
-from ...domain.events import Envelope
+from ...domain.events import Envelope, memory_of
 from ...domain.links import Edge, fold_edge
 from ...domain.memory import Memory, digest_candidate, fold
 from ...domain.projects import Project, fold_project
@@ -90,8 +90,8 @@ class SQLiteEntryProjection:
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
         forgot = False
         for stream_id, run in _runs(events):
-            if stream_id.startswith("memory-"):
-                forgot |= _project_memory(conn, stream_id.removeprefix("memory-"), run)
+            if (memory_id := memory_of(stream_id)) is not None:
+                forgot |= _project_memory(conn, memory_id, run)
             elif stream_id.startswith("link-"):
                 _project_edge(conn, run)
             elif stream_id.startswith("project-"):

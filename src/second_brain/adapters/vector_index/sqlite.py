@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ...domain import text
-from ...domain.events import Envelope
+from ...domain.events import Envelope, memory_of
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from ..read_model.sqlite_sql import marks, tag_rids
@@ -84,8 +84,7 @@ class SQLiteVectorIndex:
         # what the memory is now, not which events happened to it.
         gone, queued = set(), False
         moved: dict[str, str] = {}
-        for entry_id in dict.fromkeys(e.stream_id.removeprefix("memory-") for e in events
-                                      if e.stream_id.startswith("memory-")):
+        for entry_id in dict.fromkeys(m for e in events if (m := memory_of(e.stream_id)) is not None):
             row = conn.execute(
                 "SELECT e.content_version, e.workspace, s.version, s.model_id, EXISTS (SELECT 1 FROM entry_tags t"
                 " WHERE t.entry_rid = e.rid AND t.tag = ?) AS deprecated"

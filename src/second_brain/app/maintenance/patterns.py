@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from ...domain import links
 from ...domain import patterns as p
 from ...domain.errors import ConcurrencyConflict
-from ...domain.events import Envelope, MemoryCaptured, MemoryClassified, memory_stream
+from ...domain.events import Envelope, MemoryCaptured, MemoryClassified, memory_of, memory_stream
 from ...domain.memory import Memory, fold
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -62,7 +62,7 @@ class PatternsJob:
                 break
             position = first.position
             result.add("looked")
-            seed = self._member(first.stream_id.removeprefix("memory-"))
+            seed = self._member(memory_of(first.stream_id))
             if seed is not None and p.may_seed(seed):
                 result.add("seeds")
                 if (found_here := self._cluster(seed)) is not None:

@@ -148,8 +148,7 @@ class MaintenanceRunner:
     def _append(self, stream: str, version: int, event: object, at: int) -> None:
         job = getattr(event, "job", "")
         self.store.append([Envelope(stream_id=stream, version=version + 1, event=event, actor="system",
-                                    workspace="", request_id=f"maintenance-{job}-{at}", at=at,
-                                    schema_version=type(event).SCHEMA)])  # type: ignore[attr-defined]
+                                    workspace="", request_id=f"maintenance-{job}-{at}", at=at)])
 
 
 def _month_before(at: int) -> int:

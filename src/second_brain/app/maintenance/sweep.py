@@ -3,7 +3,7 @@ same on every backend), resumable from a log position."""
 
 from collections.abc import Iterator
 
-from ...domain.events import Envelope, memory_stream
+from ...domain.events import Envelope, memory_of, memory_stream
 from ...domain.memory import Memory, fold
 from ...ports.event_store import EventStore
 from ..handling import Context
@@ -16,7 +16,7 @@ def first_events(store: EventStore, after: int) -> Iterator[Envelope]:
     """Each memory's first event after log position `after`, in log order, up to the head."""
     while batch := store.read_all(after=after, limit=PAGE):
         for envelope in batch:
-            if envelope.version == 1 and envelope.stream_id.startswith("memory-"):
+            if envelope.version == 1 and memory_of(envelope.stream_id) is not None:
                 yield envelope
         after = batch[-1].position
 
