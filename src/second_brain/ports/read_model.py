@@ -2,7 +2,7 @@
 Protocol a service asks for, and ReadModel, what one backend offers."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 from ..domain.links import Edge
@@ -27,9 +27,9 @@ class EntryRow:
     use_count: int = 0
     contradiction_wins: int = 0
     contradiction_losses: int = 0
-    indexed: bool = False
     when_at: int | None = None
     when_kind: str | None = None
+    indexed: bool = False  # whether its vectors are stored: asked of the vector index, not stored with the row
 
     @classmethod
     def of(cls, memory: Memory) -> "EntryRow":
@@ -42,6 +42,11 @@ class EntryRow:
             contradiction_wins=memory.contradiction_wins, contradiction_losses=memory.contradiction_losses,
             when_at=memory.when_at, when_kind=memory.when_kind,
         )
+
+
+# What a read model stores of a memory, in EntryRow's order: the SQLite columns and the OpenSearch documents are
+# read and written by these names (tests/contract/test_entry_schema.py fails when a schema drifts from them).
+ENTRY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(EntryRow) if f.name != "indexed")
 
 
 @dataclass(frozen=True)

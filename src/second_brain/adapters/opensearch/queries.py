@@ -1,19 +1,17 @@
 """Query pieces shared by the OpenSearch roles: filters from a Filters, and rows from documents."""
 
 from ...domain import text
-from ...ports.read_model import EntryRow, Filters
+from ...ports.read_model import ENTRY_FIELDS, EntryRow, Filters
+
+
+# EntryRow's fields that documents written before the field existed may lack, with the value they then had.
+_LATER_FIELDS = {"use_count": 0, "when_at": None, "when_kind": None}
 
 
 def row_of(source: dict) -> EntryRow:
-    return EntryRow(
-        id=source["id"], content=source["content"], tags=tuple(source["tags"]), source=source["source"],
-        workspace=source["workspace"], actor=source["actor"], created_at=source["created_at"],
-        updated_at=source["updated_at"], importance_score=source["importance_score"],
-        recall_count=source["recall_count"], use_count=source.get("use_count", 0),
-        contradiction_wins=source["contradiction_wins"],
-        contradiction_losses=source["contradiction_losses"], when_at=source.get("when_at"),
-        when_kind=source.get("when_kind"),
-    )
+    """An entry document read by EntryRow's field names (the projection writes it from EntryRow too)."""
+    return EntryRow(**{name: source[name] if name not in _LATER_FIELDS else source.get(name, _LATER_FIELDS[name])
+                       for name in ENTRY_FIELDS} | {"tags": tuple(source["tags"])})
 
 
 def scope(filters: Filters) -> dict:

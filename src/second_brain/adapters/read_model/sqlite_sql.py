@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...domain import text
-from ...ports.read_model import EntryRow, Filters
+from ...ports.read_model import ENTRY_FIELDS, EntryRow, Filters
 from ..sqlite_database import SQLiteDatabase
 
 NOT_DEPRECATED = f"NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = '{text.DEPRECATED}')"
@@ -103,15 +103,15 @@ def escape_like(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-ENTRY_COLUMNS = ("e.id, e.content, e.tags, e.source, e.workspace, e.actor, e.created_at, e.updated_at, e.importance_score,"
-                 " e.recall_count, e.use_count, e.contradiction_wins, e.contradiction_losses, e.when_at, e.when_kind")
+ENTRY_COLUMNS = ", ".join(f"e.{name}" for name in ENTRY_FIELDS)
+_ENTRY_WIDTH = len(ENTRY_FIELDS)
+assert ENTRY_FIELDS[:3] == ("id", "content", "tags"), "entry_of parses the third column as the tags"
 
 
 def entry_of(row: sqlite3.Row) -> EntryRow:
-    """A row selected as ENTRY_COLUMNS, read by position: recall reads hundreds per query, and by name each
-    column is a search through the row's names."""
-    return EntryRow(row[0], row[1], _tags(row[2]), row[3], row[4], row[5], row[6], row[7], row[8],
-                    row[9], row[10], row[11], row[12], False, row[13], row[14])
+    """A row selected as ENTRY_COLUMNS (EntryRow's fields, in its order; a query may add columns after them), read
+    by position: recall reads hundreds per query, and by name each column is a search through the row's names."""
+    return EntryRow(row[0], row[1], _tags(row[2]), *row[3:_ENTRY_WIDTH])
 
 
 @lru_cache(maxsize=4096)
@@ -121,11 +121,5 @@ def _tags(column: str) -> tuple[str, ...]:
 
 
 def row_of(row: sqlite3.Row) -> EntryRow:
-    return EntryRow(
-        id=row["id"], content=row["content"], tags=_tags(row["tags"]), source=row["source"],
-        workspace=row["workspace"], actor=row["actor"], created_at=row["created_at"],
-        updated_at=row["updated_at"], importance_score=row["importance_score"], recall_count=row["recall_count"],
-        use_count=row["use_count"], contradiction_wins=row["contradiction_wins"],
-        contradiction_losses=row["contradiction_losses"],
-        when_at=row["when_at"], when_kind=row["when_kind"],
-    )
+    """A row of `entries` selected with all its columns, read by EntryRow's field names."""
+    return EntryRow(**{name: row[name] for name in ENTRY_FIELDS} | {"tags": _tags(row["tags"])})
