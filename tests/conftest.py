@@ -53,6 +53,9 @@ E2E = Path(__file__).parent / "e2e"
 SHARED = "SECOND_BRAIN_TESTS_SHARED"  # the run's shared directory (see pytest_configure)
 
 
+_starting: list[threading.Thread] = []  # this process's start of the OpenSearch node, if it began one
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (its hook is registered after this file)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what `make test-fast` leaves out: `opensearch` on every test that can reach the OpenSearch node (its
@@ -84,8 +87,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Once the tests are selected (`-m "not opensearch"` deselects after the hook above): start the OpenSearch
     node on a thread if one of them needs it, so it turns green while the first tests run. And fail the run, rather
     than lose the groups silently, when pytest-xdist could not apply them."""
-    if not os.environ.get("OPENSEARCH_URL") and any(item.get_closest_marker("opensearch") for item in session.items):
-        threading.Thread(target=_start_node, name="opensearch-node", daemon=True).start()
+    if (not os.environ.get("OPENSEARCH_URL") and not session.config.option.collectonly
+            and any(item.get_closest_marker("opensearch") for item in session.items)):
+        _starting.append(threading.Thread(target=_start_node, name="opensearch-node", daemon=True))
+        _starting[-1].start()
     if getattr(session.config.option, "loadgroup", False) and any(
             item.get_closest_marker("xdist_group") and "@" not in item.nodeid for item in session.items):
         raise pytest.UsageError("pytest-xdist did not apply the xdist_group marks (see pyproject's pin of pytest)")
@@ -99,7 +104,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The session's process stops the node a worker started, once every worker is done."""
+    """The session's process stops the node a worker started, once every worker is done. A process that began
+    starting it first waits until it has (a run shorter than the node's start would otherwise leave it running,
+    unknown to the session)."""
+    for thread in _starting:
+        thread.join()
     if hasattr(config, "workerinput") or SHARED not in os.environ:
         return
     shared = Path(os.environ.pop(SHARED))
