@@ -25,6 +25,8 @@ def chat_messages(query: str, memories: str) -> list[Message]:
 
 
 def answer(model: LanguageModel, query: str, memories: str) -> Iterator[str]:
+    """The model's answer in pieces. No model at all raises LanguageModelUnavailable now, before any piece (the
+    caller refuses the request); a model that fails once its answer began raises it from the pieces."""
     return model.stream(chat_messages(query, memories), max_tokens=600)
 
 

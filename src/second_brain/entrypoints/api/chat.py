@@ -8,7 +8,6 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import StrictStr
 
-from ...adapters.llm.none import MESSAGE, NoLanguageModel
 from ...app.chat import answer
 from ...app.operations import required
 from ...domain.errors import LanguageModelUnavailable
@@ -34,14 +33,12 @@ ChatIn = Annotated[ChatBody, Depends(json_body(ChatBody))]
           "content": {"text/event-stream": {"schema": {"type": "string"}}}},
     **errors(400, 413, 503)})
 def chat(ctx: Ctx, body: ChatIn, request: Request) -> StreamingResponse:
-    query = required(body.query, "query")
-    model = request.app.state.brain.llm
-    if isinstance(model, NoLanguageModel):
-        raise LanguageModelUnavailable(MESSAGE)
+    # Without a model this raises before the stream starts: a 503 in the envelope
+    pieces = answer(request.app.state.brain.llm, required(body.query, "query"), body.memories or "")
 
     def events() -> Iterator[str]:
         try:
-            for piece in answer(model, query, body.memories or ""):
+            for piece in pieces:
                 yield f"data: {json.dumps({'response': piece})}\n\n"
         except LanguageModelUnavailable as exc:  # the stream has started: report in-band
             yield f"event: error\ndata: {json.dumps({'ok': False, 'error': exc.message})}\n\n"
