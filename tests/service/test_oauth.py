@@ -179,3 +179,19 @@ def test_only_hashes_of_codes_and_tokens_are_stored(store, oauth, clock):
     stored = repr([(e.stream_id, e.event) for e in store.read_all()])
     assert code not in stored and access not in stored and refresh not in stored
     assert o.digest(access) in stored
+
+
+@pytest.mark.parametrize(("public_url", "served"), [
+    ("https://brain.example.com", True), ("http://127.0.0.1:8787", True), ("http://localhost:8787", True),
+    ("http://[::1]:8787", True), ("http://brain.example.com", False), ("http://0.0.0.0:8787", False),
+    ("http://127.0.0.2:8787", False),  # loopback, but not a host the `mcp` package's issuer check accepts
+])
+def test_oauth_is_served_where_the_issuer_is_https_or_a_loopback_host_and_its_routes_then_build(
+        store, clock, public_url, served):
+    from second_brain.entrypoints.api.oauth import issuer_of, oauth_app
+    from second_brain.settings import Settings
+
+    issuer = issuer_of(Settings(public_url=public_url), public_url)
+    assert (issuer is not None) == served
+    if issuer:  # the routes are made at the first OAuth request: the rule must be the one they are built with
+        assert oauth_app(service(store, clock), issuer).routes

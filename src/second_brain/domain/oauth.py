@@ -217,7 +217,7 @@ def redirect_refusal(uri: str) -> str | None:
         return "a redirect URI may not carry a fragment"
     if parts.scheme == "https" and parts.hostname:
         return None
-    if parts.scheme == "http" and _host(parts.netloc) in LOOPBACK_HOSTS:
+    if parts.scheme == "http" and on_loopback(parts.netloc):
         return None
     return "a redirect URI must be https://, or http:// to 127.0.0.1, [::1] or localhost"
 
@@ -227,9 +227,15 @@ def same_redirect(registered: str, requested: str) -> bool:
     if registered == requested:
         return True
     mine, theirs = urlsplit(registered), urlsplit(requested)
-    return (mine.scheme == theirs.scheme == "http" and _host(mine.netloc) in LOOPBACK_HOSTS
+    return (mine.scheme == theirs.scheme == "http" and on_loopback(mine.netloc)
             and _host(mine.netloc) == _host(theirs.netloc) and (mine.path or "/") == (theirs.path or "/")
             and mine.query == theirs.query)
+
+
+def on_loopback(netloc: str) -> bool:
+    """Whether a URL's netloc names this machine's loopback as OAuth's rules know it (127.0.0.1, [::1], localhost:
+    the hosts the `mcp` package accepts in a plain-http issuer)."""
+    return _host(netloc) in LOOPBACK_HOSTS
 
 
 def _host(netloc: str) -> str:

@@ -2,7 +2,6 @@
 (the issuer), the 401 challenge that tells a client where the flow is, and the flow's routes, made at their first
 request (oauth_routes.py: they import the `mcp` package, which the REST API does not need to start)."""
 
-import ipaddress
 import logging
 import threading
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ...app.oauth import OAuthIdentities, OAuthService, Standing
 from ...app.team import TeamService
+from ...domain.oauth import on_loopback
 from ...ports.event_store import EventStore
 from ...settings import Settings
 from .auth import BearerAuth
@@ -56,19 +56,10 @@ def issuer_of(settings: Settings, public_url: str | None = None) -> str | None:
     plain http on a loopback host (RFC 8414 wants https; local clients are the exception the `mcp` package makes)."""
     public = urlsplit(public_url or settings.public_url or f"http://{settings.host}:{settings.port}")
     issuer = f"{public.scheme}://{public.netloc}"
-    if public.scheme != "https" and not _loopback(public.hostname or ""):
+    if public.scheme != "https" and not on_loopback(public.netloc):
         log.warning("OAuth for MCP is off: %s is neither https nor a loopback address (set BRAIN_PUBLIC_URL)", issuer)
         return None
     return issuer
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def is_oauth_path(path: str) -> bool:
