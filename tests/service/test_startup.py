@@ -78,6 +78,8 @@ def test_a_model_that_fails_to_load_leaves_recall_on_keywords_and_captures_store
         assert stored["ok"] is True
         found = ops.recall(brain, ctx, "passport renewal")
         assert found["semantic_unavailable"] is True and [r["id"] for r in found["results"]] == [stored["id"]]
+        nothing = ops.recall(brain, ctx, "zeppelin")  # not "still loading": it never will
+        assert nothing["semantic_unavailable"] is True and "Semantic search is unavailable" in nothing["message"]
     finally:
         brain.close()
 

@@ -28,6 +28,11 @@ class QueryAsPassage:
 
 
 def is_ready(embedder: Embedder) -> bool:
-    """Whether an embedder can embed now without waiting: one whose model is still loading says `ready = False`
+    """Whether an embedder can embed now: one whose model is still loading, or failed to load, says `ready = False`
     (adapters/embedder/background.py); every other is ready once made."""
     return bool(getattr(embedder, "ready", True))
+
+
+def is_loading(embedder: Embedder) -> bool:
+    """Whether an embedder that is not ready may still become so (its model is loading)."""
+    return bool(getattr(embedder, "loading", False))

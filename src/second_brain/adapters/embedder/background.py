@@ -31,6 +31,11 @@ class BackgroundEmbedder:
     def ready(self) -> bool:
         return self._model is not None
 
+    @property
+    def loading(self) -> bool:
+        """Still loading (False once loaded, and once the load failed: then it will never be ready)."""
+        return not self._done.is_set()
+
     def wait(self, timeout: float | None = None) -> bool:
         """Whether the model loaded (waiting at most `timeout` seconds for it)."""
         return self._done.wait(timeout) and self._model is not None

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from ...ports.clock import Clock
-from ...ports.embedder import Embedder, is_ready
+from ...ports.embedder import Embedder, is_loading, is_ready
 from ...ports.read_model import EntryRow, Filters, GraphReads, KeywordSearch
 from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorIndex
@@ -174,8 +174,9 @@ class RecallService:
         if self.embedder is None or self.vectors is None:
             found.semantic_unavailable = True
             return None
-        if not is_ready(self.embedder):  # the model is still loading (a server just started): keywords answer
-            found.semantic_unavailable = found.model_loading = True
+        if not is_ready(self.embedder):  # the model is loading (a server just started), or failed to: keywords answer
+            found.semantic_unavailable = True
+            found.model_loading = is_loading(self.embedder)
             return None
         try:
             vector = self.embedder.embed_query(text)
