@@ -60,20 +60,19 @@ from .ports.reranker import Reranker
 from .ports.vector_index import VectorIndex
 from .settings import Settings
 
-__all__ = ["Brain", "assemble", "build", "load_embedder"]
+__all__ = ["Brain", "assemble", "build"]
 log = logging.getLogger("second_brain")
 
 
-def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None,
-          background: bool = False) -> Brain:
-    """The brain on one machine: SQLite for the log and every projection, the packaged embedder (with
-    `background`, loaded on a thread while the brain starts serving: `brain serve` and `brain mcp`)."""
+def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | None = None) -> Brain:
+    """The brain on one machine: SQLite for the log and every projection, the packaged embedder (`brain serve` and
+    `brain mcp` pass one already loading on a thread: embedding.load_embedder)."""
     single_threaded_blas()
     settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     settings.data_dir.chmod(0o700)  # owner-only, also when an older build made it readable to every local user
     # One model session, one thread per call: a request's call (recall's query, capture's duplicate check) takes
     # one core, and background indexing runs a call per core while no request runs (see Indexer).
-    embedder = embedder or load_embedder(settings, threads=1, background=background)
+    embedder = embedder or load_embedder(settings, threads=1)
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)

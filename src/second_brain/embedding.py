@@ -28,12 +28,12 @@ def load_embedder(settings: Settings, threads: int = 0, background: bool = False
         from .adapters.embedder.background import BackgroundEmbedder
 
         jar = settings.embedder_jar or E5_JAR
-        if settings.embedder == "local" and not jar.exists():
-            log.warning("using the weaker MiniLM embedder: the e5-small-v2 model is not installed (%s is missing)",
-                        jar)
         if settings.embedder == "local" and jar.exists():
             return BackgroundEmbedder(partial(E5SmallEmbedder, threads=threads, jar=jar), E5SmallEmbedder.model_id,
                                       E5SmallEmbedder.dimension, E5SmallEmbedder.query_floor)
+        if settings.embedder == "local":
+            log.warning("using the weaker MiniLM embedder: the e5-small-v2 model is not installed (%s is missing)",
+                        jar)
         return BackgroundEmbedder(partial(MiniLMEmbedder, threads=threads), MiniLMEmbedder.model_id,
                                   MiniLMEmbedder.dimension, MiniLMEmbedder.query_floor)
     if settings.embedder == "local":

@@ -10,8 +10,8 @@ import pytest
 from second_brain.adapters.embedder import local
 from second_brain.adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder
 from second_brain.adapters.reranker.onnx import OnnxCrossEncoder
-from second_brain.bootstrap import load_embedder
 from second_brain.domain.errors import ModelUnavailable, RerankerUnavailable
+from second_brain.embedding import load_embedder
 from second_brain.settings import Settings
 from tests.support.cross_encoder import write_cross_encoder
 

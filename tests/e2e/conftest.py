@@ -21,7 +21,8 @@ import pytest
 import uvicorn
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.bootstrap import Brain, build, load_embedder, resolve_token
+from second_brain.bootstrap import Brain, build, resolve_token
+from second_brain.embedding import load_embedder
 from second_brain.entrypoints.api.app import create_app
 from second_brain.ports.embedder import Embedder
 from second_brain.settings import Settings
