@@ -23,14 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from second_brain.adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder  # noqa: E402
-from second_brain.app.triage import DuplicateConfig, duplicate_sample  # noqa: E402
+from second_brain.app.memories.triage import DuplicateConfig, duplicate_sample  # noqa: E402
 from second_brain.domain import contradictions  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "note_pairs.jsonl"
 
 
 def decide(old: str, new: str, score: float, config: DuplicateConfig) -> str:
-    """The no-model triage for one candidate, as app/triage.py runs it."""
+    """The no-model triage for one candidate, as app/memories/triage.py runs it."""
     if score < config.candidate_threshold:
         return "store"
     if (score >= config.block_threshold and contradictions.adds_nothing(old, new)

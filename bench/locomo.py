@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from second_brain.adapters.embedder.local import E5SmallEmbedder, MiniLMEmbedder  # noqa: E402
 from second_brain.app import operations  # noqa: E402
-from second_brain.app.memories import Context  # noqa: E402
+from second_brain.app.memories.service import Context  # noqa: E402
 from second_brain.app.recall.config import RecallConfig  # noqa: E402
 from second_brain.app.transfer import parse_payload  # noqa: E402
 from second_brain.bootstrap import build  # noqa: E402

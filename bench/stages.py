@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from scale import QUERIES  # noqa: E402
 
 from second_brain.app import operations  # noqa: E402
-from second_brain.app.memories import Context  # noqa: E402
+from second_brain.app.memories.service import Context  # noqa: E402
 from second_brain.app.recall import pipeline, ranking  # noqa: E402
 from second_brain.bootstrap import build  # noqa: E402
 from second_brain.settings import Settings  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from second_brain.app.memories import Context
+from second_brain.app.memories.service import Context
 from second_brain.domain.events import Envelope
 from second_brain.domain.identity import owner
 

@@ -17,7 +17,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
 
 from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore
-from second_brain.app.team import TeamService
+from second_brain.app.team.service import TeamService
 from second_brain.aws.composition import AwsBrain, Clients, build_aws, owner_token
 from second_brain.domain.errors import Unauthorized
 from second_brain.domain.identity import owner

@@ -20,13 +20,13 @@ from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
-from .app.brief import BriefService
-from .app.digest import DigestService
-from .app.extraction import Extractor
-from .app.graph_view import GraphView
+from .app.insights.brief import BriefService
+from .app.insights.digest import DigestService
+from .app.reminders.extraction import Extractor
+from .app.graph.view import GraphView
 from .app.handling import Context
-from .app.indexing import Foreground, Indexer, IndexingWorker
-from .app.links import LinkService
+from .app.memories.indexing import Foreground, Indexer, IndexingWorker
+from .app.graph.links import LinkService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
 from .app.maintenance.compression import CompressionJob
 from .app.maintenance.extraction import ExtractionJob
@@ -37,17 +37,17 @@ from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
 from .app.maintenance.runner import parse_daily
 from .app.maintenance.staleness import StalenessPass
-from .app.memories import MemoryService
-from .app.patterns import PatternService
-from .app.projects import ProjectService
-from .app.push import PushService
-from .app.queries import MemoryQueries
+from .app.memories.service import MemoryService
+from .app.insights.patterns import PatternService
+from .app.memories.projects import ProjectService
+from .app.reminders.push import PushService
+from .app.memories.queries import MemoryQueries
 from .app.recall.pipeline import RecallService
 from .app.recall.rerank import MAX_CALLS as RERANK_CALLS
-from .app.settings_service import SettingsService
-from .app.team import TeamService, workspace_eraser
+from .app.config import SettingsService
+from .app.team.service import TeamService, workspace_eraser
 from .app.transfer import Transfer
-from .app.triage import Triage
+from .app.memories.triage import Triage
 from .domain.identity import owner
 from .embedding import load_embedder
 from .ports.clock import Clock, SystemClock

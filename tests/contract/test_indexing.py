@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app.indexing import YIELD_SECONDS, Foreground, Indexer, text_hash
-from second_brain.app.memories import Context
+from second_brain.app.memories.indexing import YIELD_SECONDS, Foreground, Indexer, text_hash
+from second_brain.app.memories.service import Context
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.app.transfer import parse_payload
 from second_brain.bootstrap import build

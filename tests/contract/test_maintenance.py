@@ -6,7 +6,7 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app import operations
-from second_brain.app.memories import Context
+from second_brain.app.memories.service import Context
 from second_brain.app.transfer import parse_payload
 from second_brain.domain.events import StalenessJudged, memory_stream
 from second_brain.domain.staleness import STALE_TAG

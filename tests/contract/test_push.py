@@ -4,7 +4,7 @@ job through the runner, with a fake push gateway."""
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app.memories import Context
+from second_brain.app.memories.service import Context
 from second_brain.bootstrap import build
 from second_brain.domain import push
 from second_brain.domain.errors import InvalidInput

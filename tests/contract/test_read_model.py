@@ -4,7 +4,7 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app import operations as ops
-from second_brain.app.memories import Context
+from second_brain.app.memories.service import Context
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.app.recall.query import parse
 from second_brain.bootstrap import build

@@ -5,7 +5,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from second_brain.app.handling import Context, envelopes
-from second_brain.app.settings_service import STREAM
+from second_brain.app.config import STREAM
 from second_brain.bootstrap import build
 from second_brain.domain.events import ConfigChanged
 from second_brain.settings import Settings

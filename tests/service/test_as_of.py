@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app import as_of
+from second_brain.app.past import as_of
 from second_brain.app import operations as ops
 from second_brain.app.handling import Context, envelopes
 from second_brain.app.transfer import parse_payload

@@ -1,6 +1,6 @@
 """Chunking: short notes are one passage, long ones overlap, every update block stands alone."""
 
-from second_brain.app.chunking import Chunk, chunk_memory, windows
+from second_brain.app.memories.chunking import Chunk, chunk_memory, windows
 
 
 def test_a_short_note_is_one_chunk():

@@ -3,7 +3,7 @@ refusal, one workspace per digest, the model and its fallback, the nightly job's
 
 import pytest
 
-from second_brain.app.digest import DigestService, scopes_for
+from second_brain.app.insights.digest import DigestService, scopes_for
 from second_brain.app.handling import Context, envelopes
 from second_brain.app.maintenance.compression import CompressionJob
 from second_brain.app.maintenance.runner import Budget
@@ -232,6 +232,6 @@ def test_the_cursor_gives_every_tag_a_turn(brain, clock):
 
 
 def d_outcome(scope):
-    from second_brain.app.digest import Outcome
+    from second_brain.app.insights.digest import Outcome
 
     return Outcome(scope, 0)

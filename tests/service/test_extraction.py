@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from second_brain.app.extraction import Extractor
+from second_brain.app.reminders.extraction import Extractor
 from second_brain.domain.errors import LanguageModelUnavailable
 from second_brain.domain.extraction import Anchor, find_anchor
 from tests.conftest import FixedClock

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from second_brain.app.extraction import Extractor
+from second_brain.app.reminders.extraction import Extractor
 from second_brain.app.maintenance.extraction import ExtractionJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.domain.events import TimeAnchorSet

@@ -133,7 +133,7 @@ def test_what_the_brain_wrote_is_never_rolled_into_a_digest():
 
 
 def test_taking_a_memory_back_from_the_team_erases_the_team_digest_of_its_words(brain, clock):
-    from second_brain.app.digest import scopes_for
+    from second_brain.app.insights.digest import scopes_for
     from second_brain.domain.identity import Identity
 
     admin = Context(Identity("owner", "Ada", "admin", "personal-owner", ("company",), owner=True), "req")

@@ -4,7 +4,7 @@ already taken, and edges restored in the same call as the last entries."""
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app.memories import Context
+from second_brain.app.memories.service import Context
 from second_brain.app.transfer import parse_payload
 from second_brain.bootstrap import build
 from second_brain.domain.errors import InvalidInput

@@ -6,8 +6,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.app.memories import Context, MemoryService
-from second_brain.app.projects import ProjectService
+from second_brain.app.memories.service import Context, MemoryService
+from second_brain.app.memories.projects import ProjectService
 from second_brain.domain.errors import ConcurrencyConflict, NotFound
 from second_brain.domain.events import (
     MemoryAppended,

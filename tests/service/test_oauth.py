@@ -4,8 +4,8 @@ append, and lifetimes judged by a clock held still."""
 import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.app.oauth import OAuthIdentities, OAuthService, Standing
-from second_brain.app.team import TeamService
+from second_brain.app.team.oauth import OAuthIdentities, OAuthService, Standing
+from second_brain.app.team.service import TeamService
 from second_brain.domain import oauth as o
 from second_brain.domain.errors import ConcurrencyConflict, NotFound, Unauthorized
 from second_brain.domain.identity import owner

@@ -7,8 +7,8 @@ import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.adapters.llm.none import NoLanguageModel
-from second_brain.app.memories import MemoryService
-from second_brain.app.triage import DuplicateConfig, Triage
+from second_brain.app.memories.service import MemoryService
+from second_brain.app.memories.triage import DuplicateConfig, Triage
 from second_brain.domain.capture import STORE, Verdict
 from second_brain.domain.errors import ConcurrencyConflict, StoreUnavailable
 from second_brain.ports.read_model import EntryRow, ReadModel

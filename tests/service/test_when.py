@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from second_brain.app.time_anchors import parse_when
+from second_brain.app.reminders.time_anchors import parse_when
 from second_brain.domain.errors import InvalidInput
 
 TOKYO = ZoneInfo("Asia/Tokyo")

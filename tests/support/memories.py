@@ -3,7 +3,7 @@
 from zoneinfo import ZoneInfo
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.app.memories import MemoryService
+from second_brain.app.memories.service import MemoryService
 from second_brain.domain.errors import ConcurrencyConflict
 
 

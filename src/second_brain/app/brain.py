@@ -9,20 +9,20 @@ from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from ..ports.vector_index import VectorIndex
 from ..settings import Settings
-from .brief import BriefService
-from .digest import DigestService
-from .graph_view import GraphView
-from .indexing import Foreground, Indexer, IndexingWorker
-from .links import LinkService
+from .insights.brief import BriefService
+from .insights.digest import DigestService
+from .graph.view import GraphView
+from .memories.indexing import Foreground, Indexer, IndexingWorker
+from .graph.links import LinkService
 from .maintenance import MaintenanceRunner, MaintenanceScheduler
-from .memories import MemoryService
-from .patterns import PatternService
-from .projects import ProjectService
-from .push import PushService
-from .queries import MemoryQueries
+from .memories.service import MemoryService
+from .insights.patterns import PatternService
+from .memories.projects import ProjectService
+from .reminders.push import PushService
+from .memories.queries import MemoryQueries
 from .recall.pipeline import RecallService
-from .settings_service import SettingsService
-from .team import TeamService
+from .config import SettingsService
+from .team.service import TeamService
 from .transfer import Transfer
 
 

@@ -16,19 +16,19 @@ from ..domain.projects import check_slug
 from ..domain.text import INT64, MAX_ID_CHARS, MAX_TAG_CHARS, check_source, shorten
 from ..ports.event_store import EventMatch
 from ..ports.read_model import Filters
-from . import revisions
-from . import timeline as audit
+from .past import revisions
+from .past import timeline as audit
 from .brain import Brain
-from .chat import insight as synthesise
-from .digest import scopes_for
-from .graph_view import DEFAULT_LIMIT as GRAPH_LIMIT
-from .graph_view import MAX_LIMIT as GRAPH_MAX_LIMIT
+from .recall.chat import insight as synthesise
+from .insights.digest import scopes_for
+from .graph.view import DEFAULT_LIMIT as GRAPH_LIMIT
+from .graph.view import MAX_LIMIT as GRAPH_MAX_LIMIT
 from .handling import Context, require_admin
-from .memories import CaptureOutcome
-from .patterns import ACTIONS as PATTERN_ACTIONS
-from .patterns import MAX_IDS as MAX_PATTERN_IDS
+from .memories.service import CaptureOutcome
+from .insights.patterns import ACTIONS as PATTERN_ACTIONS
+from .insights.patterns import MAX_IDS as MAX_PATTERN_IDS
 from .recall.pipeline import RecallRequest
-from .time_anchors import parse_when
+from .reminders.time_anchors import parse_when
 
 
 def required(value: str | None, name: str) -> str:
@@ -427,7 +427,7 @@ def extract_dry_run(brain: Brain, ctx: Context, limit: int = 5) -> dict[str, Any
 def timeline(brain: Brain, ctx: Context, *, memory_id: str | None = None, actor: str | None = None,
              types: list[str] | None = None, after: str | int | None = None, before: str | int | None = None,
              cursor: int | None = None, limit: int = audit.DEFAULT_LIMIT) -> dict[str, Any]:
-    """The log newest first, as far as the caller may read it now (app/timeline.py says what shows)."""
+    """The log newest first, as far as the caller may read it now (app/past/timeline.py says what shows)."""
     since, until = (parse_when(text, brain.memories.timezone, name) if (text := when_text(value, name)) else None
                     for value, name in ((after, "after"), (before, "before")))
     match = EventMatch(types=audit.stored_types(types or ()), actor=actor_id(ctx, actor) if actor else None,

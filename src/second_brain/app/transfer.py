@@ -283,7 +283,7 @@ class Transfer:
 
 
 def entry_export(r: EntryRow) -> dict[str, Any]:
-    """An entry in the export format (the live export and a past one, `app/as_of.py`, write the same)."""
+    """An entry in the export format (the live export and a past one, `app/past/as_of.py`, write the same)."""
     return {"id": r.id, "content": r.content, "tags": list(r.tags), "source": r.source,
             "created_at": r.created_at, "updated_at": r.updated_at, "recall_count": r.recall_count,
             "use_count": r.use_count,

@@ -205,7 +205,7 @@ def _timeline(settings: Settings, args: argparse.Namespace) -> int:
     """The owner's audit feed, page after page until --limit events are printed or the log begins."""
     from ..app import operations as ops
     from ..app.handling import Context
-    from ..app.timeline import MAX_LIMIT
+    from ..app.past.timeline import MAX_LIMIT
     from ..bootstrap import build
     from ..domain.errors import BrainError
     from .mcp.render import render_timeline
@@ -299,7 +299,7 @@ def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
     from zoneinfo import ZoneInfo
 
     from ..adapters.event_store.sqlite import copy_log
-    from ..app.time_anchors import parse_when
+    from ..app.reminders.time_anchors import parse_when
     from ..bootstrap import build
     from ..domain.errors import BrainError
 

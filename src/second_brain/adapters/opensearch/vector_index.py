@@ -1,5 +1,5 @@
 """The vector index on OpenSearch: one knn_vector document per passage. Vectors are written by the indexer
-(the same app/indexing.py as locally), guarded by the entry document's sequence number so a content change
+(the same app/memories/indexing.py as locally), guarded by the entry document's sequence number so a content change
 made meanwhile keeps the entry pending."""
 
 import base64

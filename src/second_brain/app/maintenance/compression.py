@@ -8,7 +8,7 @@ from ...domain.digest import Scope
 from ...domain.errors import BrainError
 from ...ports.clock import Clock
 from ...ports.read_model import DigestReads
-from ..digest import DigestService
+from ..insights.digest import DigestService
 from .runner import NIGHTLY, Budget, JobResult
 
 TAGS_PER_RUN = 4

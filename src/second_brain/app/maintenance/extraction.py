@@ -8,7 +8,7 @@ by then, so they are skipped, and nothing is applied twice.
 from collections.abc import Sequence
 from typing import Any
 
-from ..extraction import Extractor, verdict_view
+from ..reminders.extraction import Extractor, verdict_view
 from .runner import NIGHTLY, Budget, JobResult
 
 PER_RUN_MODEL = 200  # captures judged per run when each is a model call; the rest wait for the next run

@@ -7,7 +7,7 @@ from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ...ports.read_model import GraphReads
 from ...ports.vector_index import VectorIndex
-from ..links import LinkService
+from ..graph.links import LinkService
 from .runner import NIGHTLY, Budget, JobResult
 from .sweep import PAGE, first_events, load, system
 

@@ -6,8 +6,8 @@ from ...domain.events import CaptureAnswered, IdempotencyExpired
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ..handling import envelopes
-from ..indexing import Indexer
-from ..memories import answered
+from ..memories.indexing import Indexer
+from ..memories.service import answered
 from .runner import NIGHTLY, Budget, JobResult
 from .sweep import PAGE, system
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from ..handling import Context, require_admin
-from ..push import PushReport, PushService, visible
+from ..reminders.push import PushReport, PushService, visible
 from .runner import HOURLY, Budget, JobResult, MaintenanceRunner
 
 NAME = "push"

@@ -13,8 +13,8 @@ from ...ports.embedder import Embedder, is_loading, is_ready
 from ...ports.read_model import EntryRow, Filters, GraphReads, KeywordSearch
 from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorIndex
-from ..memories import Context
-from ..views import entry_view
+from ..memories.service import Context
+from ..memories.views import entry_view
 from . import keyword, query, ranking, temporal
 from .config import RecallConfig
 from .rerank import RerankStage

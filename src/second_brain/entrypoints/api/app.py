@@ -18,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ... import __version__
-from ...app.indexing import Foreground
+from ...app.memories.indexing import Foreground
 from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
 from ...settings import Settings

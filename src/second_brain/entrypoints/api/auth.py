@@ -7,7 +7,7 @@ from collections.abc import Callable
 from fastapi import Request
 from fastapi.security import HTTPBearer
 
-from ...app.team import TeamService
+from ...app.team.service import TeamService
 from ...domain.errors import Unauthorized
 from ...domain.identity import Identity
 from ...domain.oauth import TOKEN_PREFIX as OAUTH_PREFIX
@@ -25,7 +25,7 @@ class BearerAuth:
     `owner_token` is the token, or a function returning the current one (on AWS, read again from the secret
     every few minutes, so a rotated token is taken up without a redeploy). Member tokens are known by their
     SHA-256 only (the team's fold). `oauth`, given for /mcp alone, resolves the access tokens OAuth clients were
-    issued for /mcp (app/oauth.py) to the identity that signed in for them; anywhere else such a token is refused,
+    issued for /mcp (app/team/oauth.py) to the identity that signed in for them; anywhere else such a token is refused,
     so an app someone allowed to use MCP cannot reach the rest of the API (team administration, export)."""
 
     def __init__(self, owner_token: str | Callable[[], str], team: TeamService,

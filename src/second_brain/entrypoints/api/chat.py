@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import StrictStr
 
-from ...app.chat import answer
+from ...app.recall.chat import answer
 from ...app.operations import required
 from ...domain.errors import LanguageModelUnavailable
 from .body import Body, json_body

@@ -6,7 +6,7 @@ from zoneinfo import available_timezones
 from fastapi import APIRouter, Path, Request
 from starlette.concurrency import run_in_threadpool
 
-from ...app.settings_service import SETTINGS, Setting
+from ...app.config import SETTINGS, Setting
 from .body import json_object
 from .context import Ctx
 from .openapi import errors

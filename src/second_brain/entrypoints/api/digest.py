@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import Field, StrictStr
 
 from ...app import operations as ops
-from ...app.patterns import MAX_IDS
+from ...app.insights.patterns import MAX_IDS
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import documented, errors, requiring, together

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictInt, StrictStr
 
-from ...app import as_of as as_of_ops
+from ...app.past import as_of as as_of_ops
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx

@@ -13,8 +13,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ...app.oauth import OAuthIdentities, OAuthService, Standing
-from ...app.team import TeamService
+from ...app.team.oauth import OAuthIdentities, OAuthService, Standing
+from ...app.team.service import TeamService
 from ...domain.oauth import on_loopback
 from ...ports.event_store import EventStore
 from ...settings import Settings

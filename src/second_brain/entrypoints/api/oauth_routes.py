@@ -1,6 +1,6 @@
 """OAuth for MCP clients, its routes: the discovery documents (RFC 9728 for /mcp, RFC 8414 for the authorization
 server), registration (RFC 7591, limited per source), authorize and token from the `mcp` package's route builders
-over app/oauth_provider.py (the token endpoint refusing other resources), revocation (RFC 7009, for public
+over app/team/oauth_provider.py (the token endpoint refusing other resources), revocation (RFC 7009, for public
 clients), and the consent page where the person signs in with their brain token."""
 
 import html
@@ -26,8 +26,8 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ...app.oauth import OAuthService
-from ...app.oauth_provider import BrainOAuthProvider
+from ...app.team.oauth import OAuthService
+from ...app.team.oauth_provider import BrainOAuthProvider
 from ...domain.errors import NotFound, Unauthorized
 from ...domain.oauth import ACCESS, REFRESH, SCOPE, TokenIssued
 from .oauth import AS_METADATA_PATH, CONSENT_PATH, MCP_PATH, REGISTER_PATH, REVOKE_PATH, TOKEN_PATH
@@ -45,7 +45,7 @@ def routes(oauth: OAuthService, issuer: str) -> list[BaseRoute]:
     provider = BrainOAuthProvider(oauth, issuer + CONSENT_PATH, resource)
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
     revocation = RevocationOptions(enabled=True)
-    # Every client is public (see app/oauth.py): the metadata says so instead of offering client secrets.
+    # Every client is public (see app/team/oauth.py): the metadata says so instead of offering client secrets.
     metadata = build_metadata(AnyHttpUrl(issuer), None, registration, revocation)
     metadata.token_endpoint_auth_methods_supported = metadata.revocation_endpoint_auth_methods_supported = ["none"]
     sdk = {getattr(r, "path", None): r for r in create_auth_routes(provider, AnyHttpUrl(issuer), None, registration,

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import WithJsonSchema
 
-from ...app.patterns import ACTIONS as PATTERN_ACTIONS
-from ...app.timeline import NAMES as TIMELINE_NAMES
+from ...app.insights.patterns import ACTIONS as PATTERN_ACTIONS
+from ...app.past.timeline import NAMES as TIMELINE_NAMES
 from ...app.transfer import ExportedEntry
 from ...domain import projects, team
 from ...domain.events import REGISTRY
@@ -34,7 +34,7 @@ INT64_RANGE = {"minimum": INT64[0], "exclusiveMaximum": INT64[1] + 1}
 MEMORY_ID = {"type": "string", "maxLength": MAX_ID_CHARS,
              "pattern": ExportedEntry.model_json_schema()["properties"]["id"]["pattern"],
              "description": "A memory id: a UUID, or the id a restored backup gave it"}
-# Made in app/team.py: the primary team is `company`, others `company-` and 12 hex digits; members `m-` and 16.
+# Made in app/team/service.py: the primary team is `company`, others `company-` and 12 hex digits; members `m-` and 16.
 TEAM_ID = {"type": "string", "pattern": f"^{team.COMPANY}(-[0-9a-f]{{12}})?$",
            "description": "A company workspace (team) id, as GET /team/workspaces lists them"}
 MEMBER = "m-[0-9a-f]{16}"
@@ -57,7 +57,7 @@ WHEN_KIND = {"enum": list(WHEN_KINDS)}
 LINK_TYPE = {"enum": list(LABELS)}
 TIMELINE_TYPE = {"enum": sorted({*TIMELINE_NAMES, *REGISTRY})}
 TEXT = {"type": "string", "pattern": NOT_BLANK}
-LOOP_ACTION = {"enum": ["done", "not-task"]}  # app/memories.py resolve_loop
+LOOP_ACTION = {"enum": ["done", "not-task"]}  # app/memories/service.py resolve_loop
 PATTERN_ACTION = {"enum": list(PATTERN_ACTIONS)}
 
 
@@ -81,7 +81,7 @@ DESCRIPTION = {"type": "string", "maxLength": projects.MAX_DESCRIPTION}
 ALIASES = {"type": "array", "maxItems": projects.MAX_ALIASES, "items": {**TAG, "not": {
     "pattern": rf"^\s*({'|'.join(_anycase(p) for p in RESERVED_PREFIXES)})"}}}
 
-# A moment as app/time_anchors.py reads it: Unix ms (11 to 13 digits), an ISO date, or an ISO datetime (without an
+# A moment as app/reminders/time_anchors.py reads it: Unix ms (11 to 13 digits), an ISO date, or an ISO datetime (without an
 # offset: the brain's TIMEZONE). Spelled out, because JSON Schema's date formats admit what Python's parser
 # refuses (leap seconds, year 0, a lowercase `t`) and the dates must exist (no 30 February).
 _YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"

@@ -5,7 +5,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...app import operations as ops
-from ...app.timeline import DEFAULT_LIMIT, MAX_LIMIT
+from ...app.past.timeline import DEFAULT_LIMIT, MAX_LIMIT
 from .context import Ctx
 from .openapi import ID, documented, errors, query
 from .params import int_param, text_param

@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...adapters.process_memory import release_freed_memory
-from ...app import as_of as as_of_ops
+from ...app.past import as_of as as_of_ops
 from ...app.handling import Context
 from ...app.transfer import ImportPayload, Transfer, parse_payload
 from ...domain.errors import InvalidInput

@@ -15,7 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ... import __version__
-from ...app import as_of as as_of_ops
+from ...app.past import as_of as as_of_ops
 from ...app import operations as ops
 from ...app.brain import Brain
 from ...app.handling import Context

@@ -5,17 +5,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..domain import links
-from ..domain.errors import Forbidden, InvalidInput, NotFound
-from ..domain.events import MemoryImported, memory_stream
-from ..domain.identity import Identity
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.read_model import Connection, EntryReads, EntryRow, Filters, GraphReads
-from ..ports.vector_index import PendingEntry, VectorIndex
-from .handling import Context, envelopes, retrying
-from .handling import system as system_context
-from .views import entry_view
+from ...domain import links
+from ...domain.errors import Forbidden, InvalidInput, NotFound
+from ...domain.events import MemoryImported, memory_stream
+from ...domain.identity import Identity
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.read_model import Connection, EntryReads, EntryRow, Filters, GraphReads
+from ...ports.vector_index import PendingEntry, VectorIndex
+from ..handling import Context, envelopes, retrying
+from ..handling import system as system_context
+from ..memories.views import entry_view
 
 MAX_CONNECTIONS = 8
 INFERRED_PER_MEMORY = 3

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..domain import contradictions
-from ..domain.capture import STORE, Action, Verdict
-from ..domain.classification import Classification
-from ..domain.errors import LanguageModelUnavailable
-from ..ports.llm import LanguageModel
-from ..ports.read_model import EntryReads, EntryRow, Filters
-from ..ports.vector_index import VectorIndex
+from ...domain import contradictions
+from ...domain.capture import STORE, Action, Verdict
+from ...domain.classification import Classification
+from ...domain.errors import LanguageModelUnavailable
+from ...ports.llm import LanguageModel
+from ...ports.read_model import EntryReads, EntryRow, Filters
+from ...ports.vector_index import VectorIndex
 
 log = logging.getLogger("second_brain.triage")
 

@@ -1,4 +1,4 @@
-"""The authorization server the `mcp` package's OAuth routes call, over app/oauth.py's bookkeeping: clients whose
+"""The authorization server the `mcp` package's OAuth routes call, over app/team/oauth.py's bookkeeping: clients whose
 redirect URIs follow the brain's rules (`BrainClient`) and the provider itself (`BrainOAuthProvider`; its blocking
 calls run off the event loop). Imported with the OAuth routes, not with the REST API."""
 
@@ -20,8 +20,8 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl, model_validator
 
-from ..domain import oauth as o
-from ..domain.errors import ConcurrencyConflict, NotFound, Unauthorized
+from ...domain import oauth as o
+from ...domain.errors import ConcurrencyConflict, NotFound, Unauthorized
 from .oauth import OAuthService
 
 T = TypeVar("T")

@@ -4,14 +4,14 @@ from collections.abc import Sequence
 from functools import reduce
 from typing import Any, Protocol
 
-from ..domain import projects as p
-from ..domain import text
-from ..domain.capture import Change
-from ..domain.errors import InvalidInput, UnknownProject
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.read_model import ProjectReads, ProjectRow, StatsReads
-from .handling import Context, envelopes, retrying
+from ...domain import projects as p
+from ...domain import text
+from ...domain.capture import Change
+from ...domain.errors import InvalidInput, UnknownProject
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.read_model import ProjectReads, ProjectRow, StatsReads
+from ..handling import Context, envelopes, retrying
 
 KNOWN_SHOWN = 10
 

@@ -24,15 +24,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..domain import links, text
-from ..domain.events import MEMORY_STREAM, Envelope, memory_of, memory_stream
-from ..domain.memory import Memory, fold
-from ..ports.event_store import EventStore, Touch
-from ..ports.read_model import Connection, EntryRow, Filters, KeywordHit, TermStats
-from ..ports.vector_index import VectorHit, VectorIndex
-from .chunking import chunk_memory
-from .indexing import text_hash
-from .recall.pipeline import RecallReads, RecallService
+from ...domain import links, text
+from ...domain.events import MEMORY_STREAM, Envelope, memory_of, memory_stream
+from ...domain.memory import Memory, fold
+from ...ports.event_store import EventStore, Touch
+from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, TermStats
+from ...ports.vector_index import VectorHit, VectorIndex
+from ..memories.chunking import chunk_memory
+from ..memories.indexing import text_hash
+from ..recall.pipeline import RecallReads, RecallService
 
 SIGNALS = ("MemoryRecalled", "MemoryOpened")  # events that change a memory's counts, never what it says
 
@@ -49,7 +49,7 @@ def until(history: Iterable[Envelope], at: int) -> list[Envelope]:
 
 def visible(then: Memory, now: Memory, readable: tuple[str, ...]) -> bool:
     """Whether a memory as it was may be shown: it existed, and both then and now it is in a workspace the caller
-    can read today (see app/as_of.py)."""
+    can read today (see app/past/as_of.py)."""
     return then.exists and now.exists and then.workspace in readable and now.workspace in readable
 
 

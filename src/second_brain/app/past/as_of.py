@@ -3,7 +3,7 @@
 A stream "as of" T is its events up to the first one stored after T, folded with the domain's own folds
 (`memory.fold`, `links.fold_edge`, `projects.fold_project`), so a past answer is written from the same state a
 projection would have written then. /entry and /export fold the streams they show; /list, /connections and
-/recall read the live projections corrected by the streams changed since (app/past.py), so their cost follows
+/recall read the live projections corrected by the streams changed since (app/past/recall.py), so their cost follows
 what changed after the moment, not the size of the brain. Forgotten memories were erased from the log (`Erased` folds into nothing),
 so they never come back.
 
@@ -17,25 +17,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from ..domain import links
-from ..domain.errors import InvalidInput, NotFound
-from ..domain.events import Envelope, memory_of, memory_stream
-from ..domain.memory import Memory, evolve, fold
-from ..domain.projects import Project, evolve_project
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.read_model import EdgeRow, EntryReads, EntryRow, Filters
-from ..ports.vector_index import VectorIndex
-from .brain import Brain
-from .chat import insight as synthesise
-from .handling import Context
-from .links import MAX_CONNECTIONS, connection_view
-from .operations import clamp, entry_revisions, filters, identifier, recall_request, when_text
-from .past import Past, PastReads, past_recall, until, visible
-from .recall.pipeline import RecallReads
-from .time_anchors import parse_when
-from .transfer import FORMAT_VERSION, edge_export, entry_export, project_export
-from .views import entry_view, full_entry_view, referenced_ids
+from ...domain import links
+from ...domain.errors import InvalidInput, NotFound
+from ...domain.events import Envelope, memory_of, memory_stream
+from ...domain.memory import Memory, evolve, fold
+from ...domain.projects import Project, evolve_project
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.read_model import EdgeRow, EntryReads, EntryRow, Filters
+from ...ports.vector_index import VectorIndex
+from ..brain import Brain
+from ..recall.chat import insight as synthesise
+from ..handling import Context
+from ..graph.links import MAX_CONNECTIONS, connection_view
+from ..operations import clamp, entry_revisions, filters, identifier, recall_request, when_text
+from .recall import Past, PastReads, past_recall, until, visible
+from ..recall.pipeline import RecallReads
+from ..reminders.time_anchors import parse_when
+from ..transfer import FORMAT_VERSION, edge_export, entry_export, project_export
+from ..memories.views import entry_view, full_entry_view, referenced_ids
 
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
 
@@ -82,7 +82,7 @@ class TimeTravel:
 
     def recent(self, ctx: Context, filters: Filters, limit: int, at: int) -> list[dict[str, Any]]:
         """/list as of `at`: the live list of memories begun by the cut, without those changed since, merged with
-        those as they were (see app/past.py), newest first by creation as live (ties by log position)."""
+        those as they were (see app/past/recall.py), newest first by creation as live (ties by log position)."""
         past = Past.of(self.store, None, "", ctx.identity.readable, at)
         live = [past.row(row) for row in self.read_model.recent(past.scope(filters), limit + past.begun_changed)
                 if row.id not in past.changed]
@@ -93,7 +93,7 @@ class TimeTravel:
         return [entry_view(row, ctx.identity) for row in rows[:limit]]
 
     def connections(self, ctx: Context, entry_id: str, link_type: str | None, at: int) -> list[dict[str, Any]]:
-        """/connections as of `at`: the live edges corrected by those changed since (see app/past.py), so the
+        """/connections as of `at`: the live edges corrected by those changed since (see app/past/recall.py), so the
         cost follows what changed after the moment, not how many edges the brain has."""
         entry_id = entry_id.strip()
         readable = ctx.identity.readable
@@ -195,7 +195,7 @@ def connections(brain: Brain, ctx: Context, memory_id: str | None, link_type: st
 
 def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, as_of: str | int,
            hops: int | None = None, full: bool = False, insight: bool = False, **filter_args: Any) -> dict[str, Any]:
-    """GET /recall as the brain would have answered at `as_of` (see app/past.py); an audit, so not counted."""
+    """GET /recall as the brain would have answered at `as_of` (see app/past/recall.py); an audit, so not counted."""
     request = recall_request(brain, ctx, query, top_k, hops, full, **filter_args)
     at = moment(brain, as_of)
     live = brain.recall

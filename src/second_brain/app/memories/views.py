@@ -3,7 +3,7 @@
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from ..domain.events import (
+from ...domain.events import (
     ContradictionLost,
     ContradictionWon,
     DigestComposed,
@@ -25,10 +25,10 @@ from ..domain.events import (
     TagsChanged,
     TimeAnchorSet,
 )
-from ..domain.identity import Identity
-from ..domain.patterns import MemoryDrawnInto
-from ..domain.push import ReminderPushed
-from ..ports.read_model import EntryRow
+from ...domain.identity import Identity
+from ...domain.patterns import MemoryDrawnInto
+from ...domain.push import ReminderPushed
+from ...ports.read_model import EntryRow
 
 TIMELINE_NAMES = {
     "MemoryCaptured": "created",

@@ -6,13 +6,13 @@ import math
 from collections import Counter
 from typing import Any, Protocol
 
-from ..domain.brief import HIDDEN
-from ..domain.errors import InvalidInput, NotFound
-from ..domain.identity import Identity
-from ..domain.text import shorten
-from ..ports.read_model import EdgeRow, EntryReads, EntryRow, Filters, GraphViewReads
-from .handling import Context
-from .views import actor_name
+from ...domain.brief import HIDDEN
+from ...domain.errors import InvalidInput, NotFound
+from ...domain.identity import Identity
+from ...domain.text import shorten
+from ...ports.read_model import EdgeRow, EntryReads, EntryRow, Filters, GraphViewReads
+from ..handling import Context
+from ..memories.views import actor_name
 
 DEFAULT_LIMIT, MAX_LIMIT = 100, 500
 MAX_DEPTH = 3  # levels of neighbours walked from the starting memories (recall's own hop limit)

@@ -3,13 +3,13 @@ any size: no model, no vectors, no walk over the memories)."""
 
 from typing import Any, Protocol
 
-from ..domain import brief as rules
-from ..domain import text
-from ..domain.staleness import STALE_TAG
-from ..ports.clock import Clock
-from ..ports.read_model import BriefReads, EntryReads, StatsReads
-from ..ports.vector_index import VectorIndex
-from .handling import Context
+from ...domain import brief as rules
+from ...domain import text
+from ...domain.staleness import STALE_TAG
+from ...ports.clock import Clock
+from ...ports.read_model import BriefReads, EntryReads, StatsReads
+from ...ports.vector_index import VectorIndex
+from ..handling import Context
 
 
 class BriefSources(BriefReads, EntryReads, StatsReads, Protocol):

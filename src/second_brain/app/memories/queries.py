@@ -3,14 +3,14 @@
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..domain import text
-from ..domain.errors import NotFound
-from ..domain.events import memory_stream
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.read_model import EntryReads, Filters, StatsReads
-from ..ports.vector_index import VectorIndex
-from .memories import Context
+from ...domain import text
+from ...domain.errors import NotFound
+from ...domain.events import memory_stream
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.read_model import EntryReads, Filters, StatsReads
+from ...ports.vector_index import VectorIndex
+from .service import Context
 from .views import anchored_view, entry_view, full_entry_view, referenced_ids
 
 TOP_TAGS_SHOWN = 5

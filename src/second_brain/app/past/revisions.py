@@ -8,8 +8,8 @@ left it, so a merge's tag change, or a capture's classification, appended in the
 import difflib
 from typing import Any
 
-from ..domain.errors import NotFound
-from ..domain.events import (
+from ...domain.errors import NotFound
+from ...domain.events import (
     Envelope,
     MemoryAppended,
     MemoryCaptured,
@@ -19,13 +19,13 @@ from ..domain.events import (
     MemoryUnshared,
     memory_stream,
 )
-from ..domain.identity import Identity
-from ..domain.memory import Memory, evolve
-from ..domain.text import shorten
-from ..ports.event_store import EventStore
-from ..ports.read_model import EntryReads
-from .handling import Context
-from .views import actor_name
+from ...domain.identity import Identity
+from ...domain.memory import Memory, evolve
+from ...domain.text import shorten
+from ...ports.event_store import EventStore
+from ...ports.read_model import EntryReads
+from ..handling import Context
+from ..memories.views import actor_name
 
 CONTENT_EVENTS = (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised)
 

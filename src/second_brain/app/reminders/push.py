@@ -16,18 +16,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..domain import push
-from ..domain import team as t
-from ..domain.events import memory_stream
-from ..domain.identity import Identity
-from ..domain.memory import Memory, fold
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.push import UNREACHABLE, PushGateway
-from ..ports.read_model import EntryReads
-from .handling import Context, envelopes, require_admin, retrying
-from .handling import system as system_context
-from .team import TeamService
+from ...domain import push
+from ...domain import team as t
+from ...domain.events import memory_stream
+from ...domain.identity import Identity
+from ...domain.memory import Memory, fold
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.push import UNREACHABLE, PushGateway
+from ...ports.read_model import EntryReads
+from ..handling import Context, envelopes, require_admin, retrying
+from ..handling import system as system_context
+from ..team.service import TeamService
 
 TTL_SECONDS = 24 * 3600  # a push service keeps a reminder this long for a device that is offline
 MAX_REMINDERS = 500  # memories one run pushes; the rest wait for the next run

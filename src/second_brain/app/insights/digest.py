@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from ..domain import digest as d
-from ..domain import text
-from ..domain.events import memory_stream
-from ..domain.identity import Identity
-from ..domain.memory import DIGEST_MIN_ENTRIES, Memory, fold
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.llm import LanguageModel
-from ..ports.read_model import DigestReads, EntryReads, Filters
-from .handling import Context, envelopes, retrying
-from .handling import system as system_context
+from ...domain import digest as d
+from ...domain import text
+from ...domain.events import memory_stream
+from ...domain.identity import Identity
+from ...domain.memory import DIGEST_MIN_ENTRIES, Memory, fold
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.llm import LanguageModel
+from ...ports.read_model import DigestReads, EntryReads, Filters
+from ..handling import Context, envelopes, retrying
+from ..handling import system as system_context
 
 log = logging.getLogger("second_brain.digest")
 

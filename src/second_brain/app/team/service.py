@@ -12,18 +12,18 @@ from datetime import UTC, datetime
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from ..domain import team as t
-from ..domain.errors import Forbidden, InvalidInput, NotFound, Unauthorized
-from ..domain.events import Envelope
-from ..domain.identity import Identity
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.read_model import EntryReads
-from .handling import Context, envelopes, require_admin, retrying
+from ...domain import team as t
+from ...domain.errors import Forbidden, InvalidInput, NotFound, Unauthorized
+from ...domain.events import Envelope
+from ...domain.identity import Identity
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.read_model import EntryReads
+from ..handling import Context, envelopes, require_admin, retrying
 
 if TYPE_CHECKING:
-    from .memories import MemoryService
-    from .projects import ProjectService
+    from ..memories.service import MemoryService
+    from ..memories.projects import ProjectService
 
 TOKEN_PREFIX = "sbm_"  # member tokens; the owner's comes from the deployment
 ACTIVITY_LIMIT, ACTIVITY_MAX = 50, 100

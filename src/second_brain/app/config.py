@@ -21,7 +21,7 @@ from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from .handling import Context, envelopes, retrying
 from .recall.config import RecallConfig
-from .triage import DuplicateConfig
+from .memories.triage import DuplicateConfig
 
 STREAM = "config"
 log = logging.getLogger("second_brain")

@@ -1,7 +1,7 @@
 """OAuth for MCP clients over the event store: the sign-in, code and token bookkeeping (`OAuthService`), whether
 the person behind a grant still stands (`Standing`), and the resolver that turns an access token back into the
 identity it was granted to (`OAuthIdentities`). The authorization server the `mcp` package's routes call is
-app/oauth_provider.py; this module does not import the `mcp` package (the REST API starts without it).
+app/team/oauth_provider.py; this module does not import the `mcp` package (the REST API starts without it).
 
 Every client is public (token_endpoint_auth_method "none", PKCE S256): a secret minted at dynamic registration
 proves only that the caller registered, and keeping it would put a credential in the log.
@@ -16,14 +16,14 @@ from dataclasses import asdict
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..domain import oauth as o
-from ..domain.errors import ConcurrencyConflict, NotFound, Unauthorized
-from ..domain.identity import Identity
-from ..domain.team import token_hash
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from .handling import Context, envelopes, retrying
-from .team import TeamService
+from ...domain import oauth as o
+from ...domain.errors import ConcurrencyConflict, NotFound, Unauthorized
+from ...domain.identity import Identity
+from ...domain.team import token_hash
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ..handling import Context, envelopes, retrying
+from .service import TeamService
 
 SPENT = "This sign-in link has expired or was already used: start again from your app"
 CLIENT_ACTOR = "oauth-client"  # the actor of what a client does before anyone signs in

@@ -4,8 +4,8 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..domain.errors import LanguageModelUnavailable
-from ..ports.llm import LanguageModel, Message
+from ...domain.errors import LanguageModelUnavailable
+from ...ports.llm import LanguageModel, Message
 
 log = logging.getLogger("second_brain.chat")
 

@@ -18,10 +18,10 @@ from datetime import datetime
 from functools import reduce
 from zoneinfo import ZoneInfo
 
-from ..domain import commands as c
-from ..domain.capture import TRANSCRIPT_SOURCES
-from ..domain.errors import BrainError, LanguageModelUnavailable
-from ..domain.events import (
+from ...domain import commands as c
+from ...domain.capture import TRANSCRIPT_SOURCES
+from ...domain.errors import BrainError, LanguageModelUnavailable
+from ...domain.events import (
     MemoryAppended,
     MemoryCaptured,
     MemoryRevised,
@@ -32,15 +32,15 @@ from ..domain.events import (
     memory_of,
     memory_stream,
 )
-from ..domain.extraction import Anchor, find_anchor
-from ..domain.memory import Memory, decide, evolve, fold
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.llm import LanguageModel
-from .handling import envelopes, retrying
-from .handling import system as system_context
+from ...domain.extraction import Anchor, find_anchor
+from ...domain.memory import Memory, decide, evolve, fold
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.llm import LanguageModel
+from ..handling import envelopes, retrying
+from ..handling import system as system_context
 from .time_anchors import parse_when
-from .triage import parse_json
+from ..memories.triage import parse_json
 
 log = logging.getLogger("second_brain.extraction")
 WINDOW_MS = 14 * 24 * 3600 * 1000  # "recent": older captures are not read (a first run does not judge the past)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ports.embedder import Embedder
-from ..ports.vector_index import PassageVector, PendingEntry, VectorIndex
+from ...ports.embedder import Embedder
+from ...ports.vector_index import PassageVector, PendingEntry, VectorIndex
 from .chunking import Chunk, chunk_memory
 
 log = logging.getLogger("second_brain.indexing")

@@ -9,18 +9,18 @@ from datetime import datetime
 from functools import reduce
 from zoneinfo import ZoneInfo
 
-from ..domain import commands as c
-from ..domain import patterns
-from ..domain.capture import STORE, Verdict, content_stream, decide_capture, exact_repeat
-from ..domain.classification import classify
-from ..domain.errors import (
+from ...domain import commands as c
+from ...domain import patterns
+from ...domain.capture import STORE, Verdict, content_stream, decide_capture, exact_repeat
+from ...domain.classification import classify
+from ...domain.errors import (
     AlreadyExists,
     ConcurrencyConflict,
     Forbidden,
     InvalidInput,
     NotFound,
 )
-from ..domain.events import (
+from ...domain.events import (
     CaptureAnswered,
     ContentClaimed,
     DigestComposed,
@@ -35,12 +35,12 @@ from ..domain.events import (
     MemoryUnshared,
     memory_stream,
 )
-from ..domain.memory import Memory, decide, evolve, fold, validate
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from ..ports.llm import LanguageModel
-from .handling import Context, envelopes, retrying
-from .handling import system as system_context
+from ...domain.memory import Memory, decide, evolve, fold, validate
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.llm import LanguageModel
+from ..handling import Context, envelopes, retrying
+from ..handling import system as system_context
 from .projects import ProjectService
 from .triage import Triage, classify_with_model
 

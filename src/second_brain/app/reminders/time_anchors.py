@@ -4,7 +4,7 @@ import re
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
-from ..domain.errors import InvalidInput
+from ...domain.errors import InvalidInput
 
 # Eleven to thirteen digits are Unix ms from 1970-04-26 to 2286. Eight digits are a date (20261203), and ten
 # would be Unix seconds, which read as ms would land in January 1970: refused rather than guessed at.

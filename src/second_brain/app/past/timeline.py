@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..domain import links, projects
-from ..domain import team as t
-from ..domain.errors import InvalidInput, NotFound
-from ..domain.events import (
+from ...domain import links, projects
+from ...domain import team as t
+from ...domain.errors import InvalidInput, NotFound
+from ...domain.events import (
     MEMORY_STREAM,
     REGISTRY,
     ConfigChanged,
@@ -45,13 +45,13 @@ from ..domain.events import (
     memory_of,
     memory_stream,
 )
-from ..domain.patterns import MemoryDrawnInto
-from ..domain.push import PushUnsubscribed, ReminderPushed
-from ..domain.text import shorten
-from ..ports.event_store import EventMatch, EventStore
-from ..ports.read_model import EntryReads, EntryRow
-from .handling import Context
-from .views import TIMELINE_NAMES, actor_name, shown_to
+from ...domain.patterns import MemoryDrawnInto
+from ...domain.push import PushUnsubscribed, ReminderPushed
+from ...domain.text import shorten
+from ...ports.event_store import EventMatch, EventStore
+from ...ports.read_model import EntryReads, EntryRow
+from ..handling import Context
+from ..memories.views import TIMELINE_NAMES, actor_name, shown_to
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200

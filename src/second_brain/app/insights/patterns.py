@@ -4,15 +4,15 @@ dismissed, it is deprecated (and, being on record, never proposed again)."""
 from collections.abc import Callable
 from functools import reduce
 
-from ..domain import text
-from ..domain.commands import ChangeTags, SetStatus
-from ..domain.errors import Forbidden, InvalidInput
-from ..domain.events import Envelope, memory_stream
-from ..domain.memory import Memory, decide, evolve
-from ..ports.clock import Clock
-from ..ports.event_store import EventStore
-from .handling import Context, envelopes, retrying
-from .memories import MemoryService
+from ...domain import text
+from ...domain.commands import ChangeTags, SetStatus
+from ...domain.errors import Forbidden, InvalidInput
+from ...domain.events import Envelope, memory_stream
+from ...domain.memory import Memory, decide, evolve
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ..handling import Context, envelopes, retrying
+from ..memories.service import MemoryService
 
 ACTIONS = ("confirm", "dismiss")
 MAX_IDS = 100
