@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from second_brain.domain.contradictions import adds_nothing, conflict
+from second_brain.domain.contradictions import adds_nothing, conflict, one_subject
 
-PAIRS = [json.loads(line) for line in (Path(__file__).parents[1] / "data" / "note_pairs.jsonl").read_text().splitlines()]
+PAIRS = [json.loads(line)
+         for line in (Path(__file__).parents[1] / "data" / "note_pairs.jsonl").read_text().splitlines()]
 
 
 def rate(label: str) -> float:
@@ -67,3 +68,102 @@ def test_a_changed_value_is_found_in_long_notes_too():
     assert conflict(old, old.replace("$6k", "$8k")) == "The notes give different values for the same thing."
     log = "Falcon migration log {n}: " + "step {n} moved shard data. " * 130
     assert conflict(log.format(n=3), log.format(n=4)) is None
+
+
+# A contradiction is one fact given a new value. Pairs written for these rules (not the bench's): a newer note
+# that changes one value of the older, and look-alikes where both stay true (another person, period, meeting,
+# direction, relation). Retiring a true memory costs far more than missing a change: no look-alike may retire.
+CHANGES = [
+    ("The staging server runs Ubuntu 20.04", "The staging server now runs Ubuntu 22.04"),
+    ("Sara's phone number is 555-0142", "Sara's phone number is 555-0199"),
+    ("The team lunch is on Thursdays", "The team lunch moved to Fridays"),
+    ("Our office wifi password is tigerlily", "Our office wifi password is bluefjord"),
+    ("The rent is $1,800 a month", "The rent is now $1,950 a month"),
+    ("Max is allergic to penicillin", "Max is not allergic to penicillin"),
+    ("The deploy freeze starts on December 18", "The deploy freeze starts on December 20"),
+    ("Priya leads the mobile team", "Marco now leads the mobile team"),
+    ("The API rate limit is 100 requests per minute", "The API rate limit is 300 requests per minute"),
+    ("Our accountant is Dana Whitfield", "Our accountant is Greg Olsen"),
+    ("The kids' school starts at 8:15", "The kids' school starts at 8:40"),
+    ("The conference booth is in Hall 3", "The conference booth moved to Hall 5"),
+    ("Dad's flight lands at 6:30pm", "Dad's flight now lands at 9:10pm"),
+    ("The backup job runs nightly", "The backup job runs hourly"),
+    ("Our default branch is master", "Our default branch is main"),
+    ("The gym membership costs 45 euros a month", "The gym membership costs 55 euros a month"),
+    ("Carlos prefers tea", "Carlos prefers coffee"),
+    ("The printer on floor 2 is broken", "The printer on floor 2 is working"),
+    ("The quarterly review is with Jana", "The quarterly review is with Tomas"),
+    ("Our CI runs on Jenkins", "Our CI switched to GitHub Actions"),
+]
+LOOKALIKES = [
+    ("Tom lives in Berlin", "Tom works in Berlin"),
+    ("The Monday standup is at 9:30", "The Friday retro is at 16:00"),
+    ("Anna's birthday is March 3", "Ben's birthday is March 28"),
+    ("The Android app uses Kotlin", "The iOS app uses Swift"),
+    ("Early check-in is allowed at the Lisbon hotel", "Late check-out is allowed at the Lisbon hotel"),
+    ("Sprint 14 demo is on Friday", "Sprint 15 demo is on Friday"),
+    ("The 2023 tax return was filed in April", "The 2024 tax return is due in April"),
+    ("The London office opens at 8am", "The Berlin office opens at 9am"),
+    ("Grandma's cake recipe needs 200g sugar", "Grandma's bread recipe needs 500g flour"),
+    ("The blue route takes 40 minutes", "The red route takes 55 minutes"),
+    ("Kenji reviewed the Q3 budget", "Kenji drafted the Q4 budget"),
+    ("The dentist appointment is on May 4 at 10am", "The vet appointment is on May 6 at 2pm"),
+    ("Our Slack workspace has 120 members", "Our GitHub org has 45 members"),
+    ("Lena's flight to Tokyo departs at 11:00", "Lena's flight from Tokyo departs at 18:45"),
+    ("The small box holds 12 eggs", "The large box holds 30 eggs"),
+    ("My passport expires in 2027", "My driving licence expires in 2031"),
+    ("Weekday parking costs $5", "Weekend parking costs $12"),
+    ("Alice's manager is Rob", "Alice's mentor is Carmen"),
+    ("The east wing closes at 6pm", "The west wing closes at 9pm"),
+    ("Jonas used to work at SAP", "Jonas works at Zalando"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), LOOKALIKES)
+def test_a_look_alike_never_retires_the_older_note(old, new):
+    assert conflict(old, new) is None
+
+
+def test_most_changed_values_are_caught():
+    # 18/20 when written: "Our accountant is Dana Whitfield" shares one content word with its change, "Our CI
+    # switched to GitHub Actions" one too; both are kept side by side.
+    assert sum(bool(conflict(old, new)) for old, new in CHANGES) >= 17
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Send Lucia the Q1 revenue report on Monday", "Send Kenji the Q4 churn report on Monday"),  # three places
+    ("The 2024 summer party was in Hamburg", "The 2025 summer party will be in Cologne"),  # the year and the place
+    ("The hiring budget for H1 is 200k", "The hiring budget for H2 is 150k"),  # a qualifier and a value in one span
+    ("The train to Milan leaves at 8:05", "The train from Milan leaves at 19:10"),  # the other way
+    ("Tom lives in Berlin", "Tom works in Berlin"),  # another relation, the same value
+    ("Hannah manages the support team", "Oliver manages the support team"),  # another person, unannounced
+    ("The office is open on Saturdays.", "The office is open on Saturdays but the cafeteria is not."),  # added
+])
+def test_what_differs_in_more_than_one_value_is_no_contradiction(old, new):
+    assert conflict(old, new) is None
+
+
+@pytest.mark.parametrize(("old", "new", "why"), [
+    ("Hannah manages the support team", "Oliver now manages the support team", "One detail changed"),  # announced
+    ("The booth is in Hall 3 of the fair", "The booth moved to Hall 5 of the fair", "different values"),
+    ("The Helios sponsorship costs 20k", "The Helios sponsorship costs 25k", "different values"),  # an amount
+    ("The weekly sync is on Mondays at 14:00", "The weekly sync moved to Wednesdays at 11:00", "different values"),
+    ("Jordan is vegetarian and eats no meat.", "Jordan eats meat and is not vegetarian.", "negates"),
+    ("I prefer window seats on long flights.", "I prefer aisle seats on long flights.", "One detail changed"),
+])
+def test_one_value_changed_is_a_contradiction(old, new, why):
+    assert why in (conflict(old, new) or "")
+
+
+@pytest.mark.parametrize(("old", "new", "same"), [
+    ("Our staging database runs Postgres 14.", "Staging got upgraded; its database is on Postgres 16 since Monday.",
+     True),  # a change the rules cannot see, worded afresh: a model may retire the older note
+    ("Emre works at Acme", "Emre works at Acme and leads the brand refresh", True),  # a detail added
+    ("Remind me Monday at 9 to send Lucia the Q1 revenue report",
+     "Remind me Monday at 15 to send Kenji the Q4 churn report", False),
+    ("Planning for team Otter is at 10:00", "Demo for team Otter is at 15:30", False),
+    ("Pulse 2.0 shipped in February", "Pulse 3.0 ships in September", False),
+    ("The train to Milan leaves at 8:05 on Tuesday", "The train back from Milan leaves at 19:10 on Thursday", False),
+])
+def test_a_models_retirement_must_be_about_one_subject(old, new, same):
+    assert one_subject(old, new) is same

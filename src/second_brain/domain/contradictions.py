@@ -9,6 +9,10 @@ about the same thing (they share most of their content words):
 - antonyms ("likes" / "dislikes", "enabled" / "disabled");
 - one content word swapped for another, the rest unchanged ("favourite colour is blue" / "... green").
 
+All but the negation need the notes to differ in one place only, where a value goes (`conflict`): another
+person, quarter, meeting or direction is another subject, and both notes stay true. A language model's
+verdict that would retire or overwrite a note is held to the same test (`one_subject`).
+
 Each rule errs on the side of "no contradiction": a missed contradiction leaves two notes side by side,
 a false one would retire a true memory (kept for audit, but out of recall). The reasons name the rule,
 never the notes' words: they are stored on the other memory's stream, which a forget does not erase.
@@ -16,6 +20,7 @@ never the notes' words: they are stored on the other memory's stream, which a fo
 
 import re
 from difflib import SequenceMatcher
+from typing import NamedTuple
 
 from .text import stem
 
@@ -27,7 +32,8 @@ NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neith
 CUES = frozenset({"now", "actually", "currently", "anymore", "still", "instead", "already", "longer", "really",
                   "moved", "changed", "switched", "rescheduled", "updated", "correction", "update", "turns", "out",
                   "so", "then", "also", "just", "fact", "in", "to", "from", "at", "on", "is", "are", "was",
-                  "were", "be", "been", "has", "have", "had", "will", "would"})
+                  "were", "be", "been", "has", "have", "had", "will", "would", "slipped", "postponed", "delayed",
+                  "replaced", "became"})
 STOPWORDS = frozenset({
     "a", "an", "the", "and", "or", "of", "for", "with", "about", "as", "by", "this", "that", "these", "those",
     "it", "its", "i", "me", "my", "we", "our", "you", "your", "he", "she", "his", "her", "they", "their", "them",
@@ -63,7 +69,17 @@ MIN_SHARED = 2  # content words both notes must share to be about the same thing
 MIN_OVERLAP = 0.5  # ... as a share of the shorter note's content words
 MAX_NEW_WORDS = 2  # a negation counts only when it is about what the other note says, not about something new
 MAX_SPAN = 3  # a changed value sits in a short span: "at 3pm" became "at 4:30pm"
-MAX_SWAP_WORDS = 3  # "GitHub Actions" became "GitLab"; two words for two is a rephrasing more often than not
+MAX_SWAP_WORDS = 2  # a value of up to two words on each side: "Elasticsearch 7" became "OpenSearch 2"
+MIN_SUBJECT_WORDS = 2  # shared content words before a changed value: the subject and its attribute
+# Words by which a newer note says it changes the older: with one, a changed subject or a numbered name is a
+# change too ("Oliver now manages the support team", "the booth moved to Hall 5").
+CHANGE_CUES = frozenset({"now", "moved", "changed", "switched", "rescheduled", "updated", "correction", "instead",
+                         "anymore", "slipped", "postponed", "delayed", "replaced", "became", "actually"})
+DIRECTIONS = frozenset({"to", "from"})
+COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "will"})
+CONTRASTS = frozenset({"but", "while", "whereas", "although", "though", "except", "however"})
+SUBJECTS = frozenset({"i", "we", "you", "he", "she", "they", "my", "our", "your", "his", "her", "their"})
+LINKS = COPULAS | {"in", "at", "on", "to", "with", "by"}  # what a value follows
 
 
 def words(text: str) -> list[str]:
@@ -72,7 +88,8 @@ def words(text: str) -> list[str]:
 
 
 def is_quantity(word: str) -> bool:
-    return bool(QUANTITY.match(word)) or word in WEEKDAYS or word in MONTHS or word in NUMBER_WORDS
+    return (bool(QUANTITY.match(word)) or word in WEEKDAYS or word.removesuffix("s") in WEEKDAYS or word in MONTHS
+            or word in NUMBER_WORDS)
 
 
 def content_words(tokens: list[str]) -> set[str]:
@@ -92,7 +109,18 @@ def same_frame(old: list[str], new: list[str]) -> bool:
 
 
 def conflict(old: str, new: str) -> str | None:
-    """Why `new` contradicts `old`, or None when no rule finds a contradiction."""
+    """Why `new` contradicts `old`, or None when no rule is sure it does.
+
+    A contradiction is one fact given a new value: the two notes say the same thing about the same subject
+    except in one place. So, besides a negation of the same claim, the notes must differ in a single span once
+    change cues are set aside ("send Lucia the Q1 revenue report at 9" and "send Kenji the Q4 churn report at
+    15" differ in three: other reports, not a change), travel the same way ("to Tokyo" is not "from Tokyo"),
+    and the span must sit where a value goes: after the subject and its attribute (two shared content words
+    before it, "the go-live date for Quartz is May 5") or after a link word ("the retreat is in the Alps"),
+    unless the newer note says it is a change ("Oliver now manages the support team"). A different relation
+    with the same value ("Tom lives in Berlin" / "Tom works in Berlin") is no new value; opposites
+    ("likes" / "dislikes") are one wherever they stand.
+    """
     a, b = words(old), words(new)
     if not same_frame(a, b):
         return None
@@ -100,33 +128,53 @@ def conflict(old: str, new: str) -> str | None:
     # A negation contradicts only when it is about the same claim: words may be dropped on one side, never
     # swapped ("not allergic to shellfish" says nothing about peanuts).
     if negated(a) != negated(b) and not (only_old and only_new) and len(only_old | only_new) <= MAX_NEW_WORDS:
+        if _restates(a, b) or _restates(b, a):
+            return None  # "open on Saturdays" / "open on Saturdays but the cafeteria is not": an added claim
         return "One note negates what the other asserts."
     if negated(a) != negated(b):
         return None  # one side negated, and about something else: the other rules would misread the swap
-    changes = _changes(a, b)
-    for removed, added, before in changes:
-        if len(removed) > MAX_SPAN or len(added) > MAX_SPAN:
-            continue  # a rewritten passage, not a changed value
-        old_q = [w for w in removed if is_quantity(w)]
-        new_q = [w for w in added if is_quantity(w)]
-        if _names(removed + added, before):
-            continue
-        same_words = [w for w in removed if not is_quantity(w)] == [w for w in added if not is_quantity(w)]
-        if old_q and new_q and set(old_q) != set(new_q) and same_words:  # only the value moved
-            return "The notes give different values for the same thing."
-    for removed, added, _ in changes:
-        for word in removed:
-            opposite = ANTONYMS.get(word, set()) | ANTONYMS.get(stem(word), set())
-            hit = next((w for w in added if w in opposite or stem(w) in opposite), None)
-            if hit:
-                return "The notes say opposite things."
-    if len(changes) == 1 and len(content_words(a)) >= 3:
-        removed, added, before = changes[0]
-        old_c, new_c = [w for w in removed if w not in STOPWORDS], [w for w in added if w not in STOPWORDS]
-        swapped = old_c and new_c and len(old_c) + len(new_c) <= MAX_SWAP_WORDS
-        if swapped and not _names(old_c + new_c, before) and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
+    if not only_old and not only_new and _denied(a) != _denied(b):
+        return "One note negates what the other asserts."  # "vegetarian, eats no meat" / "eats meat, not vegetarian"
+    if _directions(a) != _directions(b):
+        return None  # the way there and the way back
+    spans = _changes(a, b)
+    if len(spans) != 1:
+        return None  # nothing differs but cues, or more than one detail does: another subject, not a new value
+    span = spans[0]
+    if span.joins_two or len(span.removed) > MAX_SPAN or len(span.added) > MAX_SPAN:
+        return None  # "budget for H1 is 200k" / "for H2 is 150k": a qualifier and a value; or a rewritten passage
+    if len(span.removed) == 1 and len(span.added) == 1 and _opposite(span.removed[0], span.added[0]):
+        return "The notes say opposite things."
+    announced = any(w in CHANGE_CUES for w in b) or _no_longer(b)
+    valued = span.shared_before >= MIN_SUBJECT_WORDS or (span.shared_before >= 1 and span.before in LINKS)
+    if not (valued or announced):
+        return None  # the subject or the relation differs ("Tom lives in Berlin" / "Tom works in Berlin")
+    names = _names(span) and not announced
+    old_q = [w for w in span.removed if is_quantity(w)]
+    new_q = [w for w in span.added if is_quantity(w)]
+    same_words = [w for w in span.removed if not is_quantity(w)] == [w for w in span.added if not is_quantity(w)]
+    if old_q and new_q and set(old_q) != set(new_q) and same_words and not names:  # only the value moved
+        return "The notes give different values for the same thing."
+    if len(content_words(a)) >= 3:
+        old_c = [w for w in span.removed if w not in STOPWORDS]
+        new_c = [w for w in span.added if w not in STOPWORDS]
+        swapped = 0 < len(old_c) <= MAX_SWAP_WORDS and 0 < len(new_c) <= MAX_SWAP_WORDS
+        if swapped and not names and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
             return "One detail changed between the notes."
     return None
+
+
+def one_subject(old: str, new: str) -> bool:
+    """Whether a verdict that retires or overwrites `old` can be about the same subject as `new`: the notes travel
+    the same way and replace claim words in at most one place (words added or dropped are details, two places
+    replaced are another person and another quarter: "send Lucia the Q1 revenue report at 9" / "send Kenji the
+    Q4 churn report at 15"). How a language model's contradiction or replacement is checked: it may see a change
+    the rules cannot ("runs Postgres 14" / "got upgraded; is on Postgres 16 since Monday"), never one between two
+    subjects."""
+    a, b = words(old), words(new)
+    if _directions(a) != _directions(b):
+        return False
+    return sum(s.places for s in _changes(a, b) if _claim(s.removed) and _claim(s.added)) <= 1
 
 
 def adds_nothing(old: str, new: str) -> bool:
@@ -140,25 +188,95 @@ def _claim(tokens: list[str]) -> list[str]:
     return [stem(t) for t in tokens if t not in STOPWORDS and t not in NEGATIONS]
 
 
-def _names(changed: list[str], before: str) -> bool:
-    """Whether changed numbers follow a noun and so name something ("note 5", "sprint 14"): no value changed."""
-    numbers = [w for w in changed if w[:1].isdigit()]
-    return bool(numbers) and len(numbers) == len(changed) and before not in STOPWORDS and not is_quantity(before)
+class Span(NamedTuple):
+    """Where two notes differ, once change cues and negations are set aside."""
+    removed: list[str]
+    added: list[str]
+    before: str  # the old note's word just before the span (a cue or not)
+    after: str  # the first claim word both notes share after it, or ""
+    shared_before: int  # content words (and pronouns: "I prefer") both notes share before it
+    joins_two: bool  # a copula inside the span on either side: a qualifier and a value changed together
+    places: int  # separate runs of changed words in either note ("2.0 shipped | February"); a time is one run
 
 
-def _changes(old: list[str], new: list[str]) -> list[tuple[list[str], list[str], str]]:
-    """The spans that differ once change cues and negations are set aside: (removed, added, word before)."""
-    core_a, before = [], []  # the old note's claim words, and the word (cue or not) just before each
+def _names(span: Span) -> bool:
+    """Whether the changed words are numbers that name something ("note 5", "hall 3"): no value changed. A
+    number with a unit ("20k", "9pm", "$40", "45 euros") is an amount, whatever precedes it."""
+    changed = span.removed + span.added
+    return (all(w.replace(".", "").isdigit() for w in changed) and span.before not in STOPWORDS
+            and not is_quantity(span.before) and (not span.after or span.after in STOPWORDS))
+
+
+def _opposite(old: str, new: str) -> bool:
+    opposites = ANTONYMS.get(old, set()) | ANTONYMS.get(stem(old), set())
+    return new in opposites or stem(new) in opposites
+
+
+def _changes(old: list[str], new: list[str]) -> list[Span]:
+    """The spans where two notes' claim words differ."""
+    core_a, before, at_a = [], [], []  # the old note's claim words, the word (cue or not) before each, its place
     previous = ""
-    for word in old:
+    for i, word in enumerate(old):
         if word not in NEGATIONS and word not in CUES:
             core_a.append(word)
             before.append(previous)
+            at_a.append(i)
         previous = word
-    core_b = [w for w in new if w not in NEGATIONS and w not in CUES]
+    kept_b = [(i, w) for i, w in enumerate(new) if w not in NEGATIONS and w not in CUES]
+    core_b, at_b = [w for _, w in kept_b], [i for i, _ in kept_b]
+
+    def joins_two(tokens: list[str], at: list[int], i1: int, i2: int) -> bool:
+        return i2 - i1 >= 2 and any(w in COPULAS for w in tokens[at[i1]:at[i2 - 1]])
+
+    def places(tokens: list[str], at: list[int], i1: int, i2: int) -> int:
+        runs: list[list[str]] = []
+        for k in range(i1, i2):
+            if runs and at[k] == at[k - 1] + 1:
+                runs[-1].append(tokens[at[k]])
+            elif runs and all(map(is_quantity, runs[-1] + [tokens[at[k]]])):
+                runs[-1].append(tokens[at[k]])  # "Mondays at 14:00": one time
+            else:
+                runs.append([tokens[at[k]]])
+        return len(runs)
+
     # difflib's "popular words are junk" heuristic applies from 200 words on: without it two long look-alike notes
     # (a log with repeated lines) took 0.2-0.6 s each to compare, five of them per capture; short notes, which
     # the rules are about, are diffed exactly as before.
     opcodes = SequenceMatcher(None, core_a, core_b, autojunk=True).get_opcodes()
-    return [(core_a[i1:i2], core_b[j1:j2], before[i1] if i1 < len(before) else previous)
+    return [Span(core_a[i1:i2], core_b[j1:j2], before[i1] if i1 < len(before) else previous,
+                 core_a[i2] if i2 < len(core_a) else "", sum(w not in STOPWORDS or w in SUBJECTS for w in core_a[:i1]),
+                 joins_two(old, at_a, i1, i2) or joins_two(new, at_b, j1, j2),
+                 max(places(old, at_a, i1, i2), places(new, at_b, j1, j2)))
             for op, i1, i2, j1, j2 in opcodes if op != "equal"]
+
+
+def _restates(old: list[str], new: list[str]) -> bool:
+    """Whether a clause of `new` (split at "but", "while"...) asserts all of `old`'s claim, unnegated."""
+    claim = content_words(old)
+    clauses: list[list[str]] = [[]]
+    for word in new:
+        if word in CONTRASTS:
+            clauses.append([])
+        else:
+            clauses[-1].append(word)
+    return any(not negated(c) and claim <= content_words(c) for c in clauses if len(clauses) > 1)
+
+
+def _denied(tokens: list[str]) -> set[str]:
+    """The claim word each negation denies: the first one after it ("eats no meat" denies meat)."""
+    denied = set()
+    for i, word in enumerate(tokens):
+        if word in NEGATIONS:
+            following = _claim([w for w in tokens[i + 1:] if w not in CUES])
+            if following:
+                denied.add(following[0])
+    return denied
+
+
+def _directions(tokens: list[str]) -> set[str]:
+    """Which ways a note travels: "to" and "from", unless they only name a change ("moved to", "changed from")."""
+    return {w for i, w in enumerate(tokens) if w in DIRECTIONS and (i == 0 or tokens[i - 1] not in CHANGE_CUES)}
+
+
+def _no_longer(tokens: list[str]) -> bool:
+    return any(a == "no" and b == "longer" for a, b in zip(tokens, tokens[1:]))
