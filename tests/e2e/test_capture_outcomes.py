@@ -85,7 +85,7 @@ def test_a_canonical_memory_wins_and_the_newcomer_is_kept_as_a_draft(api):
 
 def test_a_transcript_never_overrides_a_memory_from_another_source(api):
     stored = capture(api, "Kim is the product owner for the billing service.")["id"]
-    draft = capture(api, "Lee is the product owner for the billing service.", source="claude-code")
+    draft = capture(api, "Lee is now the product owner for the billing service.", source="claude-code")
     assert draft["status"] == "draft" and draft["kept_canonical"] == stored and "transcript" in draft["reason"]
     assert "status:deprecated" not in entry(api, stored)["tags"]
 
@@ -123,7 +123,9 @@ class Script:
         new = user.split("New note:\n", 1)[1].split("\n\nStored notes:\n", 1)[0]
         stored = dict(re.findall(r"^\[([0-9a-f-]{36})\] (.*)$", user, re.MULTILINE))
         answer = self.verdict(new, stored, '"action"' in user)
-        return answer if isinstance(answer, str) else "Sure! Here is my verdict:\n```json\n" + json.dumps(answer) + "\n```"
+        if isinstance(answer, str):
+            return answer
+        return "Sure! Here is my verdict:\n```json\n" + json.dumps(answer) + "\n```"
 
 
 @pytest.fixture
@@ -158,7 +160,8 @@ def test_the_model_merges_overlapping_notes_into_one(smart, model):
     assert merged == {"ok": True, "id": old, "action": "merged", "tags": merged["tags"],
                       "message": "Memories merged into a single combined entry", "workspace": "personal",
                       "visibility": "Saved in your personal workspace: only you can read it"}
-    assert entry(smart, old)["content"] == "The pricing floor for enterprise deals is $6k per year. Approved by finance."
+    assert entry(smart, old)["content"] == \
+        "The pricing floor for enterprise deals is $6k per year. Approved by finance."
     updated = [t for t in entry(smart, old)["timeline"] if t["event"] == "updated"]
     assert updated[0]["payload"]["reason"] == "merged"
     assert smart.get("/count").json() == {"count": 1}
