@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.adapters.event_store.dynamodb import table_definition
-from second_brain.aws import composition
-from second_brain.aws import streams as projecting
-from tests.aws.test_lambda_paths import CONTEXT, TOKEN, Streams, call, load
+from second_brain.adapters.embedder.fake import FakeEmbedder  # noqa: E402  (after the path is set)
+from second_brain.adapters.event_store.dynamodb import table_definition  # noqa: E402  (after the path is set)
+from second_brain.aws import composition  # noqa: E402  (after the path is set)
+from second_brain.aws import streams as projecting  # noqa: E402  (after the path is set)
+from tests.aws.test_lambda_paths import CONTEXT, TOKEN, Streams, call, load  # noqa: E402  (after the path is set)
 
 BEFORE = {"capture": 1020.0, "import": 41_000.0, "projector": 121 / 40}  # ms, ms, records/s (issue 15)
 TARGET = {"capture": 100.0, "import": 5_000.0, "projector": 300.0}

@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scale import Client, note, timed
-from second_brain.adapters.read_model.sqlite_projection import SQLiteEntryProjection
-from tests.e2e.conftest import Server
+from bench.scale import Client, note, timed  # noqa: E402  (after the path is set)
+from second_brain.adapters.read_model.sqlite_projection import SQLiteEntryProjection  # noqa: E402  (after the path is set)
+from tests.e2e.conftest import Server  # noqa: E402  (after the path is set)
 
 DAY_MS = 86_400_000
 SOURCES = ["claude-desktop", "email-gmail", "api", "slack", "notion", "cursor-session", "codex-session", "web",

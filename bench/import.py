@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from scale import note  # noqa: E402
+
 from tests.e2e.conftest import Server  # noqa: E402
 
 
@@ -36,7 +37,8 @@ def backup(count: int) -> dict:
                 "source": "api", "created_at": start + n * 60_000, "updated_at": start + n * 60_000}
                for n in range(count)]
     entries[-1]["content"] += " zygomorphic"
-    edges = [{"source_id": f"bench-{n:06d}", "target_id": f"bench-{n + 1:06d}", "type": "caused_by", "weight": 1, "provenance": "explicit", "created_at": start + n * 60_000}
+    edges = [{"source_id": f"bench-{n:06d}", "target_id": f"bench-{n + 1:06d}", "type": "caused_by", "weight": 1,
+              "provenance": "explicit", "created_at": start + n * 60_000}
              for n in range(0, count - 1, 10)]
     projects = [{"id": "restore", "name": "Restore", "description": "", "aliases": [], "status": "active"}]
     return {"version": 3, "entries": entries, "edges": edges, "projects": projects}

@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import Server  # noqa: E402  (the same server harness the tests use)
 
-
 MIX = {"capture": 40, "append": 25, "recall": 30, "forget": 5}  # relative weights of each operation
 REPEAT_SHARE = 0.05  # of captures: an exact repeat of an earlier note from the same thread
 HOT = 4  # memories every thread appends to, so appends race on the same stream

@@ -32,7 +32,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class RememberingEmbedder:
 
 
 def session_time(text: str) -> int:
-    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
 
 
@@ -228,7 +228,7 @@ def main() -> None:
     variants = {"shipped": {}}
     if fixed or grid:
         for combination in itertools.product(*grid.values()) if grid else [()]:
-            chosen = {**fixed, **dict(zip(grid, combination))}
+            chosen = {**fixed, **dict(zip(grid, combination, strict=True))}
             variants[label(chosen)] = chosen
     started = time.perf_counter()
     scores: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in variants}

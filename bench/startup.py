@@ -142,8 +142,10 @@ def main() -> None:
                 query = f"{TOPICS[run % len(TOPICS)]} decision"
                 counted, recalled, serve_meaning = serve_once(data_dir, src, query)
                 listed, mcp_recalled, mcp_meaning = mcp_once(data_dir, src, TOPICS[(run + 5) % len(TOPICS)])
-                for key, value in (("serve: launch to GET /count", counted), ("serve: launch to first recall", recalled),
-                                   ("mcp: launch to tools/list", listed), ("mcp: launch to first recall", mcp_recalled)):
+                for key, value in (("serve: launch to GET /count", counted),
+                                   ("serve: launch to first recall", recalled),
+                                   ("mcp: launch to tools/list", listed),
+                                   ("mcp: launch to first recall", mcp_recalled)):
                     results[name].setdefault(key, []).append(value)
                 semantic[name][0] += serve_meaning
                 semantic[name][1] += mcp_meaning

@@ -65,7 +65,8 @@ class Settings(BaseSettings):
     )
     llm_base_url: str = Field("http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible API.")
     llm_model: str = Field("llama3.2", description="Model name sent to the language-model endpoint.")
-    llm_api_key: SecretStr | None = Field(None, description="Bearer key for the language-model endpoint, if it needs one.")
+    llm_api_key: SecretStr | None = Field(
+        None, description="Bearer key for the language-model endpoint, if it needs one.")
     llm_timeout: float = Field(30.0, description="Seconds to wait for the language model before giving up.")
     maintenance_at: str = Field("03:00", description="When `brain serve` runs the nightly maintenance, HH:MM in "
                                 "BRAIN_TIMEZONE, or `off` (the hourly jobs, such as push reminders, stop too).")

@@ -161,7 +161,8 @@ def test_a_capture_flows_from_api_gateway_through_the_stream_to_a_recall(aws):
 
     call(aws.api, "POST", "/update", {"id": other, "content": "Dana and Lee own the pricing sheet"})
     project(aws)
-    assert call(aws.api, "GET", "/entry", query={"id": other})[1]["entry"]["content"] == "Dana and Lee own the pricing sheet"
+    entry = call(aws.api, "GET", "/entry", query={"id": other})[1]["entry"]
+    assert entry["content"] == "Dana and Lee own the pricing sheet"
 
     assert call(aws.api, "POST", "/forget", {"id": memory_id})[1]["ok"] is True
     project(aws)

@@ -1,6 +1,7 @@
 """What template.yaml and the core layer promise before a deploy: each test reads the template (or the layer's
 lock) and fails when that promise is broken. No AWS account, no network."""
 
+import functools
 import json
 import re
 import tomllib
@@ -60,7 +61,8 @@ def test_the_lock_pins_every_dependency_the_layer_needs():
 def test_the_lock_leaves_out_the_grpc_bindings_nothing_imports():
     pinned = _lock()
     assert not set(UNUSED) & set(pinned), "opensearch-py's gRPC bindings are never imported: keep them out"
-    imports = re.compile(r"^\s*(import|from)\s+(" + "|".join(re.escape(m) for m in UNUSED.values()) + r")\b", re.MULTILINE)
+    imports = re.compile(r"^\s*(import|from)\s+(" + "|".join(re.escape(m) for m in UNUSED.values()) + r")\b",
+                         re.MULTILINE)
     sources = [*(ROOT / "src").rglob("*.py"), *(ROOT / "functions").rglob("*.py")]
     import opensearchpy  # the client as installed here: the layer pins the same version (checked below)
     sources += Path(opensearchpy.__file__).parent.rglob("*.py")
@@ -261,6 +263,11 @@ def test_a_nightly_run_that_fails_is_retried_and_then_kept(template):
     assert _ref(invoke["DestinationConfig"]["OnFailure"]["Destination"]) in queues, "a failed run is lost"
 
 
+def _delivered(patterns: list[dict], record: dict) -> bool:
+    """Whether a mapping with these filter patterns invokes its function for this record (any one matching)."""
+    return any(_matches(p, record) for p in patterns)
+
+
 def _matches(pattern: object, value: object) -> bool:
     """Lambda's event filtering, for the operators the template uses."""
     if isinstance(pattern, dict):
@@ -277,7 +284,7 @@ def _matches(pattern: object, value: object) -> bool:
     return False
 
 
-def _stream_filters(template: dict) -> list[dict]:
+def _stream_filters(template: dict) -> list[list[dict]]:
     """The filter patterns of every mapping from a DynamoDB stream to a function."""
     mappings = [r["Properties"] for r in _resources(template, "AWS::Lambda::EventSourceMapping").values()]
     mappings += [e["Properties"] for f in _functions(template).values()
@@ -295,10 +302,7 @@ def test_the_projector_is_not_invoked_for_the_position_counter(template):
     from second_brain.adapters.event_store.dynamodb import HEAD_STREAM
     for patterns in _stream_filters(template):
         assert patterns, "the projector is invoked for every record, the position counter's included"
-
-        def delivered(record: dict) -> bool:
-            return any(_matches(p, record) for p in patterns)
-
+        delivered = functools.partial(_delivered, patterns)
         assert not delivered(_record("MODIFY", HEAD_STREAM)) and not delivered(_record("INSERT", HEAD_STREAM))
         for stream in ("0193c1a2-7f3e-7d6b-9a41-5c2e8f1d0b7a", "link-related-3f9c-7b1d", "project-personal-pricing"):
             assert delivered(_record("INSERT", stream)) and delivered(_record("MODIFY", stream))  # MODIFY: erased
@@ -410,7 +414,8 @@ def test_the_event_log_policy_holds_exactly_the_calls_the_store_makes(template):
 
 def test_the_functions_can_delete_no_event(template):
     from second_brain.adapters.event_store import dynamodb
-    deletes = [s for f in _functions(template) for s in _statements(template, f) if "dynamodb:DeleteItem" in s["actions"]]
+    deletes = [s for f in _functions(template) for s in _statements(template, f)
+               if "dynamodb:DeleteItem" in s["actions"]]
     # Only the parts of an erased event's data (under their own key prefix) and the markers of pending erasures.
     allowed = [f"{dynamodb.PART_PREFIX}*", dynamodb.ERASURES]
     for statement in deletes:

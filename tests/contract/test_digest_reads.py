@@ -4,8 +4,8 @@
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app.insights.digest import scopes_for
 from second_brain.app.handling import Context, envelopes
+from second_brain.app.insights.digest import scopes_for
 from second_brain.domain.events import (
     ContradictionWon,
     MemoryCaptured,

@@ -228,7 +228,8 @@ def test_a_search_sees_the_passages_this_process_wrote_without_a_refresh(opensea
     indices = brain.vectors.ix.client.indices
     indices.put_settings(index=brain.vectors.ix.passages, body={"index": {"refresh_interval": "-1"}})  # only ours
     refreshed, refresh = [], indices.refresh
-    monkeypatch.setattr(indices, "refresh", lambda index, **kw: (refreshed.append(index), refresh(index=index, **kw))[1])
+    monkeypatch.setattr(indices, "refresh",
+                        lambda index, **kw: (refreshed.append(index), refresh(index=index, **kw))[1])
     first = brain.memories.capture(ctx, "The harbour crane lifts containers at dawn.", ["port"], "api").id
     brain.indexer.run_once(10)
     second = brain.memories.capture(ctx, "A heron nests beside the harbour crane.", [], "api").id
@@ -394,7 +395,8 @@ def pending_brain(tmp_path, clock, count: int, embedder=None):
     """A real SQLite brain holding `count` imported memories nobody has embedded yet."""
     brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder or FakeEmbedder())
     brain.worker.stop()
-    entries = [{"id": f"m{n}", "content": f"note number {n}", "created_at": 1_700_000_000_000 + n} for n in range(count)]
+    entries = [{"id": f"m{n}", "content": f"note number {n}", "created_at": 1_700_000_000_000 + n}
+               for n in range(count)]
     brain.transfer.import_page(Context(brain.owner, "test"), parse_payload({"version": 3, "entries": entries}), 1000)
     return brain
 

@@ -128,7 +128,8 @@ def test_recall_scores_are_normalized_to_100_and_long_content_is_cut(brain, ctx,
 
 def test_query_parsing_drops_framing_words_and_takes_out_tag_syntax():
     parsed = parse("what did I decide about pricing? tag:Work")
-    assert (parsed.tokens, parsed.tags, parsed.text) == (["decide", "pricing"], ["work"], "what did I decide about pricing?")
+    assert (parsed.tokens, parsed.tags, parsed.text) == (["decide", "pricing"], ["work"],
+                                                          "what did I decide about pricing?")
 
 
 def test_stats_count_topics_and_ignore_bookkeeping(brain, ctx, clock):

@@ -189,7 +189,8 @@ def test_an_anchor_is_due_from_its_time_until_the_window_has_passed():
 
 
 def test_what_was_pushed_is_read_per_anchor_time():
-    events = [object(), push.ReminderPushed(5, ("a", "b")), push.ReminderPushed(7, ("a",)), push.ReminderPushed(5, ("c",))]
+    events = [object(), push.ReminderPushed(5, ("a", "b")), push.ReminderPushed(7, ("a",)),
+              push.ReminderPushed(5, ("c",))]
     assert push.pushed_to(events, 5) == {"a", "b", "c"}
     assert push.pushed_to(events, 7) == {"a"} and push.pushed_to(events, 9) == set()
 

@@ -85,7 +85,8 @@ def test_read_your_writes(api):
 def test_authentication(server):
     assert httpx.get(server.url + "/").status_code == 200
     unauthorized = {"ok": False, "error": "Unauthorized", "code": "invalid_token"}
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": server.token}, {"Authorization": "Bearer"}, {"Authorization": "Basic " + server.token}):
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": server.token}, {"Authorization": "Bearer"},
+                    {"Authorization": "Basic " + server.token}):
         response = httpx.get(server.url + "/count", headers=headers)
         assert (response.status_code, response.json()) == (401, unauthorized)
     refused = httpx.get(server.url + "/count", params={"token": server.token})

@@ -1,4 +1,5 @@
-"""`as_of` over REST and MCP against a real server, and `brain replay --until` materialising a past brain with the CLI."""
+"""`as_of` over REST and MCP against a real server, and `brain replay --until` materialising a past brain with the
+CLI."""
 
 import hashlib
 import json
@@ -30,7 +31,8 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
         assert api.post("/link", json={"source_id": first["id"], "target_id": other}).json()["ok"]
         then = moment()
         live_then = api.get("/export").json()
-        assert api.post("/update", json={"id": first["id"], "content": "The office moves to Lyon in June."}).json()["ok"]
+        assert api.post("/update",
+                        json={"id": first["id"], "content": "The office moves to Lyon in June."}).json()["ok"]
         assert api.post("/unlink", json={"source_id": first["id"], "target_id": other}).json()["ok"]
         assert api.post("/forget", json={"id": secret}).json()["ok"]
         after = moment()
@@ -60,7 +62,8 @@ def test_as_of_reads_and_replay_until_over_the_real_server_and_cli(server, tmp_p
         recalled = api.get("/recall", params={"query": "when does the office move to Lyon", "as_of": str(then),
                                               "topK": 3, "full": "1"}).json()
         assert recalled["as_of"] == then and recalled["results"][0]["content"] == "The office moves to Lyon in May."
-        assert "SECRET-4471" not in str(api.get("/recall", params={"query": "door code archive", "as_of": str(then)}).json())
+        assert "SECRET-4471" not in str(
+            api.get("/recall", params={"query": "door code archive", "as_of": str(then)}).json())
         live_recall = moment()  # a memory's recalls count once a day: a past recall counted would come first
         assert api.get("/recall", params={"query": "office Lyon"}).json()["results"][0]["content"].endswith("June.")
         bad = api.get("/recall", params={"query": "office", "as_of": "last tuesday"})

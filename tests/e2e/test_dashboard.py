@@ -206,7 +206,8 @@ def test_capture_says_when_a_note_was_blocked_as_a_repeat(dashboard: Dashboard, 
 
 
 def test_recall_expands_a_long_result_and_travels_back_in_time(dashboard: Dashboard, api):
-    long_note = "Release checklist for the mobile app. " + "Run the smoke tests on every device. " * 120  # past the 4,000 a strong match keeps
+    # past the 4,000 characters a strong match keeps
+    long_note = "Release checklist for the mobile app. " + "Run the smoke tests on every device. " * 120
     capture(api, long_note)
     page = dashboard.open("recall?q=release%20checklist")
     result = page.locator("#main article").first

@@ -64,8 +64,9 @@ def test_the_answer_streams_from_the_memories_recall_found(model_board):
         expect(used.locator(f'a[href="#/entry?id={memory}"]').first).to_be_visible()
     # The model was asked the question with the recalled memories as its grounding.
     asked = [r["messages"][-1]["content"] for r in endpoint.requests if r.get("stream")]
-    assert len(asked) == 1 and all("Question: What is the enterprise pricing floor?" in a and "Pricing floor is $6k for "
-                         "enterprise deals" in a and "Finance approved" in a for a in asked), asked
+    assert len(asked) == 1 and all("Question: What is the enterprise pricing floor?" in a
+                                   and "Pricing floor is $6k for enterprise deals" in a and "Finance approved" in a
+                                   for a in asked), asked
     assert page.url.endswith("#/chat?q=What+is+the+enterprise+pricing+floor%3F")
 
     board.accessible_light_and_dark()

@@ -35,7 +35,7 @@ def due_ids(api: httpx.Client) -> tuple[list[str], list[str]]:
     return [i["id"] for i in due["overdue"]], [i["id"] for i in due["upcoming"]]
 
 
-def test_the_service_worker_is_served_as_javascript_for_the_whole_app(server: Server):
+def test_the_service_worker_is_served_as_javascript_for_the_whole_app(server: Server):  # noqa: F811  (the fixture)
     worker = httpx.get(server.url + "/dashboard/sw.js")
     assert worker.status_code == 200
     assert worker.headers["content-type"].startswith("text/javascript")
@@ -162,7 +162,7 @@ STUB = """
 
 @pytest.mark.parametrize("prefixed", [False, True], ids=["root", "under-a-path-prefix"])
 def test_subscribe_content_free_test_send_and_unsubscribe(dashboard: Dashboard, api, prefixed: bool,
-                                                          push_service: PushService):  # noqa: F811
+                                                          push_service: PushService):  # noqa: F811  (the fixture)
     """The whole push path, at the server's root and under API Gateway's stage (/Prod/), where the worker's scope is
     /Prod/ and every lookup of its registration must be relative to the page too."""
     device = Device(push_service.url + "/device-1")

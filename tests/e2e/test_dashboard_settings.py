@@ -4,8 +4,8 @@ with their reason."""
 
 from playwright.sync_api import expect
 
-from second_brain.app.handling import Context, envelopes
 from second_brain.app.config import STREAM
+from second_brain.app.handling import Context, envelopes
 from second_brain.bootstrap import build
 from second_brain.domain.events import ConfigChanged
 from second_brain.settings import Settings

@@ -17,7 +17,8 @@ def test_eight_threads_of_200_captures_all_land(api):
     def worker(thread: int) -> list[int]:
         with httpx.Client(base_url=str(api.base_url), headers=dict(api.headers), timeout=60) as client:
             return [
-                client.post("/capture", json={"content": f"thread {thread} note {n}", "tags": [f"t{thread}"]}).status_code
+                client.post("/capture",
+                            json={"content": f"thread {thread} note {n}", "tags": [f"t{thread}"]}).status_code
                 for n in range(200)
             ]
 
@@ -97,7 +98,8 @@ def test_sigkill_mid_bulk_load_leaves_no_half_written_memory(tmp_path):
         assert api.get("/count").json()["count"] == count
         sample = sorted(stored)[:25]
         for memory_id in sample:
-            assert api.get("/entry", params={"id": memory_id}).json()["entry"]["content"] == stored[memory_id]["content"]
+            entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
+            assert entry["content"] == stored[memory_id]["content"]
     after.stop()
 
 

@@ -101,7 +101,8 @@ def test_recall_hops_bring_in_linked_memories_and_say_how(api):
     by_id = {r["id"]: r for r in expanded}
     assert set(by_id) == {match, linked}
     hop = by_id[linked]
-    assert (hop["hop"], hop["via_type"], hop["via_provenance"], hop["related_to"]) == (1, "caused_by", "explicit", match)
+    assert (hop["hop"], hop["via_type"], hop["via_provenance"], hop["related_to"]) == \
+        (1, "caused_by", "explicit", match)
     assert isinstance(hop["linked_at"], int) and hop["score"] == 60.0  # seed 100 x 0.6 x weight 1
     filtered = api.get("/recall", params={"query": "Zephyr launch", "hops": 1, "tag": "nope"}).json()["results"]
     assert filtered == []

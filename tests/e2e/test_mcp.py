@@ -59,14 +59,17 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             renewal = json.loads(await call(client, "remember", content="Renew the car insurance",
                                             when=1_900_000_000_000))["id"]  # Unix ms, as the tool promises
             assert server_entry(server, renewal)["when_at"] == 1_900_000_000_000
-            assert "Update" in json.loads(await call(client, "append", id=memory_id, addition="Raised to $7k."))["message"]
+            appended = json.loads(await call(client, "append", id=memory_id, addition="Raised to $7k."))
+            assert "Update" in appended["message"]
             found = await call(client, "recall", query="pricing floor", topK=99)  # clamped, not refused
-            assert found.startswith("2 memories for \"pricing floor\"") and memory_id in found and "Raised to $7k" in found
+            assert found.startswith("2 memories for \"pricing floor\"")
+            assert memory_id in found and "Raised to $7k" in found
             assert memory_id in await call(client, "list_recent", n=5, project="pricing")
             assert json.loads(await call(client, "link", source_id=memory_id, target_id=other))["type"] == "relates_to"
             assert other in await call(client, "connections", id=memory_id)
             assert json.loads(await call(client, "unlink", source_id=other, target_id=memory_id))["deleted"] == 1
-            assert json.loads(await call(client, "set_status", id=memory_id, status="canonical"))["status"] == "canonical"
+            status = json.loads(await call(client, "set_status", id=memory_id, status="canonical"))["status"]
+            assert status == "canonical"
             assert json.loads(await call(client, "update", id=other, content="Dana owns the pricing sheet"))["ok"]
             assert "pricing" in await call(client, "list_projects")
             assert json.loads(await call(client, "list_teams"))["teams"] == [
@@ -101,7 +104,8 @@ def test_older_clients_that_use_the_initialize_handshake_work_too(server):
 
 
 def test_long_memories_are_cut_with_a_marker_and_get_returns_them_whole(server):
-    long_note = "Quarterly planning notes. " + " ".join(f"Item {n}: review the vendor contract terms." for n in range(150))
+    long_note = "Quarterly planning notes. " + " ".join(f"Item {n}: review the vendor contract terms."
+                                                        for n in range(150))
 
     async def session():
         async with over_http(server) as client:

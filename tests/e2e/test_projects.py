@@ -44,7 +44,8 @@ def test_the_project_parameter_on_capture_list_and_recall(api):
 
     listed = {e["id"] for e in api.get("/list", params={"project": "signpath"}).json()}
     assert listed == {tagged["id"], alias["id"]}
-    recalled = {r["id"] for r in api.get("/recall", params={"query": "certificate", "project": "signpath"}).json()["results"]}
+    recalled = {r["id"]
+                for r in api.get("/recall", params={"query": "certificate", "project": "signpath"}).json()["results"]}
     assert recalled == {tagged["id"], alias["id"]}
 
     unknown = api.get("/list", params={"project": "nope"})

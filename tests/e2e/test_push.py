@@ -130,7 +130,7 @@ def test_due_reminders_reach_devices_encrypted_and_signed_once_per_anchor_time(a
     assert all(r["id"] == memory and r["host"] == "127.0.0.1" for r in run["results"])
     messages = {path: (headers, body) for path, headers, body in push_service.take()}
     assert set(messages) == {"/phone", "/laptop", "/gone"}
-    for path, browser in (("/phone", phone), ("/laptop", laptop)):
+    for path in ("/phone", "/laptop"):
         check_vapid(messages[path][0], public_key, push_service.url)
     seen = phone.read(messages["/phone"][1])
     assert (seen["type"], seen["id"], seen["body"], seen["when_kind"]) == ("reminder", memory, SECRET, "due")

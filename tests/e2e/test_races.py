@@ -47,6 +47,7 @@ def test_appends_from_eight_threads_to_one_memory_all_land(server, api):
                 for k in range(25)]
 
     answers = [a for batch in at_once(server, 8, append_25) for a in batch]
-    assert [a.status_code for a in answers if a.status_code != 200] == [], [a.text for a in answers if a.status_code != 200][:3]
+    refused = [a for a in answers if a.status_code != 200]
+    assert [a.status_code for a in refused] == [], [a.text for a in refused][:3]
     content = api.get("/entry", params={"id": memory_id}).json()["entry"]["content"]
     assert all(f"step {n}-{k} done" in content for n in range(8) for k in range(25))

@@ -164,7 +164,8 @@ def test_a_user_supplied_cross_encoder_reorders_ambiguous_results(tmp_path):
     with server.client() as api:
         # Equal matches: without a model the newest (red) leads.
         # Equal notes but for the colour, named twice (one swapped word would read as a correction).
-        ids = {colour: api.post("/capture", json={"content": f"Bicycle maintenance checklist: {colour} frame, {colour} bell"}).json()["id"]
+        ids = {colour: api.post("/capture", json={
+                   "content": f"Bicycle maintenance checklist: {colour} frame, {colour} bell"}).json()["id"]
                for colour in ("blue", "green", "red")}
         wait_indexed(api)
         assert top(api, "bicycle maintenance checklist")["results"][0]["id"] == ids["blue"]  # the model decided

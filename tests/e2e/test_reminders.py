@@ -1,6 +1,6 @@
 """Time anchors and open loops over HTTP."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 def iso(moment: datetime) -> str:
@@ -8,7 +8,7 @@ def iso(moment: datetime) -> str:
 
 
 def test_due_snooze_clear(api):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     late = api.post("/capture", json={"content": "File the tax return", "when": iso(now - timedelta(days=1)),
                                       "when_kind": "due"}).json()["id"]
     soon = api.post("/capture", json={"content": "Dentist", "when": iso(now + timedelta(hours=5)),
@@ -43,7 +43,7 @@ def test_when_validation(api):
     wake = api.post("/capture", json={"content": "x", "when": "2030-01-01"}).json()["id"]
     entry = api.get("/entry", params={"id": wake}).json()["entry"]
     assert entry["when_kind"] == "wake"
-    assert entry["when_at"] == int(datetime(2030, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)  # BRAIN_TIMEZONE=UTC
+    assert entry["when_at"] == int(datetime(2030, 1, 1, tzinfo=UTC).timestamp() * 1000)  # BRAIN_TIMEZONE=UTC
     assert api.get("/count").json() == {"count": 1}
 
 
@@ -66,7 +66,7 @@ def test_loops(api):
 
 
 def test_when_and_until_take_unix_ms_as_a_number_or_digits(api):
-    later = int((datetime.now(timezone.utc) + timedelta(days=2)).timestamp() * 1000)
+    later = int((datetime.now(UTC) + timedelta(days=2)).timestamp() * 1000)
     for when, chore in ((later, "Call the bank about the mortgage"), (str(later), "Renew the passport")):
         captured = api.post("/capture", json={"content": chore, "when": when, "when_kind": "due"})
         assert captured.status_code == 200, captured.text

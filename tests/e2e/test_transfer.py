@@ -64,7 +64,8 @@ def test_an_export_from_the_reference_product_imports_here(api):
 def test_export_then_import_into_a_fresh_brain_gives_the_same_backup(tmp_path, api):
     first = api.post("/capture", json={"content": "Renew the TLS certificate for the edge proxy", "project": "ops",
                                        "when": "2031-03-01", "when_kind": "due"}).json()["id"]
-    second = api.post("/capture", json={"content": "Proxy certificates come from the internal CA", "tags": ["ops"]}).json()["id"]
+    second = api.post("/capture",
+                      json={"content": "Proxy certificates come from the internal CA", "tags": ["ops"]}).json()["id"]
     api.post("/append", json={"id": second, "addition": "The CA root rotates every two years."})
     api.post("/link", json={"source_id": first, "target_id": second, "type": "caused_by"})
     api.post("/status", json={"id": second, "status": "canonical"})

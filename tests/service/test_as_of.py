@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app.past import as_of
 from second_brain.app import operations as ops
 from second_brain.app.handling import Context, envelopes
+from second_brain.app.past import as_of
 from second_brain.app.transfer import parse_payload
 from second_brain.bootstrap import build
 from second_brain.domain.errors import InvalidInput, NotFound
@@ -215,9 +215,10 @@ def test_every_past_recall_equals_what_was_recalled_live(brain, owner, clock):
             try:
                 same_recall(past_recall(brain, owner, query, snapshot.at, hops=hops), snapshot, label, gone)
             except AssertionError as failed:
-                scores = [[(r["content"][:20], r["score"]) for r in answer["results"]]
-                          for answer in (snapshot.recalls[label], past_recall(brain, owner, query, snapshot.at, hops=hops))]
-                raise AssertionError(f"after step {step}, recall {label!r}, scores then / as of: {scores}: {failed}") from None
+                answers = (snapshot.recalls[label], past_recall(brain, owner, query, snapshot.at, hops=hops))
+                scores = [[(r["content"][:20], r["score"]) for r in answer["results"]] for answer in answers]
+                raise AssertionError(
+                    f"after step {step}, recall {label!r}, scores then / as of: {scores}: {failed}") from None
     assert past_export(brain, owner, recorded[0].at - 1) == {"ok": True, "version": 3, "entries": [], "edges": [],
                                                               "projects": []}
 
@@ -421,7 +422,8 @@ def test_a_past_recall_embeds_the_query_and_nothing_else(brain, owner, clock, mo
     brain.indexer.run_once(10)
     embedded: list[str] = []
     embed_batch = brain.recall.embedder.embed_batch
-    monkeypatch.setattr(brain.recall.embedder, "embed_batch", lambda texts: embedded.extend(texts) or embed_batch(texts))
+    monkeypatch.setattr(brain.recall.embedder, "embed_batch",
+                        lambda texts: embedded.extend(texts) or embed_batch(texts))
     answer = past_recall(brain, owner, "how many CI runners", then)
     assert [r["content"] for r in answer["results"]] == ["Our CI runs on four shared runners."]
     assert answer["results"][0]["score"] == 100.0 and not answer["semantic_unavailable"]

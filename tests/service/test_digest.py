@@ -3,8 +3,8 @@ refusal, one workspace per digest, the model and its fallback, the nightly job's
 
 import pytest
 
-from second_brain.app.insights.digest import DigestService, scopes_for
 from second_brain.app.handling import Context, envelopes
+from second_brain.app.insights.digest import DigestService, scopes_for
 from second_brain.app.maintenance.compression import CompressionJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.bootstrap import build
@@ -76,8 +76,10 @@ def test_ten_eligible_memories_make_a_digest_and_are_rolled_up_by_event(brain, c
 
 def test_each_protection_keeps_a_memory_whole(brain, clock):
     protected = [
-        write(brain, clock, "important", ("standup",), PERSONAL, "owner", MemoryClassified(4, "episodic", "", False, "rules")),
-        write(brain, clock, "recalled twice", ("standup",), PERSONAL, "owner", MemoryRecalled("a"), MemoryRecalled("b")),
+        write(brain, clock, "important", ("standup",), PERSONAL, "owner",
+              MemoryClassified(4, "episodic", "", False, "rules")),
+        write(brain, clock, "recalled twice", ("standup",), PERSONAL, "owner",
+              MemoryRecalled("a"), MemoryRecalled("b")),
         write(brain, clock, "recalled once, lately", ("standup",), PERSONAL, "owner", MemoryRecalled("a")),
         write(brain, clock, "survived a contradiction", ("standup",), PERSONAL, "owner", ContradictionWon("x", "r")),
         write(brain, clock, "a digest itself", ("standup", "synthesized")),

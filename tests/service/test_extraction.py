@@ -159,7 +159,7 @@ class Model:
 def judge(note: str, answer: object) -> Anchor | None:
     from second_brain.domain.memory import Memory
 
-    extractor = Extractor(None, FixedClock(WRITTEN_MS), lambda: BERLIN, Model(answer))  # type: ignore[arg-type]
+    extractor = Extractor(None, FixedClock(WRITTEN_MS), lambda: BERLIN, Model(answer))  # type: ignore[arg-type]  # no store: judging reads none
     return extractor.judge(Memory("m", exists=True, content=note), WRITTEN_MS).anchor
 
 

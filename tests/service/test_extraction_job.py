@@ -5,10 +5,10 @@ import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from second_brain.app.reminders.extraction import Extractor
 from second_brain.app.maintenance.extraction import ExtractionJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.app.memories.service import Context
+from second_brain.app.reminders.extraction import Extractor
 from second_brain.domain.events import TagsChanged, TimeAnchorSet
 from second_brain.domain.identity import Identity
 from tests.support.memories import memory_service
@@ -178,4 +178,4 @@ def test_a_run_judges_fewer_captures_when_each_is_a_model_call(clock):
 
     memories = memory_service(clock)
     assert ExtractionJob(Extractor(memories.store, clock, lambda: BERLIN)).per_run == 5000
-    assert ExtractionJob(Extractor(memories.store, clock, lambda: BERLIN, Model())).per_run == 200  # type: ignore[arg-type]
+    assert ExtractionJob(Extractor(memories.store, clock, lambda: BERLIN, Model())).per_run == 200  # type: ignore[arg-type]  # a model never asked

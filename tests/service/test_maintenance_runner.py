@@ -82,7 +82,7 @@ def test_the_schedule_time_and_the_next_nightly_run():
         with pytest.raises(InvalidInput, match="HH:MM or off"):
             parse_daily(bad)
     zone = ZoneInfo("Europe/Paris")
-    scheduler = MaintenanceScheduler(None, lambda: zone, (3, 0))  # type: ignore[arg-type]
+    scheduler = MaintenanceScheduler(None, lambda: zone, (3, 0))  # type: ignore[arg-type]  # no runner: only the schedule is asked
     assert scheduler.next_nightly(datetime(2026, 3, 1, 2, 59, tzinfo=zone)) == datetime(2026, 3, 1, 3, 0, tzinfo=zone)
     assert scheduler.next_nightly(datetime(2026, 3, 1, 3, 0, tzinfo=zone)) == datetime(2026, 3, 2, 3, 0, tzinfo=zone)
 

@@ -6,8 +6,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.app.memories.service import Context, MemoryService
 from second_brain.app.memories.projects import ProjectService
+from second_brain.app.memories.service import Context, MemoryService
 from second_brain.domain.errors import ConcurrencyConflict, NotFound
 from second_brain.domain.events import (
     MemoryAppended,
@@ -26,7 +26,8 @@ def test_capture_appends_the_note_and_its_classification_in_full_envelopes(clock
     memory = memories.capture(ctx, "Pricing floor is $6k #work", ["Pricing"], "claude-desktop")
     assert (memory.id, memory.tags) == ("id-0", ("pricing", "work", "kind:semantic"))
     stored, classified = memories.store.read_stream("memory-id-0")
-    assert stored.event == MemoryCaptured("Pricing floor is $6k", ("pricing", "work"), "claude-desktop", "personal-owner")
+    assert stored.event == MemoryCaptured("Pricing floor is $6k", ("pricing", "work"), "claude-desktop",
+                                          "personal-owner")
     assert classified.event == MemoryClassified(3, "semantic", "", False, "rules")
     assert (stored.actor, stored.workspace, stored.request_id, stored.at, stored.version) == (
         "owner", "personal-owner", "req-test", clock.now, 1)

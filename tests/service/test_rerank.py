@@ -18,7 +18,8 @@ CONTENTS = {"a": "alpha", "b": "beta", "c": "gamma", "d": "delta"}
 
 
 @pytest.mark.parametrize("word", ["#149", "v1.9", "abc123", "err_tls_90412", "config.yaml", "10.0.0.1", "40mg/day",
-                                  "t2d", "2026-09-24", "eng-1234", "pr-42", "1999-2005", "1.88.4-beta.3", "hosts/paths"])
+                                  "t2d", "2026-09-24", "eng-1234", "pr-42", "1999-2005", "1.88.4-beta.3",
+                                  "hosts/paths"])
 def test_identifiers(word):
     assert has_identifier(f"what about {word}?")
 

@@ -3,8 +3,8 @@
 import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
-from second_brain.app.handling import Context, envelopes
 from second_brain.app.config import STREAM, SettingsService
+from second_brain.app.handling import Context, envelopes
 from second_brain.domain.errors import Forbidden
 from second_brain.domain.events import ConfigChanged
 from second_brain.domain.identity import Identity

@@ -8,8 +8,8 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app import operations as ops
-from second_brain.app.past import timeline
 from second_brain.app.handling import Context
+from second_brain.app.past import timeline
 from second_brain.bootstrap import build
 from second_brain.domain.errors import InvalidInput, NotFound
 from second_brain.domain.team import token_hash

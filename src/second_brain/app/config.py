@@ -10,6 +10,7 @@ once and listed under `ignored` in GET /config.
 import logging
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -20,8 +21,8 @@ from ..domain.events import ConfigChanged, ConfigReset
 from ..ports.clock import Clock
 from ..ports.event_store import EventStore
 from .handling import Context, envelopes, retrying
-from .recall.config import RecallConfig
 from .memories.triage import DuplicateConfig
+from .recall.config import RecallConfig
 
 STREAM = "config"
 log = logging.getLogger("second_brain")
@@ -248,7 +249,8 @@ def _check(key: str, value: Any) -> Any:
     return BY_KEY[key].check(value)
 
 
-INVARIANTS = (
+# Each group of settings, its rule, and whether their values (in the group's order) keep it.
+INVARIANTS: tuple[tuple[tuple[str, ...], str, Callable[..., bool]], ...] = (
     (FLOORS, "RECENCY_FLOOR_VOLATILE <= RECENCY_FLOOR <= RECENCY_FLOOR_DURABLE", lambda v, o, d: v <= o <= d),
     (THRESHOLDS, "CANDIDATE_SCORE_THRESHOLD < DUPLICATE_FLAG_THRESHOLD < DUPLICATE_BLOCK_THRESHOLD",
      lambda c, f, b: c < f < b),

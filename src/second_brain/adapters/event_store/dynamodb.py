@@ -145,7 +145,7 @@ class DynamoDBEventStore:
         chunks: dict[tuple[str, int], bytes] = {}
         while wanted:
             batch, wanted = wanted[:100], wanted[100:]
-            request = {self.table: {"Keys": batch, "ConsistentRead": True}}
+            request: dict[str, Any] | None = {self.table: {"Keys": batch, "ConsistentRead": True}}
             while request:
                 page = self.client.batch_get_item(RequestItems=request)
                 for part in page.get("Responses", {}).get(self.table, []):
@@ -190,7 +190,8 @@ class DynamoDBEventStore:
                 where.append(f"#{name} {op} {key}")
         if match.streams or match.naming:
             values |= {f":s{i}": {"S": s} for i, s in enumerate(match.streams)}
-            streams = [f"stream_id IN ({', '.join(f':s{i}' for i in range(len(match.streams)))})"] if match.streams else []
+            listed = ", ".join(f":s{i}" for i in range(len(match.streams)))
+            streams = [f"stream_id IN ({listed})"] if match.streams else []
             if match.naming:
                 values[":naming"] = {"S": match.naming}
                 streams.append("contains(stream_id, :naming)")

@@ -43,5 +43,6 @@ class ProjectingEventStore:
                   match: EventMatch = EVERY) -> list[Envelope]:
         return self.inner.read_page(before, after, limit, match)
 
-    def __getattr__(self, name: str):  # read_stream, read_all, cut, last_by, begun_after, touches, head: the inner store's
+    # read_stream, read_all, cut, last_by, begun_after, touches, head: the inner store's
+    def __getattr__(self, name: str):
         return getattr(self.inner, name)

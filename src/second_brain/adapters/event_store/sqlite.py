@@ -92,6 +92,7 @@ class SQLiteEventStore:
                     )
                 except sqlite3.IntegrityError as exc:
                     raise ConcurrencyConflict(f"stream {event.stream_id} moved on", stream_id=event.stream_id) from exc
+                assert cursor.lastrowid is not None, "an INSERT into a rowid table sets lastrowid"
                 stored.append(replace(event, position=cursor.lastrowid))
                 if is_tombstone(event.event):
                     conn.execute(
@@ -134,7 +135,8 @@ class SQLiteEventStore:
 
     def begun_after(self, prefix: str, after: int, at: int) -> list[str]:
         return [row[0] for row in self.db.connection().execute(
-            "SELECT stream_id FROM events WHERE position > ? AND version = 1 AND at > ? AND substr(stream_id, 1, ?) = ?",
+            "SELECT stream_id FROM events"
+            " WHERE position > ? AND version = 1 AND at > ? AND substr(stream_id, 1, ?) = ?",
             (after, at, len(prefix), prefix))]
 
     def touches(self, prefix: str, after: int, at: int) -> list[Touch]:
@@ -149,7 +151,8 @@ class SQLiteEventStore:
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         # The position range walks the primary key: the work is bounded by the window whatever the filters.
-        where, params = ["position > ?", "position < ?"], [after, before]
+        where = ["position > ?", "position < ?"]
+        params: list[object] = [after, before]
         if match.types:
             where.append(f"type IN ({', '.join('?' for _ in match.types)})")
             params += match.types

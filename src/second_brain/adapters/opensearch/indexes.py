@@ -162,7 +162,7 @@ class Indexes:
         if not actions:
             return []
         _, failed = helpers.bulk(self.client, actions, refresh=self.write(*indexes, held=held), raise_on_error=False)
-        return [item for f in failed for op, item in f.items()  # type: ignore[union-attr]
+        return [item for f in failed for op, item in f.items()
                 if not (op == "delete" and item.get("status") == 404)]
 
     def passage_ids(self, entry_id: str, entry: dict[str, Any], start: int = 0) -> list[str]:

@@ -143,7 +143,7 @@ class OpenSearchProjection:
             doc["needs_vectors"] = False
             actions += [{"_op_type": "delete", "_index": self.ix.passages, "_id": passage_id}
                         for passage_id in self.ix.passage_ids(entry_id, current or {})]
-        elif changed or current.get("needs_vectors") is None:  # type: ignore[union-attr]
+        elif changed or current is None or current.get("needs_vectors") is None:
             doc["needs_vectors"] = True
         actions.append(self._newer(self.ix.entries, entry_id, doc))
         copied = {"tags": doc["tags"], "workspace": memory.workspace}

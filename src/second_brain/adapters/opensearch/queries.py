@@ -3,7 +3,6 @@
 from ...domain import text
 from ...ports.read_model import ENTRY_FIELDS, EntryRow, Filters
 
-
 # EntryRow's fields that documents written before the field existed may lack, with the value they then had.
 _LATER_FIELDS = {"use_count": 0, "when_at": None, "when_kind": None}
 

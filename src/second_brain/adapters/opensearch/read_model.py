@@ -122,7 +122,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             row = rows.get(other)
             if row is None or row.workspace not in workspaces:
                 continue  # an end forgotten, or in a workspace the caller cannot read
-            if text.DEPRECATED in row.tags and not (deprecated or superseded and edge["_source"]["type"] == "supersedes"):
+            if text.DEPRECATED in row.tags and not (
+                    deprecated or superseded and edge["_source"]["type"] == "supersedes"):
                 continue
             found.append(Connection(row, edge["_source"]["type"], edge["_source"]["weight"],
                                     edge["_source"]["provenance"], edge["_source"]["created_at"]))

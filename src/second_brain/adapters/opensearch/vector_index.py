@@ -4,6 +4,7 @@ made meanwhile keeps the entry pending."""
 
 import base64
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from opensearchpy import helpers
@@ -14,7 +15,6 @@ from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from .indexes import MAX_RESULTS, HeldPassages, Indexes
 from .queries import clauses, cosine, passage_matches
-
 
 # An entry marked indexed whose passages did not all land is pending again, unless its text changed meanwhile
 # (then it is already) or it was deprecated (it keeps no passages).
@@ -46,7 +46,9 @@ class OpenSearchVectorIndex:
 
     def is_indexed(self, entry_id: str) -> bool:
         source = self.ix.source(self.ix.entries, entry_id)
-        return bool(source) and source.get("needs_vectors") is False and text.DEPRECATED not in source["tags"]
+        if not source:
+            return False
+        return source.get("needs_vectors") is False and text.DEPRECATED not in source["tags"]
 
     def vector_count(self, entry_id: str) -> int:
         return self.ix.count({"term": {"entry_id": entry_id}}, self.ix.passages)
@@ -74,7 +76,8 @@ class OpenSearchVectorIndex:
         # The passages are `<entry>:<n>`: those this write does not overwrite go by id. Finding them by a search
         # would need a refresh of the passages index first, in every capture.
         stale = self.ix.passage_ids(entry.id, source, start=len(passages))
-        actions = [{"_op_type": "delete", "_index": self.ix.passages, "_id": passage_id} for passage_id in stale]
+        actions: list[dict[str, Any]] = [{"_op_type": "delete", "_index": self.ix.passages, "_id": passage_id}
+                                         for passage_id in stale]
         actions += [{"_index": self.ix.passages, "_id": f"{entry.id}:{n}", "_source": {
             "entry_id": entry.id, "workspace": source["workspace"], "tags": source["tags"],
             "created_at": source["created_at"], "seq": source["seq"], "stream_version": source.get("stream_version"),

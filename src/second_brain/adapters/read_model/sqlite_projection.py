@@ -83,8 +83,8 @@ class SQLiteEntryProjection:
             sqlite_brief.fill(conn, (_memory(row) for row in conn.execute("SELECT * FROM entries")))
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "workspace_counts", "tag_counts",
-                      "edges", "projects", "entries", *sqlite_brief.NAMES):
+        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "workspace_counts",
+                      "tag_counts", "edges", "projects", "entries", *sqlite_brief.NAMES):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[Envelope]) -> None:
@@ -124,6 +124,7 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
     if row is None:
         rid = conn.execute(f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
                            tuple(columns.values())).lastrowid
+        assert rid is not None, "an INSERT into a rowid table sets lastrowid"
         conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
         _write_tags(conn, rid, after.tags)
         _count_all(conn, after, +1)
@@ -242,7 +243,11 @@ def _project_project(conn: sqlite3.Connection, stream_id: str, run: Sequence[Env
     )
 
 
-def _counted(memory: Memory) -> tuple[object, ...]:
+# A memory's part of the kept counts: workspace, importance, classified, tags, digest candidate, created_at, source.
+Counted = tuple[str, int, bool, frozenset[str], bool, int, str]
+
+
+def _counted(memory: Memory) -> Counted:
     """What a memory adds to the kept counts."""
     classified = any(tag.startswith(("status:", "kind:")) for tag in memory.tags)
     return (memory.workspace, memory.importance, classified, frozenset(memory.tags), digest_candidate(memory),

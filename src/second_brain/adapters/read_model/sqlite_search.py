@@ -34,8 +34,9 @@ class SQLiteKeywordSearch(SQLiteReads):
 
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
         conn = self.db.connection()
-        total = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",
-                             tuple(workspaces)).fetchone()[0] if workspaces else 0
+        total = conn.execute(
+            f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",
+            tuple(workspaces)).fetchone()[0] if workspaces else 0
         df: dict[str, int] = {}
         for term in terms:
             if len(term) >= 3:

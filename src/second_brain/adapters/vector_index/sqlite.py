@@ -9,6 +9,7 @@ boolean mask before the top-k cut.
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from types import ModuleType
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
 from ..read_model.sqlite_sql import marks, tag_rids
 from ..sqlite_database import SQLiteDatabase
 
+_SIMD: ModuleType | None
 try:
     import simsimd as _SIMD
 except ImportError:  # without it every search scores the whole float16 matrix, with numpy
@@ -114,7 +116,8 @@ class SQLiteVectorIndex:
             self.on_pending()
             return
         # The same thread that applied the batch, right after its commit.
-        gone, queued = getattr(self._committing, "gone", set()), getattr(self._committing, "queued", False)
+        gone: set[str] = getattr(self._committing, "gone", set())
+        queued: bool = getattr(self._committing, "queued", False)
         moved: dict[str, str] = getattr(self._committing, "moved", {})
         self._committing.gone, self._committing.queued, self._committing.moved = set(), False, {}
         with self._lock:
@@ -153,7 +156,8 @@ class SQLiteVectorIndex:
         return [PendingEntry(r[0], r[1], r[2], r[3]) for r in rows]
 
     def vector_count(self, entry_id: str) -> int:
-        return self.db.connection().execute("SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
+        return self.db.connection().execute(
+            "SELECT COUNT(*) FROM vectors WHERE entry_id = ?", (entry_id,)).fetchone()[0]
 
     def pending_count(self, older_than: int | None = None, workspaces: Sequence[str] | None = None) -> int:
         # CROSS JOIN keeps the queue as the outer loop: the cost is the queue's length, not the brain's size.
@@ -250,7 +254,7 @@ class SQLiteVectorIndex:
         hits: list[VectorHit] = []
         seen: set[str] = set()
         order = np.lexsort((rows, -scores))
-        for row, score in zip(rows[order].tolist(), scores[order].tolist()):
+        for row, score in zip(rows[order].tolist(), scores[order].tolist(), strict=True):
             entry_id = self._entry[row]
             if entry_id not in seen:
                 seen.add(entry_id)
@@ -262,6 +266,7 @@ class SQLiteVectorIndex:
     def _approximate(self, query: np.ndarray, size: int) -> np.ndarray:
         """Every row's cosine with the query on its principal components, from their int8 codes, divided by the
         query's positive int8 scale: the order of the cosines, which is all the first pass is for."""
+        assert _SIMD is not None, "search chooses this first pass only with simsimd"
         code, _ = _quantize(query @ self._basis)
         # On this thread alone: two threads read the codes no faster (a helper thread scoring half the rows took
         # 1.48 ms against 1.39 at 100k with all 384 dimensions), and simsimd's OpenMP pool would leave idle
@@ -286,7 +291,7 @@ class SQLiteVectorIndex:
             rows = np.fromiter((row for _, row in owners), dtype=np.int64, count=len(owners))
             scores = self._exact(rows, query)
             hits: dict[str, VectorHit] = {}
-            for (entry_id, row), score in zip(owners, scores.tolist()):
+            for (entry_id, row), score in zip(owners, scores.tolist(), strict=True):
                 if entry_id not in hits or score > hits[entry_id].score:
                     hits[entry_id] = VectorHit(entry_id, score, bool(self._is_update[row]))
             return hits

@@ -56,12 +56,12 @@ class LinkService:
         if not a or not b:
             raise InvalidInput("Missing or empty source_id or target_id")
         types = [links.check_type(link_type)] if link_type else list(links.LABELS)
-        ends = [self.read_model.get(x, ctx.identity.readable) for x in (a, b)]
-        if a == b or None in ends:
+        first, second = (self.read_model.get(x, ctx.identity.readable) for x in (a, b))
+        if a == b or first is None or second is None:
             return 0  # nothing the caller can see is linked there
-        _may_change_either(ctx, *ends)  # type: ignore[arg-type]
+        _may_change_either(ctx, first, second)
         keys = {links.endpoints(x, y, t) + (t,) for t in types for x, y in ((a, b), (b, a))}
-        return self._append_decisions(ctx, sorted(keys), links.decide_unlink, ends[0].workspace)  # type: ignore[union-attr]
+        return self._append_decisions(ctx, sorted(keys), links.decide_unlink, first.workspace)
 
     def infer(self, entry: PendingEntry, vector: np.ndarray) -> int:
         """Link a freshly indexed memory to its closest neighbours (relates_to, inferred, weight = cosine)."""

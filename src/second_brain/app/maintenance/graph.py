@@ -2,7 +2,6 @@
 link (restored ones, ones indexed before their neighbours existed) are linked to their closest neighbours."""
 
 from ...domain import links, text
-from ...domain.events import memory_of
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ...ports.read_model import GraphReads
@@ -70,7 +69,7 @@ class GraphPass:
         for looked, first in enumerate(first_events(self.store, position)):
             if budget.expired() or looked >= LOOKS_PER_RUN or result.counts.get("linked", 0) >= LINKS_PER_RUN:
                 return position, False
-            self._link_memory(memory_of(first.stream_id), result)
+            self._link_memory(first.memory_id, result)
             position = first.position
         return position, True
 

@@ -2,7 +2,6 @@
 whole, missing or stale vectors) and a rotating sample of memories against the log; over successive runs the
 sample covers the whole brain. What it finds wrong it repairs (ports/index_check.py, one adapter per backend)."""
 
-from ...domain.events import memory_of
 from ...ports.event_store import EventStore
 from ...ports.index_check import IndexCheck
 from .runner import NIGHTLY, Budget, JobResult
@@ -26,7 +25,7 @@ class IndexVerification:
         self._merge(result, self.check.verify([], whole=True))
         position, ids = int(cursor or 0), []
         for first in first_events(self.store, position):
-            ids.append(memory_of(first.stream_id))
+            ids.append(first.memory_id)
             position = first.position
             if len(ids) == CHUNK:
                 self._merge(result, self.check.verify(ids))

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from ...domain import links
 from ...domain import patterns as p
 from ...domain.errors import ConcurrencyConflict
-from ...domain.events import Envelope, MemoryCaptured, MemoryClassified, memory_of, memory_stream
+from ...domain.events import Envelope, MemoryCaptured, MemoryClassified, memory_stream
 from ...domain.memory import Memory, fold
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -62,7 +62,7 @@ class PatternsJob:
                 break
             position = first.position
             result.add("looked")
-            seed = self._member(memory_of(first.stream_id))
+            seed = self._member(first.memory_id)
             if seed is not None and p.may_seed(seed):
                 result.add("seeds")
                 if (found_here := self._cluster(seed)) is not None:
@@ -77,10 +77,11 @@ class PatternsJob:
         return member(memory, history) if memory.exists else None
 
     def _cluster(self, seed: p.Member) -> p.Cluster | None:
-        vector = self.vectors.vector_of(seed.id) if self.vectors else None
-        if vector is None:
+        vectors = self.vectors
+        vector = vectors.vector_of(seed.id) if vectors else None
+        if vectors is None or vector is None:
             return None
-        hits = self.vectors.search(vector, Filters((seed.workspace,)), p.NEIGHBOURS + 1)  # type: ignore[union-attr]
+        hits = vectors.search(vector, Filters((seed.workspace,)), p.NEIGHBOURS + 1)
         near = []
         for hit in hits:
             if hit.entry_id == seed.id or hit.score < p.MIN_COSINE:

@@ -2,7 +2,7 @@
 with a reason (domain/staleness.py), lasting ones lose the flag; the whole brain is swept over successive runs."""
 
 from ...domain.errors import ConcurrencyConflict
-from ...domain.events import StalenessJudged, memory_of, memory_stream
+from ...domain.events import StalenessJudged, memory_stream
 from ...domain.staleness import judge
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -29,7 +29,7 @@ class StalenessPass:
             if budget.expired() or result.counts.get("checked", 0) >= self.per_run:
                 result.cursor, result.complete = str(position), False
                 return result
-            self._judge(memory_of(first.stream_id), result)
+            self._judge(first.memory_id, result)
             position = first.position
         return result  # swept to the head: the next run starts over
 

@@ -2,8 +2,9 @@
 same on every backend), resumable from a log position."""
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
-from ...domain.events import Envelope, memory_of, memory_stream
+from ...domain.events import memory_of, memory_stream
 from ...domain.memory import Memory, fold
 from ...ports.event_store import EventStore
 from ..handling import Context
@@ -12,12 +13,19 @@ from ..handling import system as system_context
 PAGE = 1000
 
 
-def first_events(store: EventStore, after: int) -> Iterator[Envelope]:
+class FirstEvent(NamedTuple):
+    """Where a memory begins: its id, and the log position of its first event."""
+
+    memory_id: str
+    position: int
+
+
+def first_events(store: EventStore, after: int) -> Iterator[FirstEvent]:
     """Each memory's first event after log position `after`, in log order, up to the head."""
     while batch := store.read_all(after=after, limit=PAGE):
         for envelope in batch:
-            if envelope.version == 1 and memory_of(envelope.stream_id) is not None:
-                yield envelope
+            if envelope.version == 1 and (memory_id := memory_of(envelope.stream_id)) is not None:
+                yield FirstEvent(memory_id, envelope.position)
         after = batch[-1].position
 
 

@@ -236,13 +236,15 @@ class Indexer:
     def _embed(self, texts: list[str], background: bool) -> Callable[[], np.ndarray]:
         """Start embedding `texts`; the returned call waits for their vectors (and raises what the model raised).
         Without a pool the work is done by that call."""
-        if self.foreground is None:
+        foreground = self.foreground
+        if foreground is None:
             return lambda: self.embedder.embed_batch(texts)
 
         def one(text: str) -> np.ndarray:
             if background:
-                self.foreground.wait_idle(YIELD_SECONDS)
-            return self.embedder.embed_batch([text])[0]
+                foreground.wait_idle(YIELD_SECONDS)
+            vector: np.ndarray = self.embedder.embed_batch([text])[0]
+            return vector
 
         if self._pool is None:
             return lambda: np.stack([one(text) for text in texts])

@@ -7,11 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
+from typing import cast
 from zoneinfo import ZoneInfo
 
 from ...domain import commands as c
 from ...domain import patterns
-from ...domain.capture import STORE, Verdict, content_stream, decide_capture, exact_repeat
+from ...domain.capture import STORE, Action, Verdict, content_stream, decide_capture, exact_repeat
 from ...domain.classification import classify
 from ...domain.errors import (
     AlreadyExists,
@@ -109,6 +110,8 @@ class MemoryService:
         memory_id = self.new_id()
         command = c.Capture(content, tuple(tags), source, workspace or ctx.identity.personal_workspace, volatility)
         captured = decide(command, Memory(memory_id))[0]
+        if not isinstance(captured, MemoryCaptured):
+            raise TypeError(f"a capture decided {captured!r} first")
         if anchor is not None:
             validate(c.SetTimeAnchor(anchor[0], anchor[1], 0))
         key_stream = idempotency_stream(ctx.identity.actor_id, idempotency_key) if idempotency_key else None
@@ -133,7 +136,7 @@ class MemoryService:
                     return self._replayed(ctx, twin[-1].event, request_hash)  # our own twin, stored meanwhile
                 return outcome
             now = self.clock.now_ms()
-            created = self.projects.creations(ctx, projects, captured.workspace) if projects else ()
+            created = self.projects.creations(ctx, projects, captured.workspace) if projects and self.projects else ()
             changes = (*decision.changes, *created)
             batch = [e for ch in changes
                      for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
@@ -186,7 +189,9 @@ class MemoryService:
             tags = self.load(ctx, event.memory_id)[0].tags
         except NotFound:  # forgotten since
             tags = ()
-        return CaptureOutcome(event.memory_id, tags, Verdict(event.action, event.match_id, event.score))
+        # The action a Verdict had when this answer was recorded (CaptureAnswered stores it as text).
+        action = cast(Action, event.action)
+        return CaptureOutcome(event.memory_id, tags, Verdict(action, event.match_id, event.score))
 
     def classify_with_model(self, ctx: Context, memory_id: str) -> bool:
         """Refine a memory's rule-based classification with the language model; whether it changed anything."""
@@ -301,17 +306,18 @@ class MemoryService:
                 for e in history if isinstance(e.event, (MemoryRolledUp, patterns.MemoryDrawnInto))}
         derived = {d: self._stream_state(d) for d in made}
         derived = {i: (m, h) for i, (m, h) in derived.items() if m.exists}
-        released: dict[str, tuple[Memory, list[Envelope]]] = {}
+        released: dict[str, tuple[Memory, str]] = {}  # each source freed, and the digest it was rolled into
         for digest_id, (_, digest_history) in [(memory.id, (memory, history)), *derived.items()]:
             for event in (e.event for e in digest_history if isinstance(e.event, DigestComposed)):
                 for source in event.sources:
                     if source != memory.id and source not in released and source not in derived:
                         state, source_history = self._stream_state(source)
                         if state.exists and _rolled_into(source_history) == digest_id:
-                            released[source] = (state, source_history)
+                            released[source] = (state, digest_id)
         batch = []
-        for target, events in [*((m, [MemoryForgotten()]) for m, _ in derived.values()),
-                               *((m, [MemoryReleased(_rolled_into(h))]) for m, h in released.values())]:
+        changes: list[tuple[Memory, list[object]]] = [(m, [MemoryForgotten()]) for m, _ in derived.values()]
+        changes += [(m, [MemoryReleased(d)]) for m, d in released.values()]
+        for target, events in changes:
             system = system_context(target.workspace, f"forget-{memory.id}")
             batch += envelopes(system, memory_stream(target.id), target.version, events, target.workspace, now)
         return batch

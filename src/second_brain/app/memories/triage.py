@@ -12,6 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -177,7 +178,8 @@ KIND_SYNONYMS = {"event": "episodic", "decision": "episodic", "milestone": "epis
                  "semantic": "semantic"}
 
 
-def classify_with_model(llm: LanguageModel, content: str, fallback: Classification) -> tuple[Classification, bool] | None:
+def classify_with_model(llm: LanguageModel, content: str,
+                        fallback: Classification) -> tuple[Classification, bool] | None:
     """The model's importance and kind (the rules' volatility kept), and whether it calls the note canonical."""
     messages = [{"role": "system", "content": CLASSIFY_SYSTEM}, {"role": "user", "content": (
         f"Note:\n{content[:500]}\n\nAnswer {{\"importance\": 1-5, \"canonical\": true if it is a confirmed, "
@@ -198,7 +200,7 @@ def classify_with_model(llm: LanguageModel, content: str, fallback: Classificati
 JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def parse_json(text: str) -> dict | None:
+def parse_json(text: str) -> dict[str, Any] | None:
     """The JSON object in a model's answer (models like to wrap it in prose or code fences), or None."""
     match = JSON_OBJECT.search(text or "")
     if not match:
@@ -210,5 +212,5 @@ def parse_json(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _reason(answer: dict) -> str:
+def _reason(answer: dict[str, Any]) -> str:
     return str(answer.get("reason") or "The new note supersedes the older one.")[:500]

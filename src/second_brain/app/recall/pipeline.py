@@ -73,8 +73,7 @@ class RecallService:
 
     def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
         config = self.config()  # read once: every setting this recall uses comes from this one read
-        if request.hops is None:
-            request = replace(request, hops=config.default_hops)
+        hops = config.default_hops if request.hops is None else request.hops
         text, filters = request.query, request.filters
         zone = ZoneInfo(config.timezone) if config.timezone else UTC
         window = None
@@ -85,8 +84,8 @@ class RecallService:
         dates = None if window else temporal.named_dates(text, zone)  # "on October 13, 2023": written then ranks up
         parsed = query.parse(dates.query if dates else text)
         ranked, found = self.rank(parsed, filters, request.top_k, config, dates)
-        if request.hops > 0 and ranked:
-            ranked = self._expand(ctx, ranked, found, filters, request, config)
+        if hops > 0 and ranked:
+            ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
@@ -215,13 +214,13 @@ class RecallService:
                                           config.context_window_ms)
 
     def _expand(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates, filters: Filters,
-                request: RecallRequest, config: RecallConfig) -> list[tuple[str, float]]:
+                request: RecallRequest, hops: int, config: RecallConfig) -> list[tuple[str, float]]:
         """Breadth-first over links from the direct matches; a linked memory scores its seed's score times
         decay^hop times the edge weight, so a strong seed's neighbour can outrank a weak direct match."""
         scores = dict(ranked)
         frontier = [key for key, _ in ranked]
         seen = set(frontier)
-        for hop in range(1, request.hops + 1):
+        for hop in range(1, hops + 1):
             reached: list[str] = []
             for seed in frontier:
                 for link in self.read_model.connections(seed, ctx.identity.readable, None, config.graph_fanout):

@@ -85,7 +85,8 @@ def importance(entry: EntryRow, config: RecallConfig) -> float:
     if entry.importance_score == 0 and net == 0:
         return 1.0
     base = entry.importance_score or 3
-    effective = min(5.0, max(1.0, base + math.copysign(math.log1p(abs(net)), net) * config.contradiction_importance_step))
+    shift = math.copysign(math.log1p(abs(net)), net) * config.contradiction_importance_step
+    effective = min(5.0, max(1.0, base + shift))
     return 0.8 + 0.4 * effective / 5
 
 

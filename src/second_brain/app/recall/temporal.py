@@ -112,8 +112,9 @@ def named_dates(query: str, tz: ZoneInfo) -> NamedDates | None:
         month = MONTHS[name.lower()[:3]] if name else (int(groups["m3"]) if groups["m3"] else None)
         day = next((int(groups[g]) for g in ("d1", "d2", "d3") if groups[g]), None)
         try:
-            if year is None:
-                months.add(month)  # type: ignore[arg-type]  (a match without a year names a month)
+            if year is None:  # a match without a year names a month ("in June")
+                if month is not None:
+                    months.add(month)
             elif month is None:
                 windows.append((_ms(datetime(year, 1, 1, tzinfo=tz)), _ms(datetime(year + 1, 1, 1, tzinfo=tz)) - 1))
             elif day is None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from ...domain import commands as c
@@ -39,8 +40,8 @@ from ...ports.event_store import EventStore
 from ...ports.llm import LanguageModel
 from ..handling import envelopes, retrying
 from ..handling import system as system_context
-from .time_anchors import parse_when
 from ..memories.triage import parse_json
+from .time_anchors import parse_when
 
 log = logging.getLogger("second_brain.extraction")
 WINDOW_MS = 14 * 24 * 3600 * 1000  # "recent": older captures are not read (a first run does not judge the past)
@@ -98,8 +99,11 @@ class Extractor:
 
     def eligible(self, stream_id: str) -> Memory | None:
         """The memory, if extraction may judge it now (see the module's docstring); else None."""
+        memory_id = memory_of(stream_id)
+        if memory_id is None:  # not a memory's stream
+            return None
         events = self.store.read_stream(stream_id)
-        state = fold(events, Memory(memory_of(stream_id)))
+        state = fold(events, Memory(memory_id))
         if (not state.exists or state.when_at is not None or state.deprecated or state.actor == "system"
                 or state.source in TRANSCRIPT_SOURCES or SYSTEM_MADE.intersection(state.tags)):
             return None
@@ -110,7 +114,7 @@ class Extractor:
     def judge(self, memory: Memory, captured_at: int) -> Judged:
         """What the model (or, without one or after a bad answer, the rules) finds in the memory's text."""
         tz = self.timezone()
-        anchor = self._ask_model(memory.content, captured_at, tz) if self.llm else _UNANSWERED
+        anchor = self._ask_model(self.llm, memory.content, captured_at, tz) if self.llm else _UNANSWERED
         if anchor is _UNANSWERED:
             anchor = find_anchor(memory.content, captured_at, tz)
         reason = ""
@@ -166,7 +170,8 @@ class Extractor:
                 high = middle
         return low
 
-    def _ask_model(self, content: str, captured_at: int, tz: ZoneInfo) -> "Anchor | None | object":
+    @staticmethod
+    def _ask_model(llm: LanguageModel, content: str, captured_at: int, tz: ZoneInfo) -> "Anchor | None | object":
         """The model's verdict, checked: the evidence must be words of the note and the time must parse and come
         after the note was written. `_UNANSWERED` when the model failed or answered something else."""
         written = datetime.fromtimestamp(captured_at / 1000, tz)
@@ -179,7 +184,7 @@ class Extractor:
             "{\"anchor\": false}. Past events, questions, conditions, habits, code and version numbers are no "
             "anchor.")}]
         try:
-            answer = parse_json(self.llm.complete(messages, max_tokens=120))  # type: ignore[union-attr]
+            answer = parse_json(llm.complete(messages, max_tokens=120))
         except LanguageModelUnavailable:
             return _UNANSWERED
         return _checked(answer, content, captured_at, tz)
@@ -188,7 +193,7 @@ class Extractor:
 _UNANSWERED = object()
 
 
-def _checked(answer: dict | None, content: str, captured_at: int, tz: ZoneInfo) -> "Anchor | None | object":
+def _checked(answer: dict[str, Any] | None, content: str, captured_at: int, tz: ZoneInfo) -> "Anchor | None | object":
     if answer is None or not isinstance(answer.get("anchor"), bool):
         return _UNANSWERED
     if answer["anchor"] is False:

@@ -13,7 +13,7 @@ import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ...domain import oauth as o
@@ -146,7 +146,8 @@ class OAuthService:
         self.standing(issued.actor_id, issued.credential)
         family = issued.grant or o.digest(refresh)  # a pair issued before grants were tracked starts one
         partner = self._events(o.token_stream(issued.pair))
-        spent = [(o.token_stream(o.digest(refresh)), len(history), [o.TokenRevoked("rotated")])]
+        spent: list[tuple[str, int, list[object]]] = [
+            (o.token_stream(o.digest(refresh)), len(history), [o.TokenRevoked("rotated")])]
         if not o.is_revoked(partner):
             spent.append((o.token_stream(issued.pair), len(partner), [o.TokenRevoked("rotated")]))
         try:
@@ -188,7 +189,8 @@ class OAuthService:
     def _revoke_tokens(self, actor: str, streams: list[str], reason: str,
                        also: list[tuple[str, int, list[object]]] | None = None) -> None:
         read = [(stream, self._events(stream)) for stream in streams]
-        batch = [(stream, len(h), [o.TokenRevoked(reason)]) for stream, h in read if h and not o.is_revoked(h)]
+        batch: list[tuple[str, int, list[object]]] = [(stream, len(h), [o.TokenRevoked(reason)])
+                                                      for stream, h in read if h and not o.is_revoked(h)]
         if batch or also:
             self._append(actor, [*batch, *(also or [])])
 
@@ -203,6 +205,11 @@ class OAuthService:
             *spent, (o.token_stream(o.digest(access)), 0, [pair[0]]), (o.token_stream(o.digest(refresh)), 0, [pair[1]]),
             (o.grant_stream(family), len(granted), [o.PairIssued(o.digest(access), o.digest(refresh))])])
         return access, refresh, pair[0]
+
+    @overload
+    def _key(self, make: Literal[True] = ...) -> bytes: ...
+    @overload
+    def _key(self, make: bool) -> bytes | None: ...
 
     def _key(self, make: bool = True) -> bytes | None:
         """The brain's signing key: read once per process, made by the first registration that needs one."""
