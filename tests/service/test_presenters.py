@@ -123,7 +123,7 @@ def test_the_entry_timeline_names_are_these():
     assert TIMELINE_NAMES == {type_name: name for type_name, (name, _) in ENTRY.items()}
 
 
-# -- the audit feed (/timeline): type, stream and a few words ------------------------------------------------------------
+# -- the audit feed (/timeline): type, stream and a few words ----------------------------------------------------------
 
 FEED = {
     "MemoryCaptured": ("created", {"kind": "memory", "id": "m1"}, "captured from api, tags: home, kitchen"),
@@ -249,7 +249,8 @@ def test_the_team_activity_feed_shows_every_team_event_in_its_words():
     service = TeamService(store, Clock(), owner("Ada"))
     by_owner = Context(owner("Ada"), "r")
     store.append(envelopes(by_owner, t.STREAM, 0, [
-        t.MemberAdded("m-ann", "Ann", "ann@example.com", "admin", "h1"), t.MemberAdded("m-bob", "Bob", "", "member", "h2"),
+        t.MemberAdded("m-ann", "Ann", "ann@example.com", "admin", "h1"),
+        t.MemberAdded("m-bob", "Bob", "", "member", "h2"),
         t.MemberTokenRotated("m-ann", "h3"), t.MemberProfileChanged("m-ann", "Ann B", "ann@example.com", "member"),
         t.MemberSuspended("m-bob", True), t.DefaultShareSet("m-ann", "company"), t.DefaultShareSet("owner", "company"),
         t.WorkspaceRenamed("company", "Acme"), t.TeamCreated("company-2", "Research"),
@@ -276,7 +277,8 @@ def test_the_team_activity_feed_shows_every_team_event_in_its_words():
          "workspace_name": "Research", "joined": True},
         {"type": "team_created", "at": 2000, "actor_name": "Ada", "workspace_name": "Research"},
         {"type": "workspace_renamed", "at": 2000, "actor_name": "Ada", "workspace_name": "Acme"},
-        {"type": "default_share_set", "at": 2000, "actor_name": "Ada", "member_name": "Ada", "default_share": "company"},
+        {"type": "default_share_set", "at": 2000, "actor_name": "Ada", "member_name": "Ada",
+         "default_share": "company"},
         {"type": "default_share_set", "at": 2000, "actor_name": "Ada", "member_name": "Ann B",
          "default_share": "company"},
         {"type": "member_suspended", "at": 2000, "actor_name": "Ada", "member_name": "Bob", "suspended": True},
