@@ -198,6 +198,22 @@ def test_the_model_finds_a_contradiction_the_rules_cannot(smart, model):
     assert "status:deprecated" in entry(smart, old)["tags"]
 
 
+@pytest.mark.parametrize("action", ["contradiction", "replace"])
+def test_a_model_that_would_retire_a_look_alike_is_overruled(smart, model, action):
+    """Another person and another quarter: the model's wrong verdict meets the rules' one-subject test, and
+    both notes stay as they were."""
+    script, _ = model
+    older = "Remind me Monday at 9 to send Lucia the Q1 revenue report"
+    old = capture(smart, older)["id"]
+    script.verdict = lambda new, stored, full: (
+        {"action": action, "target_id": old, "reason": "newer"} if full
+        else {"contradicts": True, "conflicting_id": old, "reason": "newer"})
+    kept = capture(smart, "Remind me Monday at 15 to send Kenji the Q4 churn report")
+    assert kept["ok"] is True and kept["id"] != old and "resolved_conflict" not in kept
+    stays = entry(smart, old)
+    assert stays["content"] == older and "status:deprecated" not in stays["tags"]
+
+
 def test_protected_memories_are_flagged_instead_of_merged(smart, model):
     script, _ = model
     old = capture(smart, "The design review is every second Thursday.")["id"]

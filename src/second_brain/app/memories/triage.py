@@ -108,6 +108,8 @@ class Triage:
         if not flagged:
             target = by_id.get(str(answer.get("conflicting_id", "")))
             if answer.get("contradicts") is True and target:
+                if not _about_one_subject(target[0].content, content):
+                    return _flag_or_store(similar, config)
                 return _verdict("contradiction", *target, reason=_reason(answer))
             return STORE if answer.get("contradicts") is False else None
         action = answer.get("action")
@@ -117,10 +119,21 @@ class Triage:
             if action == "merge" and not keeps_everything(merged, target[0].content, content):
                 log.warning("the merged note the model wrote drops facts; both notes are kept")
                 return _flag_or_store(similar, config)
+            if action != "merge" and not _about_one_subject(target[0].content, content):
+                return _flag_or_store(similar, config)
             return _verdict(action, *target, reason=_reason(answer), merged=merged.strip())
         if action == "keep_both":
             return _flag_or_store(similar, config)
         return None
+
+
+def _about_one_subject(stored: str, content: str) -> bool:
+    """Whether the model's verdict that would retire or overwrite `stored` passes the rules' test: the notes are
+    about one subject (or the rules themselves see the contradiction). Else both notes are kept."""
+    if contradictions.one_subject(stored, content) or contradictions.conflict(stored, content):
+        return True
+    log.warning("the language model's verdict would retire a note about another subject; both notes are kept")
+    return False
 
 
 def _flag_or_store(similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
