@@ -2,6 +2,7 @@
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import singledispatch
 
 from . import text
 from .commands import (
@@ -116,69 +117,157 @@ def decide(command: Command, state: Memory) -> list[object]:
     raise TypeError(f"unknown command {command!r}")
 
 
+@dataclass(frozen=True)
+class Step:
+    """Where an event lands in the fold: the version it makes, its time (the memory's last change when it comes
+    without an envelope, as in a decision folding its own events), its author and its log position."""
+
+    version: int
+    at: int
+    actor: str = ""
+    position: int = 0
+
+
+OPENING = (MemoryForgotten, MemoryCaptured, MemoryImported)  # folded whether or not the memory exists yet
+
+
 def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Memory:
     """Apply one event to the memory's state; `envelope` (when known) gives its time, author and position.
 
     The only place a memory's state is derived: the aggregate, the SQLite rows and the OpenSearch documents
-    are all written from it.
+    are all written from it. Each event type's case is one `_apply` below.
     """
     version = state.version + 1
-    at = envelope.at if envelope else state.updated_at
-    if isinstance(event, MemoryForgotten):
-        return Memory(id=state.id, forgotten=True, version=version)
-    if isinstance(event, MemoryCaptured):
-        return replace(
-            state, exists=True, content=event.content, tags=event.tags, source=event.source,
-            workspace=event.workspace, actor=envelope.actor if envelope else "", created_at=at, updated_at=at,
-            version=version, content_version=1, position=envelope.position if envelope else 0,
-        )
-    if isinstance(event, MemoryImported):  # restored as it was: its times and counters
-        return replace(
-            state, exists=True, content=event.content, tags=event.tags, source=event.source,
-            workspace=event.workspace, actor=envelope.actor if envelope else "", created_at=event.created_at,
-            updated_at=event.updated_at, importance=event.importance_score, recall_count=event.recall_count,
-            use_count=event.use_count,
-            contradiction_wins=event.contradiction_wins, contradiction_losses=event.contradiction_losses,
-            version=version, content_version=1, position=envelope.position if envelope else 0,
-        )
-    if not state.exists:  # an erased capture being replayed: nothing to show
-        return replace(state, version=version)
-    if isinstance(event, (MemoryAppended, MemoryRevised)):
-        content = appended(state.content, event) if isinstance(event, MemoryAppended) else event.content
-        return replace(state, content=content, updated_at=at, version=version,
-                       content_version=state.content_version + 1)
-    if isinstance(event, (TagsChanged, StatusChanged)):
-        tags = event.tags if isinstance(event, TagsChanged) else tuple(
-            text.with_prefixed(list(state.tags), "status:", event.status))
-        revived = state.deprecated and text.DEPRECATED not in tags  # its vectors are needed again
-        return replace(state, tags=tags, updated_at=at, version=version,
-                       content_version=state.content_version + revived)
-    if isinstance(event, StalenessJudged):  # bookkeeping: the memory itself has not changed
-        kept = tuple(t for t in state.tags if t != "stale:as-of")
-        return replace(state, tags=(*kept, "stale:as-of") if event.stale else kept, version=version)
-    if isinstance(event, MemoryRolledUp):  # bookkeeping too: its text and its time stay as they were
-        return replace(state, tags=tuple(text.dedupe([*state.tags, text.ROLLED_UP])), version=version)
-    if isinstance(event, MemoryReleased):
-        return replace(state, tags=tuple(t for t in state.tags if t != text.ROLLED_UP), version=version)
-    if isinstance(event, MemoryClassified):
-        return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=version)
-    if isinstance(event, MemoryRecalled):
-        return replace(state, recall_count=state.recall_count + 1, last_recalled=event.day, version=version)
-    if isinstance(event, MemoryOpened):
-        return replace(state, use_count=state.use_count + 1, last_used=event.day, version=version)
-    if isinstance(event, ContradictionWon):
-        return replace(state, contradiction_wins=state.contradiction_wins + 1, version=version)
-    if isinstance(event, ContradictionLost):
-        return replace(state, contradiction_losses=state.contradiction_losses + 1, version=version)
-    if isinstance(event, (MemoryShared, MemoryUnshared)):
-        return replace(state, workspace=event.workspace, updated_at=at, version=version)
-    if isinstance(event, TimeAnchorSet):
-        return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=version)
-    if isinstance(event, TimeAnchorCleared):
-        return replace(state, when_at=None, version=version)
-    if isinstance(event, (Erased, DuplicateSuspected, ReminderPushed, DigestComposed, MemoryDrawnInto)):  # ReminderPushed: the push sender's note
-        return replace(state, version=version)
+    if envelope is None:
+        step = Step(version, state.updated_at)
+    else:
+        step = Step(version, envelope.at, envelope.actor, envelope.position)
+    if not state.exists and not isinstance(event, OPENING):  # an erased capture being replayed: nothing to show
+        return replace(state, version=step.version)
+    return _apply(event, state, step)
+
+
+@singledispatch
+def _apply(event: object, state: Memory, step: Step) -> Memory:
     raise TypeError(f"unknown event {event!r}")
+
+
+@_apply.register
+def _forgotten(event: MemoryForgotten, state: Memory, step: Step) -> Memory:
+    return Memory(id=state.id, forgotten=True, version=step.version)
+
+
+@_apply.register
+def _captured(event: MemoryCaptured, state: Memory, step: Step) -> Memory:
+    return replace(
+        state, exists=True, content=event.content, tags=event.tags, source=event.source, workspace=event.workspace,
+        actor=step.actor, created_at=step.at, updated_at=step.at, version=step.version, content_version=1,
+        position=step.position,
+    )
+
+
+@_apply.register
+def _imported(event: MemoryImported, state: Memory, step: Step) -> Memory:  # restored as it was: times, counters
+    return replace(
+        state, exists=True, content=event.content, tags=event.tags, source=event.source, workspace=event.workspace,
+        actor=step.actor, created_at=event.created_at, updated_at=event.updated_at, importance=event.importance_score,
+        recall_count=event.recall_count, use_count=event.use_count, contradiction_wins=event.contradiction_wins,
+        contradiction_losses=event.contradiction_losses, version=step.version, content_version=1,
+        position=step.position,
+    )
+
+
+@_apply.register
+def _appended(event: MemoryAppended, state: Memory, step: Step) -> Memory:
+    return _rewritten(state, appended(state.content, event), step)
+
+
+@_apply.register
+def _revised(event: MemoryRevised, state: Memory, step: Step) -> Memory:
+    return _rewritten(state, event.content, step)
+
+
+def _rewritten(state: Memory, content: str, step: Step) -> Memory:
+    return replace(state, content=content, updated_at=step.at, version=step.version,
+                   content_version=state.content_version + 1)
+
+
+@_apply.register
+def _tagged(event: TagsChanged, state: Memory, step: Step) -> Memory:
+    return _retagged(state, event.tags, step)
+
+
+@_apply.register
+def _status(event: StatusChanged, state: Memory, step: Step) -> Memory:
+    return _retagged(state, tuple(text.with_prefixed(list(state.tags), "status:", event.status)), step)
+
+
+def _retagged(state: Memory, tags: tuple[str, ...], step: Step) -> Memory:
+    revived = state.deprecated and text.DEPRECATED not in tags  # its vectors are needed again
+    return replace(state, tags=tags, updated_at=step.at, version=step.version,
+                   content_version=state.content_version + revived)
+
+
+@_apply.register
+def _judged(event: StalenessJudged, state: Memory, step: Step) -> Memory:  # bookkeeping: the memory is unchanged
+    kept = tuple(t for t in state.tags if t != "stale:as-of")
+    return replace(state, tags=(*kept, "stale:as-of") if event.stale else kept, version=step.version)
+
+
+@_apply.register
+def _rolled_up(event: MemoryRolledUp, state: Memory, step: Step) -> Memory:  # its text and time stay as they were
+    return replace(state, tags=tuple(text.dedupe([*state.tags, text.ROLLED_UP])), version=step.version)
+
+
+@_apply.register
+def _released(event: MemoryReleased, state: Memory, step: Step) -> Memory:
+    return replace(state, tags=tuple(t for t in state.tags if t != text.ROLLED_UP), version=step.version)
+
+
+@_apply.register
+def _classified(event: MemoryClassified, state: Memory, step: Step) -> Memory:
+    return replace(state, tags=classified_tags(state.tags, event), importance=event.importance, version=step.version)
+
+
+@_apply.register
+def _recalled(event: MemoryRecalled, state: Memory, step: Step) -> Memory:
+    return replace(state, recall_count=state.recall_count + 1, last_recalled=event.day, version=step.version)
+
+
+@_apply.register
+def _opened(event: MemoryOpened, state: Memory, step: Step) -> Memory:
+    return replace(state, use_count=state.use_count + 1, last_used=event.day, version=step.version)
+
+
+@_apply.register
+def _won(event: ContradictionWon, state: Memory, step: Step) -> Memory:
+    return replace(state, contradiction_wins=state.contradiction_wins + 1, version=step.version)
+
+
+@_apply.register
+def _lost(event: ContradictionLost, state: Memory, step: Step) -> Memory:
+    return replace(state, contradiction_losses=state.contradiction_losses + 1, version=step.version)
+
+
+@_apply.register
+def _moved(event: MemoryShared | MemoryUnshared, state: Memory, step: Step) -> Memory:
+    return replace(state, workspace=event.workspace, updated_at=step.at, version=step.version)
+
+
+@_apply.register
+def _anchored(event: TimeAnchorSet, state: Memory, step: Step) -> Memory:
+    return replace(state, when_at=event.when_at, when_kind=event.when_kind, version=step.version)
+
+
+@_apply.register
+def _unanchored(event: TimeAnchorCleared, state: Memory, step: Step) -> Memory:
+    return replace(state, when_at=None, version=step.version)
+
+
+@_apply.register  # ReminderPushed: the push sender's note; the rest point at other memories
+def _counted(event: Erased | DuplicateSuspected | ReminderPushed | DigestComposed | MemoryDrawnInto, state: Memory,
+             step: Step) -> Memory:
+    return replace(state, version=step.version)
 
 
 def fold(envelopes: Iterable[Envelope], state: Memory) -> Memory:
