@@ -1,13 +1,20 @@
-"""Stored events: how an event whose shape changed since it was written is read (upcasting by schema_version)."""
+"""Stored events: the registry of every stored type name, where each module registers its own, and how an event whose
+shape changed since it was written is read (upcasting by schema_version)."""
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import second_brain.domain
+from second_brain.domain import shown
 from second_brain.domain.events import REGISTRY, UPCASTERS, MemoryImported, from_data, to_data
 
 from .event_samples import SAMPLES
+
+DOMAIN = Path(second_brain.domain.__file__).parent
 
 # A MemoryImported as builds before schema 2 stored it: no use_count.
 SCHEMA_1 = {"content": "Restored note", "tags": ["old"], "source": "import", "workspace": "personal-owner",
@@ -67,8 +74,37 @@ def test_every_stored_type_name_reads_back_as_the_event_that_was_written(type_na
 
 def test_the_registry_is_complete_in_a_fresh_interpreter_whatever_is_imported_first():
     """A process that imports one domain module (a Lambda reading the log, say) still reads every stored type."""
-    for first in ("second_brain.domain.events", "second_brain.domain.links", "second_brain.domain.text"):
-        code = (f"import {first}; from second_brain.domain.events import REGISTRY; "
-                f"print(','.join(sorted(REGISTRY)))")
+    for first in ("second_brain.domain.envelope", "second_brain.domain.links", "second_brain.domain.text"):
+        code = f"import {first}; from second_brain.domain.envelope import REGISTRY; print(','.join(sorted(REGISTRY)))"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
         assert out.strip().split(",") == sorted(STORED_TYPES), first
+
+
+def domain_imports() -> dict[str, set[str]]:
+    """Which domain modules each domain module imports (at any depth of its code, TYPE_CHECKING blocks included)."""
+    found: dict[str, set[str]] = {}
+    for path in DOMAIN.glob("*.py"):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        found[path.stem] = names
+    return found
+
+
+def test_the_envelope_and_the_rows_import_nothing_of_the_domain_so_event_modules_form_no_circle():
+    imports = domain_imports()
+    assert imports["envelope"] == set() and imports["shown"] == set()
+
+    def reaches(start: str, seen: set[str]) -> set[str]:
+        for name in imports.get(start, set()) - seen - {"__init__"}:
+            seen.add(name)
+            reaches(name, seen)
+        return seen
+
+    assert [m for m in imports if m != "__init__" and m in reaches(m, set())] == []
+
+
+def test_every_row_of_how_events_show_belongs_to_a_stored_type():
+    assert set(shown.NAMES) <= set(REGISTRY)
+    assert all(REGISTRY[name] in shown.ROWS for name in shown.NAMES)

@@ -1,18 +1,24 @@
-"""Every event that exists, the envelope they travel in, and the registry of stored type names."""
+"""The events of a memory's stream, and the bookkeeping events of capture and settings, each registered where it
+is defined (`@stored`) with how it shows (`shows`, see shown.py). The envelope, the registry of stored type names and
+reading a payload back live in envelope.py; they are importable from here too, where the code has always found them.
+"""
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .links import LinkCreated, LinkRemoved
-from .maintenance import MAINTENANCE_EVENTS
-from .oauth import OAUTH_EVENTS
-from .patterns import PATTERN_EVENTS
-from .projects import ProjectCreated, ProjectDeleted, ProjectErased, ProjectImported, ProjectUpdated
-from .push import PUSH_EVENTS
-from .team import TEAM_EVENTS
+from .envelope import REGISTRY as REGISTRY
+from .envelope import UPCASTERS as UPCASTERS
+from .envelope import Envelope as Envelope
+from .envelope import Erased as Erased
+from .envelope import Upcaster as Upcaster
+from .envelope import from_data as from_data
+from .envelope import is_tombstone as is_tombstone
+from .envelope import stored, upcasts
+from .envelope import to_data as to_data
+from .shown import shows
 
 
+@stored
 @dataclass(frozen=True)
 class MemoryCaptured:
     content: str
@@ -22,6 +28,11 @@ class MemoryCaptured:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryCaptured, "created", payload=lambda e: {"source": e.source, "tags": list(e.tags)},
+      line=lambda e, other: _origin("captured", e), revision=lambda e: "captured")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryImported:
     """A memory restored from an export, with the times and counters it had there."""
@@ -40,6 +51,22 @@ class MemoryImported:
     SCHEMA: ClassVar[int] = 2
 
 
+shows(MemoryImported, "imported", payload=lambda e: {"source": e.source, "tags": list(e.tags)},
+      line=lambda e, other: _origin("imported", e), revision=lambda e: "imported")
+
+
+@upcasts("MemoryImported", 1)
+def _imported_gains_use_count(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 counts how often the restored memory had been used; schema 1's exports did not say: none."""
+    return {"use_count": 0, **data}
+
+
+def _origin(verb: str, event: "MemoryCaptured | MemoryImported") -> str:
+    """How a memory came to be, in the audit feed: captured or imported, from where, with which tags."""
+    return f"{verb} from {event.source}" + (f", tags: {', '.join(event.tags)}" if event.tags else "")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryAppended:
     addition: str
@@ -47,6 +74,11 @@ class MemoryAppended:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryAppended, "appended", payload=lambda e: {"chars": len(e.addition)},
+      line=lambda e, other: f"appended {len(e.addition)} characters", revision=lambda e: "appended")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryRevised:
     content: str
@@ -54,18 +86,35 @@ class MemoryRevised:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryRevised, "updated",
+      payload=lambda e: {"chars": len(e.content), **({"reason": e.reason} if e.reason else {})},
+      line=lambda e, other: f"{e.reason or 'updated'}: now {len(e.content)} characters",
+      revision=lambda e: e.reason or "updated")
+
+
+@stored
 @dataclass(frozen=True)
 class TagsChanged:
     tags: tuple[str, ...]
     SCHEMA: ClassVar[int] = 1
 
 
+shows(TagsChanged, "tags_changed", payload=lambda e: {"tags": list(e.tags)},
+      line=lambda e, other: f"tags: {', '.join(e.tags)}" if e.tags else "tags cleared")
+
+
+@stored
 @dataclass(frozen=True)
 class StatusChanged:
     status: str
     SCHEMA: ClassVar[int] = 1
 
 
+shows(StatusChanged, "status_changed", payload=lambda e: {"status": e.status},
+      line=lambda e, other: f"status: {e.status}")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryRecalled:
     """A recall returned the memory; recorded at most once per memory per day, so polling cannot inflate it."""
@@ -74,6 +123,10 @@ class MemoryRecalled:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryRecalled, "recalled", payload=lambda e: {"day": e.day})
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryOpened:
     """Someone opened the memory itself (GET /entry, the MCP get tool): a use, unlike merely being returned.
@@ -83,6 +136,10 @@ class MemoryOpened:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryOpened, "opened", payload=lambda e: {"day": e.day})
+
+
+@stored
 @dataclass(frozen=True)
 class TimeAnchorSet:
     """The memory is due, happens, or should resurface at `when_at`; a snooze sets it again."""
@@ -92,11 +149,20 @@ class TimeAnchorSet:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(TimeAnchorSet, "time_anchor_set", payload=lambda e: {"when_at": e.when_at, "when_kind": e.when_kind},
+      line=lambda e, other: f"{e.when_kind} at {e.when_at}")
+
+
+@stored
 @dataclass(frozen=True)
 class TimeAnchorCleared:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(TimeAnchorCleared, "time_anchor_cleared")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryClassified:
     """How much the memory matters (1-5), what kind it is, how long it stays true; by rules or by a model."""
@@ -109,6 +175,13 @@ class MemoryClassified:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryClassified, "classified",
+      payload=lambda e: {"importance": e.importance, "kind": e.kind, "volatility": e.volatility or None,
+                         "canonical": e.canonical, "method": e.method},
+      line=lambda e, other: f"importance {e.importance}, {e.kind} ({e.method})")
+
+
+@stored
 @dataclass(frozen=True)
 class DuplicateSuspected:
     """Stored although a very similar memory exists; it carries the duplicate-candidate tag."""
@@ -118,6 +191,12 @@ class DuplicateSuspected:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(DuplicateSuspected, "duplicate_suspected",
+      payload=lambda e: {"match_id": e.match_id, "score": round(e.score * 100, 1)},
+      line=lambda e, other: f"resembles {other(e.match_id)} ({round(e.score * 100)}%)")
+
+
+@stored
 @dataclass(frozen=True)
 class ContradictionWon:
     """This memory survived a contradiction with `other_id`."""
@@ -127,6 +206,11 @@ class ContradictionWon:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ContradictionWon, "contradiction_won", payload=lambda e: {"other_id": e.other_id, "reason": e.reason},
+      line=lambda e, other: f"won a contradiction with {other(e.other_id)}")
+
+
+@stored
 @dataclass(frozen=True)
 class ContradictionLost:
     """This memory lost a contradiction with `other_id` (deprecated, or kept as a draft)."""
@@ -136,6 +220,11 @@ class ContradictionLost:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ContradictionLost, "contradiction_lost", payload=lambda e: {"other_id": e.other_id, "reason": e.reason},
+      line=lambda e, other: f"lost a contradiction with {other(e.other_id)}")
+
+
+@stored
 @dataclass(frozen=True)
 class CaptureAnswered:
     """What a capture sent with an Idempotency-Key answered (on the key's own stream), so a retry of the same
@@ -149,6 +238,7 @@ class CaptureAnswered:
     SCHEMA: ClassVar[int] = 1  # no tags or reason: nothing of the note's text outlives a forget here
 
 
+@stored
 @dataclass(frozen=True)
 class IdempotencyExpired:
     """The nightly housekeeping retired a key's recorded answer (a day old): the key may be used afresh."""
@@ -156,6 +246,7 @@ class IdempotencyExpired:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class ContentClaimed:
     """A capture stored (or folded) its text into `memory_id`, on the stream of that text's hash in its workspace:
@@ -165,6 +256,7 @@ class ContentClaimed:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class ConfigChanged:
     """An admin set these runtime settings (on the `config` stream)."""
@@ -173,6 +265,10 @@ class ConfigChanged:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ConfigChanged, line=lambda e, other: f"settings changed: {', '.join(sorted(e.values))}")
+
+
+@stored
 @dataclass(frozen=True)
 class ConfigReset:
     """An admin put one runtime setting back to its default."""
@@ -181,6 +277,10 @@ class ConfigReset:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ConfigReset, line=lambda e, other: f"{e.key} back to its default")
+
+
+@stored
 @dataclass(frozen=True)
 class StalenessJudged:
     """The nightly staleness pass flagged the memory as possibly out of date (`stale:as-of`), or cleared the flag."""
@@ -190,6 +290,11 @@ class StalenessJudged:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(StalenessJudged, "staleness_judged", payload=lambda e: {"stale": e.stale, "reason": e.reason},
+      line=lambda e, other: "possibly out of date" if e.stale else "no longer flagged out of date")
+
+
+@stored
 @dataclass(frozen=True)
 class DigestComposed:
     """On a digest's own stream: the memories it was written from (ids only), so forgetting it, or any of them,
@@ -199,6 +304,11 @@ class DigestComposed:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(DigestComposed, "digest_composed", payload=lambda e: {"sources": len(e.sources)},
+      line=lambda e, other: f"digest of {len(e.sources)} memories")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryReleased:
     """The digest `digest_id` this memory was rolled into was forgotten: `rolled-up` goes (full weight in recall,
@@ -208,6 +318,11 @@ class MemoryReleased:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryReleased, "released", payload=lambda e: {"digest_id": e.digest_id},
+      line=lambda e, other: f"released from the digest {other(e.digest_id)}")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryRolledUp:
     """Compression folded the memory into the digest `digest_id` (tagged `rolled-up`: 0.4x in recall, never
@@ -217,6 +332,11 @@ class MemoryRolledUp:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryRolledUp, "rolled_up", payload=lambda e: {"digest_id": e.digest_id},
+      line=lambda e, other: f"rolled into the digest {other(e.digest_id)}")
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryShared:
     """Moved to a company workspace: the same memory (id, history, links), now readable by that team."""
@@ -225,6 +345,10 @@ class MemoryShared:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryShared, "shared", payload=lambda e: {"layer": "company"}, moves=True)
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryUnshared:
     """Moved back to its author's personal workspace."""
@@ -233,6 +357,10 @@ class MemoryUnshared:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryUnshared, "unshared", payload=lambda e: {"layer": "personal"}, moves=True)
+
+
+@stored
 @dataclass(frozen=True)
 class MemoryForgotten:
     """Tombstone: the store erases the content of every earlier event of the stream."""
@@ -241,102 +369,15 @@ class MemoryForgotten:
     TOMBSTONE: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
-class Erased:
-    """What an erased event reads back as: its type survives, its content does not."""
-
-    original_type: str
-    SCHEMA: ClassVar[int] = 1
+shows(MemoryForgotten, "deleted", line=lambda e, other: "forgotten: its history is erased")
 
 
 DomainEvent = (
     MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
     | MemoryOpened | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon
-    | ContradictionLost | StalenessJudged | MemoryRolledUp | MemoryReleased | DigestComposed | MemoryShared | MemoryUnshared | MemoryForgotten | Erased
+    | ContradictionLost | StalenessJudged | MemoryRolledUp | MemoryReleased | DigestComposed | MemoryShared
+    | MemoryUnshared | MemoryForgotten | Erased
 )
-
-REGISTRY: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised, TagsChanged, StatusChanged, MemoryRecalled,
-        MemoryOpened, TimeAnchorSet, TimeAnchorCleared, MemoryClassified, DuplicateSuspected, ContradictionWon,
-        ContradictionLost, MemoryForgotten, LinkCreated, LinkRemoved, ProjectCreated, ProjectUpdated, ProjectDeleted,
-        ProjectErased, ProjectImported, ConfigChanged, ConfigReset, CaptureAnswered, IdempotencyExpired, ContentClaimed, MemoryShared, MemoryUnshared, StalenessJudged,
-        MemoryRolledUp, MemoryReleased, DigestComposed, *PATTERN_EVENTS,
-        *TEAM_EVENTS, *OAUTH_EVENTS, *MAINTENANCE_EVENTS, *PUSH_EVENTS,
-    )
-}
-
-
-@dataclass(frozen=True)
-class Envelope:
-    """One event as stored: where it belongs, who caused it, when, and its global position."""
-
-    stream_id: str
-    version: int
-    event: Any
-    actor: str
-    workspace: str
-    request_id: str
-    at: int  # unix milliseconds
-    position: int = 0  # assigned by the store on append
-    schema_version: int = 0  # the shape of `event`'s payload: its class's SCHEMA unless read from the log
-
-    def __post_init__(self) -> None:
-        if not self.schema_version:
-            object.__setattr__(self, "schema_version", getattr(type(self.event), "SCHEMA", 1))
-
-    @property
-    def type(self) -> str:
-        if isinstance(self.event, Erased):
-            return self.event.original_type
-        return type(self.event).__name__
-
-
-def is_tombstone(event: object) -> bool:
-    """True for events after which a stream's earlier content must be erased."""
-    return bool(getattr(event, "TOMBSTONE", False))
-
-
-def to_data(event: object) -> dict[str, Any]:
-    """The JSON-ready payload of an event (tuples become lists)."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(event).items()}  # type: ignore[call-overload]
-
-
-Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
-UPCASTERS: dict[tuple[str, int], Upcaster] = {}
-
-
-def upcasts(type_name: str, schema: int) -> Callable[[Upcaster], Upcaster]:
-    """Register how a payload of `type_name` stored with `schema` becomes one of `schema + 1`. An event's shape
-    changes by raising its class's SCHEMA and registering the step from the one before: the log is never rewritten,
-    every old event is read in the newest shape."""
-    def register(upcaster: Upcaster) -> Upcaster:
-        UPCASTERS[(type_name, schema)] = upcaster
-        return upcaster
-    return register
-
-
-@upcasts("MemoryImported", 1)
-def _imported_gains_use_count(data: dict[str, Any]) -> dict[str, Any]:
-    """Schema 2 counts how often the restored memory had been used; schema 1's exports did not say: none."""
-    return {"use_count": 0, **data}
-
-
-def from_data(type_name: str, data: dict[str, Any], erased: bool = False, schema_version: int = 1) -> object:
-    """Rebuild an event from its stored type name, payload and the schema it was stored with, upcast to its
-    class's current schema."""
-    if erased:
-        return Erased(type_name)
-    cls = REGISTRY[type_name]
-    if schema_version > cls.SCHEMA:
-        raise ValueError(f"{type_name} of schema {schema_version} was written by a newer version of Second Brain "
-                         f"(this one reads up to schema {cls.SCHEMA})")
-    for schema in range(schema_version, cls.SCHEMA):
-        data = UPCASTERS[(type_name, schema)](data)
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-    return cls(**fields)
-
 
 MEMORY_STREAM = "memory-"  # the prefix of every memory's stream id
 

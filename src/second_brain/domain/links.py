@@ -1,15 +1,13 @@
 """Typed relationship edges between memories, one stream per edge, as pure decide/evolve."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from . import text
+from .envelope import Envelope, stored
 from .errors import InvalidInput
-
-if TYPE_CHECKING:  # events.py imports this module's events
-    from collections.abc import Iterable
-
-    from .events import Envelope
+from .shown import shows
 
 LABELS = {
     "relates_to": "Related to",
@@ -27,6 +25,7 @@ EPISODIC_ONLY = frozenset({"decided", "follows"})
 PROVENANCES = ("explicit", "inferred", "system")
 
 
+@stored
 @dataclass(frozen=True)
 class LinkCreated:
     source_id: str
@@ -38,12 +37,19 @@ class LinkCreated:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(LinkCreated, line=lambda e, other: f"{e.source_id} {e.type} {e.target_id} ({e.provenance}, weight {e.weight:g})")
+
+
+@stored
 @dataclass(frozen=True)
 class LinkRemoved:
     source_id: str
     target_id: str
     type: str
     SCHEMA: ClassVar[int] = 1
+
+
+shows(LinkRemoved, line=lambda e, other: f"{e.source_id} {e.type} {e.target_id} removed")
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,7 @@ def decide_unlink(edge: Edge) -> list[object]:
     return [LinkRemoved(edge.source_id, edge.target_id, edge.type)] if edge.exists else []
 
 
-def evolve_edge(edge: Edge, event: object, envelope: "Envelope | None" = None) -> Edge:
+def evolve_edge(edge: Edge, event: object, envelope: Envelope | None = None) -> Edge:
     """The only place an edge's state is derived: the aggregate and every projection fold with it."""
     version = edge.version + 1
     at = envelope.at if envelope else edge.updated_at
@@ -117,7 +123,7 @@ def evolve_edge(edge: Edge, event: object, envelope: "Envelope | None" = None) -
     raise TypeError(f"unknown event {event!r}")
 
 
-def fold_edge(envelopes: "Iterable[Envelope]", edge: Edge) -> Edge:
+def fold_edge(envelopes: Iterable[Envelope], edge: Edge) -> Edge:
     for envelope in envelopes:
         edge = evolve_edge(edge, envelope.event, envelope)
     return edge

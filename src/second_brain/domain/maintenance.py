@@ -6,9 +6,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from .envelope import stored
+
 LEASE_MS = 30 * 60 * 1000  # a run that started this long ago without finishing is taken to be dead
 
 
+@stored
 @dataclass(frozen=True)
 class JobStarted:
     """A runner took the job: appended at the stream's next version, so a second runner loses the race."""
@@ -17,6 +20,7 @@ class JobStarted:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class JobFinished:
     """What one run did: counts per kind of effect, errors (messages, no private text), where the next run
@@ -29,9 +33,6 @@ class JobFinished:
     cursor: str = ""
     complete: bool = True
     SCHEMA: ClassVar[int] = 1
-
-
-MAINTENANCE_EVENTS = (JobStarted, JobFinished)
 
 
 def job_stream(job: str, at: int) -> str:

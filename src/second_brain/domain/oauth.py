@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from .envelope import stored
+
 SCOPE = "brain"  # one scope: what a token may do is what its identity may do
 TOKEN_PREFIX = "sbo_"  # access and refresh tokens, told apart from member (sbm_) and owner tokens at a glance
 ACCESS, REFRESH = "access", "refresh"
@@ -29,6 +31,7 @@ ACCESS_TTL_MS = 60 * 60_000
 REFRESH_TTL_MS = 30 * 24 * 60 * 60_000
 
 
+@stored
 @dataclass(frozen=True)
 class ClientRegistered:
     """A client registered itself (RFC 7591); `metadata` is its record as the registration answered it. Written
@@ -39,6 +42,7 @@ class ClientRegistered:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class SignInRequested:
     """A client sent someone to sign in (a checked authorization request), waiting for them on the consent page.
@@ -55,6 +59,7 @@ class SignInRequested:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class SignInDecided:
     """The person allowed the client (as `actor_id`): the request is spent."""
@@ -64,6 +69,7 @@ class SignInDecided:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class CodeIssued:
     client_id: str
@@ -78,11 +84,13 @@ class CodeIssued:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class CodeRedeemed:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class TokenIssued:
     kind: str  # access | refresh
@@ -97,12 +105,14 @@ class TokenIssued:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class TokenRevoked:
     reason: str  # revoked | rotated | grant_revoked
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class PairIssued:
     """On the grant's stream: a pair of tokens (their digests) issued for the grant's code or a rotation."""
@@ -112,6 +122,7 @@ class PairIssued:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class GrantRevoked:
     """The grant's code was replayed or one of its refresh tokens used again: every token of it is revoked."""
@@ -120,6 +131,7 @@ class GrantRevoked:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class SigningKeyMade:
     """The key client ids and sign-in requests are sealed with: made once, by the first registration."""
@@ -128,8 +140,6 @@ class SigningKeyMade:
     SCHEMA: ClassVar[int] = 1
 
 
-OAUTH_EVENTS = (ClientRegistered, SignInRequested, SignInDecided, CodeIssued, CodeRedeemed, TokenIssued, TokenRevoked,
-                PairIssued, GrantRevoked, SigningKeyMade)
 KEY_STREAM = "oauth-key"
 CLIENT_PREFIX, REQUEST_PREFIX = "sbc", "sbr"  # what a sealed client id and a sealed sign-in request start with
 MAX_REDIRECT_URIS, MAX_REDIRECT_URI_CHARS, MAX_CLIENT_NAME_CHARS = 10, 2_000, 200

@@ -10,6 +10,8 @@ from typing import ClassVar
 from zoneinfo import ZoneInfo
 
 from . import text
+from .envelope import stored
+from .shown import shows
 
 DAY_MS = 24 * 3600 * 1000
 MIN_CHARS = 80  # shorter notes say too little to recur
@@ -31,6 +33,7 @@ FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
 MAX_PATTERNS_PER_MEMORY = 3  # keeps the forget of any memory (which erases its patterns) one atomic append
 
 
+@stored
 @dataclass(frozen=True)
 class MemoryDrawnInto:
     """On a member's own stream: the pattern `pattern_id` was written from its words (forgetting or unsharing it
@@ -40,11 +43,16 @@ class MemoryDrawnInto:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemoryDrawnInto, "drawn_into", payload=lambda e: {"pattern_id": e.pattern_id},
+      line=lambda e, other: f"drawn into the pattern {other(e.pattern_id)}")
+
+
 def stream(workspace: str) -> str:
     """The workspace's record of every pattern proposed there, confirmed, dismissed or not."""
     return f"patterns-{workspace}"
 
 
+@stored
 @dataclass(frozen=True)
 class PatternProposed:
     """The nightly patterns job proposed `pattern_id`, drawn from `members` (what novelty compares with)."""
@@ -52,9 +60,6 @@ class PatternProposed:
     pattern_id: str
     members: tuple[str, ...]
     SCHEMA: ClassVar[int] = 1
-
-
-PATTERN_EVENTS = (PatternProposed, MemoryDrawnInto)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,14 @@
 """Projects: a registry row per (workspace, slug); membership itself is the memory's project:<slug> tag."""
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from . import text
+from .envelope import Envelope, Erased, stored
 from .errors import AlreadyExists, InvalidInput, NotFound
-
-if TYPE_CHECKING:  # events.py imports this module's events
-    from collections.abc import Iterable
-
-    from .events import Envelope
+from .shown import shows
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 MAX_NAME = 120
@@ -19,6 +17,7 @@ MAX_ALIASES = 16
 STATUSES = ("active", "archived")
 
 
+@stored
 @dataclass(frozen=True)
 class ProjectCreated:
     slug: str
@@ -29,6 +28,10 @@ class ProjectCreated:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ProjectCreated, line=lambda e, other: f"project {e.name!r}")
+
+
+@stored
 @dataclass(frozen=True)
 class ProjectImported:
     """A project restored from an export, as it was there."""
@@ -44,6 +47,10 @@ class ProjectImported:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ProjectImported, line=lambda e, other: f"project {e.name!r}")
+
+
+@stored
 @dataclass(frozen=True)
 class ProjectUpdated:
     name: str
@@ -53,11 +60,16 @@ class ProjectUpdated:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ProjectUpdated, line=lambda e, other: f"project {e.name!r}, {e.status}")
+
+
+@stored
 @dataclass(frozen=True)
 class ProjectDeleted:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class ProjectErased:
     """Tombstone: a removed member's project goes with their workspace, its name and description erased."""
@@ -143,7 +155,7 @@ def decide_delete(state: Project) -> list[object]:
     return [ProjectDeleted()]
 
 
-def evolve_project(state: Project, event: object, envelope: "Envelope | None" = None) -> Project:
+def evolve_project(state: Project, event: object, envelope: Envelope | None = None) -> Project:
     """The only place a project's state is derived: the aggregate and every projection fold with it."""
     version = state.version + 1
     at = envelope.at if envelope else 0
@@ -159,12 +171,12 @@ def evolve_project(state: Project, event: object, envelope: "Envelope | None" = 
                        status=event.status, version=version, updated_at=at)
     if isinstance(event, (ProjectDeleted, ProjectErased)):
         return Project(state.slug, state.workspace, version=version)
-    if type(event).__name__ == "Erased":  # an erased project's earlier events
+    if isinstance(event, Erased):  # an erased project's earlier events
         return replace(state, version=version)
     raise TypeError(f"unknown event {event!r}")
 
 
-def fold_project(envelopes: "Iterable[Envelope]", state: Project) -> Project:
+def fold_project(envelopes: Iterable[Envelope], state: Project) -> Project:
     for envelope in envelopes:
         state = evolve_project(state, envelope.event, envelope)
     return state

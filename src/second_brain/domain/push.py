@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from .envelope import stored
 from .errors import InvalidInput
+from .shown import shows
 
 STREAM = "push"
 DUE_WINDOW_MS = 7 * 24 * 3600 * 1000  # an anchor overdue by longer than this is not pushed (the brain was off)
@@ -46,6 +48,7 @@ P256_B = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
 BASE64URL = re.compile(r"[A-Za-z0-9_\-+/]+={0,2}")
 
 
+@stored
 @dataclass(frozen=True)
 class VapidKeyGenerated:
     """The deployment's VAPID key pair (RFC 8292), made once on first use: base64url, the private key as its raw
@@ -56,6 +59,7 @@ class VapidKeyGenerated:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class PushSubscribed:
     """A device (its push service endpoint and its RFC 8291 keys) registered by the envelope's actor; the same
@@ -68,6 +72,7 @@ class PushSubscribed:
     SCHEMA: ClassVar[int] = 1
 
 
+@stored
 @dataclass(frozen=True)
 class PushUnsubscribed:
     endpoint: str
@@ -75,6 +80,10 @@ class PushUnsubscribed:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(PushUnsubscribed, line=lambda e, other: f"a device unsubscribed ({e.reason})")
+
+
+@stored
 @dataclass(frozen=True)
 class ReminderPushed:
     """On the memory's stream: its anchor at `when_at` reached these devices (ids, not endpoints). A snooze moves
@@ -85,7 +94,8 @@ class ReminderPushed:
     SCHEMA: ClassVar[int] = 1
 
 
-PUSH_EVENTS = (VapidKeyGenerated, PushSubscribed, PushUnsubscribed, ReminderPushed)
+shows(ReminderPushed, "reminder_pushed", payload=lambda e: {"when_at": e.when_at, "devices": len(e.devices)},
+      line=lambda e, other: f"reminder pushed to {len(e.devices)} devices")
 
 
 @dataclass(frozen=True)

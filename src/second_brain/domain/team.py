@@ -13,8 +13,10 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from .envelope import stored
 from .errors import AlreadyExists, InvalidInput, NotFound
 from .identity import Identity
+from .shown import shows
 
 STREAM = "team"
 SHARES_STREAM = "team-shares"  # the feed's record of shares: apart, so the fold every request makes stays small
@@ -32,6 +34,7 @@ RESERVED_NAMES = ("Owner", PRODUCT_NAME, "system", "me")  # `me` is what /list?a
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
+@stored
 @dataclass(frozen=True)
 class MemberAdded:
     member_id: str
@@ -43,6 +46,10 @@ class MemberAdded:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemberAdded, feed_name="member_added", feed=lambda e, person, team: {"role": e.role})
+
+
+@stored
 @dataclass(frozen=True)
 class MemberTokenRotated:
     """A member's token replaced: by an admin (who then held the new one, to hand it over) or by the member."""
@@ -52,6 +59,10 @@ class MemberTokenRotated:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemberTokenRotated, feed_name="token_rotated")
+
+
+@stored
 @dataclass(frozen=True)
 class MemberProfileChanged:
     """Name, email and role as they are now (an admin may change another member's; a member only their own)."""
@@ -63,6 +74,10 @@ class MemberProfileChanged:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemberProfileChanged, feed_name="profile_changed", feed=lambda e, person, team: {"role": e.role})
+
+
+@stored
 @dataclass(frozen=True)
 class MemberSuspended:
     member_id: str
@@ -70,6 +85,10 @@ class MemberSuspended:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemberSuspended, feed_name="member_suspended", feed=lambda e, person, team: {"suspended": e.suspended})
+
+
+@stored
 @dataclass(frozen=True)
 class MemberRemoved:
     member_id: str
@@ -77,6 +96,10 @@ class MemberRemoved:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MemberRemoved, feed_name="member_removed", feed=lambda e, person, team: {"erased_memories": e.erased})
+
+
+@stored
 @dataclass(frozen=True)
 class DefaultShareSet:
     """Where a member's captures land when they name no workspace; OWNER_ID for the owner."""
@@ -86,6 +109,10 @@ class DefaultShareSet:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(DefaultShareSet, feed_name="default_share_set", feed=lambda e, person, team: {"default_share": e.default})
+
+
+@stored
 @dataclass(frozen=True)
 class WorkspaceRenamed:
     workspace_id: str
@@ -93,6 +120,11 @@ class WorkspaceRenamed:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(WorkspaceRenamed, line=lambda e, other: f"workspace {e.name!r}", feed_name="workspace_renamed",
+      feed=lambda e, person, team: {"workspace_name": e.name})
+
+
+@stored
 @dataclass(frozen=True)
 class TeamCreated:
     """Another company workspace on the same brain; the primary one (COMPANY) exists from the start."""
@@ -102,6 +134,11 @@ class TeamCreated:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(TeamCreated, line=lambda e, other: f"workspace {e.name!r}", feed_name="team_created",
+      feed=lambda e, person, team: {"workspace_name": e.name})
+
+
+@stored
 @dataclass(frozen=True)
 class MembershipChanged:
     workspace_id: str
@@ -110,6 +147,11 @@ class MembershipChanged:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(MembershipChanged, feed_name="membership_changed",
+      feed=lambda e, person, team: {"workspace_name": team(e.workspace_id), "joined": e.member})
+
+
+@stored
 @dataclass(frozen=True)
 class ShareNoted:
     """A memory moved between layers (the memory's own stream holds the move; this, on SHARES_STREAM, puts it in
@@ -122,6 +164,12 @@ class ShareNoted:
     SCHEMA: ClassVar[int] = 1
 
 
+shows(ShareNoted, feed_name="memory_shared",
+      feed=lambda e, person, team: {"type": "memory_shared" if e.layer == "company" else "memory_unshared",
+                                    "memory_id": e.memory_id, "author_name": person(e.author)})
+
+
+@stored
 @dataclass(frozen=True)
 class PatternAnswered:
     """A proposed pattern in a company workspace was confirmed or dismissed (the memory's stream holds the change;
@@ -133,8 +181,9 @@ class PatternAnswered:
     SCHEMA: ClassVar[int] = 1
 
 
-TEAM_EVENTS = (TeamCreated, MembershipChanged, ShareNoted, PatternAnswered, MemberAdded, MemberTokenRotated, MemberProfileChanged, MemberSuspended, MemberRemoved,
-               DefaultShareSet, WorkspaceRenamed)
+shows(PatternAnswered, feed_name="pattern_answered",
+      feed=lambda e, person, team: {"type": "pattern_confirmed" if e.action == "confirm" else "pattern_dismissed",
+                                    "memory_id": e.memory_id})
 
 
 @dataclass(frozen=True)

@@ -3,58 +3,13 @@
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from ...domain.events import (
-    ContradictionLost,
-    ContradictionWon,
-    DigestComposed,
-    DuplicateSuspected,
-    Envelope,
-    MemoryAppended,
-    MemoryCaptured,
-    MemoryClassified,
-    MemoryImported,
-    MemoryOpened,
-    MemoryRecalled,
-    MemoryReleased,
-    MemoryRevised,
-    MemoryRolledUp,
-    MemoryShared,
-    MemoryUnshared,
-    StalenessJudged,
-    StatusChanged,
-    TagsChanged,
-    TimeAnchorSet,
-)
+from ...domain import shown
+from ...domain.events import Envelope, MemoryOpened, MemoryRecalled
 from ...domain.identity import Identity
-from ...domain.patterns import MemoryDrawnInto
-from ...domain.push import ReminderPushed
 from ...ports.read_model import EntryRow
 
-TIMELINE_NAMES = {
-    "MemoryCaptured": "created",
-    "MemoryImported": "imported",
-    "MemoryAppended": "appended",
-    "MemoryRevised": "updated",
-    "TagsChanged": "tags_changed",
-    "StatusChanged": "status_changed",
-    "MemoryRecalled": "recalled",
-    "MemoryOpened": "opened",
-    "TimeAnchorSet": "time_anchor_set",
-    "TimeAnchorCleared": "time_anchor_cleared",
-    "ReminderPushed": "reminder_pushed",
-    "MemoryClassified": "classified",
-    "DuplicateSuspected": "duplicate_suspected",
-    "ContradictionWon": "contradiction_won",
-    "ContradictionLost": "contradiction_lost",
-    "MemoryRolledUp": "rolled_up",
-    "MemoryReleased": "released",
-    "DigestComposed": "digest_composed",
-    "MemoryDrawnInto": "drawn_into",
-    "StalenessJudged": "staleness_judged",
-    "MemoryShared": "shared",
-    "MemoryUnshared": "unshared",
-    "MemoryForgotten": "deleted",
-}
+# What the /entry timeline and the audit feed call an event: its stored type name -> the name its row gives.
+TIMELINE_NAMES = {type_name: row.name for type_name, row in shown.NAMES.items() if row.name}
 
 
 REFERENCES = ("match_id", "other_id", "digest_id", "pattern_id")  # payload fields naming another memory
@@ -117,7 +72,7 @@ def timeline_item(envelope: Envelope, identity: Identity) -> dict[str, Any]:
         "event": TIMELINE_NAMES.get(envelope.type, envelope.type),
         "created_at": envelope.at,
         "actor_name": actor_name(identity, envelope.actor),
-        "payload": {"before_shared": True} if written_unseen(envelope, identity) else _payload(envelope.event),
+        "payload": {"before_shared": True} if written_unseen(envelope, identity) else shown.payload(envelope.event),
     }
 
 
@@ -132,42 +87,3 @@ def written_unseen(envelope: Envelope, identity: Identity) -> bool:
     """Whether a memory's event was written while the memory lived where this caller cannot read (its author's
     own layer, before they shared it): such an event shows that it happened, never its details (tags, sizes)."""
     return envelope.workspace not in identity.readable
-
-
-def _payload(event: object) -> dict[str, Any]:
-    if isinstance(event, (MemoryCaptured, MemoryImported)):
-        return {"source": event.source, "tags": list(event.tags)}
-    if isinstance(event, MemoryAppended):
-        return {"chars": len(event.addition)}
-    if isinstance(event, MemoryRevised):
-        return {"chars": len(event.content), **({"reason": event.reason} if event.reason else {})}
-    if isinstance(event, MemoryClassified):
-        return {"importance": event.importance, "kind": event.kind, "volatility": event.volatility or None,
-                "canonical": event.canonical, "method": event.method}
-    if isinstance(event, DuplicateSuspected):
-        return {"match_id": event.match_id, "score": round(event.score * 100, 1)}
-    if isinstance(event, (ContradictionWon, ContradictionLost)):
-        return {"other_id": event.other_id, "reason": event.reason}
-    if isinstance(event, TagsChanged):
-        return {"tags": list(event.tags)}
-    if isinstance(event, StatusChanged):
-        return {"status": event.status}
-    if isinstance(event, (MemoryRecalled, MemoryOpened)):
-        return {"day": event.day}
-    if isinstance(event, MemoryShared):
-        return {"layer": "company"}
-    if isinstance(event, MemoryUnshared):
-        return {"layer": "personal"}
-    if isinstance(event, (MemoryRolledUp, MemoryReleased)):
-        return {"digest_id": event.digest_id}
-    if isinstance(event, DigestComposed):
-        return {"sources": len(event.sources)}
-    if isinstance(event, MemoryDrawnInto):
-        return {"pattern_id": event.pattern_id}
-    if isinstance(event, StalenessJudged):
-        return {"stale": event.stale, "reason": event.reason}
-    if isinstance(event, TimeAnchorSet):
-        return {"when_at": event.when_at, "when_kind": event.when_kind}
-    if isinstance(event, ReminderPushed):
-        return {"when_at": event.when_at, "devices": len(event.devices)}
-    return {}

@@ -8,17 +8,9 @@ left it, so a merge's tag change, or a capture's classification, appended in the
 import difflib
 from typing import Any
 
+from ...domain import shown
 from ...domain.errors import NotFound
-from ...domain.events import (
-    Envelope,
-    MemoryAppended,
-    MemoryCaptured,
-    MemoryImported,
-    MemoryRevised,
-    MemoryShared,
-    MemoryUnshared,
-    memory_stream,
-)
+from ...domain.events import Envelope, memory_stream
 from ...domain.identity import Identity
 from ...domain.memory import Memory, evolve
 from ...domain.text import shorten
@@ -26,18 +18,6 @@ from ...ports.event_store import EventStore
 from ...ports.read_model import EntryReads
 from ..handling import Context
 from ..memories.views import actor_name
-
-CONTENT_EVENTS = (MemoryCaptured, MemoryImported, MemoryAppended, MemoryRevised)
-
-
-def reason(event: object) -> str:
-    if isinstance(event, MemoryCaptured):
-        return "captured"
-    if isinstance(event, MemoryImported):
-        return "imported"
-    if isinstance(event, MemoryAppended):
-        return "appended"
-    return getattr(event, "reason", "") or "updated"  # MemoryRevised: "", "merged" or "replaced"
 
 
 def status(memory: Memory) -> str | None:
@@ -62,24 +42,23 @@ def revisions(memory_id: str, events: list[Envelope], identity: Identity) -> lis
         if not state.exists:
             return []
         visible = state.workspace in identity.readable
-        arrived = isinstance(envelope.event, (MemoryShared, MemoryUnshared)) and visible and not (
-            found and found[-1]["visible"])
-        if isinstance(envelope.event, CONTENT_EVENTS) or arrived:
+        reason = shown.revision(envelope.event)  # None: the text is as it was
+        arrived = shown.row(envelope.event).moves and visible and not (found and found[-1]["visible"])
+        if reason is not None or arrived:
             found.append({"at": envelope.at, "actor_name": actor_name(identity, envelope.actor),
-                          "reason": "shared" if arrived else reason(envelope.event), "content": state.content,
-                          "visible": visible})
+                          "reason": "shared" if arrived else reason, "content": state.content, "visible": visible})
             opened = (envelope.request_id, envelope.at)
         elif (envelope.request_id, envelope.at) != opened:
             opened = None
         if opened is not None and found:
             found[-1] |= {"tags": list(state.tags), "status": status(state)}
-    shown = [r for r in found if r.pop("visible")]
-    for version, revision in enumerate(shown, 1):
-        previous = shown[version - 2]["content"] if version > 1 else None
+    seen = [r for r in found if r.pop("visible")]
+    for version, revision in enumerate(seen, 1):
+        previous = seen[version - 2]["content"] if version > 1 else None
         revision.update(version=version, diff=None if previous is None else diff(previous, revision["content"],
                                                                                  version))
     return [{k: r[k] for k in ("version", "at", "actor_name", "reason", "content", "diff", "tags", "status")
-             if k in r} for r in shown]
+             if k in r} for r in seen]
 
 
 def entry_revisions(store: EventStore, read_model: EntryReads, ctx: Context, memory_id: str) -> list[dict[str, Any]]:

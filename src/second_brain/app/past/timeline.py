@@ -16,37 +16,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ...domain import links, projects
-from ...domain import team as t
+from ...domain import shown
 from ...domain.errors import InvalidInput, NotFound
-from ...domain.events import (
-    MEMORY_STREAM,
-    REGISTRY,
-    ConfigChanged,
-    ConfigReset,
-    ContradictionLost,
-    ContradictionWon,
-    DigestComposed,
-    DuplicateSuspected,
-    Envelope,
-    Erased,
-    MemoryAppended,
-    MemoryCaptured,
-    MemoryClassified,
-    MemoryForgotten,
-    MemoryImported,
-    MemoryReleased,
-    MemoryRevised,
-    MemoryRolledUp,
-    StalenessJudged,
-    StatusChanged,
-    TagsChanged,
-    TimeAnchorSet,
-    memory_of,
-    memory_stream,
-)
-from ...domain.patterns import MemoryDrawnInto
-from ...domain.push import PushUnsubscribed, ReminderPushed
+from ...domain.events import MEMORY_STREAM, REGISTRY, Envelope, Erased, MemoryForgotten, memory_of, memory_stream
 from ...domain.text import shorten
 from ...ports.event_store import EventMatch, EventStore
 from ...ports.read_model import EntryReads, EntryRow
@@ -180,64 +152,15 @@ class Timeline:
         return memory_id if self.readable(memory_id) is not None else "another memory"
 
     def _describe(self, event: object, kind: str, workspace: str = "") -> str:
-        """A few words on what happened: never a memory's text, a token, a key or a setting's value; tags only of
-        events written where the caller can read (not a member's while the memory was still their own)."""
+        """A few words on what happened, as the event's row says them (never a memory's text, a token, a key or a
+        setting's value); tags only of events written where the caller can read (not a member's while the memory
+        was still their own)."""
         if kind == "memory" and workspace not in self.identity.readable:  # the rule /entry's timeline follows
             return f"{event_name(type(event).__name__).replace('_', ' ')} (before it was shared)"
-        if isinstance(event, MemoryCaptured | MemoryImported):
-            verb = _verb(event)
-            return f"{verb} from {event.source}" + (f", tags: {', '.join(event.tags)}" if event.tags else "")
-        if isinstance(event, MemoryAppended):
-            return f"appended {len(event.addition)} characters"
-        if isinstance(event, MemoryRevised):
-            return f"{event.reason or 'updated'}: now {len(event.content)} characters"
-        if isinstance(event, TagsChanged):
-            return f"tags: {', '.join(event.tags)}" if event.tags else "tags cleared"
-        if isinstance(event, StatusChanged):
-            return f"status: {event.status}"
-        if isinstance(event, MemoryClassified):
-            return f"importance {event.importance}, {event.kind} ({event.method})"
-        if isinstance(event, DuplicateSuspected):
-            return f"resembles {self._other(event.match_id)} ({round(event.score * 100)}%)"
-        if isinstance(event, ContradictionWon | ContradictionLost):
-            won = "won" if isinstance(event, ContradictionWon) else "lost"
-            return f"{won} a contradiction with {self._other(event.other_id)}"
-        if isinstance(event, MemoryRolledUp | MemoryReleased):
-            return f"{'rolled into' if isinstance(event, MemoryRolledUp) else 'released from'} the digest " \
-                   f"{self._other(event.digest_id)}"
-        if isinstance(event, DigestComposed):
-            return f"digest of {len(event.sources)} memories"
-        if isinstance(event, MemoryDrawnInto):
-            return f"drawn into the pattern {self._other(event.pattern_id)}"
-        if isinstance(event, StalenessJudged):
-            return "possibly out of date" if event.stale else "no longer flagged out of date"
-        if isinstance(event, TimeAnchorSet):
-            return f"{event.when_kind} at {event.when_at}"
-        if isinstance(event, ReminderPushed):
-            return f"reminder pushed to {len(event.devices)} devices"
-        if isinstance(event, MemoryForgotten):
-            return "forgotten: its history is erased"
-        if isinstance(event, links.LinkCreated):
-            return f"{event.source_id} {event.type} {event.target_id} ({event.provenance}, weight {event.weight:g})"
-        if isinstance(event, links.LinkRemoved):
-            return f"{event.source_id} {event.type} {event.target_id} removed"
-        if isinstance(event, projects.ProjectCreated | projects.ProjectImported):
-            return f"project {event.name!r}"
-        if isinstance(event, projects.ProjectUpdated):
-            return f"project {event.name!r}, {event.status}"
-        if isinstance(event, ConfigChanged):
-            return f"settings changed: {', '.join(sorted(event.values))}"
-        if isinstance(event, ConfigReset):
-            return f"{event.key} back to its default"
-        if isinstance(event, PushUnsubscribed):
-            return f"a device unsubscribed ({event.reason})"
+        line = shown.line(event, self._other)
+        if line is not None:
+            return line
         member = getattr(event, "member_id", None)
         if kind == "team" and member:
             return f"member {actor_name(self.identity, member)}"
-        if isinstance(event, t.WorkspaceRenamed | t.TeamCreated):
-            return f"workspace {event.name!r}"
         return event_name(type(event).__name__).replace("_", " ")
-
-
-def _verb(event: object) -> str:
-    return "imported" if isinstance(event, MemoryImported) else "captured"

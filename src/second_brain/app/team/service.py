@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
+from ...domain import shown
 from ...domain import team as t
 from ...domain.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from ...domain.events import Envelope
@@ -22,17 +23,11 @@ from ...ports.read_model import EntryReads
 from ..handling import Context, envelopes, require_admin, retrying
 
 if TYPE_CHECKING:
-    from ..memories.service import MemoryService
     from ..memories.projects import ProjectService
+    from ..memories.service import MemoryService
 
 TOKEN_PREFIX = "sbm_"  # member tokens; the owner's comes from the deployment
 ACTIVITY_LIMIT, ACTIVITY_MAX = 50, 100
-FEED_NAMES = {
-    "MemberAdded": "member_added", "MemberTokenRotated": "token_rotated", "MemberProfileChanged": "profile_changed",
-    "MemberSuspended": "member_suspended", "MemberRemoved": "member_removed", "DefaultShareSet": "default_share_set",
-    "WorkspaceRenamed": "workspace_renamed", "ShareNoted": "memory_shared", "TeamCreated": "team_created",
-    "MembershipChanged": "membership_changed", "PatternAnswered": "pattern_answered",
-}
 
 
 def new_token() -> str:
@@ -349,31 +344,15 @@ class TeamService:
     # -- helpers ----------------------------------------------------------------------------------------------------
 
     def _feed_item(self, envelope: Envelope, names: Identity, team_names: dict[str, str]) -> dict[str, Any]:
+        """One line of the activity feed: the event's type and what it says, as its row gives them, with who
+        acted and, for an event about a member, whom it was about."""
         event = envelope.event
-        item: dict[str, Any] = {"type": FEED_NAMES.get(envelope.type, envelope.type), "at": envelope.at,
+        item: dict[str, Any] = {"type": shown.named(envelope.type).feed_name or envelope.type, "at": envelope.at,
                                 "actor_name": names.name_of(envelope.actor)}
         subject = getattr(event, "member_id", None)
         if subject:
             item["member_name"] = names.name_of(subject)
-        if isinstance(event, t.MemberAdded | t.MemberProfileChanged):
-            item["role"] = event.role
-        elif isinstance(event, t.MemberSuspended):
-            item["suspended"] = event.suspended
-        elif isinstance(event, t.MemberRemoved):
-            item["erased_memories"] = event.erased
-        elif isinstance(event, t.DefaultShareSet):
-            item["default_share"] = event.default
-        elif isinstance(event, t.WorkspaceRenamed | t.TeamCreated):
-            item["workspace_name"] = event.name
-        elif isinstance(event, t.MembershipChanged):
-            item |= {"workspace_name": team_names.get(event.workspace_id, event.workspace_id), "joined": event.member}
-        elif isinstance(event, t.PatternAnswered):
-            item |= {"type": "pattern_confirmed" if event.action == "confirm" else "pattern_dismissed",
-                     "memory_id": event.memory_id}
-        elif isinstance(event, t.ShareNoted):
-            item |= {"type": "memory_shared" if event.layer == "company" else "memory_unshared",
-                     "memory_id": event.memory_id, "author_name": names.name_of(event.author)}
-        return item
+        return item | shown.feed(event, names.name_of, lambda workspace: team_names.get(workspace, workspace))
 
     @staticmethod
     def _require_team_admin(ctx: Context, workspace: str) -> None:
