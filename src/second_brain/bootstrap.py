@@ -5,14 +5,15 @@ import os
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from threadpoolctl import threadpool_limits
 
-from .adapters.event_store.sqlite import SQLiteEventStore
+from .adapters.event_store.sqlite import SQLiteEventStore, copy_log
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
-from .adapters.process_memory import release_freed_memory
+from .adapters.process_memory import limit_malloc_arenas, release_freed_memory
 from .adapters.push.webpush import WebPushGateway, resolve
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.read_model.sqlite_check import SQLiteIndexCheck
@@ -20,13 +21,13 @@ from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
-from .app.insights.brief import BriefService
-from .app.insights.digest import DigestService
-from .app.reminders.extraction import Extractor
+from .app.config import SettingsService
+from .app.graph.links import LinkService
 from .app.graph.view import GraphView
 from .app.handling import Context
-from .app.memories.indexing import Foreground, Indexer, IndexingWorker
-from .app.graph.links import LinkService
+from .app.insights.brief import BriefService
+from .app.insights.digest import DigestService
+from .app.insights.patterns import PatternService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
 from .app.maintenance.compression import CompressionJob
 from .app.maintenance.extraction import ExtractionJob
@@ -37,17 +38,17 @@ from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
 from .app.maintenance.runner import parse_daily
 from .app.maintenance.staleness import StalenessPass
-from .app.memories.service import MemoryService
-from .app.insights.patterns import PatternService
+from .app.memories.indexing import Foreground, Indexer, IndexingWorker
 from .app.memories.projects import ProjectService
-from .app.reminders.push import PushService
 from .app.memories.queries import MemoryQueries
+from .app.memories.service import MemoryService
+from .app.memories.triage import Triage
 from .app.recall.pipeline import RecallService
 from .app.recall.rerank import MAX_CALLS as RERANK_CALLS
-from .app.config import SettingsService
+from .app.reminders.extraction import Extractor
+from .app.reminders.push import PushService
 from .app.team.service import TeamService, workspace_eraser
 from .app.transfer import Transfer
-from .app.memories.triage import Triage
 from .domain.identity import owner
 from .embedding import load_embedder
 from .ports.clock import Clock, SystemClock
@@ -60,7 +61,7 @@ from .ports.reranker import Reranker
 from .ports.vector_index import VectorIndex
 from .settings import Settings
 
-__all__ = ["Brain", "assemble", "build"]
+__all__ = ["Brain", "assemble", "build", "limit_malloc_arenas", "materialise", "replay"]
 log = logging.getLogger("second_brain")
 
 
@@ -174,6 +175,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         classifier=classifier,
         foreground=foreground or Foreground(),
         scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,
+        release_memory=release_freed_memory,
     )
 
 
@@ -213,6 +215,35 @@ def load_reranker(settings: Settings) -> Reranker | None:
     except Exception as exc:  # a broken model file must not stop the brain from serving
         log.error("the reranker at %s is unavailable: %s", settings.reranker_dir, exc)
         return None
+
+
+def replay(settings: Settings) -> tuple[int, int]:
+    """Every projection of the brain in `settings` dropped and rebuilt from its log: (events replayed,
+    projections rebuilt)."""
+    brain = build(settings)
+    try:
+        store = _local_store(brain)
+        return store.rebuild_projections(), len(store.projections)
+    finally:
+        brain.close()
+
+
+def materialise(origin: Settings, copy: Path, until: int, progress: Callable[[int, int], None]) -> int:
+    """A new brain in `copy` holding the log of the brain in `origin` up to `until` (positions and erasures kept;
+    the origin is only read), its projections rebuilt; the events it holds. `progress(events read, in the log)`."""
+    brain = build(Settings(data_dir=copy, timezone=origin.timezone))
+    try:
+        for read, total in copy_log(origin.database_path, brain.db, until):
+            progress(read, total)
+        return _local_store(brain).rebuild_projections()
+    finally:
+        brain.close()
+
+
+def _local_store(brain: Brain) -> SQLiteEventStore:
+    """The log of a brain `build` made: SQLite, with the projections it applies."""
+    assert isinstance(brain.store, SQLiteEventStore)
+    return brain.store
 
 
 def resolve_token(settings: Settings) -> tuple[str, bool]:

@@ -1,5 +1,6 @@
 """The application as one bundle: every service an entry point calls, wired by the composition root."""
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,21 +10,29 @@ from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from ..ports.vector_index import VectorIndex
 from ..settings import Settings
+from .config import SettingsService
+from .graph.links import LinkService
+from .graph.view import GraphView
 from .insights.brief import BriefService
 from .insights.digest import DigestService
-from .graph.view import GraphView
-from .memories.indexing import Foreground, Indexer, IndexingWorker
-from .graph.links import LinkService
-from .maintenance import MaintenanceRunner, MaintenanceScheduler
-from .memories.service import MemoryService
 from .insights.patterns import PatternService
+from .maintenance import MaintenanceRunner, MaintenanceScheduler
+from .memories.indexing import Foreground, Indexer, IndexingWorker
 from .memories.projects import ProjectService
-from .reminders.push import PushService
 from .memories.queries import MemoryQueries
+from .memories.service import MemoryService
 from .recall.pipeline import RecallService
-from .config import SettingsService
+from .reminders.push import PushService
 from .team.service import TeamService
 from .transfer import Transfer
+
+
+def _nothing() -> None:
+    return None
+
+
+def _no_chores(schedule: str) -> dict[str, Any]:
+    return {}
 
 
 @dataclass
@@ -55,6 +64,12 @@ class Brain:
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))
+    # What the deployment does beside the services, wired by the composition root so that no operation asks which
+    # adapters it runs on: hand the memory a large payload's objects took back to the system; the chores before a
+    # scheduled maintenance run (their counts join its answer); make what was just written searchable now.
+    release_memory: Callable[[], None] = _nothing
+    prepare_upkeep: Callable[[str], dict[str, Any]] = _no_chores
+    settle: Callable[[], None] = _nothing
 
     def start(self, schedule: bool = False) -> None:
         """Start background work: the indexing worker, and with `schedule` the maintenance clock."""

@@ -24,10 +24,14 @@ from ..adapters.llm.none import NoLanguageModel
 from ..adapters.opensearch.index import OpenSearchIndex
 from ..adapters.reranker.bedrock import BedrockReranker
 from ..adapters.reranker.sagemaker import SageMakerReranker
+from ..app.maintenance.runner import NIGHTLY
+from ..app.team.service import TeamService
 from ..bootstrap import Brain, assemble, single_threaded_blas
 from ..domain.events import MemoryOpened, MemoryRecalled
+from ..domain.identity import owner
 from ..ports.clock import SystemClock
 from ..ports.embedder import Embedder
+from ..ports.event_store import EventStore
 from ..ports.llm import LanguageModel
 from ..ports.reranker import Reranker
 from ..settings import Settings
@@ -69,6 +73,23 @@ class AwsBrain:
     log: DynamoDBEventStore
     blobs: S3BlobStore | None = None  # backups past Lambda's 6 MB
 
+    def with_indexes(self) -> "AwsBrain":
+        """This brain, once its OpenSearch indexes are sure to exist (a function that serves or projects)."""
+        self.index.create()
+        return self
+
+    def refresh(self) -> None:
+        """What was just projected, searchable now rather than at the next refresh interval."""
+        self.index.flush()
+
+    def prepare_upkeep(self, schedule: str) -> dict[str, Any]:
+        """Before the nightly jobs: the indexes made sure of, and the forgets whose erasure a failure left halfway
+        finished, before anything else reads the log."""
+        if schedule != NIGHTLY:
+            return {"erasures_finished": 0}
+        self.index.create()
+        return {"erasures_finished": self.log.complete_erasures()}
+
 
 def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     single_threaded_blas()
@@ -85,7 +106,34 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
                      # its own projection just wrote the entry: a capture stores its vectors, not the projector
                      index_at_capture=settings.project_inline)
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
-    return AwsBrain(brain, index, log, blobs)
+    aws = AwsBrain(brain, index, log, blobs)
+    brain.prepare_upkeep, brain.settle = aws.prepare_upkeep, aws.refresh
+    return aws
+
+
+def build_access(settings: Settings, clients: Clients) -> tuple[EventStore, TeamService]:
+    """What checking a bearer token (and serving OAuth's flow) needs, without the brain or OpenSearch: the log,
+    and the team read from it."""
+    log = DynamoDBEventStore(clients("dynamodb"), settings.events_table)
+    return log, TeamService(log, SystemClock(), owner(settings.owner_name))
+
+
+def replay(settings: Settings, progress: Callable[[int], None] = lambda events: None) -> tuple[int, int]:
+    """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory: (events projected,
+    memories embedded). `progress(events projected so far)`."""
+    aws = build_aws(settings)
+    aws.index.drop()
+    aws.index.create()
+    position = events = 0
+    while batch := aws.log.read_all(after=position, limit=1000):
+        aws.index.apply(batch)
+        events += len(batch)
+        position = batch[-1].position
+        progress(events)
+    embedded = 0
+    while aws.brain.indexer and (report := aws.brain.indexer.run_once(256)).vectorized:
+        embedded += report.vectorized
+    return events, embedded
 
 
 def opensearch_client(settings: Settings) -> OpenSearch:

@@ -3,9 +3,10 @@
 A stream "as of" T is its events up to the first one stored after T, folded with the domain's own folds
 (`memory.fold`, `links.fold_edge`, `projects.fold_project`), so a past answer is written from the same state a
 projection would have written then. /entry and /export fold the streams they show; /list, /connections and
-/recall read the live projections corrected by the streams changed since (app/past/recall.py), so their cost follows
-what changed after the moment, not the size of the brain. Forgotten memories were erased from the log (`Erased` folds into nothing),
-so they never come back.
+/recall read the live projections corrected by the streams changed since (app/past/recall.py), so their cost
+follows what changed after the moment, not the size of the brain. Forgotten memories were erased from the log
+(`Erased` folds into nothing), so they never come back. The operations (app/operations/) call the functions at the
+end of this module when they are given an `as_of`.
 
 Scope: the caller's readable workspaces NOW, applied to the memory both as it was and as it is. A memory shows
 only if it is readable today (another member's private memory, or one taken back into their personal layer
@@ -27,15 +28,16 @@ from ...ports.event_store import EventStore
 from ...ports.read_model import EdgeRow, EntryReads, EntryRow, Filters
 from ...ports.vector_index import VectorIndex
 from ..brain import Brain
-from ..recall.chat import insight as synthesise
-from ..handling import Context
 from ..graph.links import MAX_CONNECTIONS, connection_view
-from ..operations import clamp, entry_revisions, filters, identifier, recall_request, when_text
-from .recall import Past, PastReads, past_recall, until, visible
+from ..handling import Context
+from ..memories.views import entry_view, full_entry_view, referenced_ids
+from ..operations.inputs import clamp, filters, identifier, recall_request, when_text
+from ..recall.chat import insight as synthesise
 from ..recall.pipeline import RecallReads
 from ..reminders.time_anchors import parse_when
 from ..transfer import FORMAT_VERSION, edge_export, entry_export, project_export
-from ..memories.views import entry_view, full_entry_view, referenced_ids
+from . import revisions
+from .recall import Past, PastReads, past_recall, until, visible
 
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
 
@@ -154,7 +156,7 @@ class TimeTravel:
         return (then, events) if visible(then, now, readable) else None
 
 
-# -- the operations: REST and MCP call these with the raw `as_of` -----------------------------------------------
+# -- the past answers of the operations (app/operations/) called with `as_of`, the moment as given --------------
 
 def moment(brain: Brain, value: str | int | None) -> int:
     """`as_of` as Unix ms: ISO 8601 (offsetless: the brain's time zone) or Unix ms; a future moment is now."""
@@ -176,7 +178,8 @@ def entry(brain: Brain, ctx: Context, memory_id: str | None, as_of: str | int, d
     at = moment(brain, as_of)
     found = travel(brain).entry(ctx, memory_id, at)
     if diff:
-        found["revisions"] = [r for r in entry_revisions(brain, ctx, found["id"]) if r["at"] <= at]
+        shown = revisions.entry_revisions(brain.store, brain.queries.read_model, ctx, found["id"])
+        found["revisions"] = [r for r in shown if r["at"] <= at]
     return found
 
 

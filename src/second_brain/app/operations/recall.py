@@ -1,0 +1,39 @@
+"""Recall: searching by meaning and by words, now or as the brain would have answered at a past moment, and a
+model's answer grounded in memories (chat)."""
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..brain import Brain
+from ..handling import Context
+from ..past import as_of as past
+from ..recall.chat import answer
+from ..recall.chat import insight as synthesise
+from .inputs import at_once, recall_request, required
+
+
+def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag: str | None = None,
+           after: int | None = None, before: int | None = None, kind: str | None = None, actor: str | None = None,
+           hops: int | None = None, workspace: str | None = None, project: str | None = None, full: bool = False,
+           insight: bool = False, team: str | None = None, as_of: str | int | None = None,
+           defer: Callable[..., None] | None = None) -> dict[str, Any]:
+    """Search by meaning and by words; each memory returned counts one recall (later, through `defer`, when the
+    caller can answer first). With `as_of`, what the brain would have answered then: the past is read, not used,
+    so no recall is counted."""
+    chosen = {"workspace": workspace, "tag": tag, "after": after, "before": before, "kind": kind, "actor": actor,
+              "project": project, "team": team}
+    if as_of is not None:
+        return past.recall(brain, ctx, query, top_k, as_of=as_of, hops=hops, full=full, insight=insight, **chosen)
+    request = recall_request(brain, ctx, query, top_k, hops, full, **chosen)
+    response = brain.recall.recall(ctx, request)
+    if insight:
+        response["insight"] = synthesise(brain.llm, request.query, response["results"])
+    (defer or at_once)(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
+    return response
+
+
+def chat(brain: Brain, ctx: Context, query: str | None, memories: str | None = None) -> Iterator[str]:
+    """The model's answer to `query` from the `memories` given, in pieces. Without a model this raises
+    LanguageModelUnavailable now, before any piece; a model failing once its answer began raises it from the
+    pieces."""
+    return answer(brain.llm, required(query, "query"), memories or "")

@@ -1,0 +1,43 @@
+"""Backups: export (now, or as the brain stood at a past moment) and import, page by page, in the reference's
+version 3 format."""
+
+from collections.abc import Callable
+from typing import Any
+
+from ..brain import Brain
+from ..handling import Context
+from ..past import as_of as past
+from ..transfer import ImportPayload, parse_payload
+
+
+def export(brain: Brain, ctx: Context, as_of: str | int | None = None) -> dict[str, Any]:
+    """Every memory, edge and project the caller can read; with `as_of`, as they were then (and `as_of` in the
+    answer)."""
+    if as_of is not None:
+        return past.export(brain, ctx, as_of)
+    return brain.transfer.export(ctx)
+
+
+def read_backup(backup: Any) -> ImportPayload:
+    """A backup's JSON object as a payload to import, or a 400 naming the first thing wrong with it."""
+    return backup if isinstance(backup, ImportPayload) else parse_payload(backup)
+
+
+def import_page(brain: Brain, ctx: Context, backup: ImportPayload | Callable[[], Any], limit: int = 40,
+                offset: int = 0, edge_offset: int = 0) -> dict[str, Any]:
+    """One page of a backup restored, each slice one atomic append: the answer says where the next page starts.
+
+    `backup`: the payload read_backup made, or what reads the backup's JSON object (a client sends the whole
+    backup with every page). A backup read here is let go before the answer, and the memory its objects took is
+    handed back to the system (Brain.release_memory): a server would otherwise keep hundreds of MB per import."""
+    if isinstance(backup, ImportPayload):
+        return brain.transfer.import_page(ctx, backup, limit, offset, edge_offset)
+    try:
+        return _restore_page(brain, ctx, backup, limit, offset, edge_offset)
+    finally:
+        brain.release_memory()  # the backup went with _restore_page's frame
+
+
+def _restore_page(brain: Brain, ctx: Context, read: Callable[[], Any], limit: int, offset: int,
+                  edge_offset: int) -> dict[str, Any]:
+    return brain.transfer.import_page(ctx, parse_payload(read()), limit, offset, edge_offset)
