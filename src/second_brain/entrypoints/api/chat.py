@@ -8,8 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import StrictStr
 
-from ...app.recall.chat import answer
-from ...app.operations import required
+from ...app import operations as ops
 from ...domain.errors import LanguageModelUnavailable
 from .body import Body, json_body
 from .context import Ctx
@@ -34,7 +33,7 @@ ChatIn = Annotated[ChatBody, Depends(json_body(ChatBody))]
     **errors(400, 413, 503)})
 def chat(ctx: Ctx, body: ChatIn, request: Request) -> StreamingResponse:
     # Without a model this raises before the stream starts: a 503 in the envelope
-    pieces = answer(request.app.state.brain.llm, required(body.query, "query"), body.memories or "")
+    pieces = ops.chat(request.app.state.brain, ctx, body.query, body.memories)
 
     def events() -> Iterator[str]:
         try:

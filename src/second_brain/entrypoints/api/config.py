@@ -6,6 +6,7 @@ from zoneinfo import available_timezones
 from fastapi import APIRouter, Path, Request
 from starlette.concurrency import run_in_threadpool
 
+from ...app import operations as ops
 from ...app.config import SETTINGS, Setting
 from .body import json_object
 from .context import Ctx
@@ -38,16 +39,16 @@ Key = Annotated[str, Path(json_schema_extra={"enum": [setting.key for setting in
 
 @router.get("/config", responses=errors())
 def get_config(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return request.app.state.brain.config.view()
+    return ops.get_config(request.app.state.brain, ctx)
 
 
 @router.patch("/config", responses=errors(400, 403, 413), openapi_extra={"requestBody": {"required": True, "content": {
     "application/json": {"schema": CHANGES}}}})
 async def patch_config(ctx: Ctx, request: Request) -> dict[str, Any]:
     values = await json_object(request)
-    return await run_in_threadpool(request.app.state.brain.config.patch, ctx, values)
+    return await run_in_threadpool(ops.patch_config, request.app.state.brain, ctx, values)
 
 
 @router.delete("/config/{key}", responses=errors(400, 403, 404))  # 400: the default breaks a rule with the others
 def reset_config(key: Key, ctx: Ctx, request: Request) -> dict[str, Any]:
-    return request.app.state.brain.config.reset(ctx, key)
+    return ops.reset_config(request.app.state.brain, ctx, key)

@@ -16,4 +16,4 @@ router = APIRouter()
     None, query("limit", "Captures to judge, clamped to 1-10", "integer", minimum=1, maximum=10, default=5)))
 def dry_run(ctx: Ctx, request: Request) -> dict[str, Any]:
     limit = int_param(request.query_params, "limit", 5)
-    return ops.extract_dry_run(request.app.state.brain, ctx, limit)  # type: ignore[arg-type]
+    return ops.extract_dry_run(request.app.state.brain, ctx, limit)

@@ -5,7 +5,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import StrictStr
 
-from ...app.past import as_of as as_of_ops
 from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
@@ -42,6 +41,5 @@ def unlink(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
     AS_OF))
 def connections(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params
-    if (as_of := text_param(params, "as_of")) is not None:
-        return as_of_ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"), as_of)
-    return ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"))
+    return ops.connections(request.app.state.brain, ctx, params.get("id"), text_param(params, "type"),
+                           as_of=text_param(params, "as_of"))

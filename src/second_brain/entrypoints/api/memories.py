@@ -5,8 +5,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 from pydantic import StrictInt, StrictStr
 
-from ...app.past import as_of as as_of_ops
 from ...app import operations as ops
+from ...app.operations.inputs import required
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import (
@@ -155,41 +155,34 @@ def filter_args(request: Request) -> dict[str, Any]:
     None, query("n", "Entries to return, clamped to 1-100", "integer", minimum=1, maximum=100, default=20), *FILTERS,
     AS_OF))
 def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
-    n = int_param(request.query_params, "n", 20)
-    if (as_of := text_param(request.query_params, "as_of")) is not None:
-        return as_of_ops.list_recent(request.app.state.brain, ctx, n, as_of, most=100,  # type: ignore[arg-type]
-                                     **filter_args(request))
-    return ops.list_recent(request.app.state.brain, ctx, n, most=100, **filter_args(request))  # type: ignore[arg-type]
+    params = request.query_params
+    return ops.list_recent(request.app.state.brain, ctx, int_param(params, "n", 20), most=100,
+                           as_of=text_param(params, "as_of"), **filter_args(request))
 
 
 @router.get("/entry", responses=errors(400, 404), openapi_extra=documented(
     None, query("id", "The entry id", required=True, **ID), AS_OF,
     query("diff", "`1`: add `revisions`, each version of the memory with the text changes between them", **FLAG)))
 def entry(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
-    brain, params = request.app.state.brain, request.query_params
-    diff = flag_param(params, "diff")
-    if (as_of := text_param(params, "as_of")) is not None:
-        return {"ok": True, "entry": as_of_ops.entry(brain, ctx, params.get("id"), as_of, diff)}
-    found = ops.get(brain, ctx, params.get("id"), defer=background.add_task)
-    if diff:
-        found = {**found, "revisions": ops.entry_revisions(brain, ctx, found["id"])}
-    return {"ok": True, "entry": found}
+    params = request.query_params
+    return {"ok": True, "entry": ops.get(request.app.state.brain, ctx, params.get("id"), defer=background.add_task,
+                                         as_of=text_param(params, "as_of"), diff=flag_param(params, "diff"))}
 
 
 @router.get("/count", responses=errors())
 def count(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return {"count": request.app.state.brain.queries.count(ctx)}
+    return ops.count(request.app.state.brain, ctx)
 
 
 @router.get("/tags", responses=errors(),
             openapi_extra=documented(None, query("counts", "`1`: `{tag, count}` objects", **FLAG)))
 def tags(ctx: Ctx, request: Request) -> list[Any]:
-    return request.app.state.brain.queries.tags(ctx, flag_param(request.query_params, "counts"))
+    return ops.tags(request.app.state.brain, ctx, flag_param(request.query_params, "counts"))
 
 
 @router.get("/stats", responses=errors())
 def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return request.app.state.brain.queries.stats(ctx)
+    return ops.stats(request.app.state.brain, ctx)
 
 
 @router.get("/recall", responses=errors(400, 404, 503), openapi_extra=documented(
@@ -199,15 +192,11 @@ def stats(ctx: Ctx, request: Request) -> dict[str, Any]:
     query("full", "`1`: complete contents instead of snippets", **FLAG), *FILTERS, AS_OF))
 def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str, Any]:
     params = request.query_params
-    query = ops.required(params.get("query"), "query")
-    if (as_of := text_param(params, "as_of")) is not None:  # the past is read, not used: no recall is counted
-        return as_of_ops.recall(request.app.state.brain, ctx, query, int_param(params, "topK", 5),  # type: ignore[arg-type]
-                                as_of=as_of, hops=int_param(params, "hops", None), full=flag_param(params, "full"),
-                                insight=True, **filter_args(request))
+    query = required(params.get("query"), "query")  # named first, before any other parameter is read
     # REST alone adds the model's insight (MCP recall never synthesises) and counts recalls after answering.
-    return ops.recall(request.app.state.brain, ctx, query, int_param(params, "topK", 5),  # type: ignore[arg-type]
+    return ops.recall(request.app.state.brain, ctx, query, int_param(params, "topK", 5),
                       hops=int_param(params, "hops", None), full=flag_param(params, "full"), insight=True,
-                      defer=background.add_task, **filter_args(request))
+                      as_of=text_param(params, "as_of"), defer=background.add_task, **filter_args(request))
 
 
 @router.post("/vectorize-pending", responses=errors(400, 503), openapi_extra=documented(
@@ -215,4 +204,4 @@ def recall(ctx: Ctx, request: Request, background: BackgroundTasks) -> dict[str,
 def vectorize_pending(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Embed memories that have no vectors yet, now, instead of waiting for the background worker."""
     limit = int_param(request.query_params, "limit", 50)
-    return ops.vectorize_pending(request.app.state.brain, ctx, limit)  # type: ignore[arg-type]
+    return ops.vectorize_pending(request.app.state.brain, ctx, limit)

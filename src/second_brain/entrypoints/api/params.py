@@ -1,6 +1,7 @@
 """Query-string parameters parsed the reference's way: strict integers, clamped ranges."""
 
 import re
+from typing import overload
 
 from starlette.datastructures import QueryParams
 
@@ -12,6 +13,12 @@ INTEGER = re.compile(r"^[+-]?\d+$")
 TRUTHY = ("1", "true", "yes")
 
 
+@overload
+def int_param(params: QueryParams, name: str, default: int, low: int | None = None,
+              high: int | None = None) -> int: ...
+@overload
+def int_param(params: QueryParams, name: str, default: None, low: int | None = None,
+              high: int | None = None) -> int | None: ...
 def int_param(params: QueryParams, name: str, default: int | None, low: int | None = None,
               high: int | None = None) -> int | None:
     """Malformed integers are rejected (400); out-of-range ones are clamped, unless past 64 bits (400 too)."""

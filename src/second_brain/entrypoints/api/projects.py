@@ -80,19 +80,13 @@ def create_project(ctx: Ctx, body: NewProjectIn, request: Request) -> JSONRespon
 @router.patch("/projects/{slug}", responses=errors(400, 404, 409, 413, 503),
               openapi_extra=documented(ProjectChangesBody, SCOPE))
 def update_project(slug: Slug, ctx: Ctx, body: ProjectChangesIn, request: Request) -> dict[str, Any]:
-    project = request.app.state.brain.projects.update(ctx, slug, body.name, body.description, body.aliases,
-                                                      body.status, scope=scope(ctx, request))
-    return {"ok": True, "project": project}
+    params = request.query_params
+    return ops.update_project(request.app.state.brain, ctx, slug, body.name, body.description, body.aliases,
+                              body.status, workspace=text_param(params, "workspace"), team=text_param(params, "team"))
 
 
 @router.delete("/projects/{slug}", responses=errors(400, 404, 409, 503), openapi_extra=documented(None, SCOPE))
 def delete_project(slug: Slug, ctx: Ctx, request: Request) -> dict[str, Any]:
-    request.app.state.brain.projects.delete(ctx, slug, scope=scope(ctx, request))
-    return {"ok": True, "deleted": True}
-
-
-def scope(ctx: Ctx, request: Request) -> tuple[str, ...] | None:
-    """The workspaces `workspace` and `team` in the query string narrow a slug to (None: every readable one)."""
     params = request.query_params
-    layer, team = text_param(params, "workspace"), text_param(params, "team")
-    return None if layer is None and team is None else ops.workspaces_for(ctx, layer, team)
+    return ops.delete_project(request.app.state.brain, ctx, slug, workspace=text_param(params, "workspace"),
+                              team=text_param(params, "team"))

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
 
-from ...app.maintenance.push import run_now
+from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import documented, errors, requiring
@@ -44,27 +44,27 @@ UnsubscribeIn = Annotated[UnsubscribeBody, Depends(json_body(UnsubscribeBody))]
 
 @router.get("/push/vapid-public-key", responses=errors(409, 503))
 def vapid_public_key(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return request.app.state.brain.push.public_key(ctx)
+    return ops.push_public_key(request.app.state.brain, ctx)
 
 
 @router.post("/push/subscribe", responses=errors(400, 409, 413, 503), openapi_extra=documented(SubscribeBody))
 def subscribe(ctx: Ctx, body: SubscribeIn, request: Request) -> dict[str, Any]:
     subscription = body.subscription or SubscriptionBody()
     keys = subscription.keys or KeysBody()
-    return request.app.state.brain.push.subscribe(ctx, subscription.endpoint, keys.p256dh, keys.auth,
-                                                  body.content_free)
+    return ops.push_subscribe(request.app.state.brain, ctx, subscription.endpoint, keys.p256dh, keys.auth,
+                              body.content_free)
 
 
 @router.post("/push/unsubscribe", responses=errors(400, 409, 413, 503), openapi_extra=documented(UnsubscribeBody))
 def unsubscribe(ctx: Ctx, body: UnsubscribeIn, request: Request) -> dict[str, Any]:
-    return request.app.state.brain.push.unsubscribe(ctx, body.endpoint)
+    return ops.push_unsubscribe(request.app.state.brain, ctx, body.endpoint)
 
 
 @router.post("/push/run", responses=errors(403, 409, 503))
 async def run(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return await run_in_threadpool(run_now, request.app.state.brain.maintenance, ctx)
+    return await run_in_threadpool(ops.push_run, request.app.state.brain, ctx)
 
 
 @router.post("/push/test", responses=errors(403, 409, 503))
 async def test(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return await run_in_threadpool(request.app.state.brain.push.test, ctx)
+    return await run_in_threadpool(ops.push_test, request.app.state.brain, ctx)

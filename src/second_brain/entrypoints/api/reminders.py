@@ -13,7 +13,6 @@ from .params import int_param
 from .schemas import INT64_RANGE, LOOP_ACTION, MEMORY_ID, WHEN, schema
 
 router = APIRouter()
-UPCOMING_MS = 48 * 3600 * 1000
 
 
 class AnchorBody(Body):
@@ -40,7 +39,7 @@ LoopIn = Annotated[LoopBody, Depends(json_body(LoopBody))]
 
 @router.get("/due", responses=errors())
 def due(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return {"ok": True, **request.app.state.brain.queries.due(ctx, UPCOMING_MS)}
+    return ops.due(request.app.state.brain, ctx)
 
 
 @router.post("/due/snooze", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AnchorBody))
@@ -59,7 +58,7 @@ def clear(ctx: Ctx, body: MemoryIn, request: Request) -> dict[str, Any]:
 def loops(ctx: Ctx, request: Request) -> dict[str, Any]:
     limit = int_param(request.query_params, "limit", 50)
     offset = int_param(request.query_params, "offset", 0)
-    return ops.loops(request.app.state.brain, ctx, limit, offset)  # type: ignore[arg-type]
+    return ops.loops(request.app.state.brain, ctx, limit, offset)
 
 
 @router.post("/loops/resolve", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(LoopBody))

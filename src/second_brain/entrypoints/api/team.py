@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import StrictBool, StrictStr
 
+from ...app import operations as ops
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import documented, errors, link, linked, query, requiring
@@ -100,52 +101,48 @@ NewTeamIn = Annotated[NewTeamBody, Depends(json_body(NewTeamBody))]
 MembershipIn = Annotated[MembershipBody, Depends(json_body(MembershipBody))]
 
 
-def _team(request: Request) -> Any:
-    return request.app.state.brain.team
-
-
 @router.get("/me", responses=errors())
 def me(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Who you are: profile, owner flag, your capture default, the team's, and the one that applies."""
-    return _team(request).me(ctx)
+    return ops.me(request.app.state.brain, ctx)
 
 
 @router.get("/roster", responses=errors())
 def roster(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Team names with member names and roles (no emails, counts or suspensions)."""
-    return _team(request).roster(ctx)
+    return ops.roster(request.app.state.brain, ctx)
 
 
 @router.get("/workspaces", responses=errors())
 def workspaces(ctx: Ctx, request: Request) -> dict[str, Any]:
     """The company workspaces you belong to."""
-    return _team(request).workspaces(ctx)
+    return ops.team_workspaces(request.app.state.brain, ctx)
 
 
 @router.post("/me/default-share", responses=errors(400, 409, 413), openapi_extra=documented(DefaultBody))
 def own_default(ctx: Ctx, body: DefaultIn, request: Request) -> dict[str, Any]:
     """Where your captures land when they name no workspace: personal, company or inherit (the team's; not for
     the owner, whose captures go where the owner says)."""
-    return _team(request).set_own_default(ctx, body.default)
+    return ops.set_own_default(request.app.state.brain, ctx, body.default)
 
 
 @router.post("/me/token", responses=errors(400, 409))
 def own_token(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Replace your own token: the new one is shown to you alone, this once; the one an admin made (and saw) stops
     working. Not for the owner, whose token comes from the deployment."""
-    return _team(request).rotate_own_token(ctx)
+    return ops.rotate_own_token(request.app.state.brain, ctx)
 
 
 @router.post("/profile", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(ProfileBody))
 def profile(ctx: Ctx, body: ProfileIn, request: Request) -> dict[str, Any]:
     """Your name and email; an admin may name another member's `id`, and change a role."""
-    return _team(request).update_profile(ctx, body.id, body.name, body.email, body.role)
+    return ops.update_profile(request.app.state.brain, ctx, body.id, body.name, body.email, body.role)
 
 
 @router.get("/members", responses=errors(403))
 def members(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Admin: every member with email, role, suspension and default, and your own id."""
-    return _team(request).members(ctx)
+    return ops.members(request.app.state.brain, ctx)
 
 
 @router.post("/members", responses={**errors(400, 403, 404, 409, 413), **linked(200, "The member, and their token", {
@@ -159,38 +156,38 @@ def members(ctx: Ctx, request: Request) -> dict[str, Any]:
              openapi_extra=documented(NewMemberBody))
 def add_member(ctx: Ctx, body: NewMemberIn, request: Request) -> dict[str, Any]:
     """Admin: add a member; the answer holds their token, shown this once (only its hash is kept)."""
-    return _team(request).add_member(ctx, body.name, body.email, body.role, body.teams)
+    return ops.add_member(request.app.state.brain, ctx, body.name, body.email, body.role, body.teams)
 
 
 @router.post("/members/token", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
 def rotate(ctx: Ctx, body: MemberIn, request: Request) -> dict[str, Any]:
     """Admin: replace a member's token; the new one is shown this once, the old one stops working."""
-    return _team(request).rotate_token(ctx, body.id)
+    return ops.rotate_member_token(request.app.state.brain, ctx, body.id)
 
 
 @router.post("/members/suspend", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(SuspendBody))
 def suspend(ctx: Ctx, body: SuspendIn, request: Request) -> dict[str, Any]:
     """Admin: suspend a member (their token answers 401 `suspended`) or restore them; no data is touched."""
-    return _team(request).suspend(ctx, body.id, body.suspended)
+    return ops.suspend_member(request.app.state.brain, ctx, body.id, body.suspended)
 
 
 @router.post("/members/default-share", responses=errors(400, 403, 404, 409, 413),
              openapi_extra=documented(MemberDefaultBody))
 def member_default(ctx: Ctx, body: MemberDefaultIn, request: Request) -> dict[str, Any]:
     """Admin: set a member's capture default (personal, company or inherit)."""
-    return _team(request).set_member_default(ctx, body.id, body.default)
+    return ops.set_member_default(request.app.state.brain, ctx, body.id, body.default)
 
 
 @router.post("/members/remove", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(MemberBody))
 def remove(ctx: Ctx, body: MemberIn, request: Request) -> dict[str, Any]:
     """Admin: remove a member and erase their personal workspace; their company memories stay, attributed."""
-    return _team(request).remove(ctx, body.id)
+    return ops.remove_member(request.app.state.brain, ctx, body.id)
 
 
 @router.post("/workspaces/rename", responses=errors(400, 403, 404, 409, 413), openapi_extra=documented(RenameBody))
 def rename(ctx: Ctx, body: RenameIn, request: Request) -> dict[str, Any]:
     """Admin: rename a company workspace (the primary team's when no `id`)."""
-    return _team(request).rename_workspace(ctx, body.name, body.id)
+    return ops.rename_team(request.app.state.brain, ctx, body.name, body.id)
 
 
 @router.post("/workspaces", responses={**errors(400, 403, 404, 409, 413), **linked(200, "The team", {
@@ -200,14 +197,14 @@ def rename(ctx: Ctx, body: RenameIn, request: Request) -> dict[str, Any]:
              openapi_extra=documented(NewTeamBody))
 def create_team(ctx: Ctx, body: NewTeamIn, request: Request) -> dict[str, Any]:
     """Admin: another company workspace on this brain (a team), with the members named; the owner is in all."""
-    return _team(request).create_team(ctx, body.name, body.members)
+    return ops.create_team(request.app.state.brain, ctx, body.name, body.members)
 
 
 @router.post("/workspaces/members", responses=errors(400, 403, 404, 409, 413),
              openapi_extra=documented(MembershipBody))
 def membership(ctx: Ctx, body: MembershipIn, request: Request) -> dict[str, Any]:
     """Admin: add a member to a company workspace (`joined: true`) or take them out (`false`)."""
-    return _team(request).set_membership(ctx, body.id, body.member, body.joined)
+    return ops.set_membership(request.app.state.brain, ctx, body.id, body.member, body.joined)
 
 
 @router.get("/activity", responses=errors(400, 403), openapi_extra=documented(
@@ -216,4 +213,5 @@ def membership(ctx: Ctx, body: MembershipIn, request: Request) -> dict[str, Any]
 def activity(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Admin: the audit feed, newest first: administrative acts, shares and un-shares, by name."""
     params = request.query_params
-    return _team(request).activity(ctx, int_param(params, "limit", 50), int_param(params, "offset", 0))
+    return ops.team_activity(request.app.state.brain, ctx, int_param(params, "limit", 50),
+                             int_param(params, "offset", 0))

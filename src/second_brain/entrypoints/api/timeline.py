@@ -33,4 +33,4 @@ def timeline(ctx: Ctx, request: Request) -> dict[str, Any]:
     return ops.timeline(
         request.app.state.brain, ctx, memory_id=params.get("id"), actor=text_param(params, "actor"), types=types,
         after=text_param(params, "after"), before=text_param(params, "before"),
-        cursor=int_param(params, "cursor", None, low=0), limit=int_param(params, "limit", DEFAULT_LIMIT))  # type: ignore[arg-type]
+        cursor=int_param(params, "cursor", None, low=0), limit=int_param(params, "limit", DEFAULT_LIMIT))

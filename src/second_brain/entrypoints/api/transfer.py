@@ -14,10 +14,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...adapters.process_memory import release_freed_memory
-from ...app.past import as_of as as_of_ops
-from ...app.handling import Context
-from ...app.transfer import ImportPayload, Transfer, parse_payload
+from ...app import operations as ops
+from ...app.transfer import ImportPayload
 from ...domain.errors import InvalidInput
 from .body import parse_object, read_body
 from .context import Ctx
@@ -35,9 +33,7 @@ UPLOAD_KEY = re.compile(r"imports/[0-9a-f]{32}\.json")
 @router.get("/export", responses=errors(400), openapi_extra=documented(None, AS_OF))
 def export(ctx: Ctx, request: Request) -> Any:
     """Every memory, edge and project you can read; with `as_of`, as they were then (and `as_of` in the answer)."""
-    as_of = text_param(request.query_params, "as_of")
-    brain = request.app.state.brain
-    backup = brain.transfer.export(ctx) if as_of is None else as_of_ops.export(brain, ctx, as_of)
+    backup = ops.export(request.app.state.brain, ctx, text_param(request.query_params, "as_of"))
     blobs = request.app.state.blobs
     if blobs is None:
         return backup
@@ -70,14 +66,12 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     limit = int_param(params, "limit", 40, 1, 1000)
     offset = int_param(params, "offset", 0, 0)
     edge_offset = int_param(params, "edge_offset", 0, 0)
-    raw = await (_uploaded(request, params["upload"]) if "upload" in params else read_body(request, MAX_IMPORT_BYTES))
-    # A whole backup comes with every page: parsing it off the event loop keeps other requests answering.
-    try:
-        return await run_in_threadpool(_import_page, request.app.state.brain.transfer, ctx, raw, limit, offset,
-                                       edge_offset)
-    finally:
-        del raw
-        release_freed_memory()
+    # A whole backup comes with every page: it is handed to the operation, which reads it off the event loop (so
+    # other requests go on answering) and lets it go before answering; nothing here keeps a reference to it.
+    body = [await (_uploaded(request, params["upload"]) if "upload" in params
+                   else read_body(request, MAX_IMPORT_BYTES))]
+    return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx, lambda: parse_object(body.pop()),
+                                   limit, offset, edge_offset)
 
 
 # Where POST /import/upload is offered, POST /import takes `upload` too. The operation is listed again on that
@@ -94,8 +88,3 @@ async def _uploaded(request: Request, key: str) -> bytearray:
         return bytearray(await run_in_threadpool(blobs.get, key))
     except KeyError:
         raise InvalidInput("nothing was uploaded to that key (or its hour has passed)") from None
-
-
-def _import_page(transfer: Transfer, ctx: Context, raw: bytearray, limit: int, offset: int,
-                 edge_offset: int) -> dict[str, Any]:
-    return transfer.import_page(ctx, parse_payload(parse_object(raw)), limit, offset, edge_offset)
