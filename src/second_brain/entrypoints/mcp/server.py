@@ -1,7 +1,7 @@
 """The MCP server: the brain's tools for AI clients, over streamable HTTP at /mcp and over stdio (`brain mcp`).
 
-Every tool calls the same function in `app/operations.py` as its REST route: the same parameters, defaults,
-limits and error messages. What differs is the output, rendered for a model by `render.py`.
+Every tool calls the same operation (app/operations/) as its REST route: the same parameters, defaults, limits,
+`as_of` and error messages. What differs is the output, rendered for a model by `render.py`.
 """
 
 import functools
@@ -15,7 +15,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ... import __version__
-from ...app.past import as_of as as_of_ops
 from ...app import operations as ops
 from ...app.brain import Brain
 from ...app.handling import Context
@@ -65,7 +64,7 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
         return {"notice": ctx.identity.notice, **result} if ctx.identity.notice and isinstance(result, dict) else result
 
     def budget() -> int:
-        return brain.config.value("RECALL_OUTPUT_BUDGET")
+        return ops.output_budget(brain)
 
     _writing_tools(mcp, call)
     _reading_tools(mcp, call, budget)
@@ -144,10 +143,7 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         memory would have answered then."""
         chosen = {"tag": tag, "after": after, "before": before, "kind": kind, "workspace": workspace,
                   "project": project, "team": team}
-        if as_of is not None:
-            response = await call(as_of_ops.recall, query, topK, as_of=as_of, hops=hops, **chosen)
-        else:
-            response = await call(ops.recall, query, topK, hops=hops, **chosen)
+        response = await call(ops.recall, query, topK, hops=hops, as_of=as_of, **chosen)
         return render_recall(response, budget())
 
     @mcp.tool(structured_output=False)
@@ -161,19 +157,14 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         """The most recent memories, newest first (with as_of: as the list stood then)."""
         chosen = {"tag": tag, "after": after, "before": before, "actor": actor, "workspace": workspace,
                   "project": project, "team": team}
-        if as_of is not None:
-            entries = await call(as_of_ops.list_recent, n, as_of, most=50, **chosen)
-        else:
-            entries = await call(ops.list_recent, n, most=50, **chosen)
+        entries = await call(ops.list_recent, n, most=50, as_of=as_of, **chosen)
         return render_list(entries, budget())
 
     @mcp.tool(structured_output=False)
     async def get(id: MemoryId, as_of: AsOf = None) -> str:
         """One memory in full: its whole text, tags, status, dates and history counts (with as_of: as it was
         then)."""
-        if as_of is not None:
-            return render_entry(await call(as_of_ops.entry, id, as_of))
-        return render_entry(await call(ops.get, id))
+        return render_entry(await call(ops.get, id, as_of=as_of))
 
     @mcp.tool(structured_output=False)
     async def timeline(id: Annotated[str | None, Field(description="Only this memory's events (and its links').")]
