@@ -15,8 +15,7 @@ logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
 @cache
 def asgi() -> Mangum:
     settings, clients = Settings(), Clients()
-    aws = build_aws(settings, clients)
-    aws.index.create()
+    aws = build_aws(settings, clients).with_indexes()
     return Mangum(create_app(aws.brain, owner_token(settings, clients), blobs=aws.blobs,
                              serve_oauth=False), lifespan="off")
 

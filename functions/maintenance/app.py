@@ -8,6 +8,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
+from second_brain.app import operations as ops
 from second_brain.app.maintenance.runner import HOURLY, NIGHTLY
 from second_brain.aws.composition import AwsBrain, Clients, build_aws
 from second_brain.aws.streams import deadline
@@ -25,14 +26,10 @@ def brain() -> AwsBrain:
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: Any) -> dict:
-    aws = brain()
     schedule = HOURLY if (event or {}).get("schedule") == HOURLY else NIGHTLY
-    erased = 0
-    if schedule == NIGHTLY:
-        aws.index.create()
-        erased = aws.log.complete_erasures()  # forgets whose erasure a failure left halfway: before anything else
-    runs = aws.brain.maintenance.run(until=deadline(context), schedule=schedule)
-    aws.index.flush()
+    # The erasures a failure left halfway are finished first, on the nightly run (AwsBrain.prepare_upkeep).
+    done = ops.run_scheduled(brain().brain, schedule, until=deadline(context))
+    runs, erased = done["runs"], done["erasures_finished"]
     for run in runs:
         for key, value in run.get("counts", {}).items():
             metrics.add_metric(name=f"{run['job']}.{key}", unit=MetricUnit.Count, value=value)

@@ -1,6 +1,7 @@
-"""Lambda function URL → /mcp (stateless streamable HTTP). The MCP session manager runs once per app, so
-the app is built per invocation over the brain built once per container; the Host check allows this
-function URL's own domain.
+"""Lambda function URL → /mcp (stateless streamable HTTP), over the AWS composition root. The brain and the app are
+built once per container (the app once per public address it is reached at); the MCP session manager, which runs
+once, is made again for each invocation by the app's lifespan. The Host check allows this function URL's own
+domain.
 
 The URL is public (AuthType NONE: MCP clients send a bearer token, not SigV4), so the token is checked before
 anything costly: a stranger's request never builds the brain or touches the indexes (a member's token is
@@ -16,15 +17,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
 
-from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore
-from second_brain.app.team.service import TeamService
-from second_brain.aws.composition import AwsBrain, Clients, build_aws, owner_token
+from second_brain.aws.composition import AwsBrain, Clients, build_access, build_aws, owner_token
 from second_brain.domain.errors import Unauthorized
-from second_brain.domain.identity import owner
 from second_brain.entrypoints.api import oauth
 from second_brain.entrypoints.api.app import create_app
 from second_brain.entrypoints.api.auth import BearerAuth
-from second_brain.ports.clock import SystemClock
 from second_brain.settings import Settings
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
@@ -44,9 +41,8 @@ def token() -> Callable[[], str]:
 def authentication() -> oauth.Authentication:
     """The owner's token, members' token hashes read from the team's stream in the log (one query), and OAuth
     access tokens (one more)."""
-    settings = Settings()
-    log = DynamoDBEventStore(clients()("dynamodb"), settings.events_table)
-    return oauth.authentication(log, TeamService(log, SystemClock(), owner(settings.owner_name)), token())
+    log, team = build_access(Settings(), clients())
+    return oauth.authentication(log, team, token())
 
 
 def gate() -> BearerAuth:
@@ -67,9 +63,13 @@ def unauthorized(refusal: Unauthorized, issuer: str | None, token_sent: bool) ->
 
 @cache
 def brain() -> AwsBrain:
-    aws = build_aws(Settings(), clients())
-    aws.index.create()
-    return aws
+    return build_aws(Settings(), clients()).with_indexes()
+
+
+@cache
+def app(issuer: str | None) -> Mangum:
+    """/mcp over the brain; its lifespan (per invocation) runs a new session manager over tools made once."""
+    return Mangum(create_app(brain().brain, token(), public_url=issuer), lifespan="auto")
 
 
 @logger.inject_lambda_context
@@ -87,5 +87,4 @@ def handler(event: dict, context: object) -> dict:
         except Unauthorized as refusal:
             metrics.add_metric(name="Unauthorized", unit=MetricUnit.Count, value=1)
             return unauthorized(refusal, issuer, "authorization" in headers)
-    app = create_app(brain().brain, token(), public_url=issuer)
-    return Mangum(app, lifespan="auto")(event, context)
+    return app(issuer)(event, context)

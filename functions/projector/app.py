@@ -28,9 +28,7 @@ processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire
 
 @cache
 def brain() -> AwsBrain:
-    aws = build_aws(Settings(), Clients())
-    aws.index.create()
-    return aws
+    return build_aws(Settings(), Clients()).with_indexes()
 
 
 def record_handler(record: DynamoDBRecord, outcome: dict[str, Exception | None]) -> None:
@@ -57,5 +55,5 @@ def handler(event: dict, context: Any) -> dict:
     except Exception:
         logger.exception("embedding after projection failed; the memories stay pending")
         metrics.add_metric(name="EmbeddingFailed", unit=MetricUnit.Count, value=1)
-    brain().index.flush()  # searchable by the API now, not at the next refresh interval
+    brain().refresh()  # searchable by the API now, not at the next refresh interval
     return response

@@ -56,7 +56,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     MCP function URL's, not API Gateway's)."""
     auth = oauth.authentication(brain.store, brain.team, token)
     issuer = oauth.issuer_of(brain.settings, public_url) if serve_oauth else None
-    mcp = McpEndpoint(lambda: mcp_server(brain, public_url))
+    mcp = McpEndpoint(lambda: mcp_server(brain), lambda server: mcp_sessions(server, brain.settings, public_url))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -159,30 +159,40 @@ class EnvelopeCORS(CORSMiddleware):
                             headers={"Vary": "Origin"})
 
 
-def mcp_server(brain: Brain, public_url: str | None) -> Any:
-    """The MCP tools over `brain`, as stateless JSON exchanges over streamable HTTP (no session to lose between
-    requests, or between processes behind a balancer)."""
+def mcp_server(brain: Brain) -> Any:
+    """The MCP tools over `brain`."""
     from ..mcp import build_mcp, current_identity
 
-    server = build_mcp(brain, current_identity)
+    return build_mcp(brain, current_identity)
+
+
+def mcp_sessions(server: Any, settings: Settings, public_url: str | None) -> Any:
+    """A new session manager for `server`'s tools, as stateless JSON exchanges over streamable HTTP (no session to
+    lose between requests, or between processes behind a balancer). A session manager runs once: each run of the
+    app (on Lambda, each invocation) needs its own."""
     server.streamable_http_app(json_response=True, stateless_http=True,
-                               transport_security=transport_security(brain.settings, public_url))
-    return server
+                               transport_security=transport_security(settings, public_url))
+    return server.session_manager
 
 
 class McpEndpoint:
     """/mcp, made off the start-up path: importing the `mcp` package and building the tools takes half a second,
     which GET /count and every other REST request need not wait for. While the app runs (`running`, in its
-    lifespan), a task makes the server on a worker thread and then runs its session manager; a request that comes
-    before it is made waits for it; one that comes after it failed to be made is answered 503."""
+    lifespan), a task makes the server on a worker thread (the first time only) and then runs a new session
+    manager for it; a request that comes before it is made waits for it; one that comes after it failed to be
+    made is answered 503."""
 
-    def __init__(self, make: Callable[[], Any]) -> None:
+    def __init__(self, make: Callable[[], Any],
+                 sessions: Callable[[Any], Any] = lambda server: server.session_manager) -> None:
         self._make = make
+        self._sessions = sessions
+        self._server: Any = None
         self._app: ASGIApp | None = None
         self._ready: anyio.Event | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
+        self._app = None  # the last run's session manager has stopped
         self._ready, stop = anyio.Event(), anyio.Event()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._serve, stop)
@@ -194,14 +204,16 @@ class McpEndpoint:
     async def _serve(self, stop: anyio.Event) -> None:
         assert self._ready is not None
         try:
-            server = await anyio.to_thread.run_sync(self._make)
+            if self._server is None:
+                self._server = await anyio.to_thread.run_sync(self._make)
+            sessions = self._sessions(self._server)
             from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
         except Exception:  # the REST API serves on; /mcp says it cannot
             log.exception("the MCP endpoint could not be made")
             self._ready.set()
             return
-        async with server.session_manager.run():
-            self._app = StreamableHTTPASGIApp(server.session_manager)
+        async with sessions.run():
+            self._app = StreamableHTTPASGIApp(sessions)
             self._ready.set()
             await stop.wait()
 
