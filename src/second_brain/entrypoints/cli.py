@@ -1,8 +1,10 @@
-"""The `brain` command: serve, mcp, export, import, replay, maintenance, timeline, version.
+"""The `brain` command: serve, mcp, export, import, replay, maintenance, timeline, version. Each command calls the
+application's operations (app/operations/) or, to rebuild what the log projects, the composition root.
 
-The brain is imported by the command that needs it, not here: `serve` and `mcp` first start loading the embedding
-model on a thread, so it loads on one core while the rest of the brain is imported on the other (an MCP client
-starts `brain mcp` for every session, and waits for its first answer)."""
+The brain is imported by the command that needs it, not here: `serve` and `mcp` start loading the embedding model
+on a thread before they import the server, so it loads on one core while the rest is imported on the other (`mcp`
+first of all: an MCP client starts `brain mcp` for every session, and waits for its first answer; `serve` once it
+has capped malloc's arenas, which the composition root does, before any thread starts)."""
 
 import argparse
 import json
@@ -91,17 +93,16 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(settings: Settings) -> int:
     import logging
 
-    from ..adapters.process_memory import limit_malloc_arenas
+    from ..bootstrap import build, limit_malloc_arenas, resolve_token
     from ..embedding import load_embedder
 
     # Our own log format, set before anything logs: the MCP server's rich handler is only added when none is set
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     limit_malloc_arenas()  # before the model's, the indexer's and the server's threads
-    embedder = load_embedder(settings, threads=1, background=True)  # first: it loads while the rest is imported
+    embedder = load_embedder(settings, threads=1, background=True)  # it loads while the server is imported
 
     import uvicorn
 
-    from ..bootstrap import build, resolve_token
     from .api.app import create_app
 
     brain = build(settings, embedder=embedder)
@@ -128,25 +129,29 @@ def _mcp(settings: Settings) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     embedder = load_embedder(settings, threads=1, background=True)  # first: it loads while the rest is imported
 
+    from functools import partial
+
+    from ..app import operations as ops
     from ..bootstrap import build
     from .mcp import build_mcp
 
     brain = build(settings, embedder=embedder)
     brain.start()
     try:
-        build_mcp(brain, brain.team.owner_identity).run("stdio")
+        build_mcp(brain, partial(ops.owner_identity, brain)).run("stdio")
     finally:
         brain.close()
     return 0
 
 
 def _export(settings: Settings, file: Path) -> int:
+    from ..app import operations as ops
     from ..app.handling import Context
     from ..bootstrap import build
 
     brain = build(settings)
     try:
-        backup = brain.transfer.export(Context(brain.team.owner_identity(), "cli-export"))
+        backup = ops.export(brain, Context(ops.owner_identity(brain), "cli-export"))
     finally:
         brain.close()
     file.write_text(json.dumps(backup, ensure_ascii=False))
@@ -157,24 +162,24 @@ def _export(settings: Settings, file: Path) -> int:
 
 def _import(settings: Settings, file: Path, page: int) -> int:
     """Restore page by page, each page one atomic append: an interrupted run is resumed by running it again."""
+    from ..app import operations as ops
     from ..app.handling import Context
-    from ..app.transfer import parse_payload
     from ..bootstrap import build
     from ..domain.errors import BrainError
 
     try:
-        payload = parse_payload(json.loads(file.read_text()))
+        payload = ops.read_backup(json.loads(file.read_text()))
     except (OSError, ValueError, BrainError) as exc:
         print(f"Cannot import {file}: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 1
     brain = build(settings)
-    ctx = Context(brain.team.owner_identity(), "cli-import")
+    ctx = Context(ops.owner_identity(brain), "cli-import")
     totals: dict[str, int] = {}
     offset = edge_offset = 0
     total = len(payload.entries) + len(payload.edges)
     try:
         while True:
-            report = brain.transfer.import_page(ctx, payload, page, offset, edge_offset)
+            report = ops.import_page(brain, ctx, payload, page, offset, edge_offset)
             for key, value in report.items():
                 if isinstance(value, int) and key.endswith(("imported", "skipped", "failed")):
                     totals[key] = totals.get(key, 0) + value
@@ -186,13 +191,13 @@ def _import(settings: Settings, file: Path, page: int) -> int:
                 break
         print(file=sys.stderr)
         print(", ".join(f"{k} {v}" for k, v in totals.items()))
-        if brain.indexer:
+        if (passes := ops.embed_pending(brain)) is not None:
             print("Embedding the restored memories for semantic search (keyword search works already)...")
-            waiting = brain.vectors.pending_count()
-            while (report := brain.indexer.run_once(256)).remaining and report.vectorized:
-                _progress(waiting - report.remaining, waiting, "embedded")
-            if report.remaining:
-                print(f"\n{report.remaining} memories could not be embedded now; `brain serve` retries them",
+            remaining = waiting = 0
+            for remaining, waiting in passes:
+                _progress(waiting - remaining, waiting, "embedded")
+            if remaining:
+                print(f"\n{remaining} memories could not be embedded now; `brain serve` retries them",
                       file=sys.stderr)
             _progress(waiting, waiting, "embedded")
             print(file=sys.stderr)
@@ -211,7 +216,7 @@ def _timeline(settings: Settings, args: argparse.Namespace) -> int:
     from .mcp.render import render_timeline
 
     brain = build(settings)
-    ctx = Context(brain.team.owner_identity(), "cli-timeline")
+    ctx = Context(ops.owner_identity(brain), "cli-timeline")
     left, cursor = max(1, args.limit), args.cursor
     try:
         while left:
@@ -232,26 +237,28 @@ def _timeline(settings: Settings, args: argparse.Namespace) -> int:
 
 def _maintenance(settings: Settings, job: str | None, listing: bool) -> int:
     """Run the nightly jobs (or one) in this process, printing each run's summary as it finishes."""
+    from ..app import operations as ops
+    from ..app.handling import Context
     from ..bootstrap import build
     from ..domain.errors import BrainError
 
     brain = build(settings)
+    ctx = Context(ops.owner_identity(brain), "cli-maintenance")
     try:
         if listing:
-            for row in brain.maintenance.status():
+            for row in ops.maintenance_status(brain, ctx)["jobs"]:
                 last = row["last"]
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["finished_at"] / 1000)) if last else "never"
                 print(f"{row['job']:<14} {row['schedule']:<8} last run {when}")
             return 0
-        names = [job] if job else brain.maintenance.names("nightly")
-        for name in names:
-            started = time.perf_counter()
-            try:
-                summary = brain.maintenance.run([name])[0]
-            except BrainError as exc:
-                print(exc.message, file=sys.stderr)
-                return 2
-            print(f"{name}: {_summary_line(summary)} ({time.perf_counter() - started:.1f}s)", flush=True)
+        started = time.perf_counter()
+        try:
+            for name, summary in ops.run_jobs(brain, ctx, job):
+                print(f"{name}: {_summary_line(summary)} ({time.perf_counter() - started:.1f}s)", flush=True)
+                started = time.perf_counter()
+        except BrainError as exc:
+            print(exc.message, file=sys.stderr)
+            return 2
     finally:
         brain.close()
     return 0
@@ -273,22 +280,12 @@ def _progress(done: int, total: int, label: str = "restored", width: int = 30) -
 
 def replay_aws(settings: Settings) -> int:
     """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory."""
-    from ..aws.composition import build_aws
+    from ..aws.composition import replay
 
-    aws = build_aws(settings)
     started = time.perf_counter()
-    aws.index.drop()
-    aws.index.create()
-    position = events = 0
-    while batch := aws.log.read_all(after=position, limit=1000):
-        aws.index.apply(batch)
-        events += len(batch)
-        position = batch[-1].position
-        print(f"\rprojected {events} events", end="", file=sys.stderr, flush=True)
+    events, embedded = replay(settings, lambda done: print(f"\rprojected {done} events", end="", file=sys.stderr,
+                                                            flush=True))
     print(file=sys.stderr)
-    embedded = 0
-    while aws.brain.indexer and (report := aws.brain.indexer.run_once(256)).vectorized:
-        embedded += report.vectorized
     print(f"Replayed {events} events into {settings.opensearch_prefix}-* and embedded {embedded} memories "
           f"in {time.perf_counter() - started:.1f}s")
     return 0
@@ -298,9 +295,8 @@ def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
     """A new brain in `copy` holding the log up to `until` (positions and erasures kept), its projections rebuilt."""
     from zoneinfo import ZoneInfo
 
-    from ..adapters.event_store.sqlite import copy_log
     from ..app.reminders.time_anchors import parse_when
-    from ..bootstrap import build
+    from ..bootstrap import materialise
     from ..domain.errors import BrainError
 
     origin = Settings(**({"data_dir": source} if source else {}))
@@ -319,31 +315,22 @@ def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
         print(f"{copy} is not empty: give a new directory for the copy", file=sys.stderr)
         return 1
     started = time.perf_counter()
-    brain = build(Settings(data_dir=copy, timezone=origin.timezone))
-    try:
-        for read, total in copy_log(origin.database_path, brain.db, moment):
-            _progress(read, total, "copied")
-        print(file=sys.stderr)
-        count = brain.store.rebuild_projections()
-    finally:
-        brain.close()
+    count = materialise(origin, copy, moment, lambda read, total: _progress(read, total, "copied"))
+    print(file=sys.stderr)
     print(f"Materialised {count} events up to {until} ({moment}) from {origin.data_dir} into {copy} "
           f"in {time.perf_counter() - started:.2f}s")
     return 0
 
 
 def _replay(settings: Settings) -> int:
-    from ..bootstrap import build
+    from ..bootstrap import replay
 
     if not settings.database_path.exists():
         print(f"No brain at {settings.database_path}", file=sys.stderr)
         return 1
-    brain = build(settings)
     started = time.perf_counter()
-    count = brain.store.rebuild_projections()
-    print(f"Replayed {count} events into {len(brain.store.projections)} projection(s) "
-          f"in {time.perf_counter() - started:.2f}s")
-    brain.close()
+    count, projections = replay(settings)
+    print(f"Replayed {count} events into {projections} projection(s) in {time.perf_counter() - started:.2f}s")
     return 0
 
 
