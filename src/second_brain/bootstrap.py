@@ -116,7 +116,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
                   if has_model and background_classification else None)
     projects = ProjectService(store, read_model, clock)
     memories = MemoryService(store, clock, config.timezone, triage=triage, projects=projects,
-                             llm=llm if has_model else None)
+                             llm=llm if has_model else None,
+                             reads_when=lambda: config.value("REMINDERS_FROM_WORDS") == "capture")
     team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
                        erase_member=workspace_eraser(memories, projects, read_model))
     # A push endpoint's host is resolved and checked at subscribe time, before each send, and as the gateway connects.

@@ -12,7 +12,13 @@ def log_head(server) -> int:
         return db.execute("SELECT MAX(position) FROM events").fetchone()[0]
 
 
+def nightly_reminders(api) -> None:
+    """Leave time phrases to the nightly job (captures set reminders from their words at once by default)."""
+    assert api.patch("/config", json={"REMINDERS_FROM_WORDS": "nightly"}).status_code == 200
+
+
 def test_dry_run_then_the_nightly_job(server, api):
+    nightly_reminders(api)
     dentist = api.post("/capture", json={"content": "Dentist tomorrow at 3pm"}).json()["id"]
     deck = api.post("/capture", json={"content": "I need to send the deck by tomorrow at 5pm"}).json()["id"]
     past = api.post("/capture", json={"content": "Friday's meeting went well"}).json()["id"]
@@ -47,6 +53,7 @@ def test_dry_run_then_the_nightly_job(server, api):
 
 
 def test_dry_run_limits_and_access(server, api):
+    nightly_reminders(api)
     for n in range(12):
         api.post("/capture", json={"content": f"Meeting {n} on Friday at 3"})
     assert len(api.get("/extract/dry-run").json()["verdicts"]) == 5

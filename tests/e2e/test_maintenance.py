@@ -64,6 +64,7 @@ def _backup(tmp_path):
 
 
 def test_an_admins_extraction_preview_never_shows_a_members_personal_notes(server, api):
+    assert api.patch("/config", json={"REMINDERS_FROM_WORDS": "nightly"}).status_code == 200  # the nightly job's
     body = api.post("/team/members", json={"name": "Bob", "email": "bob@example.com", "role": "member"}).json()
     with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {body['token']}"}) as bob:
         assert bob.post("/capture", json={"content": "Bob's therapist tomorrow at 4pm"}).status_code == 200

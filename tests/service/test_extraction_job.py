@@ -22,7 +22,7 @@ def local(text: str) -> int:
 
 
 def setup(clock, per_run=200):
-    memories = memory_service(clock, tz="Europe/Berlin")
+    memories = memory_service(clock, tz="Europe/Berlin", reads_when=False)
     extractor = Extractor(memories.store, clock, lambda: BERLIN)
     return memories, extractor, ExtractionJob(extractor, per_run)
 

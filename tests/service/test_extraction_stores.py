@@ -24,7 +24,7 @@ def store(request, tmp_path) -> Iterator[object]:
 
 
 def test_only_the_last_two_weeks_are_read_and_each_capture_once(store, clock, ctx):
-    memories = memory_service(clock, store=store)
+    memories = memory_service(clock, store=store, reads_when=False)
     ids = []
     for day in range(20):  # one capture a day; the job runs on the 20th
         ids.append(memories.capture(ctx, f"Meeting {day} on Friday at 3", [], "api").id)

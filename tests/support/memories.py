@@ -22,7 +22,9 @@ class FlakyStore(InMemoryEventStore):
         return super().append(events)
 
 
-def memory_service(clock, store=None, tz: str = "UTC") -> MemoryService:
-    """Ids id-0, id-1, … in capture order."""
+def memory_service(clock, store=None, tz: str = "UTC", reads_when: bool = True) -> MemoryService:
+    """Ids id-0, id-1, … in capture order. `reads_when=False`: captures set no reminder from their words, as
+    before reminders were read at capture (what the nightly extraction job is for)."""
     ids = iter(f"id-{n}" for n in range(100))
-    return MemoryService(store or InMemoryEventStore(), clock, ZoneInfo(tz), new_id=lambda: next(ids))
+    return MemoryService(store or InMemoryEventStore(), clock, ZoneInfo(tz), new_id=lambda: next(ids),
+                         reads_when=reads_when)

@@ -121,6 +121,9 @@ SETTINGS: tuple[Setting, ...] = (
              "contradiction.", 0.0, 1.0),
     Setting("TIMEZONE", "UTC", "Time zone for date-only reminders, dated update labels and time phrases in "
             "recall."),
+    Setting("REMINDERS_FROM_WORDS", "capture", "When a note's own words name a time (\"call the plumber tomorrow at "
+            "10\"): capture sets the reminder at once, nightly leaves it to the nightly extraction.",
+            choices=("capture", "nightly")),
     Setting("TEAM_DEFAULT_SHARE", "personal", "Where a capture that names no workspace lands, for members whose own "
             "default is inherit.", choices=("personal", "company")),
 )

@@ -4,7 +4,7 @@ import hashlib
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import reduce
 from typing import cast
@@ -12,8 +12,17 @@ from zoneinfo import ZoneInfo
 
 from ...domain import commands as c
 from ...domain import patterns
-from ...domain.capture import STORE, Action, Verdict, content_stream, decide_capture, exact_repeat
+from ...domain.capture import (
+    STORE,
+    TRANSCRIPT_SOURCES,
+    Action,
+    Verdict,
+    content_stream,
+    decide_capture,
+    exact_repeat,
+)
 from ...domain.classification import classify
+from ...domain.extraction import Anchor, find_anchor
 from ...domain.errors import (
     AlreadyExists,
     ConcurrencyConflict,
@@ -55,6 +64,7 @@ class CaptureOutcome:
     id: str  # the new memory, or the one the note was merged into, replaced or blocked by
     tags: tuple[str, ...]
     verdict: Verdict
+    reminder: Anchor | None = None  # a time the note's own words named, set as its reminder
 
     @property
     def match_id(self) -> str | None:
@@ -75,11 +85,13 @@ class MemoryService:
         projects: ProjectService | None = None,
         llm: LanguageModel | None = None,
         on_stored: Callable[[Context, str], None] | None = None,
+        reads_when: bool | Callable[[], bool] = True,
     ) -> None:
         self.triage = triage
         self.projects = projects  # creates the unknown projects a capture names, in the capture's append
         self.llm = llm  # refines classification, when a real model is configured
         self.on_stored = on_stored  # told of every memory a capture stored or changed
+        self._reads_when = reads_when  # set the reminder a new note's words name (False: the nightly job alone)
         self.store = store
         self.clock = clock
         self._timezone = timezone  # a zone, or where to read the configured one per request
@@ -119,6 +131,7 @@ class MemoryService:
                                       ).hexdigest()
 
         text_stream = content_stream(captured.workspace, captured.content)
+        said = self._said_when(captured) if anchor is None else None
 
         def attempt() -> CaptureOutcome:
             key_history = self.store.read_stream(key_stream) if key_stream else []
@@ -129,8 +142,13 @@ class MemoryService:
                        or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
             matched = self._as_judged(ctx, verdict)
             may_change = matched is None or ctx.identity.can_edit(matched.workspace, matched.actor)
-            decision = decide_capture(memory_id, captured, anchor, verdict, matched, may_change)
-            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict)
+            reminder = said if verdict.action not in ("merge", "replace") else None  # a new memory's own words
+            note = captured
+            if reminder is not None and reminder.commitment and "task" not in captured.tags:
+                note = replace(captured, tags=(*captured.tags, "task"))  # an open loop, as the nightly job makes it
+            when = anchor if reminder is None else (reminder.when_at, reminder.when_kind)
+            decision = decide_capture(memory_id, note, when, verdict, matched, may_change)
+            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict, reminder)
             if decision.verdict.action == "block":
                 if key_stream and answered(twin := self.store.read_stream(key_stream)):
                     return self._replayed(ctx, twin[-1].event, request_hash)  # our own twin, stored meanwhile
@@ -149,6 +167,14 @@ class MemoryService:
         if self.on_stored and outcome.verdict.action != "block":
             self.on_stored(ctx, outcome.id)
         return outcome
+
+    def _said_when(self, captured: MemoryCaptured) -> Anchor | None:
+        """The time the note's own words name, when the extraction rules are sure of it (the nightly job reads
+        the rest, with the model when one is configured). A transcript's words are not a request to the brain."""
+        reads = self._reads_when() if callable(self._reads_when) else self._reads_when
+        if not reads or captured.source in TRANSCRIPT_SOURCES:
+            return None
+        return find_anchor(captured.content, self.clock.now_ms(), self.timezone)
 
     def _repeat(self, ctx: Context, claims: list[Envelope], captured: MemoryCaptured) -> Verdict | None:
         """A block when the memory that last stored this exact text in this workspace still holds it there."""
