@@ -2,9 +2,12 @@
 counts, tags, stats), as they are or, with `as_of`, as they were; and embedding what waits for its vectors."""
 
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ...domain.errors import InvalidInput, SemanticUnavailable
+from ...domain.extraction import Anchor
 from ...domain.projects import check_slug
 from ...domain.text import check_source
 from ..brain import Brain
@@ -42,7 +45,19 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
                                      idempotency_key.strip() if idempotency_key else None, projects=slugs,
                                      workspace=target)
     response = capture_response(outcome)
+    if outcome.reminder is not None:
+        response["reminder"] = reminder_view(outcome.reminder, outcome.id, brain.memories.timezone)
     return response | landed(brain, ctx, target, stored=outcome.verdict.action != "block")
+
+
+def reminder_view(anchor: Anchor, memory_id: str, tz: ZoneInfo) -> dict[str, Any]:
+    """A reminder the note's own words set, said as a person would read it, with how to take it back."""
+    moment = datetime.fromtimestamp(anchor.when_at / 1000, tz)
+    said = f"{moment:%a} {moment.day} {moment:%b}, {moment:%H:%M}"
+    return {"when_at": anchor.when_at, "when_kind": anchor.when_kind, "when": moment.isoformat(),
+            "from_words": anchor.evidence, "commitment": anchor.commitment,
+            "message": f"Reminder set for {said} ({tz.key}), from \"{anchor.evidence}\". To undo: POST /due/clear "
+                       f"with {{\"id\": \"{memory_id}\"}}."}
 
 
 def landed(brain: Brain, ctx: Context, workspace: str, stored: bool = True) -> dict[str, Any]:
