@@ -1,10 +1,9 @@
 """The `brain` command: serve, mcp, export, import, replay, maintenance, timeline, version. Each command calls the
 application's operations (app/operations/) or, to rebuild what the log projects, the composition root.
 
-The brain is imported by the command that needs it, not here: `serve` and `mcp` start loading the embedding model
-on a thread before they import the server, so it loads on one core while the rest is imported on the other (`mcp`
-first of all: an MCP client starts `brain mcp` for every session, and waits for its first answer; `serve` once it
-has capped malloc's arenas, which the composition root does, before any thread starts)."""
+The brain is imported by the command that needs it, not here: `serve` and `mcp` first start loading the embedding
+model on a thread, so it loads on one core while the rest of the brain is imported on the other (an MCP client
+starts `brain mcp` for every session, and waits for its first answer)."""
 
 import argparse
 import json
@@ -93,17 +92,20 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(settings: Settings) -> int:
     import logging
 
-    from ..bootstrap import build, limit_malloc_arenas, resolve_token
     from ..embedding import load_embedder
 
     # Our own log format, set before anything logs: the MCP server's rich handler is only added when none is set
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    limit_malloc_arenas()  # before the model's, the indexer's and the server's threads
-    embedder = load_embedder(settings, threads=1, background=True)  # it loads while the server is imported
+    embedder = load_embedder(settings, threads=1, background=True)  # first: it loads while the rest is imported
 
     import uvicorn
 
+    from ..bootstrap import build, limit_malloc_arenas, resolve_token
     from .api.app import create_app
+
+    # Before the indexer's and the server's threads: the model's, started first, has taken the second arena; glibc
+    # fixes its arena limit only once there are eight, so capping it now still holds the process to two.
+    limit_malloc_arenas()
 
     brain = build(settings, embedder=embedder)
     token, generated = resolve_token(settings)
