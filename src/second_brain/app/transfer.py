@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import reduce
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,7 +37,7 @@ from ..ports.event_store import EventStore
 from ..ports.read_model import EdgeRow, EntryReads, EntryRow, GraphReads, ProjectReads, ProjectRow
 from .handling import Context, envelopes, retrying
 
-FORMAT_VERSION = 3
+FORMAT_VERSION: Final = 3
 MAX_PAGE = 1000
 MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: the events, a version check per
                  # stream and the position counter

@@ -103,13 +103,12 @@ def decide_capture(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str
     """The events a capture appends, per stream; `matched` is the current state of the verdict's memory, which
     the capturing identity may change or not (`may_change`)."""
     if matched is None:
-        verdict = STORE
-    else:
-        verdict = protect(verdict, captured.source, matched, may_change)
+        return _store(new_id, captured, anchor, STORE, None)
+    verdict = protect(verdict, captured.source, matched, may_change)
     if verdict.action == "block":
-        return CaptureDecision(matched.id, matched.tags, verdict)  # type: ignore[union-attr]
+        return CaptureDecision(matched.id, matched.tags, verdict)
     if verdict.action in ("merge", "replace"):
-        return _fold_into(matched, captured, anchor, verdict)  # type: ignore[arg-type]
+        return _fold_into(matched, captured, anchor, verdict)
     return _store(new_id, captured, anchor, verdict, matched)
 
 
@@ -123,7 +122,8 @@ def _store(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None
         tags.append("duplicate-candidate")
         events.append(DuplicateSuspected(verdict.match_id, round(verdict.score, 4)))
     elif verdict.action == "contradiction":
-        old: Memory = matched  # type: ignore[assignment]
+        assert matched is not None, "a contradiction verdict comes with the memory it matched"
+        old = matched
         tags.append("contradiction-resolved")
         events.append(ContradictionWon(old.id, verdict.reason))
         others.append(Change(memory_stream(old.id), old.version, old.workspace,
@@ -132,7 +132,8 @@ def _store(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None
         others.append(Change(links.edge_stream(new_id, old.id, "supersedes"), 0, old.workspace,
                              tuple(links.decide_link(edge, 1.0, "system"))))
     elif verdict.action == "keep_canonical":
-        kept: Memory = matched  # type: ignore[assignment]
+        assert matched is not None, "a keep_canonical verdict comes with the memory it matched"
+        kept = matched
         tags = text.with_prefixed(tags, "status:", "draft")
         events.append(ContradictionLost(kept.id, verdict.reason))
         others.append(Change(memory_stream(kept.id), kept.version, kept.workspace,

@@ -20,6 +20,7 @@ never the notes' words: they are stored on the other memory's stream, which a fo
 
 import re
 from difflib import SequenceMatcher
+from itertools import pairwise
 from typing import NamedTuple
 
 from .text import stem
@@ -279,4 +280,4 @@ def _directions(tokens: list[str]) -> set[str]:
 
 
 def _no_longer(tokens: list[str]) -> bool:
-    return any(a == "no" and b == "longer" for a, b in zip(tokens, tokens[1:]))
+    return any(a == "no" and b == "longer" for a, b in pairwise(tokens))

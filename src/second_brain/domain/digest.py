@@ -27,9 +27,9 @@ NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")  # 1,200.50 · 2025-03-14 · 3/14 · 
 WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # Capitalised only because a sentence starts with them: not names.
 COMMON = frozenset({"a", "an", "and", "as", "at", "but", "by", "for", "from", "he", "her", "his", "i", "if", "in",
-                    "it", "its", "my", "no", "not", "of", "on", "or", "our", "she", "so", "that", "the", "their", "then",
-                    "there", "these", "they", "this", "those", "to", "we", "what", "when", "where", "which", "who",
-                    "why", "you", "your", "also", "after", "before"})
+                    "it", "its", "my", "no", "not", "of", "on", "or", "our", "she", "so", "that", "the", "their",
+                    "then", "there", "these", "they", "this", "those", "to", "we", "what", "when", "where", "which",
+                    "who", "why", "you", "your", "also", "after", "before"})
 REPEAT_COVERAGE = 0.8  # a sentence whose words another kept sentence already holds (and no new fact) is a repeat
 COMPARED = 200  # kept sentences a new one is compared with: bounded work for long sources
 

@@ -8,7 +8,10 @@ domain a process imports first, the registry holds every event that exists.
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 T = TypeVar("T")
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -67,9 +70,9 @@ def is_tombstone(event: object) -> bool:
     return bool(getattr(event, "TOMBSTONE", False))
 
 
-def to_data(event: object) -> dict[str, Any]:
+def to_data(event: "DataclassInstance") -> dict[str, Any]:
     """The JSON-ready payload of an event (tuples become lists)."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(event).items()}  # type: ignore[call-overload]
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(event).items()}
 
 
 def upcasts(type_name: str, schema: int) -> Callable[[Upcaster], Upcaster]:

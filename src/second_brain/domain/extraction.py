@@ -194,9 +194,11 @@ def _resolve(match: re.Match[str], sentence: str, written: datetime, tz: ZoneInf
         start = lead.start()
     after = TIME_AFTER.match(sentence[end:])
     before = None if after else TIME_BEFORE.search(sentence[:start])
-    evening = bool(match.group("rel")) and re.search(r"tonight|evening|night", match.group("rel"), re.IGNORECASE) is not None
-    clock = _clock(after or before, evening) if (after or before) else None
-    if (after or before) and clock is None:
+    evening = (bool(match.group("rel"))
+               and re.search(r"tonight|evening|night", match.group("rel"), re.IGNORECASE) is not None)
+    beside = after or before
+    clock = _clock(beside, evening) if beside else None
+    if beside and clock is None:
         return None  # "at 27", "at 0": not a time, so not this phrase either
     if after:
         end += after.end()
@@ -233,14 +235,15 @@ def _clock(found: re.Match[str], evening: bool) -> time | None:
     hour = groups.get("h") or groups.get("h2") or groups.get("h3") or groups.get("h4")
     minute = groups.get("m") or groups.get("m2") or groups.get("m3") or "0"
     meridiem = (groups.get("ap") or groups.get("ap2") or "").replace(".", "").lower()
-    h, m = int(hour), int(minute)  # type: ignore[arg-type]
+    assert hour is not None, "every alternative of TIME_AFTER and TIME_BEFORE but noon captures an hour"
+    h, m = int(hour), int(minute)
     if meridiem:
         if not 1 <= h <= 12:
             return None
         h = h % 12 + (12 if meridiem == "pm" else 0)
     elif (h == 0 and not (groups.get("h3") or groups.get("m"))) or h > 23:
         return None
-    elif hour.startswith("0"):  # type: ignore[union-attr]
+    elif hour.startswith("0"):
         pass  # "07:15" is written on a 24-hour clock
     elif 1 <= h <= 7 or (evening and h < 12):
         h += 12  # a bare hour from 1 to 7 is in the afternoon or evening

@@ -1,6 +1,6 @@
-"""Maintenance runs as events: each job's own stream (`maintenance-<job>-<YYYY-MM>`, one a month) holds when it started, what it did and
-where the next run resumes, so a run is auditable, two runners never do one job at once, and a run killed
-halfway is taken over once its lease has lapsed."""
+"""Maintenance runs as events: each job's own stream (`maintenance-<job>-<YYYY-MM>`, one a month) holds when it
+started, what it did and where the next run resumes, so a run is auditable, two runners never do one job at once,
+and a run killed halfway is taken over once its lease has lapsed."""
 
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime

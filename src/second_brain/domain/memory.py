@@ -344,8 +344,9 @@ def _capture(command: Capture, state: Memory) -> list[object]:
 def _append(command: Append, state: Memory) -> list[object]:
     addition = _required(command.addition, "addition").strip()
     text.check_volatility(command.volatility)
-    events: list[object] = [MemoryAppended(addition, command.dated)]
-    text.check_length(appended(state.content, events[0]))  # type: ignore[arg-type]
+    append = MemoryAppended(addition, command.dated)
+    text.check_length(appended(state.content, append))
+    events: list[object] = [append]
     tags = [t for t in state.tags if t.lower() != "stale:as-of"]
     tags = text.with_prefixed(tags, "volatility:", command.volatility)
     if tuple(tags) != state.tags:
@@ -363,7 +364,8 @@ def _update(command: Update, state: Memory) -> list[object]:
         owned = [t for t in state.tags if text.is_worker_owned(t)]
         tags = text.dedupe([*owned, *text.normalize_tags([*command.tags, *hashtags])])
     # New content may change how long it stays true: volatility is re-judged, not carried over.
-    tags = [t for t in tags if t.lower() not in ("stale:as-of", "rolled-up") and not t.lower().startswith("volatility:")]
+    tags = [t for t in tags
+            if t.lower() not in ("stale:as-of", "rolled-up") and not t.lower().startswith("volatility:")]
     tags = text.with_prefixed(tags, "volatility:", command.volatility)
     text.normalize_tags(tags)  # the limits hold for the result too
     events: list[object] = []

@@ -214,7 +214,7 @@ def sign_in_of(payload: dict[str, Any]) -> SignInRequested | None:
         return None
 
 
-# -- redirect URIs ------------------------------------------------------------------------------------------------------
+# -- redirect URIs -----------------------------------------------------------------------------------------------------
 
 
 def redirect_refusal(uri: str) -> str | None:

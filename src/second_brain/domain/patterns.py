@@ -140,12 +140,17 @@ def describe(found: Cluster, timezone: ZoneInfo) -> str:
     """A pattern's text without a model, all of it from the cluster: how many memories, over which dates, under
     which shared tags, and each member's own first sentence under its date."""
     members = found.members
-    day = lambda m: datetime.fromtimestamp(m.created_at / 1000, timezone).date().isoformat()
     span = (members[-1].created_at - members[0].created_at) // DAY_MS
     topics = shared_topics(members)
-    head = (f"Recurring in {len(members)} memories over {span} days ({day(members[0])} to {day(members[-1])})"
+    first, last = _day(members[0], timezone), _day(members[-1], timezone)
+    head = (f"Recurring in {len(members)} memories over {span} days ({first} to {last})"
             + (f", tagged {', '.join(topics)}" if topics else "") + ":")
-    return "\n".join([head, *(f"- {day(m)}: {excerpt(m.content)}" for m in members)])
+    return "\n".join([head, *(f"- {_day(m, timezone)}: {excerpt(m.content)}" for m in members)])
+
+
+def _day(member: Member, timezone: ZoneInfo) -> str:
+    """The date a member was written, in the brain's time zone."""
+    return datetime.fromtimestamp(member.created_at / 1000, timezone).date().isoformat()
 
 
 def excerpt(content: str, most: int = EXCERPT_CHARS) -> str:
@@ -158,8 +163,7 @@ def excerpt(content: str, most: int = EXCERPT_CHARS) -> str:
 
 def model_messages(found: Cluster, timezone: ZoneInfo) -> list[dict[str, str]]:
     """The prompt for a model to name the theme these memories share, from the memories alone."""
-    day = lambda m: datetime.fromtimestamp(m.created_at / 1000, timezone).date().isoformat()
-    notes = "\n".join(f"- {day(m)}: {m.content[:MODEL_EXCERPT_CHARS]}" for m in found.members)
+    notes = "\n".join(f"- {_day(m, timezone)}: {m.content[:MODEL_EXCERPT_CHARS]}" for m in found.members)
     return [
         {"role": "system", "content": "These notes were written weeks or months apart and are about the same "
                                       "thing. In two or three sentences, say what keeps recurring, using only what "

@@ -104,7 +104,8 @@ def slugify(name: str) -> str:
 
 def check_slug(slug: str) -> str:
     if not SLUG.match(slug):
-        raise InvalidInput(f"Invalid project slug {text.shorten(slug)!r}: use lowercase letters, digits, - and _ (at most 64)")
+        raise InvalidInput(f"Invalid project slug {text.shorten(slug)!r}: "
+                           "use lowercase letters, digits, - and _ (at most 64)")
     return slug
 
 

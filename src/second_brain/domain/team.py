@@ -346,10 +346,10 @@ def check_email(value: object) -> str:
 def check_role(value: object) -> str:
     if value not in ROLES:
         raise InvalidInput("role must be admin or member")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def check_share(value: object) -> str:
     if value not in SHARES:
         raise InvalidInput("default must be personal, company or inherit")
-    return value  # type: ignore[return-value]
+    return value

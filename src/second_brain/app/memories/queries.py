@@ -8,7 +8,7 @@ from ...domain.errors import NotFound
 from ...domain.events import memory_stream
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
-from ...ports.read_model import EntryReads, Filters, StatsReads
+from ...ports.read_model import EntryReads, Filters, GraphReads, KeywordSearch, StatsReads
 from ...ports.vector_index import VectorIndex
 from .service import Context
 from .views import anchored_view, entry_view, full_entry_view, referenced_ids
@@ -16,8 +16,9 @@ from .views import anchored_view, entry_view, full_entry_view, referenced_ids
 TOP_TAGS_SHOWN = 5
 DIGEST_CANDIDATES_SHOWN = 10
 
-class QueryReads(EntryReads, StatsReads, Protocol):
-    """What the read side of the API reads."""
+class QueryReads(EntryReads, StatsReads, KeywordSearch, GraphReads, Protocol):
+    """What the read side of the API reads; the answers as of a past moment (app/past/as_of.py) read recall's
+    reads through it too."""
 
 
 class MemoryQueries:

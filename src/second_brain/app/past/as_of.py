@@ -117,15 +117,15 @@ class TimeTravel:
         for envelope in self._log():
             stream_id = envelope.stream_id
             if (memory_id := memory_of(stream_id)) is not None:
-                fresh = Memory(memory_id)
-                _step(memories.setdefault(stream_id, _Stream(fresh, fresh)), envelope, at, evolve)
+                memory = Memory(memory_id)
+                _step(memories.setdefault(stream_id, _Stream(memory, memory)), envelope, at, evolve)
             elif stream_id.startswith("link-"):
                 first = envelope.event
-                fresh = links.Edge(first.source_id, first.target_id, first.type)
-                _step(edges.setdefault(stream_id, _Stream(fresh)), envelope, at, links.evolve_edge)
+                edge = links.Edge(first.source_id, first.target_id, first.type)
+                _step(edges.setdefault(stream_id, _Stream(edge)), envelope, at, links.evolve_edge)
             elif stream_id.startswith("project-"):
-                fresh = Project(stream_id.removeprefix(f"project-{envelope.workspace}-"), envelope.workspace)
-                _step(projects.setdefault(stream_id, _Stream(fresh)), envelope, at, evolve_project)
+                project = Project(stream_id.removeprefix(f"project-{envelope.workspace}-"), envelope.workspace)
+                _step(projects.setdefault(stream_id, _Stream(project)), envelope, at, evolve_project)
         shown = {s.then.id: s.then for s in memories.values() if visible(s.then, s.now, readable)}
         entries = sorted(shown.values(), key=lambda m: (m.created_at, m.position))
         kept = sorted((s.then for s in edges.values()
@@ -203,8 +203,10 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, as_
     at = moment(brain, as_of)
     live = brain.recall
     model_id = live.embedder.model_id if live.embedder is not None else ""
-    past = Past.of(brain.store, live.vectors, model_id, ctx.identity.readable, at)
-    response = past_recall(live, past).recall(ctx, request)
+    # What the live service reads through: the brain's read model and vector index (None: it reads no vectors).
+    reads, vectors = brain.queries.read_model, brain.vectors if live.vectors is not None else None
+    past = Past.of(brain.store, vectors, model_id, ctx.identity.readable, at)
+    response = past_recall(live, past, reads, vectors).recall(ctx, request)
     if insight:
         response["insight"] = synthesise(brain.llm, request.query, response["results"])
     return {**response, "as_of": at}

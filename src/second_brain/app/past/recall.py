@@ -32,7 +32,7 @@ from ...ports.read_model import Connection, EntryRow, Filters, KeywordHit, TermS
 from ...ports.vector_index import VectorHit, VectorIndex
 from ..memories.chunking import chunk_memory
 from ..memories.indexing import text_hash
-from ..recall.pipeline import RecallReads, RecallService
+from ..recall.pipeline import RecallReads, RecallService, VectorSearch
 
 SIGNALS = ("MemoryRecalled", "MemoryOpened")  # events that change a memory's counts, never what it says
 
@@ -96,6 +96,7 @@ class Past:
         # back would otherwise name most of the brain.
         for stream_id, events in _by_stream(store.touches(MEMORY_STREAM, past.cut, at)).items():
             memory_id = memory_of(stream_id)
+            assert memory_id is not None, "touches(MEMORY_STREAM, ...) names memory streams only"
             later = next((n for n, t in enumerate(events) if t.at > at), len(events))
             since, begun_after = events[later:], events[0].version == 1
             if not since and not begun_after:
@@ -192,8 +193,8 @@ class PastReads:
 
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
         changed = self.past.changed
-        found = {key: self.past.row(row)
-                 for key, row in self.live.hydrate([k for k in ids if k not in changed], self.past.scope(filters)).items()}
+        live = self.live.hydrate([k for k in ids if k not in changed], self.past.scope(filters))
+        found = {key: self.past.row(row) for key, row in live.items()}
         found.update({k: self.past.rows[k] for k in ids
                       if k in self.past.rows and self.past.admits(self.past.rows[k], filters)})
         return found
@@ -238,7 +239,8 @@ class PastReads:
             if other not in past.hidden and not past.edge_changed(entry_id, other, c.type):
                 found.append(replace(c, entry=past.rows.get(other) or unchanged[other]))
         for edge in past.edges.values():
-            if not edge.exists or entry_id not in (edge.source_id, edge.target_id) or link_type not in (None, edge.type):
+            if (not edge.exists or entry_id not in (edge.source_id, edge.target_id)
+                    or link_type not in (None, edge.type)):
                 continue
             other = edge.target_id if edge.source_id == entry_id else edge.source_id
             row = past.rows.get(other) or unchanged.get(other) or next(
@@ -266,7 +268,7 @@ class PastVectors:
     """The vector reads recall makes, at the moment: live vectors for what has not changed, cached ones for what
     has, as its text was."""
 
-    def __init__(self, live: VectorIndex, past: Past, reads: RecallReads) -> None:
+    def __init__(self, live: VectorSearch, past: Past, reads: RecallReads) -> None:
         self.live = live
         self.past = past
         self.reads = reads
@@ -306,11 +308,12 @@ class PastVectors:
         return found
 
 
-def past_recall(live: RecallService, past: Past) -> RecallService:
-    """The live recall service, reading the brain as it was at `past.at`, with that moment as now."""
+def past_recall(live: RecallService, past: Past, reads: RecallReads, vectors: VectorSearch | None) -> RecallService:
+    """The live recall service, reading the brain as it was at `past.at`, with that moment as now: through the
+    live read model and vector index it reads (`reads`, `vectors`), corrected by what changed since."""
     service = copy.copy(live)
-    service.read_model = PastReads(live.read_model, past)
-    service.vectors = PastVectors(live.vectors, past, live.read_model) if live.vectors is not None else None
+    service.read_model = PastReads(reads, past)
+    service.vectors = PastVectors(vectors, past, reads) if vectors is not None else None
     service.clock = PastClock(past.at)
     return service
 

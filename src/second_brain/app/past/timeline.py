@@ -124,11 +124,14 @@ class Timeline:
                 return envelope.workspace in self.identity.readable
             if not shown_to(envelope, self.identity):
                 return False
-            return self.readable(memory_of(envelope.stream_id)) is not None
+            shown = memory_of(envelope.stream_id)
+            return shown is not None and self.readable(shown) is not None
         if kind == "edge":
-            ends = (getattr(event, "source_id", None), getattr(event, "target_id", None))
-            return (None not in ends and (memory_id is None or memory_id in ends)
-                    and all(self.readable(end) is not None for end in ends))  # type: ignore[arg-type]
+            source, target = getattr(event, "source_id", None), getattr(event, "target_id", None)
+            if source is None or target is None:
+                return False
+            return ((memory_id is None or memory_id in (source, target))
+                    and all(self.readable(end) is not None for end in (source, target)))
         return kind == "project" and envelope.workspace in self.identity.readable
 
     def item(self, envelope: Envelope) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """GET /recall: both arms, fusion, ranking signals, diversity and bounded snippets."""
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -10,9 +10,9 @@ import numpy as np
 
 from ...ports.clock import Clock
 from ...ports.embedder import Embedder, is_loading, is_ready
-from ...ports.read_model import EntryRow, Filters, GraphReads, KeywordSearch
+from ...ports.read_model import Connection, EntryRow, Filters, GraphReads, KeywordHit, KeywordSearch, TermStats
 from ...ports.reranker import Reranker
-from ...ports.vector_index import VectorIndex
+from ...ports.vector_index import VectorHit
 from ..memories.service import Context
 from ..memories.views import entry_view
 from . import keyword, query, ranking, temporal
@@ -25,7 +25,36 @@ UTC = ZoneInfo("UTC")
 
 
 class RecallReads(KeywordSearch, GraphReads, Protocol):
-    """What recall reads: keyword hits, entries by id, their neighbours and links."""
+    """What recall reads of the read model: keyword hits, entries by id, their neighbours and links."""
+
+
+class RecallSearch(Protocol):
+    """What the pipeline reads: the read model's (RecallReads), or the past's (app/past/recall.py PastReads)."""
+
+    def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats: ...
+
+    def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
+                       newest_first: bool = False) -> list[KeywordHit]: ...
+
+    def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]: ...
+
+    def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]: ...
+
+    def neighbours(self, entries: Sequence[EntryRow], reach: int,
+                   window_ms: int) -> dict[str, list[tuple[str, int]]]: ...
+
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False, deprecated: bool = False) -> list[Connection]: ...
+
+
+class VectorSearch(Protocol):
+    """What the pipeline reads of the vectors: the VectorIndex's, or the past's (app/past/recall.py PastVectors)."""
+
+    def search(self, query: np.ndarray, filters: Filters, limit: int) -> list[VectorHit]: ...
+
+    def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]: ...
+
+    def vector_of(self, entry_id: str) -> np.ndarray | None: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +91,7 @@ class Candidates:
 
 
 class RecallService:
-    def __init__(self, read_model: RecallReads, vectors: VectorIndex | None, embedder: Embedder | None, clock: Clock,
+    def __init__(self, read_model: RecallSearch, vectors: VectorSearch | None, embedder: Embedder | None, clock: Clock,
                  config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None) -> None:
         self.read_model = read_model
         self.vectors = vectors
