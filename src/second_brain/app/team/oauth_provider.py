@@ -13,6 +13,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    OAuthAuthorizationServerProvider,
     RefreshToken,
     RegistrationError,
     TokenError,
@@ -51,9 +52,10 @@ class BrainClient(OAuthClientInformationFull):
         return super().validate_redirect_uri(redirect_uri)
 
 
-class BrainOAuthProvider:
+class BrainOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """`OAuthAuthorizationServerProvider` for the `mcp` package's routes: `authorize` sends the person to the
-    consent page; codes and tokens live in the event store (blocking calls run off the event loop)."""
+    consent page; codes and tokens live in the event store (blocking calls run off the event loop). The grants
+    it does not override keep the protocol's answer (the JWT bearer grant: unsupported_grant_type)."""
 
     def __init__(self, oauth: OAuthService, consent_url: str, resource: str) -> None:
         self.oauth = oauth
