@@ -83,7 +83,7 @@ class Indexer:
     """Turns pending entries into vectors; a failure leaves the entry pending, never lost."""
 
     def __init__(self, index: VectorIndex, embedder: Embedder, batch_size: int = 32,
-                 on_indexed: Callable[[PendingEntry, np.ndarray], None] | None = None,
+                 on_indexed: Callable[[PendingEntry, np.ndarray], object] | None = None,
                  foreground: Foreground | None = None, threads: int = 1) -> None:
         self.index = index
         self.embedder = embedder
@@ -93,7 +93,8 @@ class Indexer:
         self.foreground = foreground
         self._pool = (ThreadPoolExecutor(threads, thread_name_prefix="embedding", initializer=lowest_priority)
                       if foreground and threads > 1 else None)
-        self.on_indexed = on_indexed  # told of each memory just indexed, with its first passage's vector
+        # Told of each memory just indexed, with its first passage's vector; what it returns is not read.
+        self.on_indexed = on_indexed
         self._lock = threading.Lock()  # the worker and POST /vectorize-pending never embed the same entry twice
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()  # texts embedded at capture, for the worker
         self._waiting: set[str] = set()  # those of them whose memory may still wait for its vectors
