@@ -31,7 +31,8 @@ def digest(brain: Brain, ctx: Context, tag: str | None, project: str | None) -> 
         row = brain.projects.row(ctx, project)
         scopes = scopes_for(ctx.identity, (f"project:{row.slug}", *row.aliases), row.slug, True, (row.workspace,))
     else:
-        scopes = scopes_for(ctx.identity, (tag,), tag, False)  # type: ignore[arg-type]
+        assert tag is not None  # one of the two is given, never both
+        scopes = scopes_for(ctx.identity, (tag,), tag, False)
     return brain.digests.for_caller(ctx, scopes).answer()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from ...domain.errors import NotFound
 from ..brain import Brain
 from ..handling import Context, require_admin
+from ..maintenance.extraction import ExtractionJob
 from .inputs import clamp
 
 
@@ -31,9 +32,9 @@ def extract_dry_run(brain: Brain, ctx: Context, limit: int = 5) -> dict[str, Any
     require_admin(ctx)
     limit = clamp(limit, 1, 10)
     job = brain.maintenance.jobs.get("extraction")
-    if job is None:
+    if not isinstance(job, ExtractionJob):
         raise NotFound("No maintenance job named 'extraction'")
-    verdicts = job.preview(brain.maintenance.state(job.name).cursor, ctx.identity.readable, limit)  # type: ignore[attr-defined]
+    verdicts = job.preview(brain.maintenance.state(job.name).cursor, ctx.identity.readable, limit)
     return {"ok": True, "verdicts": verdicts, "limit": limit}
 
 
