@@ -38,6 +38,7 @@ from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
 from .app.maintenance.runner import parse_daily
 from .app.maintenance.staleness import StalenessPass
+from .app.memories.conflicts import ConflictReview
 from .app.memories.indexing import Foreground, Indexer, IndexingWorker
 from .app.memories.projects import ProjectService
 from .app.memories.queries import MemoryQueries
@@ -173,6 +174,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         push=push,
         digests=digests,
         patterns=PatternService(store, memories, clock, team.note_pattern),
+        conflicts=ConflictReview(store, clock, memories.store_note),
         classifier=classifier,
         foreground=foreground or Foreground(),
         scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,

@@ -1,7 +1,7 @@
 """One stored event of every type that exists, each on the stream it lives on: the pins of the registry and of every
 presenter start from these."""
 
-from second_brain.domain import links, maintenance, oauth, patterns, projects, push, team
+from second_brain.domain import conflicts, links, maintenance, oauth, patterns, projects, push, team
 from second_brain.domain.events import (
     CaptureAnswered,
     ConfigChanged,
@@ -100,4 +100,6 @@ SAMPLES: dict[str, tuple[str, object]] = {
     "PushSubscribed": ("push", push.PushSubscribed("https://push.example/x", "p", "a")),
     "PushUnsubscribed": ("push", push.PushUnsubscribed("https://push.example/x", "gone")),
     "ReminderPushed": (MEMORY, push.ReminderPushed(1_800_000_000_000, ("d1", "d2"))),
+    "ConflictSuspected": (MEMORY, conflicts.ConflictSuspected("m-seen", "maybe another subject")),
+    "ConflictAnswered": (MEMORY, conflicts.ConflictAnswered("m1@3", "retired", "both", "m-seen")),
 }

@@ -91,7 +91,7 @@ def test_merge_rewrites_the_matched_memory_and_keeps_its_tags():
     decision = decide_capture("new", NOTE, (1_800_000_000_000, "due"), verdict, matched())
     [change] = decision.changes
     assert (change.stream_id, change.version, decision.memory_id) == ("memory-old", 3, "old")
-    assert change.events[0] == ev.MemoryRevised("The launch moved from Thursday to Friday", "merged")
+    assert change.events[0] == ev.MemoryRevised("The launch moved from Thursday to Friday", "merged", NOTE.content)
     assert types(change) == ["MemoryRevised", "TagsChanged", "MemoryClassified", "TimeAnchorSet"]
     assert {"launch", "ops"} <= set(decision.tags)
 

@@ -56,12 +56,12 @@ STORED_TYPES = (
     "MemberProfileChanged", "MemberSuspended", "MemberRemoved", "DefaultShareSet", "WorkspaceRenamed",
     "ClientRegistered", "SignInRequested", "SignInDecided", "CodeIssued", "CodeRedeemed", "TokenIssued",
     "TokenRevoked", "PairIssued", "GrantRevoked", "SigningKeyMade", "JobStarted", "JobFinished", "VapidKeyGenerated",
-    "PushSubscribed", "PushUnsubscribed", "ReminderPushed",
+    "PushSubscribed", "PushUnsubscribed", "ReminderPushed", "ConflictSuspected", "ConflictAnswered",
 )
 
 
 def test_the_registry_holds_every_stored_type_and_nothing_else():
-    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 62
+    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 64
 
 
 @pytest.mark.parametrize("type_name", STORED_TYPES)

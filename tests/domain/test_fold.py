@@ -55,6 +55,8 @@ ON_BASE: dict[str, dict[str, object]] = {
     "DigestComposed": {},
     "MemoryDrawnInto": {},
     "ReminderPushed": {},
+    "ConflictSuspected": {},
+    "ConflictAnswered": {},
 }
 MEMORY_EVENTS = [name for name, (stream, _) in SAMPLES.items() if stream == MEMORY]
 

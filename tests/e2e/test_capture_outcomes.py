@@ -39,8 +39,11 @@ def test_a_repeat_sent_at_once_is_blocked_and_nothing_is_stored(api):
     blocked = capture(api, "dana works at acme corp as a designer")  # before the first was even indexed
     assert blocked["ok"] is False and blocked["duplicate"] is True and blocked["matchId"] == first["id"]
     assert blocked["score"] >= 97 and blocked["message"] == "Near-exact duplicate detected — not stored"
-    assert set(blocked) == {"ok", "duplicate", "matchId", "score", "message", "workspace"}
+    assert set(blocked) == {"ok", "duplicate", "matchId", "score", "message", "workspace", "undo"}
     assert api.get("/count").json() == {"count": 1}
+    assert '"force": true' in blocked["undo"]  # the undo it names: store it anyway
+    anyway = capture(api, "dana works at acme corp as a designer", force=True)
+    assert anyway["ok"] is True and anyway["id"] != first["id"] and api.get("/count").json() == {"count": 2}
 
 
 def test_a_near_duplicate_is_stored_and_flagged(api):
@@ -159,7 +162,8 @@ def test_the_model_merges_overlapping_notes_into_one(smart, model):
     merged = capture(smart, "The pricing floor for enterprise deals is $6k per year, approved by finance.")
     assert merged == {"ok": True, "id": old, "action": "merged", "tags": merged["tags"],
                       "message": "Memories merged into a single combined entry", "workspace": "personal",
-                      "visibility": "Saved in your personal workspace: only you can read it"}
+                      "visibility": "Saved in your personal workspace: only you can read it",
+                      "conflict": merged["conflict"], "undo": merged["undo"]}  # tests/e2e/test_conflicts.py
     assert entry(smart, old)["content"] == \
         "The pricing floor for enterprise deals is $6k per year. Approved by finance."
     updated = [t for t in entry(smart, old)["timeline"] if t["event"] == "updated"]

@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from .conftest import BRAIN, TOKEN
 
 TOOLS = {"remember", "append", "update", "set_status", "recall", "list_recent", "get", "forget", "link", "unlink",
+         "conflicts", "answer_conflict",
          "connections", "share", "list_teams", "list_projects", "timeline"}
 
 

@@ -84,6 +84,8 @@ ENTRY = {
     "DigestComposed": ("digest_composed", {"sources": 3}),
     "MemoryDrawnInto": ("drawn_into", {"pattern_id": "m-hidden"}),
     "ReminderPushed": ("reminder_pushed", {"when_at": 1800000000000, "devices": 2}),
+    "ConflictSuspected": ("conflict_suspected", {"other_id": "m-seen", "reason": "maybe another subject"}),
+    "ConflictAnswered": ("conflict_answered", {"item": "m1@3", "kind": "retired", "keep": "both", "other_id": "m-seen"}),
 }
 # The same events in other shapes, where the presenter says something else.
 ENTRY_VARIANTS = [
@@ -193,6 +195,10 @@ FEED = {
     "PushSubscribed": ("push_subscribed", {"kind": "push", "id": "push"}, "push subscribed"),
     "PushUnsubscribed": ("push_unsubscribed", {"kind": "push", "id": "push"}, "a device unsubscribed (gone)"),
     "ReminderPushed": ("reminder_pushed", {"kind": "memory", "id": "m1"}, "reminder pushed to 2 devices"),
+    "ConflictSuspected": ("conflict_suspected", {"kind": "memory", "id": "m1"},
+                          "may update m-seen: both kept for review"),
+    "ConflictAnswered": ("conflict_answered", {"kind": "memory", "id": "m1"},
+                         "retired answered: keep both (with m-seen)"),
 }
 FEED_VARIANTS = [
     (MemoryRevised("new text", ""), "updated: now 8 characters"),

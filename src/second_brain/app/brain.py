@@ -17,6 +17,7 @@ from .insights.brief import BriefService
 from .insights.digest import DigestService
 from .insights.patterns import PatternService
 from .maintenance import MaintenanceRunner, MaintenanceScheduler
+from .memories.conflicts import ConflictReview
 from .memories.indexing import Foreground, Indexer, IndexingWorker
 from .memories.projects import ProjectService
 from .memories.queries import MemoryQueries
@@ -61,6 +62,7 @@ class Brain:
     push: PushService
     digests: DigestService
     patterns: PatternService
+    conflicts: ConflictReview
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))

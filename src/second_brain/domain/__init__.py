@@ -6,4 +6,4 @@ here, so that whichever part of the domain a process imports first, every stored
 """
 
 # Imported for what importing them does: each registers its events, and how they show.
-from . import events, links, maintenance, oauth, patterns, projects, push, team  # noqa: F401
+from . import conflicts, events, links, maintenance, oauth, patterns, projects, push, team  # noqa: F401

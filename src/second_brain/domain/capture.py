@@ -8,6 +8,7 @@ from typing import Literal
 
 from . import links, text
 from .classification import classify
+from .conflicts import ConflictSuspected
 from .events import (
     ContradictionLost,
     ContradictionWon,
@@ -22,7 +23,7 @@ from .events import (
 )
 from .memory import Memory, evolve
 
-Action = Literal["store", "block", "flag", "merge", "replace", "contradiction", "keep_canonical"]
+Action = Literal["store", "block", "flag", "doubt", "merge", "replace", "contradiction", "keep_canonical"]
 # Session logs: "we decided X... actually Y" in a transcript is no evidence that a stored memory is wrong.
 TRANSCRIPT_SOURCES = frozenset({"claude-code", "codex-session", "cursor-session"})
 
@@ -121,6 +122,8 @@ def _store(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None
     if verdict.action == "flag":
         tags.append("duplicate-candidate")
         events.append(DuplicateSuspected(verdict.match_id, round(verdict.score, 4)))
+    elif verdict.action == "doubt":  # may change a fact of the matched memory: both kept, the pair flagged
+        events.append(ConflictSuspected(verdict.match_id, verdict.reason))
     elif verdict.action == "contradiction":
         assert matched is not None, "a contradiction verdict comes with the memory it matched"
         old = matched
@@ -158,7 +161,9 @@ def _fold_into(state: Memory, captured: MemoryCaptured, anchor: tuple[int, str] 
             if not t.startswith("volatility:") and t != "stale:as-of"]
     tags = text.normalize_tags(tags + ([incoming] if incoming else []))
     judged = classify(content, tuple(tags))
-    events: list[object] = [MemoryRevised(content, "merged" if verdict.action == "merge" else "replaced")]
+    merged = verdict.action == "merge"  # the note as sent is kept on the revision, so the merge can be undone
+    events: list[object] = [
+        MemoryRevised(content, "merged" if merged else "replaced", captured.content if merged else "")]
     if tuple(tags) != state.tags:
         events.append(TagsChanged(tuple(tags)))
     events.append(MemoryClassified(judged.importance, judged.kind, judged.volatility, False, "rules"))

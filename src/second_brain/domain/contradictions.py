@@ -110,7 +110,23 @@ def same_frame(old: list[str], new: list[str]) -> bool:
 
 
 def conflict(old: str, new: str) -> str | None:
-    """Why `new` contradicts `old`, or None when no rule is sure it does.
+    """Why `new` contradicts `old`, or None when no rule is sure it does (see `_judge`)."""
+    judged = _judge(old, new)
+    return judged[0] if judged and judged[1] else None
+
+
+def doubt(old: str, new: str) -> str | None:
+    """Why `new` may change a fact of `old` though the rules cannot tell: one detail changed, but where the
+    subject or its relation stands, unannounced ("Hannah manages the support team" / "Oliver manages ..."). Both
+    notes are kept and the pair is flagged for a person."""
+    judged = _judge(old, new)
+    if not judged or judged[1]:
+        return None
+    return f"{judged[0][:-1]}, but maybe about another subject: both are kept for you to review."
+
+
+def _judge(old: str, new: str) -> tuple[str, bool] | None:
+    """A rule's reason for seeing a contradiction, and whether it is sure; None when no rule sees one.
 
     A contradiction is one fact given a new value: the two notes say the same thing about the same subject
     except in one place. So, besides a negation of the same claim, the notes must differ in a single span once
@@ -131,11 +147,11 @@ def conflict(old: str, new: str) -> str | None:
     if negated(a) != negated(b) and not (only_old and only_new) and len(only_old | only_new) <= MAX_NEW_WORDS:
         if _restates(a, b) or _restates(b, a):
             return None  # "open on Saturdays" / "open on Saturdays but the cafeteria is not": an added claim
-        return "One note negates what the other asserts."
+        return "One note negates what the other asserts.", True
     if negated(a) != negated(b):
         return None  # one side negated, and about something else: the other rules would misread the swap
     if not only_old and not only_new and _denied(a) != _denied(b):
-        return "One note negates what the other asserts."  # "vegetarian, eats no meat" / "eats meat, not vegetarian"
+        return "One note negates what the other asserts.", True  # "vegetarian, eats no meat" / "eats meat, not vegetarian"
     if _directions(a) != _directions(b):
         return None  # the way there and the way back
     spans = _changes(a, b)
@@ -145,23 +161,22 @@ def conflict(old: str, new: str) -> str | None:
     if span.joins_two or len(span.removed) > MAX_SPAN or len(span.added) > MAX_SPAN:
         return None  # "budget for H1 is 200k" / "for H2 is 150k": a qualifier and a value; or a rewritten passage
     if len(span.removed) == 1 and len(span.added) == 1 and _opposite(span.removed[0], span.added[0]):
-        return "The notes say opposite things."
+        return "The notes say opposite things.", True
     announced = any(w in CHANGE_CUES for w in b) or _no_longer(b)
     valued = span.shared_before >= MIN_SUBJECT_WORDS or (span.shared_before >= 1 and span.before in LINKS)
-    if not (valued or announced):
-        return None  # the subject or the relation differs ("Tom lives in Berlin" / "Tom works in Berlin")
+    placed = valued or announced  # else the subject or the relation differs: unsure ("Tom lives/works in Berlin")
     names = _names(span) and not announced
     old_q = [w for w in span.removed if is_quantity(w)]
     new_q = [w for w in span.added if is_quantity(w)]
     same_words = [w for w in span.removed if not is_quantity(w)] == [w for w in span.added if not is_quantity(w)]
     if old_q and new_q and set(old_q) != set(new_q) and same_words and not names:  # only the value moved
-        return "The notes give different values for the same thing."
+        return "The notes give different values for the same thing.", placed
     if len(content_words(a)) >= 3:
         old_c = [w for w in span.removed if w not in STOPWORDS]
         new_c = [w for w in span.added if w not in STOPWORDS]
         swapped = 0 < len(old_c) <= MAX_SWAP_WORDS and 0 < len(new_c) <= MAX_SWAP_WORDS
         if swapped and not names and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
-            return "One detail changed between the notes."
+            return "One detail changed between the notes.", placed
     return None
 
 

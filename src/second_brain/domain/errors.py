@@ -46,6 +46,10 @@ class AlreadyExists(BrainError):
     """The thing to create is already there (permanent)."""
 
 
+class Outdated(BrainError):
+    """What the request would restore or decide on changed since (permanent: look again, or edit it directly)."""
+
+
 class SemanticUnavailable(StoreUnavailable):
     """No embedder is loaded: vectors cannot be made."""
 

@@ -82,7 +82,8 @@ shows(MemoryAppended, "appended", payload=lambda e: {"chars": len(e.addition)},
 @dataclass(frozen=True)
 class MemoryRevised:
     content: str
-    reason: str = ""  # "" for an update; "merged" or "replaced" when a newer note was folded in
+    reason: str = ""  # "" for an update; "merged" or "replaced" when a newer note was folded in; "restored"
+    note: str = ""  # the note a merge folded in, as it was sent (so the merge can be undone); "" otherwise
     SCHEMA: ClassVar[int] = 1
 
 

@@ -3,6 +3,7 @@
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import singledispatch
+from typing import TypeVar
 
 from . import text
 from .commands import (
@@ -50,6 +51,9 @@ from .push import ReminderPushed
 WHEN_KINDS = ("due", "event", "wake")
 DIGEST_MIN_ENTRIES = 10  # a tag needs this many eligible memories in one workspace to be rolled up
 DIGEST_RECALL_GRACE_MS = 60 * 24 * 3600 * 1000  # recalled once is still fair game for a digest after 60 days
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,13 @@ def _unanchored(event: TimeAnchorCleared, state: Memory, step: Step) -> Memory:
 def _counted(event: Erased | DuplicateSuspected | ReminderPushed | DigestComposed | MemoryDrawnInto, state: Memory,
              step: Step) -> Memory:
     return replace(state, version=step.version)
+
+
+def counted_only(cls: type[T]) -> type[T]:
+    """Fold events of `cls` (defined in another domain module: a note about another memory, an answer about a
+    pair) by counting them in the stream's version and changing nothing else."""
+    _apply.register(cls, lambda event, state, step: replace(state, version=step.version))
+    return cls
 
 
 def fold(envelopes: Iterable[Envelope], state: Memory) -> Memory:

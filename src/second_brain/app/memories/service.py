@@ -16,13 +16,14 @@ from ...domain.capture import (
     STORE,
     TRANSCRIPT_SOURCES,
     Action,
+    CaptureDecision,
     Verdict,
     content_stream,
     decide_capture,
     exact_repeat,
 )
 from ...domain.classification import classify
-from ...domain.extraction import Anchor, find_anchor
+from ...domain.conflicts import item_name
 from ...domain.errors import (
     AlreadyExists,
     ConcurrencyConflict,
@@ -33,6 +34,7 @@ from ...domain.errors import (
 from ...domain.events import (
     CaptureAnswered,
     ContentClaimed,
+    ContradictionLost,
     DigestComposed,
     Envelope,
     IdempotencyExpired,
@@ -40,11 +42,14 @@ from ...domain.events import (
     MemoryClassified,
     MemoryForgotten,
     MemoryReleased,
+    MemoryRevised,
     MemoryRolledUp,
     MemoryShared,
     MemoryUnshared,
+    memory_of,
     memory_stream,
 )
+from ...domain.extraction import Anchor, find_anchor
 from ...domain.memory import Memory, decide, evolve, fold, validate
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -65,10 +70,23 @@ class CaptureOutcome:
     tags: tuple[str, ...]
     verdict: Verdict
     reminder: Anchor | None = None  # a time the note's own words named, set as its reminder
+    undo: str = ""  # the review item that undoes what the capture did to another memory (domain/conflicts.py)
 
     @property
     def match_id(self) -> str | None:
         return self.verdict.match_id or None
+
+
+def review_item(decision: CaptureDecision) -> str:
+    """The name of the review item a capture's automatic outcome makes (a memory retired, rewritten, or the note
+    kept as a draft), which answering "keep both" undoes; "" for a capture that changed no other memory."""
+    for change in decision.changes:
+        for index, event in enumerate(change.events):
+            if isinstance(event, ContradictionLost) or (isinstance(event, MemoryRevised) and event.reason):
+                memory_id = memory_of(change.stream_id)
+                if memory_id:
+                    return item_name(memory_id, change.version + index + 1)
+    return ""
 
 
 def idempotency_stream(actor: str, key: str) -> str:
@@ -107,7 +125,7 @@ class MemoryService:
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
         anchor: tuple[int, str] | None = None, idempotency_key: str | None = None, projects: Sequence[str] = (),
-        workspace: str | None = None,
+        workspace: str | None = None, force: bool = False,
     ) -> CaptureOutcome:
         """Store a new note, or fold it into what is stored, as the triage decides; one atomic append.
 
@@ -116,6 +134,8 @@ class MemoryService:
         With an idempotency key, the answer is recorded in that same append, on the key's own stream: a
         retry (or a racing duplicate) of the request loses the race for that stream and returns the answer
         the first one got, so the note is never stored twice.
+        `force` stores the note as new whatever it resembles: a person's "store it anyway" after a block, or a
+        note a merge took in, stored again on its own when the merge is undone.
         """
         if projects and self.projects is None:
             raise TypeError("a capture that names projects needs the ProjectService")
@@ -138,8 +158,9 @@ class MemoryService:
             if answered(key_history):
                 return self._replayed(ctx, key_history[-1].event, request_hash)
             claims = self.store.read_stream(text_stream)
-            verdict = (self._repeat(ctx, claims, captured)
-                       or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
+            verdict = STORE if force else (
+                self._repeat(ctx, claims, captured)
+                or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
             matched = self._as_judged(ctx, verdict)
             may_change = matched is None or ctx.identity.can_edit(matched.workspace, matched.actor)
             reminder = said if verdict.action not in ("merge", "replace") else None  # a new memory's own words
@@ -148,7 +169,8 @@ class MemoryService:
                 note = replace(captured, tags=(*captured.tags, "task"))  # an open loop, as the nightly job makes it
             when = anchor if reminder is None else (reminder.when_at, reminder.when_kind)
             decision = decide_capture(memory_id, note, when, verdict, matched, may_change)
-            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict, reminder)
+            outcome = CaptureOutcome(decision.memory_id, decision.tags, decision.verdict, reminder,
+                                     review_item(decision))
             if decision.verdict.action == "block":
                 if key_stream and answered(twin := self.store.read_stream(key_stream)):
                     return self._replayed(ctx, twin[-1].event, request_hash)  # our own twin, stored meanwhile
@@ -167,6 +189,11 @@ class MemoryService:
         if self.on_stored and outcome.verdict.action != "block":
             self.on_stored(ctx, outcome.id)
         return outcome
+
+    def store_note(self, ctx: Context, note: str, beside: Memory) -> str:
+        """A note a merge took in, stored again as its own memory beside the one it was merged into (same
+        workspace and source); the id of the new memory."""
+        return self.capture(ctx, note, [], beside.source or "api", workspace=beside.workspace, force=True).id
 
     def _said_when(self, captured: MemoryCaptured) -> Anchor | None:
         """The time the note's own words name, when the extraction rules are sure of it (the nightly job reads

@@ -90,6 +90,10 @@ class Triage:
             reason = contradictions.conflict(row.content, content)
             if reason:
                 return _verdict("contradiction", row, score, reason)
+        for row, score in similar:  # one detail changed where the subject stands: a person decides
+            reason = contradictions.doubt(row.content, content)
+            if reason:
+                return _verdict("doubt", row, score, reason)
         return _flag_or_store(similar, config)
 
     def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig
@@ -109,7 +113,7 @@ class Triage:
             target = by_id.get(str(answer.get("conflicting_id", "")))
             if answer.get("contradicts") is True and target:
                 if not _about_one_subject(target[0].content, content):
-                    return _flag_or_store(similar, config)
+                    return _verdict("doubt", *target, reason=OVERRULED)
                 return _verdict("contradiction", *target, reason=_reason(answer))
             return STORE if answer.get("contradicts") is False else None
         action = answer.get("action")
@@ -120,11 +124,15 @@ class Triage:
                 log.warning("the merged note the model wrote drops facts; both notes are kept")
                 return _flag_or_store(similar, config)
             if action != "merge" and not _about_one_subject(target[0].content, content):
-                return _flag_or_store(similar, config)
+                return _verdict("doubt", *target, reason=OVERRULED)
             return _verdict(action, *target, reason=_reason(answer), merged=merged.strip())
         if action == "keep_both":
             return _flag_or_store(similar, config)
         return None
+
+
+OVERRULED = ("The language model judged it a change, but the notes differ in more than one place: both are kept "
+             "for you to review.")
 
 
 def _about_one_subject(stored: str, content: str) -> bool:

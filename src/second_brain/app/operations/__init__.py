@@ -5,10 +5,12 @@ string, a JSON body, tool arguments or a command line), and only translate their
 Each applies the rules the contract sets (required fields, workspaces, project slugs, `when`, limits, idempotency
 keys, `as_of`) and calls the service that does the work. One module per capability, as under app/: `memories`,
 `projects`, `recall`, `graph`, `past`, `team`, `reminders` (time anchors, loops, push), `insights`, `transfer`,
-`config`, `maintenance`; `inputs` holds the rules they share. Every operation is importable from here.
+`config`, `maintenance`, `conflicts` (the review list); `inputs` holds the rules they share. Every operation is
+importable from here.
 """
 
 from .config import get_config, output_budget, patch_config, reset_config
+from .conflicts import answer_conflict, conflicts
 from .graph import connections, graph, link, unlink
 from .inputs import (
     actor_id,
@@ -80,15 +82,16 @@ from .team import (
 from .transfer import export, import_page, read_backup
 
 __all__ = [
-    "actor_id", "add_member", "append", "brief", "capture", "capture_response", "capture_workspace", "chat",
-    "clamp", "clear_anchor", "connections", "count", "create_project", "create_team", "delete_project", "digest",
-    "due", "embed_pending", "entry_revisions", "export", "extract_dry_run", "filters", "forget", "get",
-    "get_config", "graph", "identifier", "import_page", "int64", "landed", "link", "list_projects", "list_recent",
-    "list_teams", "loops", "maintenance_status", "me", "members", "narrowed", "output_budget", "owner_identity",
-    "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test", "push_unsubscribe",
-    "read_backup", "recall", "recall_request", "remove_member", "rename_team", "required", "reset_config",
-    "resolve_loop", "resolve_patterns", "roster", "rotate_member_token", "rotate_own_token", "run_jobs",
-    "run_maintenance", "run_scheduled", "set_member_default", "set_membership", "set_own_default", "set_status",
-    "share", "snooze", "stats", "suspend_member", "tags", "team_activity", "team_workspaces", "timeline", "unlink",
-    "update", "update_profile", "update_project", "vectorize_pending", "when_text", "workspaces_for",
+    "actor_id", "add_member", "answer_conflict", "append", "brief", "capture", "capture_response",
+    "capture_workspace", "chat", "clamp", "clear_anchor", "conflicts", "connections", "count", "create_project",
+    "create_team", "delete_project", "digest", "due", "embed_pending", "entry_revisions", "export", "extract_dry_run",
+    "filters", "forget", "get", "get_config", "graph", "identifier", "import_page", "int64", "landed", "link",
+    "list_projects", "list_recent", "list_teams", "loops", "maintenance_status", "me", "members", "narrowed",
+    "output_budget", "owner_identity", "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test",
+    "push_unsubscribe", "read_backup", "recall", "recall_request", "remove_member", "rename_team", "required",
+    "reset_config", "resolve_loop", "resolve_patterns", "roster", "rotate_member_token", "rotate_own_token",
+    "run_jobs", "run_maintenance", "run_scheduled", "set_member_default", "set_membership", "set_own_default",
+    "set_status", "share", "snooze", "stats", "suspend_member", "tags", "team_activity", "team_workspaces",
+    "timeline", "unlink", "update", "update_profile", "update_project", "vectorize_pending", "when_text",
+    "workspaces_for",
 ]

@@ -22,8 +22,10 @@ from .past import entry_revisions
 def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | None = None,
             source: str | None = None, workspace: str | None = None, volatility: str | None = None,
             project: str | None = None, when: str | int | None = None, when_kind: str | None = None,
-            default_source: str = "api", idempotency_key: str | None = None, team: str | None = None
-            ) -> dict[str, Any]:
+            default_source: str = "api", idempotency_key: str | None = None, team: str | None = None,
+            force: bool = False) -> dict[str, Any]:
+    """Store a note (or fold it into what is stored, as the triage decides); `force` stores it as new whatever it
+    resembles: "store it anyway" after a repeat was refused."""
     target = capture_workspace(brain, ctx, workspace, team)
     content = required(content, "content")
     tags = list(tags or [])
@@ -43,7 +45,7 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
         check_source(source)
     outcome = brain.memories.capture(ctx, content, tags, source or default_source, volatility, anchor,
                                      idempotency_key.strip() if idempotency_key else None, projects=slugs,
-                                     workspace=target)
+                                     workspace=target, force=force)
     response = capture_response(outcome)
     if outcome.reminder is not None:
         response["reminder"] = reminder_view(outcome.reminder, outcome.id, brain.memories.timezone)
@@ -78,13 +80,14 @@ def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:
     match_id = outcome.match_id
     if verdict.action == "block":
         return {"ok": False, "duplicate": True, "matchId": match_id, "score": score,
-                "message": "Near-exact duplicate detected — not stored"}
+                "message": "Near-exact duplicate detected — not stored",
+                "undo": "To store it anyway, send the same capture again with \"force\": true."}
     if verdict.action == "merge":
         return {"ok": True, "id": outcome.id, "action": "merged", "tags": list(outcome.tags),
-                "message": "Memories merged into a single combined entry"}
+                "message": "Memories merged into a single combined entry", **undo_of(outcome)}
     if verdict.action == "replace":
         return {"ok": True, "id": outcome.id, "action": "replaced", "tags": list(outcome.tags),
-                "message": "New memory replaced an outdated existing entry"}
+                "message": "New memory replaced an outdated existing entry", **undo_of(outcome)}
     response: dict[str, Any] = {"ok": True, "id": outcome.id, "tags": list(outcome.tags)}
     if verdict.action == "flag":
         response |= {"warning": "similar", "matchId": match_id, "score": score,
@@ -93,7 +96,20 @@ def capture_response(outcome: CaptureOutcome) -> dict[str, Any]:
         response |= {"resolved_conflict": match_id, "reason": verdict.reason}
     elif verdict.action == "keep_canonical":
         response |= {"status": "draft", "kept_canonical": match_id, "reason": verdict.reason}
-    return response
+    elif verdict.action == "doubt":
+        response |= {"warning": "possible_update", "matchId": match_id, "reason": verdict.reason,
+                     "message": "Stored beside a memory it may update: both are kept until you answer it "
+                                "(GET /conflicts)"}
+    return response | undo_of(outcome)
+
+
+def undo_of(outcome: CaptureOutcome) -> dict[str, Any]:
+    """What undoes a capture's automatic outcome, as data and in words."""
+    if not outcome.undo:
+        return {}
+    return {"conflict": outcome.undo,
+            "undo": f"To undo, POST /conflicts/answer with {{\"conflict\": \"{outcome.undo}\", \"keep\": \"both\"}} "
+                    "(MCP: answer_conflict)."}
 
 
 def append(brain: Brain, ctx: Context, memory_id: str | None, addition: str | None,

@@ -26,6 +26,7 @@ from ..mcp import BearerGate
 from . import (
     chat,
     config,
+    conflicts,
     dashboard,
     digest,
     errors,
@@ -78,6 +79,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(links.router)
     app.include_router(projects.router)
     app.include_router(reminders.router)
+    app.include_router(conflicts.router)
     app.include_router(chat.router)
     app.include_router(transfer.router)
     if blobs is not None:

@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
-from pydantic import StrictInt, StrictStr
+from pydantic import StrictBool, StrictInt, StrictStr
 
 from ...app import operations as ops
 from ...app.operations.inputs import required
@@ -28,6 +28,7 @@ from .schemas import (
     CAPTURE_PROJECT,
     CAPTURE_TAGS,
     CONTENT,
+    FORCE,
     LAYER,
     MEMORY_ID,
     NOT_BLANK,
@@ -63,6 +64,7 @@ class CaptureBody(Body):
     when: Annotated[StrictStr | StrictInt | None, optional(WHEN)] = None  # ISO 8601 or Unix ms
     when_kind: Annotated[StrictStr | None, optional(WHEN_KIND)] = None
     team: Annotated[StrictStr | None, optional(TEAM_ID)] = None
+    force: Annotated[StrictBool | None, optional(FORCE)] = None
 
 
 class ShareBody(Body):
@@ -111,7 +113,8 @@ ShareIn = Annotated[ShareBody, Depends(json_body(ShareBody))]
 def capture(ctx: Ctx, body: CaptureIn, request: Request) -> dict[str, Any]:
     return ops.capture(request.app.state.brain, ctx, body.content, body.tags, body.source, body.workspace,
                        body.volatility, body.project, body.when, body.when_kind,
-                       idempotency_key=request.headers.get("idempotency-key"), team=body.team)
+                       idempotency_key=request.headers.get("idempotency-key"), team=body.team,
+                       force=bool(body.force))
 
 
 @router.post("/share", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(ShareBody))

@@ -11,6 +11,7 @@ from ...app.insights.patterns import ACTIONS as PATTERN_ACTIONS
 from ...app.past.timeline import NAMES as TIMELINE_NAMES
 from ...app.transfer import ExportedEntry
 from ...domain import projects, team
+from ...domain.conflicts import KEEPS
 from ...domain.events import REGISTRY
 from ...domain.links import LABELS
 from ...domain.memory import WHEN_KINDS
@@ -57,7 +58,11 @@ WHEN_KIND = {"enum": list(WHEN_KINDS)}
 LINK_TYPE = {"enum": list(LABELS)}
 TIMELINE_TYPE = {"enum": sorted({*TIMELINE_NAMES, *REGISTRY})}
 TEXT = {"type": "string", "pattern": NOT_BLANK}
-LOOP_ACTION = {"enum": ["done", "not-task"]}  # app/memories/service.py resolve_loop
+LOOP_ACTION = {"enum": ["done", "not-task"]}
+FORCE = {"type": "boolean", "description": "Store the note as new whatever it resembles (after a refused repeat)"}
+CONFLICT = {"type": "string", "maxLength": MAX_ID_CHARS + 12, "description": "An item of GET /conflicts: "
+            "<memory id>@<version>"}
+KEEP = {"enum": list(KEEPS)}  # domain/conflicts.py  # app/memories/service.py resolve_loop
 PATTERN_ACTION = {"enum": list(PATTERN_ACTIONS)}
 
 
@@ -81,8 +86,8 @@ DESCRIPTION = {"type": "string", "maxLength": projects.MAX_DESCRIPTION}
 ALIASES = {"type": "array", "maxItems": projects.MAX_ALIASES, "items": {**TAG, "not": {
     "pattern": rf"^\s*({'|'.join(_anycase(p) for p in RESERVED_PREFIXES)})"}}}
 
-# A moment as app/reminders/time_anchors.py reads it: Unix ms (11 to 13 digits), an ISO date, or an ISO datetime (without an
-# offset: the brain's TIMEZONE). Spelled out, because JSON Schema's date formats admit what Python's parser
+# A moment as app/reminders/time_anchors.py reads it: Unix ms (11 to 13 digits), an ISO date, or an ISO datetime
+# (without an offset: the brain's TIMEZONE). Spelled out, because JSON Schema's date formats admit what Python's parser
 # refuses (leap seconds, year 0, a lowercase `t`) and the dates must exist (no 30 February).
 _YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
 _LEAP_YEAR = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"

@@ -7,7 +7,7 @@ Every tool calls the same operation (app/operations/) as its REST route: the sam
 import functools
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
@@ -85,11 +85,14 @@ def _writing_tools(mcp: MCPServer, call: Call) -> None:
                        when: Annotated[str | int | None, Field(description="When it is due or happens: ISO date "
                                                                            "or date-time, or Unix ms.")] = None,
                        when_kind: Annotated[str | None, Field(description="\"due\", \"event\" or \"wake\" "
-                                                                          "(default).")] = None) -> str:
-        """Save a note to long-term memory. Repeats are refused, near-duplicates flagged, and a note that
-        contradicts an older one retires it (kept for audit). Returns the id and what happened."""
+                                                                          "(default).")] = None,
+                       force: Annotated[bool, Field(description="Store it even if it repeats a stored memory "
+                                                                "(after a refusal).")] = False) -> str:
+        """Save a note to long-term memory. Repeats are refused, near-duplicates flagged, and a note that changes
+        a fact of an older one retires it (kept for audit). Returns the id, what happened and how to undo it
+        (answer_conflict); a time named in the words ("tomorrow at 10") becomes its reminder."""
         return as_json(await call(ops.capture, content, tags, source, workspace, volatility, project, when,
-                                  when_kind, default_source="claude", team=team))
+                                  when_kind, default_source="claude", team=team, force=force))
 
     @mcp.tool(structured_output=False)
     async def append(id: MemoryId, addition: Annotated[str, Field(description="The new information.")],
@@ -182,6 +185,24 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         page = await call(ops.timeline, memory_id=id, actor=actor, types=type, after=after, before=before,
                           cursor=cursor, limit=min(limit, 100))
         return render_timeline(page)
+
+    @mcp.tool(structured_output=False)
+    async def conflicts(limit: Annotated[int, Field(description="How many, 1-100.")] = 20) -> str:
+        """Pairs of memories that may say different things about one subject, waiting for your answer: what
+        remember did automatically in the last 30 days (an older memory retired, a note merged or replaced into
+        one, a newcomer kept as a draft) and pairs it kept side by side as a possible update or as similar. Answer
+        each with answer_conflict."""
+        return as_json(await call(ops.conflicts, limit))
+
+    @mcp.tool(structured_output=False)
+    async def answer_conflict(conflict: Annotated[str, Field(description="The item, from conflicts or from "
+                                                                         "remember's answer (\"<id>@<n>\").")],
+                              keep: Annotated[Literal["both", "newer", "older"], Field(
+                                  description="both: keep the two (undoes a retirement, merge or replacement), "
+                                              "newer: retire the older, older: retire the newer.")]) -> str:
+        """Answer a conflict: keep both memories, the newer or the older. Keeping both undoes what remember did
+        automatically, exactly; the answer shows in both memories' timelines."""
+        return as_json(await call(ops.answer_conflict, conflict, keep))
 
     @mcp.tool(structured_output=False)
     async def list_teams() -> str:
