@@ -18,7 +18,6 @@ from ...domain.events import (
     ContradictionLost,
     DuplicateSuspected,
     Envelope,
-    MemoryCaptured,
     MemoryRevised,
     memory_of,
     memory_stream,
@@ -142,8 +141,7 @@ class ConflictReview:
             other = self._memory(event.other_id)
             if other is None:
                 return None
-            opened = events[0].request_id if events else ""
-            if made.request_id == opened and isinstance(events[0].event, MemoryCaptured):  # the new note lost
+            if here.position > other.position:  # the loser came later: the new note, kept as a draft
                 return Item(name, "kept_canonical", made.at, other, here, event.reason, None, "")
             before = fold(_before_request(events, made), Memory(memory_id))
             return Item(name, "retired", made.at, here, other, event.reason, before, "")
