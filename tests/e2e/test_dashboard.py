@@ -382,3 +382,49 @@ def test_the_dashboard_works_under_a_path_prefix(browser, server: Server, api):
         assert not board.errors, board.errors
     finally:
         proxy.shutdown()
+
+
+def test_capture_offers_undo_and_home_lists_conflicts_to_answer(dashboard: Dashboard, api):
+    older = capture(api, "The weekly sync with the design team is on Mondays at 14:00")
+    page = dashboard.open("capture")
+    page.fill("#content", "The weekly sync with the design team moved to Wednesdays at 11:00")
+    page.click("button:text-is('Capture')")
+    outcome = page.locator("#capture-result")
+    expect(outcome).to_contain_text("resolved a contradiction")
+    outcome.get_by_role("button", name="Undo").click()
+    expect(outcome).to_contain_text("Undone.")
+    assert "status:deprecated" not in api.get("/entry", params={"id": older}).json()["entry"]["tags"]
+
+    lead = capture(api, "Hannah manages the support team")
+    newer = capture(api, "Oliver manages the support team")
+    page = dashboard.open("")
+    expect(page.locator("#attention-title")).to_be_visible()
+    expect(page.get_by_role("link", name="1 conflict to review")).to_be_visible()
+    item = page.locator("article.conflict")
+    expect(item).to_contain_text("The newer note may update the older one")
+    item.get_by_role("button", name="Keep the newer").click()
+    expect(page.locator("article.conflict")).to_have_count(0)
+    assert "status:deprecated" in api.get("/entry", params={"id": lead}).json()["entry"]["tags"]
+    assert "status:deprecated" not in api.get("/entry", params={"id": newer}).json()["entry"]["tags"]
+
+
+def test_a_reminder_said_in_words_is_shown_and_can_be_removed(dashboard: Dashboard, api):
+    page = dashboard.open("capture")
+    page.fill("#content", "Remind me tomorrow at 10 to call the plumber")
+    page.click("button:text-is('Capture')")
+    outcome = page.locator("#capture-result")
+    expect(outcome).to_contain_text("Reminder set for ")
+    outcome.get_by_role("button", name="Remove reminder").click()
+    expect(outcome).to_contain_text("Reminder removed.")
+    assert api.get("/due").json()["counts"] == {"overdue": 0, "upcoming": 0}
+
+
+def test_a_refused_repeat_can_be_stored_anyway(dashboard: Dashboard, api):
+    capture(api, "Our office wifi password rotates every Monday")
+    page = dashboard.open("capture")
+    page.fill("#content", "Our office wifi password rotates every Monday")
+    page.click("button:text-is('Capture')")
+    outcome = page.locator("#capture-result")
+    outcome.get_by_role("button", name="Store it anyway").click()
+    expect(outcome).to_contain_text("Stored.")
+    assert api.get("/count").json() == {"count": 2}

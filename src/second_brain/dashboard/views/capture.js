@@ -1,18 +1,30 @@
 // Capture: content, tags, project, workspace and a time anchor; the outcome is said plainly (stored, blocked as a
 // repeat, flagged as similar, merged, replaced, a contradiction resolved, kept as a draft) with links to the
 // memories it names.
-import { api, clear, failure, h, heading, link, localTime, session, splitList } from "../app.js";
+import { act, api, clear, failure, h, heading, link, localTime, session, splitList, toast } from "../app.js";
 
 function entryLink(id, text) {
   return h("a", { href: link("entry", { id }) }, text);
 }
 
-/** The sentence for one POST /capture answer. */
-export function outcome(result) {
+/** A button that takes back what a capture did automatically: keep both memories of the pair it made. */
+function undoButton(conflict, done) {
+  const button = h("button", { type: "button", class: "secondary", onclick: () => act(button, async () => {
+    await api.post("/conflicts/answer", { conflict, keep: "both" });
+    toast("Undone: both memories are kept as they were.");
+    done();
+  }) }, "Undo");
+  return button;
+}
+
+/** The sentence for one POST /capture answer; `retry(body)` sends the capture again (store it anyway). */
+export function outcome(result, retry) {
   if (result.duplicate) {
+    const anyway = retry ? h("button", { type: "button", class: "secondary",
+      onclick: () => act(anyway, () => retry({ force: true })) }, "Store it anyway") : null;
     return h("div", { class: "card" }, h("p", { class: "warn" },
       `Not stored: it repeats a memory you already have (${result.score}% alike). `,
-      entryLink(result.matchId, "Open the original")));
+      entryLink(result.matchId, "Open the original"), " ", anyway));
   }
   const parts = [];
   if (result.action === "merged") parts.push("Merged into an existing memory: ", entryLink(result.id, "open it"));
@@ -28,13 +40,33 @@ export function outcome(result) {
   } else if (result.warning === "similar") {
     parts.push("Stored, but a similar memory exists ", `(${result.score}% alike): `,
       entryLink(result.matchId, "compare"), " · ", entryLink(result.id, "open the new one"));
+  } else if (result.warning === "possible_update") {
+    parts.push("Stored beside ", entryLink(result.matchId, "a memory it may update"),
+      ": both are kept until you answer it under Conflicts to review on ", h("a", { href: link("") }, "Home"), ". ",
+      entryLink(result.id, "Open the new one"));
   } else {
     parts.push("Stored. ", entryLink(result.id, "Open it"));
   }
-  return h("div", { class: "card" }, h("p", { class: "ok" }, parts),
-    // Where it went, in words: a note that names no workspace follows a default someone else may have set.
-    result.visibility ? h("p", { class: "where" }, result.visibility, ".") : null,
-    result.tags ? h("p", { class: "muted" }, "Tags: ", result.tags.join(", ")) : null);
+  const card = h("div", { class: "card" }, h("p", { class: "ok" }, parts));
+  if (result.conflict) { // an older memory was retired or rewritten, or the note kept as a draft: undo in one call
+    const undo = undoButton(result.conflict, () => card.querySelector(".undo")?.replaceChildren("Undone."));
+    card.append(h("p", { class: "undo" }, "Not what you meant? ", undo));
+    toast(h("span", null, "Capture changed another memory. ", undoButton(result.conflict,
+      () => card.querySelector(".undo")?.replaceChildren("Undone."))));
+  }
+  if (result.reminder) { // a time the words named became the reminder: say it, and let it be taken back
+    const clearIt = h("button", { type: "button", class: "secondary", onclick: () => act(clearIt, async () => {
+      await api.post("/due/clear", { id: result.id });
+      clear(reminder, "Reminder removed.");
+    }) }, "Remove reminder");
+    const said = result.reminder.message.split(". To undo")[0];
+    const reminder = h("p", { class: "reminder" }, said, ". ", clearIt);
+    card.append(reminder);
+  }
+  // Where it went, in words: a note that names no workspace follows a default someone else may have set.
+  if (result.visibility) card.append(h("p", { class: "where" }, result.visibility, "."));
+  if (result.tags) card.append(h("p", { class: "muted" }, "Tags: ", result.tags.join(", ")));
+  return card;
 }
 
 export default {
@@ -66,10 +98,13 @@ export default {
       }
       sending = true;
       submit.disabled = true;
-      try {
-        const answer = await api.post("/capture", body);
-        clear(result, outcome(answer));
+      const send = async (extra = {}) => {
+        const answer = await api.post("/capture", { ...body, ...extra });
+        clear(result, outcome(answer, send));
         if (!answer.duplicate) form.reset();
+      };
+      try {
+        await send();
       } catch (error) {
         clear(result, failure(error));
       } finally {

@@ -1,5 +1,6 @@
-// Home: the brief (what came in, activity, topics, one memory to resurface, what needs attention), due and
-// overdue items and open loops (the Reminders view's own sections), and patterns waiting for a verdict.
+// Home: the brief (what came in, activity, topics, one memory to resurface, what needs attention), conflicts to
+// review, due and overdue items and open loops (the Reminders view's own sections), and patterns waiting for a
+// verdict.
 import { act, api, clear, failure, h, heading, link, memoryCard, plural, toast } from "../app.js";
 import { dueSection, loopSection } from "./reminders.js";
 
@@ -19,8 +20,11 @@ function activityChart(activity) {
       h("span", null, label(activity[0]?.day ?? 0)), h("span", null, label(activity.at(-1)?.day ?? 0))));
 }
 
-function attention(brief, due) {
+function attention(brief, due, conflicts) {
   const items = [];
+  if (conflicts && conflicts.total) {
+    items.push(h("li", null, h("a", { href: "#conflicts" }, `${plural(conflicts.total, "conflict")} to review`)));
+  }
   if (due && due.counts.overdue) {
     items.push(h("li", null, h("a", { href: link("reminders") }, `${due.counts.overdue} overdue`)));
   }
@@ -43,6 +47,45 @@ function attention(brief, due) {
   return h("section", { class: "card", "aria-labelledby": "attention-title" },
     h("h2", { id: "attention-title", style: "margin-top:0" }, "Needs attention"),
     items.length ? h("ul", null, items) : h("p", { class: "muted" }, "Nothing needs attention."));
+}
+
+// What capture decided about a pair, in words a person reads at a glance.
+const CONFLICT_WORDS = {
+  retired: "The newer note retired the older one",
+  kept_canonical: "The newer note was kept as a draft beside a canonical memory",
+  similar: "Stored beside a very similar memory",
+  possible_update: "The newer note may update the older one",
+  merged: "A note was merged into this memory",
+  replaced: "A note replaced this memory's text",
+};
+
+function conflictList(conflicts, refresh) {
+  if (!conflicts.length) return null;
+  const side = (label, memory) => memory ? h("div", { class: "side" }, h("p", { class: "muted" }, label),
+    memoryCard(memory)) : null;
+  return h("section", { id: "conflicts", "aria-labelledby": "conflicts-title" },
+    h("h2", { id: "conflicts-title" }, "Conflicts to review"),
+    h("p", { class: "muted" }, "What capture decided about notes that may say different things about one subject. "
+      + "Keep both undoes what it did."),
+    h("div", { class: "list" }, conflicts.map((item) => {
+      const decide = (keep, label) => {
+        const button = h("button", { type: "button", class: keep === "both" ? "" : "secondary",
+          onclick: () => act(button, async () => {
+            await api.post("/conflicts/answer", { conflict: item.conflict, keep });
+            toast(keep === "both" ? "Both kept." : `Kept the ${keep} one.`);
+            await refresh();
+          }) }, label);
+        return button;
+      };
+      return h("article", { class: "card conflict", dataset: { conflict: item.conflict } },
+        h("p", null, h("strong", null, CONFLICT_WORDS[item.kind] || item.kind),
+          item.reason ? ` — ${item.reason}` : ""),
+        side("Older", item.older), side("Newer", item.newer),
+        item.note ? h("p", { class: "muted" }, "The note: ", item.note) : null,
+        h("p", { class: "actions" }, decide("both", "Keep both"),
+          item.newer || item.note ? decide("newer", item.newer ? "Keep the newer" : "Keep the merge") : null,
+          decide("older", "Keep the older")));
+    })));
 }
 
 function patternList(patterns, refresh) {
@@ -70,14 +113,16 @@ export default {
   async render(main) {
     const summary = h("div", null, h("p", { class: "muted" }, "Loading the brief…"));
     const patterns = h("div");
+    const review = h("div");
     const due = dueSection();
     const loops = loopSection();
-    main.append(heading("Home"), summary, due.section, loops.section, patterns);
+    main.append(heading("Home"), summary, review, due.section, loops.section, patterns);
     let turn = 0;
     const draw = async () => {
       const mine = ++turn; // two quick refreshes: only the later one draws
       try {
-        const [brief, overdue] = await Promise.all([api.get("/brief"), due.refresh()]);
+        const [brief, overdue, conflicts] = await Promise.all([api.get("/brief"), due.refresh(),
+          api.get("/conflicts")]);
         if (mine !== turn) return;
         const sources = brief.sources.map((s) => `${s.count} from ${s.source}`).join(", ");
         clear(summary,
@@ -88,13 +133,14 @@ export default {
               h("p", { class: "muted" }, sources ? sources + "." : "Nothing new.",
                 ` ${plural(brief.total, "memory", "memories")} in all.`)),
             activityChart(brief.activity),
-            attention(brief, overdue)),
+            attention(brief, overdue, conflicts)),
           h("section", { "aria-labelledby": "topics-title" }, h("h2", { id: "topics-title" }, "Topics this week"),
             brief.topics.length ? h("ul", { class: "tags" }, brief.topics.map((t) => h("li", { class: "tag" },
               h("a", { href: link("memories", { tag: t.tag }) }, `#${t.tag}`), h("span", { class: "muted" },
                 ` ${t.count}`)))) : h("p", { class: "muted" }, "No tags used this week.")),
           brief.resurface ? h("section", { "aria-labelledby": "resurface-title" },
             h("h2", { id: "resurface-title" }, "Worth re-reading"), memoryCard(brief.resurface)) : null);
+        clear(review, conflictList(conflicts.conflicts, draw));
         clear(patterns, patternList(brief.patterns, draw));
       } catch (error) {
         if (mine === turn) clear(summary, failure(error));
