@@ -3,7 +3,7 @@ Protocol a service asks for, and ReadModel, what one backend offers."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..domain.links import Edge
 from ..domain.memory import Memory
@@ -116,6 +116,15 @@ class Connection:
 
 
 @dataclass(frozen=True)
+class LinkedPair:
+    """An edge with both its ends as they are now (deprecated or not)."""
+
+    edge: EdgeRow
+    source: EntryRow
+    target: EntryRow
+
+
+@dataclass(frozen=True)
 class TagCount:
     tag: str
     count: int
@@ -200,6 +209,13 @@ class GraphReads(Protocol):
         """Every edge in these workspaces, oldest first (for an export)."""
 
 
+@runtime_checkable
+class HistoryReads(Protocol):
+    def linked_pairs(self, ids: Sequence[str], workspaces: Sequence[str], types: Sequence[str]) -> list[LinkedPair]:
+        """The edges of these types with an end among these entries and both ends in these workspaces, deprecated
+        ends included (one batched read: what superseded a page of results, what they conflict with)."""
+
+
 class ProjectReads(Protocol):
     def projects(self, workspaces: Sequence[str], include_archived: bool = True) -> list[ProjectRow]:
         """Projects in those workspaces, by name."""
@@ -225,9 +241,11 @@ class BriefReads(Protocol):
     def newest_tagged(self, tags: Sequence[str], workspaces: Sequence[str], limit: int) -> list[EntryRow]:
         """The newest entries carrying any of these tags, deprecated ones left out."""
 
-    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int) -> EntryRow | None:
+    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int,
+                  exclude: Sequence[str] = ()) -> EntryRow | None:
         """One `brief.resurfaceable` entry written before `created_before`, chosen by `seed`: the same seed over
-        the same pool gives the same entry, another seed most likely another."""
+        the same pool gives the same entry, another seed most likely another; never one of `exclude`, which
+        gives the pick that would come after them."""
 
 
 class GraphViewReads(Protocol):
@@ -258,6 +276,6 @@ class DigestReads(Protocol):
         `memory.DIGEST_MIN_ENTRIES`; most first."""
 
 
-class ReadModel(EntryReads, KeywordSearch, GraphReads, ProjectReads, StatsReads, BriefReads, GraphViewReads,
-                DigestReads, Protocol):
+class ReadModel(EntryReads, KeywordSearch, GraphReads, HistoryReads, ProjectReads, StatsReads, BriefReads,
+                GraphViewReads, DigestReads, Protocol):
     """Every read port: what one backend offers. A service asks for the narrow ones it uses."""

@@ -47,7 +47,8 @@ class OpenSearchBriefReads:
                           "must_not": [{"term": {"tags": text.DEPRECATED}}]}}
         return self.ix.rows(query, limit, [{"created_at": "desc"}, {"seq": "desc"}])
 
-    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int) -> EntryRow | None:
+    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int,
+                  exclude: Sequence[str] = ()) -> EntryRow | None:
         if not workspaces:
             return None
         pool = {"bool": {  # brief.resurfaceable, as a query
@@ -55,7 +56,8 @@ class OpenSearchBriefReads:
                        {"bool": {"minimum_should_match": 1, "should": [
                            {"range": {"importance_score": {"gte": text.PROTECTED_IMPORTANCE}}},
                            {"term": {"tags": text.CANONICAL}}]}}],
-            "must_not": [{"terms": {"tags": list(HIDDEN)}}]}}
+            "must_not": [{"terms": {"tags": list(HIDDEN)}},
+                         *([{"ids": {"values": list(exclude)}}] if exclude else [])]}}
         # A score hashed from the seed and the id: the same seed ranks the same pool the same way.
         query = {"function_score": {"query": pool, "boost_mode": "replace",
                                     "random_score": {"seed": seed, "field": "id"}}}

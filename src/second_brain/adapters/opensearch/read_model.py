@@ -12,6 +12,7 @@ from ...ports.read_model import (
     EntryRow,
     Filters,
     KeywordHit,
+    LinkedPair,
     ProjectRow,
     TagCount,
     TermStats,
@@ -128,6 +129,19 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             found.append(Connection(row, edge["_source"]["type"], edge["_source"]["weight"],
                                     edge["_source"]["provenance"], edge["_source"]["created_at"]))
         return found[:limit]
+
+    def linked_pairs(self, ids: Sequence[str], workspaces: Sequence[str], types: Sequence[str]) -> list[LinkedPair]:
+        if not ids or not workspaces or not types:
+            return []
+        query = {"bool": {"filter": [{"terms": {"type": list(types)}}], "minimum_should_match": 1,
+                          "should": [{"terms": {"source_id": list(ids)}}, {"terms": {"target_id": list(ids)}}]}}
+        hits = self.ix.search(self.ix.edges, query, MAX_RESULTS, [{"created_at": "desc"}])
+        edges = [EdgeRow(s["source_id"], s["target_id"], s["type"], s["weight"], s["provenance"], s["created_at"])
+                 for s in (h["_source"] for h in hits)]
+        rows = self.ix.mget(self.ix.entries, list({end for e in edges for end in (e.source_id, e.target_id)}))
+        rows = {key: row for key, row in rows.items() if row.workspace in workspaces}
+        return [LinkedPair(edge, rows[edge.source_id], rows[edge.target_id]) for edge in edges
+                if edge.source_id in rows and edge.target_id in rows]
 
     def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
         query = scope(Filters(tuple(workspaces)))

@@ -5,7 +5,7 @@ written by the projection in sqlite_projection.py."""
 import json
 from collections.abc import Sequence
 
-from ...ports.read_model import Connection, EdgeRow, EntryRow, Filters, ProjectRow
+from ...ports.read_model import Connection, EdgeRow, EntryRow, Filters, LinkedPair, ProjectRow
 from .sqlite_brief import SQLiteBriefReads
 from .sqlite_digest import SQLiteDigestReads
 from .sqlite_graph_view import SQLiteGraphView
@@ -47,6 +47,24 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLite
              *params, limit),
         ).fetchall()
         return [Connection(row_of(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"]) for r in rows]
+
+    def linked_pairs(self, ids: Sequence[str], workspaces: Sequence[str], types: Sequence[str]) -> list[LinkedPair]:
+        if not ids or not workspaces or not types:
+            return []
+        kinds, keys = marks(types), marks(ids)
+        edges = [EdgeRow(*r) for r in self._read(
+            "SELECT source_id, target_id, type, weight, provenance, created_at FROM edges"
+            f" WHERE source_id IN ({keys}) AND type IN ({kinds})"
+            " UNION SELECT source_id, target_id, type, weight, provenance, created_at FROM edges"
+            f" WHERE target_id IN ({keys}) AND type IN ({kinds})"
+            " ORDER BY created_at DESC, source_id, target_id, type", (*ids, *types, *ids, *types),
+        ).fetchall()]
+        ends = list({end for edge in edges for end in (edge.source_id, edge.target_id)})
+        rows = {row.id: row for row in map(row_of, self._read(
+            f"SELECT e.* FROM entries e WHERE e.id IN ({marks(ends)}) AND +e.workspace IN ({marks(workspaces)})",
+            (*ends, *workspaces)).fetchall())} if ends else {}
+        return [LinkedPair(edge, rows[edge.source_id], rows[edge.target_id]) for edge in edges
+                if edge.source_id in rows and edge.target_id in rows]
 
     def all_entries(self, workspaces: Sequence[str]) -> list[EntryRow]:
         marks = ", ".join("?" for _ in workspaces)

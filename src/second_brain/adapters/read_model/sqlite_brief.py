@@ -115,18 +115,20 @@ class SQLiteBriefReads(SQLiteReads):
         ).fetchall()
         return [row_of(r) for r in rows]
 
-    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int) -> EntryRow | None:
+    def resurface(self, workspaces: Sequence[str], created_before: int, seed: int,
+                  exclude: Sequence[str] = ()) -> EntryRow | None:
         if not workspaces:
             return None
         # Per workspace, the first old-enough member at or after the seed in pick order, and the first of all
         # (wrapping round); the first of those across workspaces wins.
+        skipped = f" AND id NOT IN ({marks(exclude)})" if exclude else ""
         part = ("SELECT * FROM (SELECT {wrapped} AS wrapped, pick, id FROM resurface_pool WHERE workspace = ?"
-                " AND pick {side} ? AND created_at < ? ORDER BY pick, id LIMIT 1)")
+                f" AND pick {{side}} ? AND created_at < ?{skipped} ORDER BY pick, id LIMIT 1)")
         parts, params = [], []
         for wrapped, side in ((0, ">="), (1, "<")):
             for workspace in workspaces:
                 parts.append(part.format(wrapped=wrapped, side=side))
-                params += [workspace, seed, created_before]
+                params += [workspace, seed, created_before, *exclude]
         row = self._read(
             f"SELECT e.* FROM ({' UNION ALL '.join(parts)}) p JOIN entries e ON e.id = p.id"
             " ORDER BY p.wrapped, p.pick, p.id LIMIT 1", params,
