@@ -25,7 +25,7 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag
     if as_of is not None:
         return past.recall(brain, ctx, query, top_k, as_of=as_of, hops=hops, full=full, insight=insight, **chosen)
     request = recall_request(brain, ctx, query, top_k, hops, full, **chosen)
-    response = brain.recall.recall(ctx, request)
+    response = brain.recall.recall(ctx, request, log=brain.store)  # the log names the pairs a capture flagged
     if insight:
         response["insight"] = synthesise(brain.llm, request.query, response["results"])
     (defer or at_once)(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])

@@ -15,7 +15,7 @@ from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorHit
 from ..memories.service import Context
 from ..memories.views import entry_view
-from . import keyword, query, ranking, temporal
+from . import history, keyword, query, ranking, temporal
 from .config import RecallConfig
 from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
@@ -86,6 +86,8 @@ class Candidates:
     dense: dict[str, float] = field(default_factory=dict)
     updated: set[str] = field(default_factory=set)
     via: dict[str, Via] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # the ranked candidates diversity chose the results from
+    conflicts: dict[str, set[str]] = field(default_factory=dict)  # near-copies of a replaced memory and its winner
     semantic_unavailable: bool = False
     model_loading: bool = False  # semantic_unavailable because the model is still loading
 
@@ -100,7 +102,8 @@ class RecallService:
         self.config = config
         self.rerank = RerankStage(reranker)
 
-    def recall(self, ctx: Context, request: RecallRequest) -> dict[str, Any]:
+    def recall(self, ctx: Context, request: RecallRequest, log: history.Streams | None = None) -> dict[str, Any]:
+        """With `log`, results also name the memories a capture flagged beside them (read from their streams)."""
         config = self.config()  # read once: every setting this recall uses comes from this one read
         hops = config.default_hops if request.hops is None else request.hops
         text, filters = request.query, request.filters
@@ -115,10 +118,11 @@ class RecallService:
         ranked, found = self.rank(parsed, filters, request.top_k, config, dates)
         if hops > 0 and ranked:
             ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
+        notes = self._history(ctx, ranked, found, config, log)
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
-            "results": self._render(ctx, ranked, found, parsed, request.full, config),
+            "results": self._render(ctx, ranked, found, parsed, request.full, config, notes),
             "insight": None,
             "semantic_unavailable": found.semantic_unavailable,
         }
@@ -163,8 +167,39 @@ class RecallService:
             ordered = [item for item in ordered if item[1] >= floor]
         contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
+        ordered = self._below_winners(ordered, filters, config, found)
+        found.order = [key for key, _ in ordered]
         vector_of = self.vectors.vector_of if self.vectors else (lambda _: None)
         return ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy), found
+
+    def _below_winners(self, ordered: list[tuple[str, float]], filters: Filters, config: RecallConfig,
+                       found: Candidates) -> list[tuple[str, float]]:
+        """Near-copies of what a candidate replaced in a contradiction rank just below it (see history.py)."""
+        winners = [key for key, _ in ordered if found.entries[key].contradiction_wins > 0][: history.WINNERS_READ]
+        if not winners:
+            return ordered
+        pairs = history.linked(self.read_model, winners, filters.workspaces, (history.SUPERSEDES,), found.entries,
+                               config.graph_fanout)
+        replaced = [r for r in history.replacements(pairs) if r.winner.id in found.entries]
+        return history.below_winners(ordered, found.entries, replaced, found.conflicts)
+
+    def _history(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates, config: RecallConfig,
+                 log: history.Streams | None) -> history.Notes:
+        """What superseded each result and what it may conflict with: one batched read of the page's history edges,
+        and the streams of the few candidates a capture flagged."""
+        page = [key for key, _ in ranked]
+        if not page:
+            return history.Notes()
+        readable = ctx.identity.readable
+        pairs = history.linked(self.read_model, page, readable, history.LINKS, found.entries, config.graph_fanout)
+        flags: list[tuple[str, str]] = []
+        if log is not None:
+            rows = [found.entries[key] for key in dict.fromkeys([*page, *found.order])]
+            flags = history.flagged(log, rows, self.clock.now_ms())
+        named = {key for pair in flags for key in pair} | {p.source.id for p in pairs} | {p.target.id for p in pairs}
+        current = set(self.read_model.hydrate([k for k in named if k not in found.entries], Filters(readable)))
+        current |= {key for key in named if key in found.entries}
+        return history.notes(page, pairs, found.conflicts, flags, current)
 
     def _keyword_arm(self, parsed: query.ParsedQuery, filters: Filters, config: RecallConfig,
                      found: Candidates) -> keyword.KeywordPlan | None:
@@ -267,7 +302,8 @@ class RecallService:
         return sorted(merged, key=lambda item: -item[1])[: request.top_k]
 
     def _render(self, ctx: Context, ranked: list[tuple[str, float]], found: Candidates,
-                parsed: query.ParsedQuery, full: bool, config: RecallConfig) -> list[dict[str, Any]]:
+                parsed: query.ParsedQuery, full: bool, config: RecallConfig,
+                notes: history.Notes) -> list[dict[str, Any]]:
         budget = Budget(config.snippet_chars, config.full_match_chars, config.full_matches, config.strong_match_ratio)
         top = ranked[0][1] if ranked else 1.0
         results = []
@@ -285,5 +321,6 @@ class RecallService:
                 "hop": via.hop if via else 0, "workspace": view["workspace"], "actor_name": view["actor_name"],
                 "via_provenance": via.provenance if via else None, "via_type": via.type if via else None,
                 "linked_at": via.linked_at if via else None, "related_to": via.related_to if via else None,
+                "superseded_by": notes.superseded_by.get(key), "conflicts_with": notes.conflicts_with.get(key, []),
             })
         return results

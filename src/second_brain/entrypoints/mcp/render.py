@@ -18,9 +18,29 @@ def render_recall(response: dict[str, Any], budget: int) -> str:
     if response.get("semantic_unavailable"):
         head += " (semantic search is unavailable: exact words only)"
     head = notice + head
-    blocks = [_block(n, r, f"score {r['score']}", r["content"], r["truncated"], r["full_length"])
-              for n, r in enumerate(results, 1)]
+    shown = {r["id"]: (n, r["created_at"]) for n, r in enumerate(results, 1)}
+    blocks = [_block(n, r, f"score {r['score']}", r["content"], r["truncated"], r["full_length"],
+                     _history(r, shown)) for n, r in enumerate(results, 1)]
     return _bounded(head + ":", blocks, budget)
+
+
+def _history(result: dict[str, Any], shown: dict[str, tuple[int, int]]) -> str:
+    """What a result's history asks of a model before it quotes it: a replaced memory names what replaced it, a
+    memory that may conflict with others names them (by their number when they are in this answer)."""
+
+    def name(other: str) -> str:
+        if other not in shown:
+            return other
+        number, created = shown[other]
+        return f"[{number}] ({'newer' if created > result['created_at'] else 'older'})"
+
+    lines = []
+    if result.get("superseded_by"):
+        lines.append(f"Superseded by {name(result['superseded_by'])}: a newer memory replaced this one; prefer it.")
+    if result.get("conflicts_with"):
+        lines.append(f"May conflict with {', '.join(name(o) for o in result['conflicts_with'])}: check which is "
+                     "current before asserting either.")
+    return "\n".join(lines)
 
 
 def render_list(entries: list[dict[str, Any]], budget: int) -> str:
@@ -65,12 +85,13 @@ def render_timeline(page: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int) -> str:
+def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int,
+           notes: str = "") -> str:
     tags = ", ".join(item["tags"])
     text = f"[{number}] id: {item['id']} · {label} · {_date(item['created_at'])}" + (f" · tags: {tags}" if tags else "")
     if STALE_TAG in item["tags"]:  # flagged by the nightly staleness pass: say so where a model reads it
         text += f" · true as of {_date(item.get('updated_at', item['created_at']))}, verify before asserting"
-    text += "\n" + content
+    text += ("\n" + notes if notes else "") + "\n" + content
     if truncated:
         text += f"\n[truncated · {full_length} chars total · get(\"{item['id']}\") for full text]"
     return text

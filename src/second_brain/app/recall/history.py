@@ -1,0 +1,161 @@
+"""What recall says of a result's history, and the ranking rule that follows from it.
+
+- `superseded_by`: a memory that a newer one replaced (a `supersedes` edge points at it) names that memory while it
+  is still replaced: retired (deprecated), or superseded by a person's own link. A retirement a person took back
+  (the memory is current again, the capture's edge still there) is history, not a replacement.
+- `conflicts_with`: current memories that may say otherwise: the other end of a `contradicts` edge, the other
+  memory of a pair a capture flagged on the newer one's stream (until a person answers it), and a near-copy of a
+  replaced memory beside the memory that replaced it.
+- A near-copy of a replaced memory ranks just below the memory that replaced it: "$8k" left in a second note must
+  not outrank the note that changed it to "$10k".
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ...domain.contradictions import content_words, negated, same_frame, words
+from ...domain.envelope import Envelope
+from ...domain.events import memory_stream
+from ...domain.text import DEPRECATED
+from ...ports.read_model import Connection, EdgeRow, EntryRow, HistoryReads, LinkedPair
+
+SUPERSEDES = "supersedes"
+CONTRADICTS = "contradicts"  # no such link type yet: an edge of it would name a conflict outright
+LINKS = (SUPERSEDES, CONTRADICTS)
+# Flags a capture records on the newer memory's stream, each with the field naming the older memory. Only the
+# streams of memories carrying one of FLAG_TAGS are read (a memory flagged by ConflictSuspected needs a tag of its
+# own here to be found); a person's answer about the pair (ANSWERED, on both streams) closes it.
+FLAGS = {"DuplicateSuspected": "match_id", "ConflictSuspected": "other_id"}
+FLAG_TAGS = ("duplicate-candidate",)
+ANSWERED = "ConflictAnswered"
+FLAG_READS = 20  # streams read for flags in one recall: the page's first, then the other candidates'
+WINNERS_READ = 8  # candidates that won a contradiction whose replaced memories are read, best first
+BELOW = 0.999  # a near-copy's score as a share of the score of the memory that replaced what it copies
+
+
+@dataclass(frozen=True)
+class Replacement:
+    winner: EntryRow
+    loser: EntryRow
+
+
+@dataclass
+class Notes:
+    """What each result of a page says of its history."""
+
+    superseded_by: dict[str, str] = field(default_factory=dict)
+    conflicts_with: dict[str, list[str]] = field(default_factory=dict)
+
+
+class Connections(Protocol):
+    def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
+                    superseded: bool = False, deprecated: bool = False) -> list[Connection]: ...
+
+
+class Streams(Protocol):
+    def read_stream(self, stream_id: str) -> list[Envelope]: ...
+
+
+def linked(reads: Connections, ids: Sequence[str], workspaces: Sequence[str], types: Sequence[str],
+           rows: Mapping[str, EntryRow], fanout: int) -> list[LinkedPair]:
+    """The edges of these types touching these memories (whose rows are in `rows`), both ends readable."""
+    if isinstance(reads, HistoryReads):
+        return reads.linked_pairs(ids, workspaces, types)
+    # The past's reads (app/past/recall.py) answer one memory at a time, with the edges as they were; they do not
+    # say which way an edge goes, so the newer end is taken to be the one that supersedes.
+    found: dict[tuple[str, str, str], LinkedPair] = {}
+    for key in ids:
+        for kind in types:
+            for link in reads.connections(key, workspaces, kind, fanout, deprecated=True):
+                ends = sorted((rows[key], link.entry), key=lambda row: (row.created_at, row.id))
+                edge = EdgeRow(ends[1].id, ends[0].id, link.type, link.weight, link.provenance, link.linked_at)
+                found[(edge.source_id, edge.target_id, edge.type)] = LinkedPair(edge, ends[1], ends[0])
+    return sorted(found.values(), key=lambda pair: -pair.edge.created_at)
+
+
+def replacements(pairs: Iterable[LinkedPair]) -> list[Replacement]:
+    """The supersedes edges whose target is still replaced: retired, or superseded by a person's own link."""
+    return [Replacement(p.source, p.target) for p in pairs
+            if p.edge.type == SUPERSEDES and (DEPRECATED in p.target.tags or p.edge.provenance != "system")]
+
+
+def near_copy(entry: EntryRow, replaced: Replacement) -> bool:
+    """Whether `entry` still says what the replaced memory said: written before the memory that replaced it, current,
+    about the same thing (most content words in common with the replaced one), and holding every word the
+    replacement took away and none it brought ("$8k" where "$8k" became "$10k"); for a changed negation, negated as
+    the replaced memory was."""
+    winner, loser = replaced.winner, replaced.loser
+    if entry.id in (winner.id, loser.id) or entry.created_at > winner.created_at or DEPRECATED in entry.tags:
+        return False
+    old, new, own = words(loser.content), words(winner.content), words(entry.content)
+    if not same_frame(old, own):
+        return False
+    said, was, now = content_words(own), content_words(old), content_words(new)
+    gone, brought = was - now, now - was
+    if gone or brought:
+        return bool(gone) and gone <= said and not brought & said
+    return negated(own) == negated(old) != negated(new)
+
+
+def below_winners(ordered: list[tuple[str, float]], rows: Mapping[str, EntryRow], replaced: Sequence[Replacement],
+                  conflicts: dict[str, set[str]]) -> list[tuple[str, float]]:
+    """Each candidate that is a near-copy of a replaced memory placed just below the candidate that replaced it, and
+    the two marked in `conflicts` as conflicting with each other."""
+    scores = dict(ordered)
+    for replacement in replaced:
+        winner = replacement.winner.id
+        if winner not in scores:
+            continue
+        for key, _ in ordered:
+            if near_copy(rows[key], replacement):
+                scores[key] = min(scores[key], scores[winner] * BELOW)
+                conflicts.setdefault(key, set()).add(winner)
+                conflicts.setdefault(winner, set()).add(key)
+    return sorted(((key, scores[key]) for key, _ in ordered), key=lambda item: -item[1])  # stable: ties keep order
+
+
+def flagged(log: Streams, rows: Iterable[EntryRow], now: int) -> list[tuple[str, str]]:
+    """The (newer, older) pairs a capture flagged on these memories' streams by `now` and nobody has answered:
+    read for the first FLAG_READS memories carrying a flag tag."""
+    pairs: list[tuple[str, str]] = []
+    carrying = [row for row in rows if any(tag in FLAG_TAGS for tag in row.tags)][:FLAG_READS]
+    for row in carrying:
+        open_: dict[str, None] = {}
+        for envelope in log.read_stream(memory_stream(row.id)):
+            if envelope.at > now:
+                break
+            if envelope.type in FLAGS:
+                open_[getattr(envelope.event, FLAGS[envelope.type], "")] = None
+            elif envelope.type == ANSWERED:
+                open_.pop(getattr(envelope.event, "other_id", ""), None)
+        pairs += [(row.id, other) for other in open_ if other and other != row.id]
+    return pairs
+
+
+def notes(page: Sequence[str], pairs: Iterable[LinkedPair], near: Mapping[str, set[str]],
+          flags: Iterable[tuple[str, str]], current: Iterable[str]) -> Notes:
+    """Each page result's `superseded_by` and `conflicts_with`, naming only `current` memories (readable, not
+    retired) in `conflicts_with`; `pairs` are the history edges touching the page."""
+    on_page, live = set(page), set(current)
+    found = Notes()
+    conflicts: dict[str, dict[str, None]] = {key: dict.fromkeys(sorted(near.get(key, ()))) for key in page}
+    newest_first = sorted(pairs, key=lambda p: -p.edge.created_at)  # the newest replacement is the one named
+    for pair in newest_first:
+        source, target = pair.source.id, pair.target.id
+        if pair.edge.type == CONTRADICTS:
+            for key, other in ((source, target), (target, source)):
+                if key in on_page and other in live:
+                    conflicts[key][other] = None
+    for replacement in replacements(newest_first):
+        if replacement.loser.id in on_page:
+            found.superseded_by.setdefault(replacement.loser.id, replacement.winner.id)
+    for newer, older in flags:
+        for key, other in ((newer, older), (older, newer)):
+            if key in on_page and other in live:
+                conflicts[key][other] = None
+    for key in page:
+        named = [other for other in conflicts[key] if other not in (key, found.superseded_by.get(key))]
+        if named:
+            found.conflicts_with[key] = named
+    return found
