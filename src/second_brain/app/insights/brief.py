@@ -1,18 +1,26 @@
 """GET /brief: what the brain has been doing, in one answer, read from kept counts (a fixed number of reads at
-any size: no model, no vectors, no walk over the memories)."""
+any size: no model, no walk over the memories; the memory to re-read is checked against the few memories nearest
+it, so that it is never one a newer memory replaced)."""
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ...domain import brief as rules
-from ...domain import text
+from ...domain import links, text
 from ...domain.staleness import STALE_TAG
 from ...ports.clock import Clock
-from ...ports.read_model import BriefReads, EntryReads, StatsReads
+from ...ports.read_model import BriefReads, EntryReads, EntryRow, Filters, HistoryReads, StatsReads
 from ...ports.vector_index import VectorIndex
 from ..handling import Context
+from ..memories.triage import DuplicateConfig
+from ..recall import history
+
+RESURFACE_TRIES = 5  # picks passed over as outdated before the brief offers none
+NEAR = 5  # the memories nearest a pick by meaning, as a capture's contradiction check takes them...
+NEAR_COSINE = DuplicateConfig().candidate_threshold  # ...and as close
 
 
-class BriefSources(BriefReads, EntryReads, StatsReads, Protocol):
+class BriefSources(BriefReads, EntryReads, StatsReads, HistoryReads, Protocol):
     """What the brief reads."""
 
 
@@ -32,8 +40,7 @@ class BriefService:
                                             today - rules.TOPIC_DAYS + 1, now)
         patterns = self.read_model.newest_tagged(rules.PATTERN_TAGS, scope, rules.PATTERNS_SHOWN)
         # Old enough by the start of today, so the pool, and the pick, only move with the day (or an edit).
-        old = self.read_model.resurface(scope, today * rules.DAY_MS - rules.RESURFACE_MIN_AGE_MS,
-                                        rules.day_seed(today))
+        old = self._resurface(scope, today * rules.DAY_MS - rules.RESURFACE_MIN_AGE_MS, rules.day_seed(today))
         topics = [t for t in activity.topics if text.is_topic_tag(t.tag)][: rules.TOPICS_SHOWN]
         return {
             "ok": True,
@@ -52,3 +59,26 @@ class BriefService:
                 "patterns": len(patterns),
             },
         }
+
+    def _resurface(self, scope: Sequence[str], created_before: int, seed: int) -> EntryRow | None:
+        """The day's pick, passing over outdated ones: worth re-reading is never what a newer memory replaced."""
+        passed: list[str] = []
+        for _ in range(RESURFACE_TRIES):
+            pick = self.read_model.resurface(scope, created_before, seed, passed)
+            if pick is None or not self._outdated(pick, scope):
+                return pick
+            passed.append(pick.id)
+        return None
+
+    def _outdated(self, pick: EntryRow, scope: Sequence[str]) -> bool:
+        """Whether a newer memory superseded the pick, or one that the pick is a near-copy of (recall's rules,
+        app/recall/history.py), among the memories near it by meaning or linked to it."""
+        near = {pick.id}
+        vector = self.vectors.vector_of(pick.id)
+        if vector is not None:
+            hits = self.vectors.search(vector, Filters(tuple(scope)), NEAR + 1)
+            near.update(hit.entry_id for hit in hits if hit.score >= NEAR_COSINE)
+        for pair in self.read_model.linked_pairs([pick.id], scope, tuple(links.LABELS)):
+            near.update((pair.source.id, pair.target.id))
+        replaced = history.replacements(self.read_model.linked_pairs(sorted(near), scope, (history.SUPERSEDES,)))
+        return any(r.loser.id == pick.id or history.near_copy(pick, r) for r in replaced)
