@@ -85,7 +85,8 @@ ENTRY = {
     "MemoryDrawnInto": ("drawn_into", {"pattern_id": "m-hidden"}),
     "ReminderPushed": ("reminder_pushed", {"when_at": 1800000000000, "devices": 2}),
     "ConflictSuspected": ("conflict_suspected", {"other_id": "m-seen", "reason": "maybe another subject"}),
-    "ConflictAnswered": ("conflict_answered", {"item": "m1@3", "kind": "retired", "keep": "both", "other_id": "m-seen"}),
+    "ConflictAnswered": ("conflict_answered",
+                         {"item": "m1@3", "kind": "retired", "keep": "both", "other_id": "m-seen"}),
 }
 # The same events in other shapes, where the presenter says something else.
 ENTRY_VARIANTS = [

@@ -151,7 +151,8 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
     if negated(a) != negated(b):
         return None  # one side negated, and about something else: the other rules would misread the swap
     if not only_old and not only_new and _denied(a) != _denied(b):
-        return "One note negates what the other asserts.", True  # "vegetarian, eats no meat" / "eats meat, not vegetarian"
+        # "vegetarian, eats no meat" / "eats meat, not vegetarian"
+        return "One note negates what the other asserts.", True
     if _directions(a) != _directions(b):
         return None  # the way there and the way back
     spans = _changes(a, b)
