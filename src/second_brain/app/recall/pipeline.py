@@ -197,8 +197,9 @@ class RecallService:
             rows = [found.entries[key] for key in dict.fromkeys([*page, *found.order])]
             flags = history.flagged(log, rows, self.clock.now_ms())
         named = {key for pair in flags for key in pair} | {p.source.id for p in pairs} | {p.target.id for p in pairs}
-        current = set(self.read_model.hydrate([k for k in named if k not in found.entries], Filters(readable)))
-        current |= {key for key in named if key in found.entries}
+        elsewhere = [key for key in named if key not in found.entries]  # candidates are readable and current
+        current = set(self.read_model.hydrate(elsewhere, Filters(readable))) if elsewhere else set()
+        current |= named - set(elsewhere)
         return history.notes(page, pairs, found.conflicts, flags, current)
 
     def _keyword_arm(self, parsed: query.ParsedQuery, filters: Filters, config: RecallConfig,
