@@ -74,10 +74,13 @@ def test_an_unsure_pair_is_kept_flagged_and_answered(api):
     old = capture(api, "Hannah manages the support team")["id"]
     new = capture(api, "Oliver manages the support team")
     assert (new["warning"], new["matchId"]) == ("possible_update", old) and "review" in new["reason"]
+    assert "possible-update" in new["tags"]
+    found = {r["id"]: r for r in api.get("/recall", params={"query": "who manages the support team"}).json()["results"]}
+    assert found[new["id"]]["conflicts_with"] == [old] and found[old]["conflicts_with"] == [new["id"]]
     [item] = pending(api)
     assert (item["kind"], item["older"]["id"], item["newer"]["id"]) == ("possible_update", old, new["id"])
     assert answer(api, item["conflict"], "newer").json()["kept"] == [new["id"]]
-    assert "status:deprecated" in entry(api, old)["tags"]
+    assert "status:deprecated" in entry(api, old)["tags"] and "possible-update" not in entry(api, new["id"])["tags"]
     assert pending(api) == []
 
 

@@ -123,6 +123,7 @@ def _store(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None
         tags.append("duplicate-candidate")
         events.append(DuplicateSuspected(verdict.match_id, round(verdict.score, 4)))
     elif verdict.action == "doubt":  # may change a fact of the matched memory: both kept, the pair flagged
+        tags.append("possible-update")
         events.append(ConflictSuspected(verdict.match_id, verdict.reason))
     elif verdict.action == "contradiction":
         assert matched is not None, "a contradiction verdict comes with the memory it matched"

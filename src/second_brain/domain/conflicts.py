@@ -28,6 +28,7 @@ from .shown import shows
 KEEPS = ("both", "newer", "older")
 KINDS = ("retired", "kept_canonical", "similar", "possible_update", "merged", "replaced")
 REVIEW_DAYS = 30  # how far back the list reaches
+FLAG_TAGS = ("duplicate-candidate", "possible-update")  # what a flagged newer memory carries until answered
 
 
 @counted_only
@@ -138,7 +139,7 @@ def answer(kind: str, keep: str, item: str, older: Memory, newer: Memory | None,
         else:
             newer_tags = status(newer, "deprecated")
     else:  # similar, possible_update: both were kept
-        newer_tags = tuple(t for t in newer.tags if t != "duplicate-candidate")
+        newer_tags = tuple(t for t in newer.tags if t not in FLAG_TAGS)
         if keep == "newer":
             older_tags = status(older, "deprecated")
         elif keep == "older":

@@ -32,7 +32,8 @@ def within_int64(n: int) -> int:
 RESERVED_PREFIXES = ("kind:", "status:", "volatility:", "stale:", "project:", "capsule:", "capsule-slot:")
 # Tags the brain itself sets: bookkeeping, not topics.
 PIPELINE_MARKERS = frozenset(
-    {"synthesized", "auto-pattern", "auto-insight", "duplicate-candidate", "contradiction-resolved", "rolled-up"}
+    {"synthesized", "auto-pattern", "auto-insight", "duplicate-candidate", "possible-update", "contradiction-resolved",
+     "rolled-up"}
 )
 # An explicit tag list on update replaces the caller's tags, never these.
 WORKER_OWNED_PREFIXES = ("kind:", "status:", "volatility:", "stale:")

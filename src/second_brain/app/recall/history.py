@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ...domain import conflicts
 from ...domain.contradictions import content_words, negated, same_frame, words
 from ...domain.envelope import Envelope
 from ...domain.events import memory_stream
@@ -24,10 +25,10 @@ SUPERSEDES = "supersedes"
 CONTRADICTS = "contradicts"  # no such link type yet: an edge of it would name a conflict outright
 LINKS = (SUPERSEDES, CONTRADICTS)
 # Flags a capture records on the newer memory's stream, each with the field naming the older memory. Only the
-# streams of memories carrying one of FLAG_TAGS are read (a memory flagged by ConflictSuspected needs a tag of its
-# own here to be found); a person's answer about the pair (ANSWERED, on both streams) closes it.
+# streams of memories carrying one of FLAG_TAGS are read (duplicate-candidate, possible-update: the capture tags
+# the newer memory so); a person's answer about the pair (ANSWERED, on both streams) closes it.
 FLAGS = {"DuplicateSuspected": "match_id", "ConflictSuspected": "other_id"}
-FLAG_TAGS = ("duplicate-candidate",)
+FLAG_TAGS = conflicts.FLAG_TAGS
 ANSWERED = "ConflictAnswered"
 FLAG_READS = 20  # streams read for flags in one recall: the page's first, then the other candidates'
 WINNERS_READ = 8  # candidates that won a contradiction whose replaced memories are read, best first
