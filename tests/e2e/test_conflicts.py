@@ -43,6 +43,7 @@ def test_a_retirement_is_listed_and_keep_both_undoes_it_exactly(api):
     [item] = pending(api)
     assert (item["conflict"], item["kind"], item["older"]["id"], item["newer"]["id"]) == (
         new["conflict"], "retired", old, new["id"])
+    assert api.get("/brief").json()["attention"]["conflicts"] == 1
     assert item["answers"] == ["both", "newer", "older"] and item["reason"]
 
     done = answer(api, new["conflict"], "both")
@@ -55,7 +56,7 @@ def test_a_retirement_is_listed_and_keep_both_undoes_it_exactly(api):
         [said] = [t for t in entry(api, memory_id)["timeline"] if t["event"] == "conflict_answered"]
         assert said["payload"] == {"item": new["conflict"], "kind": "retired", "keep": "both",
                                    "other_id": new["id"] if memory_id == old else old}
-    assert pending(api) == []
+    assert pending(api) == [] and api.get("/brief").json()["attention"]["conflicts"] == 0
     again = answer(api, new["conflict"], "older")
     assert (again.status_code, again.json()["ok"]) == (409, False) and "answered already" in again.json()["error"]
     found = [r["id"] for r in api.get("/recall", params={"query": "weekly sync design team"}).json()["results"]]

@@ -14,8 +14,11 @@ from .inputs import identifier, required
 
 
 def brief(brain: Brain, ctx: Context) -> dict[str, Any]:
-    """What the brain has been doing lately, in the caller's readable workspaces."""
-    return brain.brief.brief(ctx)
+    """What the brain has been doing lately, in the caller's readable workspaces; `attention.conflicts`: the pairs
+    waiting in GET /conflicts."""
+    answer = brain.brief.brief(ctx)
+    answer["attention"] = {**answer.get("attention", {}), "conflicts": brain.conflicts.pending(ctx, 0)[1]}
+    return answer
 
 
 def digest(brain: Brain, ctx: Context, tag: str | None, project: str | None) -> dict[str, Any]:

@@ -20,10 +20,11 @@ function activityChart(activity) {
       h("span", null, label(activity[0]?.day ?? 0)), h("span", null, label(activity.at(-1)?.day ?? 0))));
 }
 
-function attention(brief, due, conflicts) {
+function attention(brief, due) {
   const items = [];
-  if (conflicts && conflicts.total) {
-    items.push(h("li", null, h("a", { href: "#conflicts" }, `${plural(conflicts.total, "conflict")} to review`)));
+  if (brief.attention.conflicts) {
+    const count = plural(brief.attention.conflicts, "conflict");
+    items.push(h("li", null, h("a", { href: "#conflicts" }, `${count} to review`)));
   }
   if (due && due.counts.overdue) {
     items.push(h("li", null, h("a", { href: link("reminders") }, `${due.counts.overdue} overdue`)));
@@ -133,7 +134,7 @@ export default {
               h("p", { class: "muted" }, sources ? sources + "." : "Nothing new.",
                 ` ${plural(brief.total, "memory", "memories")} in all.`)),
             activityChart(brief.activity),
-            attention(brief, overdue, conflicts)),
+            attention(brief, overdue)),
           h("section", { "aria-labelledby": "topics-title" }, h("h2", { id: "topics-title" }, "Topics this week"),
             brief.topics.length ? h("ul", { class: "tags" }, brief.topics.map((t) => h("li", { class: "tag" },
               h("a", { href: link("memories", { tag: t.tag }) }, `#${t.tag}`), h("span", { class: "muted" },
