@@ -155,3 +155,23 @@ def test_an_agent_reviews_and_answers_over_mcp(server, api):
             assert json.loads(await call(client, "conflicts"))["conflicts"] == []
 
     anyio.run(session)
+
+
+def test_a_draft_kept_beside_a_canonical_memory_and_a_similar_pair_are_answered(api):
+    canonical = capture(api, "The deploy window is Friday afternoon.")["id"]
+    api.post("/status", json={"id": canonical, "status": "canonical"})
+    draft = capture(api, "The deploy window is Thursday afternoon.")
+    assert draft["status"] == "draft" and draft["conflict"]
+    first = capture(api, "The wifi password at the cabin is on the fridge.")["id"]
+    similar = capture(api, "You can find the cabin wifi password on the fridge.")
+    assert similar.get("warning") == "similar", similar
+    kinds = {i["kind"]: i for i in pending(api)}
+    assert set(kinds) == {"kept_canonical", "similar"}
+    assert (kinds["kept_canonical"]["older"]["id"], kinds["kept_canonical"]["newer"]["id"]) == (canonical, draft["id"])
+
+    assert answer(api, draft["conflict"], "both").status_code == 200  # the undo: the draft becomes an ordinary note
+    assert not any(t.startswith("status:") for t in entry(api, draft["id"])["tags"])
+    assert "status:canonical" in entry(api, canonical)["tags"]
+    assert answer(api, kinds["similar"]["conflict"], "both").status_code == 200
+    assert "duplicate-candidate" not in entry(api, similar["id"])["tags"]
+    assert "status:deprecated" not in entry(api, first)["tags"] and pending(api) == []
