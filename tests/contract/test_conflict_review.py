@@ -67,3 +67,34 @@ def test_only_the_last_thirty_days_are_listed(store, clock, ctx):
     memories.capture(ctx, "Oliver leads support", [], "api")
     clock.advance(31 * DAY)
     assert review.pending(ctx, 10) == ([], 0)
+
+
+def test_a_lost_race_while_undoing_a_merge_stores_the_note_once(clock, ctx):
+    from second_brain.adapters.event_store.memory import InMemoryEventStore
+    from second_brain.domain.errors import ConcurrencyConflict
+
+    class LosesOnce(InMemoryEventStore):
+        """The answer's first append loses a race, after the note was stored."""
+        lost = False
+
+        def append(self, events):
+            if not self.lost and any(e.type == "ConflictAnswered" for e in events):
+                self.lost = True
+                raise ConcurrencyConflict("stream moved", stream_id=events[0].stream_id)
+            return super().append(events)
+
+    store = LosesOnce()
+    memories = memory_service(clock, store=store)
+    triage = memories.triage = Scripted()
+    review = ConflictReview(store, clock, memories.store_note)
+    older = memories.capture(ctx, "The floor is $6k", [], "api").id
+    clock.advance(1000)  # another request (the requests here share one id: an append is told by its time too)
+    note = "The floor is $6k, approved by finance"
+    triage.verdicts[note] = Verdict("merge", older, 0.95, "overlap", "The floor is $6k. Approved by finance.",
+                                    match_content="The floor is $6k")
+    merged = memories.capture(ctx, note, [], "api")
+    clock.advance(1000)
+    answered = review.answer(ctx, merged.undo, "both")
+    stored = [e for e in store.read_all() if e.type == "MemoryCaptured" and e.event.content == note]
+    assert store.lost and len(stored) == 1 and answered["stored"] == stored[0].stream_id.removeprefix("memory-")
+    assert memories.load(ctx, older)[0].content == "The floor is $6k"

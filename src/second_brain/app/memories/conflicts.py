@@ -51,10 +51,11 @@ class Item:
 
 
 class ConflictReview:
-    def __init__(self, store: EventStore, clock: Clock, store_note: Callable[[Context, str, Memory], str]) -> None:
+    def __init__(self, store: EventStore, clock: Clock,
+                 store_note: Callable[[Context, str, Memory, str], str]) -> None:
         self.store = store
         self.clock = clock
-        self.store_note = store_note  # stores a note that was folded in as its own memory; returns its id
+        self.store_note = store_note  # stores a note that was folded in as its own memory (once per key); its id
 
     def pending(self, ctx: Context, limit: int) -> tuple[list[dict[str, Any]], int]:
         """The items of the last 30 days the caller can read both sides of, newest first, not yet answered."""
@@ -92,13 +93,15 @@ class ConflictReview:
                 raise Forbidden("Only who may edit both memories may answer for them")
             self._unchanged_since(item, keep)
             decided = k.answer(item.kind, keep, item.name, item.older, item.newer, item.before, item.folded)
+            # The note a merge took in is stored first, under a key the item names: a retry after a lost race (or
+            # a crash before the answer's append) finds it stored and gets the same memory, never a second one.
+            stored = self.store_note(ctx, decided.note, item.older, f"conflict-{item.name}") if decided.note else None
             now = self.clock.now_ms()
             by_id = {m.id: m for m in pair}
             batch = [e for memory_id_, evs in decided.events.items()
                      for e in envelopes(ctx, memory_stream(memory_id_), by_id[memory_id_].version, evs,
                                         by_id[memory_id_].workspace, now)]
             self.store.append(batch)
-            stored = self.store_note(ctx, decided.note, item.older) if decided.note else None
             return {"ok": True, "conflict": item.name, "kind": item.kind, "keep": keep,
                     "kept": [m.id for m in pair if not _deprecated_after(m, decided.events.get(m.id, []))]
                     + ([stored] if stored else []),
@@ -171,15 +174,27 @@ class ConflictReview:
             return
         memory_id, version = k.parse_item(item.name)
         events = self.store.read_stream(memory_stream(memory_id))
-        request = next(e.request_id for e in events if e.version == version)
-        later = [e for e in events if e.version > version and e.request_id != request and e.type not in QUIET]
+        made = next(e for e in events if e.version == version)
+        later = [e for e in events[_batch(events, made)[1]:] if e.type not in QUIET]
         if later:
             raise Outdated(f"Memory {memory_id} was changed after the capture: edit it directly instead")
 
 
+def _batch(events: list[Envelope], made: Envelope) -> tuple[int, int]:
+    """Where the append that wrote `made` begins and ends in its stream (indexes, end exclusive): the events around
+    it with its request id and its time (one append stamps all of its events with one time)."""
+    index = next(i for i, e in enumerate(events) if e.version == made.version)
+    start, end = index, index + 1
+    while start > 0 and (events[start - 1].request_id, events[start - 1].at) == (made.request_id, made.at):
+        start -= 1
+    while end < len(events) and (events[end].request_id, events[end].at) == (made.request_id, made.at):
+        end += 1
+    return start, end
+
+
 def _before_request(events: list[Envelope], made: Envelope) -> list[Envelope]:
-    """The stream's events before the request that appended `made`."""
-    return [e for e in events if e.version < made.version and e.request_id != made.request_id]
+    """The stream's events before the append that wrote `made`."""
+    return events[:_batch(events, made)[0]]
 
 
 def _deprecated_after(memory: Memory, events: list[object]) -> bool:

@@ -190,10 +190,11 @@ class MemoryService:
             self.on_stored(ctx, outcome.id)
         return outcome
 
-    def store_note(self, ctx: Context, note: str, beside: Memory) -> str:
+    def store_note(self, ctx: Context, note: str, beside: Memory, key: str) -> str:
         """A note a merge took in, stored again as its own memory beside the one it was merged into (same
-        workspace and source); the id of the new memory."""
-        return self.capture(ctx, note, [], beside.source or "api", workspace=beside.workspace, force=True).id
+        workspace and source), once per `key` (an idempotency key); the id of the new memory."""
+        return self.capture(ctx, note, [], beside.source or "api", idempotency_key=key, workspace=beside.workspace,
+                            force=True).id
 
     def _said_when(self, captured: MemoryCaptured) -> Anchor | None:
         """The time the note's own words name, when the extraction rules are sure of it (the nightly job reads
