@@ -96,7 +96,7 @@ def main() -> None:
         print(f"copied {args.brain} in {time.perf_counter() - started:.1f} s", flush=True)
         print(f"brief tables filled from the existing rows in {backfill(data_dir):.2f} s", flush=True)
     env = {"BRAIN_EMBEDDER": args.embedder} if args.embedder else {}
-    server = Server(data_dir, env=env).start()
+    server = Server(data_dir, env=env, in_process=False).start()
     try:
         client = Client(server)
         extra = args.fresh or args.recent

@@ -31,7 +31,7 @@ def note(n: int) -> dict:
 def measure(mode: str, sequential: int, threads: int, per_thread: int, where: str | None) -> dict:
     os.environ["BRAIN_SQLITE_SYNCHRONOUS"] = mode
     with tempfile.TemporaryDirectory(dir=where) as tmp:
-        server = Server(Path(tmp) / "brain").start()
+        server = Server(Path(tmp) / "brain", in_process=False).start()
         try:
             with server.client() as api:
                 for n in range(20):  # warm up connections and SQLite caches

@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        server = Server(Path(folder) / "brain").start()
+        server = Server(Path(folder) / "brain", in_process=False).start()
         try:
             client = Client(server)
             seconds = import_notes(client, 0, args.size, rare=set(range(0, args.size, args.size // 10)))

@@ -76,7 +76,7 @@ def main() -> None:
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}")
     payload = backup(args.memories)
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp) / "brain").start()
+        server = Server(Path(tmp) / "brain", in_process=False).start()
         try:
             with server.client() as api:
                 api.timeout = 600

@@ -231,7 +231,7 @@ def report(ledger: Ledger, elapsed: float, results: Counter) -> int:
 
 def run(data_dir: Path, threads: int, seconds: float) -> int:
     ledger = Ledger()
-    server = Server(data_dir).start()
+    server = Server(data_dir, in_process=False).start()
     try:
         with server.client() as api:
             rng = random.Random(-1)
@@ -250,7 +250,7 @@ def run(data_dir: Path, threads: int, seconds: float) -> int:
                       for level in ("INFO", "WARNING", "ERROR")))
     if server.process.returncode not in (0, -signal.SIGTERM):
         print(output[-2000:])
-    restarted = Server(data_dir).start()
+    restarted = Server(data_dir, in_process=False).start()
     try:
         results = verify(restarted, ledger, threads)
     finally:

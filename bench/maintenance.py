@@ -47,7 +47,7 @@ def main() -> None:
         shutil.copytree(args.dir, data_dir)
         print(f"copied {args.dir} in {time.perf_counter() - started:.0f} s", flush=True)
     started = time.perf_counter()
-    server = Server(data_dir).start()
+    server = Server(data_dir, in_process=False).start()
     try:
         client = Client(server)
         print(f"served in {time.perf_counter() - started:.0f} s; {client.call('GET', '/count')[1]['count']} "

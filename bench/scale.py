@@ -259,7 +259,7 @@ def main() -> None:
 def remeasure(dirs: list[Path], repeat: int) -> None:
     figures = {}
     for data_dir in dirs:
-        server = Server(data_dir).start()
+        server = Server(data_dir, in_process=False).start()
         try:
             owner = Client(server)
             members = owner.call("GET", "/team/members")[1]["members"]
@@ -283,7 +283,7 @@ def remeasure(dirs: list[Path], repeat: int) -> None:
 
 def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dict[str, float]]:
     data_dir = Path(args.dir) / f"scale-{int(time.time())}{f'-team{members}' if members else ''}"
-    server = Server(data_dir).start()
+    server = Server(data_dir, in_process=False).start()
     owner, loaded, figures = Client(server), 0, {}
     moments: dict[str, int] = {}
     importers = team(owner, server, members) if members else [owner]
