@@ -4,6 +4,7 @@ from functools import cache
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from mangum import Mangum
+from mangum.types import LambdaContext
 
 from second_brain.aws.composition import Clients, build_aws, owner_token
 from second_brain.entrypoints.api.app import create_app
@@ -23,5 +24,5 @@ def asgi() -> Mangum:
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
-def handler(event: dict, context: object) -> dict:
+def handler(event: dict, context: LambdaContext) -> dict:
     return asgi()(event, context)

@@ -16,6 +16,7 @@ from functools import cache
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from mangum import Mangum
+from mangum.types import LambdaContext
 
 from second_brain.aws.composition import AwsBrain, Clients, build_access, build_aws, owner_token
 from second_brain.domain.errors import Unauthorized
@@ -75,7 +76,7 @@ def app(issuer: str | None) -> Mangum:
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
-def handler(event: dict, context: object) -> dict:
+def handler(event: dict, context: LambdaContext) -> dict:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     domain = event.get("requestContext", {}).get("domainName")
     issuer = f"https://{domain}" if domain else None

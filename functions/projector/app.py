@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
     DynamoDBRecord,
 )
@@ -33,14 +34,14 @@ def brain() -> AwsBrain:
 
 def record_handler(record: DynamoDBRecord, outcome: dict[str, Exception | None]) -> None:
     stream_id = stream_of(record.raw_event)
-    if stream_id is not None and outcome[stream_id] is not None:
-        raise outcome[stream_id]
+    if stream_id is not None and (failure := outcome[stream_id]) is not None:
+        raise failure
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
-def handler(event: dict, context: Any) -> dict:
+def handler(event: dict, context: Any) -> PartialItemFailureResponse:
     until = deadline(context)
     outcome = project_streams(brain(), event.get("Records", []), until)
     response = process_partial_response(event=event, record_handler=partial(record_handler, outcome=outcome),

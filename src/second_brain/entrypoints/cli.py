@@ -301,7 +301,7 @@ def _replay_until(until: str, source: Path | None, copy: Path | None) -> int:
     from ..bootstrap import materialise
     from ..domain.errors import BrainError
 
-    origin = Settings(**({"data_dir": source} if source else {}))
+    origin = Settings(data_dir=source) if source else Settings()
     if copy is None:
         print("--until needs --data-dir: the new directory to materialise the brain into", file=sys.stderr)
         return 2

@@ -93,7 +93,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(digest.router)
     app.include_router(timeline.router)
     app.include_router(dashboard.router)
-    app.openapi = documented_400(app)  # type: ignore[method-assign]
+    app.openapi = documented_400(app)  # type: ignore[method-assign]  # FastAPI's way to change the schema it serves
 
     app.add_middleware(RequestScope, foreground=brain.foreground)
     app.add_middleware(
@@ -111,13 +111,14 @@ def documented_400(app: FastAPI) -> Callable[[], dict[str, Any]]:
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = generate()
+        schema = app.openapi_schema
+        if schema is None:
+            schema = generate()  # kept as app.openapi_schema: changed in place, made once
             for operation in (op for path in schema["paths"].values() for op in path.values()):
                 operation["responses"].pop("422", None)
             for name in ("HTTPValidationError", "ValidationError"):
                 schema["components"]["schemas"].pop(name, None)
-        return app.openapi_schema  # type: ignore[return-value]
+        return schema
 
     return openapi
 

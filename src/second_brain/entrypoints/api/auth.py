@@ -16,7 +16,8 @@ from ...domain.team import token_hash
 OAUTH_ELSEWHERE = "This token was issued to an MCP client: it is accepted at /mcp only"
 QUERY_TOKEN_NAMES = ("token", "access_token", "auth", "auth_token", "key")
 # Declares the scheme in the OpenAPI schema only; BearerAuth does the checking.
-BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer", description="The owner's token (BRAIN_AUTH_TOKEN) or a member's token (POST /team/members).")
+BEARER_SCHEME = HTTPBearer(auto_error=False, scheme_name="bearer",
+                           description="The owner's token (BRAIN_AUTH_TOKEN) or a member's token (POST /team/members).")
 
 
 class BearerAuth:

@@ -8,7 +8,7 @@ from ...app import operations as ops
 from .context import Ctx
 from .openapi import ID, SCOPE, documented, errors, query
 from .params import int_param, text_param
-from .schemas import INT64_RANGE, SLUG
+from .schemas import POSITIVE_RANGE, SLUG
 
 router = APIRouter()
 
@@ -21,7 +21,7 @@ def brief(ctx: Ctx, request: Request) -> dict[str, Any]:
 @router.get("/graph", responses=errors(400, 404), openapi_extra=documented(
     None, query("seed", "Centre the graph on this readable memory", **ID),
     query("limit", "Most nodes, at least 1 (more than 500 is clamped)", "integer",
-          **{**INT64_RANGE, "minimum": 1}, default=100),
+          **POSITIVE_RANGE, default=100),
     SCOPE,
     query("project", "Start from this project's memories; unknown: 404 with `known_projects`",
           pattern=SLUG["pattern"])))

@@ -37,7 +37,7 @@ def unlink(ctx: Ctx, body: LinkIn, request: Request) -> dict[str, Any]:
 
 @router.get("/connections", responses=errors(400, 404), openapi_extra=documented(
     None, query("id", "The entry whose neighbours to list", required=True, **ID),
-    query("type", "One relationship type", **LINK_TYPE),
+    query("type", "One relationship type", enum=LINK_TYPE["enum"]),
     AS_OF))
 def connections(ctx: Ctx, request: Request) -> dict[str, Any]:
     params = request.query_params

@@ -95,7 +95,9 @@ class LazyFlow:
         self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        app = self._app or await anyio.to_thread.run_sync(self._made)
+        app = self._app
+        if app is None:
+            app = await anyio.to_thread.run_sync(self._made)
         await app(scope, receive, send)
 
     def _made(self) -> ASGIApp:

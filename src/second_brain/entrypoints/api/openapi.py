@@ -2,7 +2,7 @@
 query parameters read by hand, the error envelope under each documented status, and the links from an answer's ids
 to the operations that take them."""
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
@@ -74,7 +74,21 @@ def inline(schema: dict[str, Any]) -> dict[str, Any]:
     return resolve(schema)
 
 
-def query(name: str, description: str, kind: str = "string", required: bool = False, **limits: Any) -> dict[str, Any]:
+class Limits(TypedDict, total=False):
+    """The JSON Schema keywords a query parameter's schema takes here."""
+
+    minimum: int
+    maximum: int
+    exclusiveMaximum: int
+    default: int
+    enum: list[str]
+    pattern: str
+    maxLength: int
+    items: dict[str, Any]  # an array parameter's items
+
+
+def query(name: str, description: str, kind: str = "string", required: bool = False,
+          **limits: Unpack[Limits]) -> dict[str, Any]:
     """One query parameter; `limits` are JSON Schema keywords (minimum, maximum, default, enum, pattern)."""
     return {"name": name, "in": "query", "required": required, "description": description,
             "schema": {"type": kind, **limits}}
@@ -135,6 +149,6 @@ FILTERS = (SCOPE,
            query("kind", "`episodic` or `semantic`; anything else is ignored"),
            query("actor", "A roster name, user id, or `me`"),
            query("project", "A project slug; unknown: 404 with `known_projects`", pattern=SLUG["pattern"]))
-FLAG = {"enum": ["0", "1", "true", "false", "yes", "no"]}
-ID = {"pattern": MEMORY_ID["pattern"], "maxLength": MEMORY_ID["maxLength"]}  # a query parameter naming a memory
-TEXT_QUERY = {"pattern": TEXT["pattern"]}
+FLAG: Limits = {"enum": ["0", "1", "true", "false", "yes", "no"]}
+ID: Limits = {"pattern": MEMORY_ID["pattern"], "maxLength": MEMORY_ID["maxLength"]}  # a query parameter naming a memory
+TEXT_QUERY: Limits = {"pattern": TEXT["pattern"]}

@@ -10,7 +10,7 @@ from .body import Body, json_body
 from .context import Ctx
 from .openapi import documented, errors, query, requiring
 from .params import int_param
-from .schemas import INT64_RANGE, LOOP_ACTION, MEMORY_ID, WHEN, schema
+from .schemas import COUNT_RANGE, LOOP_ACTION, MEMORY_ID, WHEN, schema
 
 router = APIRouter()
 
@@ -54,7 +54,7 @@ def clear(ctx: Ctx, body: MemoryIn, request: Request) -> dict[str, Any]:
 
 @router.get("/loops", responses=errors(400), openapi_extra=documented(
     None, query("limit", "Loops per page, clamped to 1-100", "integer", minimum=1, maximum=100, default=50),
-    query("offset", "Loops to skip", "integer", **{**INT64_RANGE, "minimum": 0}, default=0)))
+    query("offset", "Loops to skip", "integer", **COUNT_RANGE, default=0)))
 def loops(ctx: Ctx, request: Request) -> dict[str, Any]:
     limit = int_param(request.query_params, "limit", 50)
     offset = int_param(request.query_params, "offset", 0)

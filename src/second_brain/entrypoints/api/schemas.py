@@ -3,7 +3,7 @@ patterns), so /openapi.json admits what the routes accept and a client or a fuzz
 
 Descriptive only: the rules themselves run where they live (domain, app/operations.py); nothing here validates."""
 
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import WithJsonSchema
 
@@ -28,9 +28,19 @@ from ...domain.text import (
     VOLATILITIES,
 )
 
+
+class Range(TypedDict):
+    """An integer's bounds, as JSON Schema keywords."""
+
+    minimum: int
+    exclusiveMaximum: int
+
+
 NOT_BLANK = r"\S"  # required text is refused when it is only whitespace
 # Signed 64 bits. Exclusive above: FastAPI's schema model reads bounds as floats, and 2**63 - 1 is no float.
-INT64_RANGE = {"minimum": INT64[0], "exclusiveMaximum": INT64[1] + 1}
+INT64_RANGE: Range = {"minimum": INT64[0], "exclusiveMaximum": INT64[1] + 1}
+COUNT_RANGE: Range = {**INT64_RANGE, "minimum": 0}  # an offset or a cursor
+POSITIVE_RANGE: Range = {**INT64_RANGE, "minimum": 1}
 # Every memory id: a UUID for a captured memory; a restored one keeps its backup's id, which has this shape.
 MEMORY_ID = {"type": "string", "maxLength": MAX_ID_CHARS,
              "pattern": ExportedEntry.model_json_schema()["properties"]["id"]["pattern"],

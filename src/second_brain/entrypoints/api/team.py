@@ -11,8 +11,8 @@ from .context import Ctx
 from .openapi import documented, errors, link, linked, query, requiring
 from .params import int_param
 from .schemas import (
+    COUNT_RANGE,
     EMAIL,
-    INT64_RANGE,
     MEMBER,
     MEMBER_ID,
     NAME,
@@ -209,7 +209,7 @@ def membership(ctx: Ctx, body: MembershipIn, request: Request) -> dict[str, Any]
 
 @router.get("/activity", responses=errors(400, 403), openapi_extra=documented(
     None, query("limit", "Items per page, clamped to 1-100", "integer", minimum=1, maximum=100, default=50),
-    query("offset", "Items to skip, newest first", "integer", **{**INT64_RANGE, "minimum": 0}, default=0)))
+    query("offset", "Items to skip, newest first", "integer", **COUNT_RANGE, default=0)))
 def activity(ctx: Ctx, request: Request) -> dict[str, Any]:
     """Admin: the audit feed, newest first: administrative acts, shares and un-shares, by name."""
     params = request.query_params

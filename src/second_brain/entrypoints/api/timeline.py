@@ -9,7 +9,7 @@ from ...app.past.timeline import DEFAULT_LIMIT, MAX_LIMIT
 from .context import Ctx
 from .openapi import ID, documented, errors, query
 from .params import int_param, text_param
-from .schemas import INT64_RANGE, MOMENT, TIMELINE_TYPE
+from .schemas import COUNT_RANGE, MOMENT, TIMELINE_TYPE
 
 router = APIRouter()
 TIME = "ISO 8601 (without an offset: the brain's TIMEZONE) or Unix ms"
@@ -20,7 +20,7 @@ TIME = "ISO 8601 (without an offset: the brain's TIMEZONE) or Unix ms"
     query("limit", f"Events per page, clamped to 1-{MAX_LIMIT}", "integer", minimum=1, maximum=MAX_LIMIT,
           default=DEFAULT_LIMIT),
     query("cursor", "Continue below this log position: the `next_cursor` of the page before", "integer",
-          **{**INT64_RANGE, "minimum": 0}),
+          **COUNT_RANGE),
     query("id", "Only this memory's events and those of the edges touching it", **ID),
     query("actor", "Only events by this author: a roster name, user id, `me` or `system`"),
     query("type", "Only these events (repeat, or separate with commas): `created`, `appended`, `updated`, "

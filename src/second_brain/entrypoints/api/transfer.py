@@ -21,7 +21,7 @@ from .body import parse_object, read_body
 from .context import Ctx
 from .openapi import AS_OF, documented, errors, query
 from .params import int_param, text_param
-from .schemas import INT64_RANGE
+from .schemas import COUNT_RANGE
 
 router = APIRouter()
 uploads = APIRouter()  # mounted only where the brain has a blob store
@@ -54,8 +54,8 @@ def import_upload(ctx: Ctx, request: Request) -> dict[str, Any]:
 
 
 PAGE = (query("limit", "Rows per call, clamped to 1-1000", "integer", minimum=1, maximum=1000, default=40),
-        query("offset", "Entry offset to resume from", "integer", **{**INT64_RANGE, "minimum": 0}, default=0),
-        query("edge_offset", "Edge offset to resume from", "integer", **{**INT64_RANGE, "minimum": 0}, default=0))
+        query("offset", "Entry offset to resume from", "integer", **COUNT_RANGE, default=0),
+        query("edge_offset", "Edge offset to resume from", "integer", **COUNT_RANGE, default=0))
 UPLOAD = query("upload", "Import the backup uploaded to this key (from POST /import/upload) instead of the body",
                pattern=f"^{UPLOAD_KEY.pattern}$")
 
