@@ -43,12 +43,13 @@ run: $(VENV)/.installed
 
 # Every tier on every core (pytest-xdist): three workers on two cores measured fastest, as one waits on the
 # browser, a server or the OpenSearch node while the others compute. The 25 slowest tests are listed at the end.
+# `make lint` runs first: a lint failure fails the run (and CI, which runs `make test`) before any test starts.
 WORKERS ?= 3
-test: $(VENV)/.installed-dev $(TOOLS)/.validated | $(CHROMIUM)
+test: lint $(VENV)/.installed-dev $(TOOLS)/.validated | $(CHROMIUM)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --durations=25
 
 # Domain, service and SQLite contract tests: no Java, no servers (markers: see tests/conftest.py).
-test-fast: $(VENV)/.installed-dev
+test-fast: lint $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -n 2 tests/domain tests/service tests/contract -m "not opensearch and not slow"
 
 # ruff over every Python file, then mypy over src/ and functions/: strict on second_brain.domain and
