@@ -73,7 +73,9 @@ def test_the_right_memory_comes_first(brain, query, key):
     _, api, ids = brain
     result = top(api, query)
     assert result["results"][0]["id"] == ids[key], result
-    assert result["semantic_unavailable"] is False and result["results"][0]["score"] == 100.0
+    # The best score says how strong the match is (issue 42): the share of the query's words it holds, or how far
+    # its meaning clears the model's floor. A right answer reads strong; only a weak nearest memory reads weak.
+    assert result["semantic_unavailable"] is False and result["results"][0]["score"] >= 80
 
 
 def test_framing_words_are_dropped_from_the_query_used(brain):

@@ -26,6 +26,18 @@ class RecallConfig:
     keyword_sharpness: float = 2.0  # >1 favours memories holding all the rare words over those holding some
     dense_sharpness: float = 1.0
     dense_scale_min: float = 0.2  # a best cosine under dense_floor + this is not stretched to full weight
+    # When no candidate clears the floor, it drops to this quantile of the query's candidate cosines (None: never):
+    # a meaning match the model scores under its floor but above nine in ten candidates answers, weak, instead of
+    # "Nothing found" (issue 42, bench/semantic_alone.py: empty answers 2/30 -> 0/30, hit@3 0.533 -> 0.600; 0.9
+    # and 0.95 tie, 0.5 and 0.75 lose 0.033 hit@3 as more weak candidates gain episodic context). A query with real
+    # matches keeps the model's floor: its answer gains no weak neighbours. LoCoMo unchanged (0.750 / 0.815).
+    dense_floor_quantile: float | None = 0.9
+    # A memory's keyword side counts fully only when it holds this share of the query's words (0: off). 1.0 (the
+    # plain proportion) stops one shared word of three ("weekend") outranking a strong meaning match: meaning-only
+    # hit@3 0.600 -> 0.733 (the embedder's own), hit@1 0.267 -> 0.500 (bench/semantic_alone.py), but LoCoMo
+    # R@5/R@10 0.750/0.815 -> 0.748/0.810 (0.5: 0.700 hit@3, LoCoMo 0.753/0.811), under the 0.750/0.815 recall
+    # must keep: off until a form of it keeps both (issue 42).
+    keyword_scale_min: float = 0.0
     # episodic context: memories written next to a strong match (same source, minutes apart) share its score
     context_weight: float = 0.5
     context_reach: int = 2  # neighbours on each side

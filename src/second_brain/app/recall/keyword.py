@@ -74,3 +74,11 @@ def keyword_score(content: str, plan: KeywordPlan, config: RecallConfig) -> floa
     """Sum of the query words' weights found in the memory."""
     lowered = content.lower()
     return sum(term_weight(lowered, form, weight, config) for form, weight in plan.idf.items())
+
+
+def coverage(content: str, plan: KeywordPlan, config: RecallConfig) -> float:
+    """The share of the query's words the memory holds, whole or inside a longer word (CJK runs have no spaces).
+    Unlike the idf sum it needs no term counts, so a memory covers a query alike in any view of the brain (as_of)."""
+    lowered = content.lower()
+    held = sum(term_weight(lowered, form, 1.0, config) > 0 for form in plan.idf)
+    return held / len(plan.idf) if plan.idf else 0.0

@@ -88,6 +88,7 @@ class Candidates:
     via: dict[str, Via] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # the ranked candidates diversity chose the results from
     conflicts: dict[str, set[str]] = field(default_factory=dict)  # near-copies of a replaced memory and its winner
+    strength: float = 1.0  # how strong the best result's own evidence is (ranking.strength): scales the scores shown
     semantic_unavailable: bool = False
     model_loading: bool = False  # semantic_unavailable because the model is still loading
 
@@ -148,7 +149,10 @@ class RecallService:
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
-        fused = ranking.fuse(found.keyword, found.dense, config, self.embedder.query_floor if self.embedder else 0.0)
+        model_floor = self.embedder.query_floor if self.embedder else 0.0
+        coverage = {key: keyword.coverage(found.entries[key].content, plan, config)
+                    for key in found.keyword if key in found.entries} if plan else {}
+        fused = ranking.fuse(found.keyword, found.dense, config, model_floor, coverage)
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]
@@ -170,7 +174,11 @@ class RecallService:
         ordered = self._below_winners(ordered, filters, config, found)
         found.order = [key for key, _ in ordered]
         vector_of = self.vectors.vector_of if self.vectors else (lambda _: None)
-        return ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy), found
+        picked = ranking.in_order(ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy))
+        if picked:
+            best = picked[0][0]
+            found.strength = ranking.strength(coverage.get(best, 0.0), found.dense.get(best), model_floor, config)
+        return picked, found
 
     def _below_winners(self, ordered: list[tuple[str, float]], filters: Filters, config: RecallConfig,
                        found: Candidates) -> list[tuple[str, float]]:
@@ -313,6 +321,7 @@ class RecallService:
             via = found.via.get(key)
             normalized = score / top if top > 0 else 1.0
             limit = allowance(index, normalized, budget)
+            normalized *= found.strength
             content, truncated = (entry.content, False) if full else snippet(entry.content, limit, parsed.tokens)
             view = entry_view(entry, ctx.identity)
             results.append({

@@ -11,6 +11,7 @@ from ...ports.read_model import EntryRow
 from .config import RecallConfig
 
 DAY_MS = 86_400_000
+RELATIVE_FLOOR_POOL = 10  # candidates the pool needs before its own cosines can lower the floor
 
 
 def normalize(scores: dict[str, float], sharpness: float = 1.0, at_least: float = 0.0) -> dict[str, float]:
@@ -21,19 +22,53 @@ def normalize(scores: dict[str, float], sharpness: float = 1.0, at_least: float 
 
 
 def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig,
-         floor: float = 0.3) -> dict[str, float]:
+         floor: float = 0.3, coverage: dict[str, float] | None = None) -> dict[str, float]:
     """Weighted sum of both arms, each normalised within the query; cosines under the floor (the configured one,
     else the embedder's `query_floor`) count zero, and the semantic side counts fully only when its best cosine
     clears the floor by `dense_scale_min`: otherwise the closest of some unrelated memories would tie with an exact
-    match of the query's words (an identifier)."""
+    match of the query's words (an identifier). The keyword side (rare words heaviest) counts fully only for a memory
+    holding `keyword_scale_min` of the query's words (`coverage`): one shared word of several is a hint."""
     kw = normalize(keyword, config.keyword_sharpness)
-    floor = floor if config.dense_floor is None else config.dense_floor
-    lifted = {k: max(0.0, v - floor) for k, v in dense.items()}
+    lifted = {k: max(0.0, v - dense_floor(dense, config, floor)) for k, v in dense.items()}
     dn = normalize(lifted, config.dense_sharpness, config.dense_scale_min)
+    if coverage is not None and config.keyword_scale_min > 0:
+        kw = {k: v * min(1.0, coverage.get(k, 0.0) / config.keyword_scale_min) for k, v in kw.items()}
     return {
         key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
         for key in {*kw, *dn}
     }
+
+
+def dense_floor(dense: dict[str, float], config: RecallConfig, floor: float) -> float:
+    """The cosine under which a memory is no semantic evidence for this query: the model's floor, or, when no
+    candidate clears it, this query's typical candidate (the pool's `dense_floor_quantile`). A meaning match the
+    model scores weakly but clearly above the rest still ranks, instead of the answer coming back empty; a query
+    with real matches keeps the model's floor, so its answer gains no weak neighbours."""
+    floor = floor if config.dense_floor is None else config.dense_floor
+    quantile = config.dense_floor_quantile
+    # Under ten candidates a tenth of them is at most one: the quantile would only say which of a few is best.
+    if quantile is None or len(dense) < RELATIVE_FLOOR_POOL or max(dense.values()) > floor:
+        return floor
+    return min(floor, float(np.quantile(np.fromiter(dense.values(), float), quantile)))
+
+
+def strength(coverage: float, cosine: float | None, floor: float, config: RecallConfig) -> float:
+    """How strong the best result's own evidence is, 0-1: the share of the query's words it holds, or how far its
+    cosine clears the model's floor against `dense_scale_min` (the same measure of a weak field fusion uses).
+    Scores are shown relative to the best result, scaled by this: a nearest memory that only the relative floor let
+    through (a query about nothing the brain holds) says it is weak instead of showing 100."""
+    floor = floor if config.dense_floor is None else config.dense_floor
+    meaning = min(1.0, max(0.0, cosine - floor) / config.dense_scale_min) if cosine is not None else 0.0
+    return max(coverage, meaning)
+
+
+def in_order(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Scores that never rise down the list: diversity and history move a memory below one that scored less, and
+    a score shown above a higher one reads as a mistake. Each is capped at the score of the result above it."""
+    shown: list[tuple[str, float]] = []
+    for key, score in ranked:
+        shown.append((key, min(score, shown[-1][1]) if shown else score))
+    return shown
 
 
 def with_context(scores: dict[str, float], neighbours: dict[str, list[tuple[str, int]]],
