@@ -150,8 +150,9 @@ class RecallService:
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
         model_floor = self.embedder.query_floor if self.embedder else 0.0
+        # The share of the query's words each keyword candidate holds: read by fusion only when its rule is on.
         coverage = {key: keyword.coverage(found.entries[key].content, plan, config)
-                    for key in found.keyword if key in found.entries} if plan else {}
+                    for key in found.keyword if key in found.entries} if plan and config.keyword_scale_min > 0 else {}
         fused = ranking.fuse(found.keyword, found.dense, config, model_floor, coverage)
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
@@ -177,7 +178,8 @@ class RecallService:
         picked = ranking.in_order(ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy))
         if picked:
             best = picked[0][0]
-            found.strength = ranking.strength(coverage.get(best, 0.0), found.dense.get(best), model_floor, config)
+            held = keyword.coverage(found.entries[best].content, plan, config) if plan else 0.0
+            found.strength = ranking.strength(held, found.dense.get(best), model_floor, config)
         return picked, found
 
     def _below_winners(self, ordered: list[tuple[str, float]], filters: Filters, config: RecallConfig,
