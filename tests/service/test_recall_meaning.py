@@ -116,9 +116,12 @@ def test_the_relative_floor_needs_a_pool_and_never_rises_above_the_models():
     assert ranking.dense_floor({f"n{i}": 0.5 for i in range(12)}, config, 0.2) == 0.2
 
 
-def test_a_partial_word_match_counts_its_share_when_the_rule_is_on():
-    """Off by default (it costs LoCoMo 0.005 R@10, see RecallConfig.keyword_scale_min); what it does when on."""
-    config = RecallConfig(keyword_scale_min=1.0)
-    fused = ranking.fuse({"weekend-chore": 2.0}, {"birthday": 0.6, "weekend-chore": 0.1}, config, 0.2,
-                         {"weekend-chore": 1 / 3})
-    assert fused["birthday"] > fused["weekend-chore"]  # one word of three no longer outranks a strong meaning
+def test_one_common_word_of_several_does_not_outrank_a_strong_meaning_match():
+    """"family celebration weekend": a chore note holding "weekend" (idf 1 of the query's 6) against a birthday note
+    sharing no word but close in meaning."""
+    fused = ranking.fuse({"weekend-chore": 1.0}, {"birthday": 0.6, "weekend-chore": 0.1}, RecallConfig(), 0.2, 6.0)
+    assert fused["birthday"] > fused["weekend-chore"]
+    # Without the rule the lone word counts as a full match and wins.
+    fused = ranking.fuse({"weekend-chore": 1.0}, {"birthday": 0.6, "weekend-chore": 0.1},
+                         RecallConfig(keyword_scale_min=0.0), 0.2, 6.0)
+    assert fused["weekend-chore"] > fused["birthday"]

@@ -32,12 +32,12 @@ class RecallConfig:
     # and 0.95 tie, 0.5 and 0.75 lose 0.033 hit@3 as more weak candidates gain episodic context). A query with real
     # matches keeps the model's floor: its answer gains no weak neighbours. LoCoMo unchanged (0.750 / 0.815).
     dense_floor_quantile: float | None = 0.9
-    # A memory's keyword side counts fully only when it holds this share of the query's words (0: off). 1.0 (the
-    # plain proportion) stops one shared word of three ("weekend") outranking a strong meaning match: meaning-only
-    # hit@3 0.600 -> 0.733 (the embedder's own), hit@1 0.267 -> 0.500 (bench/semantic_alone.py), but LoCoMo
-    # R@5/R@10 0.750/0.815 -> 0.748/0.810 (0.5: 0.700 hit@3, LoCoMo 0.753/0.811), under the 0.750/0.815 recall
-    # must keep: off until a form of it keeps both (issue 42).
-    keyword_scale_min: float = 0.0
+    # A memory's keyword side counts fully only when it holds this share of the query's word weight (Σ idf; 0: off):
+    # one common word shared out of three ("weekend") no longer outranks a strong meaning match. Meaning-only pairs
+    # (bench/semantic_alone.py) hit@3 0.600 -> 0.733 (e5's own), hit@1 0.267 -> 0.467; 0.75 and 1.0 tie there, 0.25
+    # gains nothing. LoCoMo R@5/R@10 0.750/0.815 -> 0.755/0.815 (0.75: 0.755/0.809). The plain share of words (no
+    # idf) costs LoCoMo 0.005 R@10: a question's missing common word ("recently") weighs as much as its topic.
+    keyword_scale_min: float = 0.5
     # episodic context: memories written next to a strong match (same source, minutes apart) share its score
     context_weight: float = 0.5
     context_reach: int = 2  # neighbours on each side

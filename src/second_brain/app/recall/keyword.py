@@ -7,6 +7,8 @@ from ...domain.text import stem
 from ...ports.read_model import TermStats
 from .config import RecallConfig
 
+RARITY_POPULATION = 10  # memories a brain needs before a word's document frequency says how rare it is
+
 
 @dataclass(frozen=True)
 class KeywordPlan:
@@ -15,6 +17,7 @@ class KeywordPlan:
     short_terms: list[str]  # under three characters: scored, and searched by scan only when alone
     idf: dict[str, float]  # weight of every query word's form, rare words heaviest
     require_all_first: bool  # many matches: rank memories holding every word first, then any
+    weight: float = 0.0  # the query's word weight (Σ idf), once the brain is big enough for idf to mean rarity
 
 
 def forms_of(tokens: list[str]) -> dict[str, str]:
@@ -39,6 +42,7 @@ def plan(tokens: list[str], stats: TermStats, config: RecallConfig) -> KeywordPl
         short_terms=[f for f in terms if len(f) < 3],
         idf=idf,
         require_all_first=over_budget and len(search_terms) > 1,
+        weight=sum(idf.values()) if stats.total >= RARITY_POPULATION else 0.0,
     )
 
 

@@ -150,10 +150,8 @@ class RecallService:
         self._complete(found, plan, vector, config)
         now = self.clock.now_ms()
         model_floor = self.embedder.query_floor if self.embedder else 0.0
-        # The share of the query's words each keyword candidate holds: read by fusion only when its rule is on.
-        coverage = {key: keyword.coverage(found.entries[key].content, plan, config)
-                    for key in found.keyword if key in found.entries} if plan and config.keyword_scale_min > 0 else {}
-        fused = ranking.fuse(found.keyword, found.dense, config, model_floor, coverage)
+        weight = plan.weight if plan else 0.0
+        fused = ranking.fuse(found.keyword, found.dense, config, model_floor, weight)
         # Signals move a score by a bounded factor: past the best few hundred by relevance nothing reaches the top.
         contenders = sorted((k for k in fused if fused[k] > 0 and k in found.entries), key=fused.__getitem__,
                             reverse=True)[: config.rank_pool]

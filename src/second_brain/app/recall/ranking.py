@@ -22,17 +22,16 @@ def normalize(scores: dict[str, float], sharpness: float = 1.0, at_least: float 
 
 
 def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfig,
-         floor: float = 0.3, coverage: dict[str, float] | None = None) -> dict[str, float]:
+         floor: float = 0.3, query_weight: float = 0.0) -> dict[str, float]:
     """Weighted sum of both arms, each normalised within the query; cosines under the floor (the configured one,
     else the embedder's `query_floor`) count zero, and the semantic side counts fully only when its best cosine
     clears the floor by `dense_scale_min`: otherwise the closest of some unrelated memories would tie with an exact
-    match of the query's words (an identifier). The keyword side (rare words heaviest) counts fully only for a memory
-    holding `keyword_scale_min` of the query's words (`coverage`): one shared word of several is a hint."""
-    kw = normalize(keyword, config.keyword_sharpness)
+    match of the query's words (an identifier). The keyword side counts fully only for a memory holding
+    `keyword_scale_min` of the query's word weight (`query_weight`, Σ idf): one common word shared out of several
+    rarer ones is a hint, not a match."""
+    kw = normalize(keyword, config.keyword_sharpness, config.keyword_scale_min * query_weight)
     lifted = {k: max(0.0, v - dense_floor(dense, config, floor)) for k, v in dense.items()}
     dn = normalize(lifted, config.dense_sharpness, config.dense_scale_min)
-    if coverage is not None and config.keyword_scale_min > 0:
-        kw = {k: v * min(1.0, coverage.get(k, 0.0) / config.keyword_scale_min) for k, v in kw.items()}
     return {
         key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
         for key in {*kw, *dn}
