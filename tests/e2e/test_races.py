@@ -28,7 +28,8 @@ def test_identical_captures_sent_at_once_store_one_note(server, api):
     assert len(stored) == 1, bodies
     for blocked in (b for b in bodies if not b["ok"]):
         assert blocked == {"ok": False, "duplicate": True, "matchId": stored[0]["id"], "score": blocked["score"],
-                           "message": "Near-exact duplicate detected — not stored", "workspace": "personal"}
+                           "message": "Near-exact duplicate detected — not stored", "workspace": "personal",
+                           "undo": 'To store it anyway, send the same capture again with "force": true.'}
     assert api.get("/count").json() == {"count": 1}
 
 

@@ -30,6 +30,7 @@ from ..handling import Context, envelopes, retrying
 
 DAY_MS = 24 * 3600 * 1000
 PAGE = 200
+LAST = 2**62  # a position past any the log will hold: a page from the newest event, without asking for the head
 MADE_BY = ("ContradictionLost", "DuplicateSuspected", "ConflictSuspected", "MemoryRevised")
 # What a capture's change may be followed by without the answer overwriting anything a person did since.
 QUIET = ("MemoryRecalled", "MemoryOpened", "MemoryClassified", "StalenessJudged", "ReminderPushed",
@@ -74,6 +75,22 @@ class ConflictReview:
             if len(found) < limit:
                 found.append(view(item))
         return found, total
+
+    def count(self, ctx: Context) -> int:
+        """How many items wait, from one page of the log (the brief's fixed number of reads: no stream is folded,
+        and at most the newest PAGE events of the kinds that make or answer an item are read, so a count past
+        that is a floor): the items' events in the caller's readable workspaces, not erased, not answered.
+        Newest first, an answer comes before the item it answers."""
+        since = self.clock.now_ms() - k.REVIEW_DAYS * DAY_MS
+        answered: set[str] = set()
+        waiting = 0
+        for e in self.store.read_page(LAST, 0, PAGE, EventMatch(types=(*MADE_BY, "ConflictAnswered"), since=since)):
+            if isinstance(e.event, k.ConflictAnswered):
+                answered.add(e.event.item)
+            elif (e.workspace in ctx.identity.readable and _makes_item(e.event)
+                  and k.item_name(memory_of(e.stream_id) or "", e.version) not in answered):
+                waiting += 1
+        return waiting
 
     def answer(self, ctx: Context, name: str, keep: str) -> dict[str, Any]:
         """Keep both, the newer or the older memory of an item; one atomic append across the pair."""
@@ -178,6 +195,13 @@ class ConflictReview:
         later = [e for e in events[_batch(events, made)[1]:] if e.type not in QUIET]
         if later:
             raise Outdated(f"Memory {memory_id} was changed after the capture: edit it directly instead")
+
+
+def _makes_item(event: object) -> bool:
+    """Whether an event of MADE_BY makes an item (an update or an erased event does not)."""
+    if isinstance(event, MemoryRevised):
+        return event.reason in ("merged", "replaced")
+    return isinstance(event, (ContradictionLost, DuplicateSuspected, k.ConflictSuspected))
 
 
 def _batch(events: list[Envelope], made: Envelope) -> tuple[int, int]:

@@ -163,7 +163,7 @@ class MemoryService:
                 or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
             matched = self._as_judged(ctx, verdict)
             may_change = matched is None or ctx.identity.can_edit(matched.workspace, matched.actor)
-            reminder = said if verdict.action not in ("merge", "replace") else None  # a new memory's own words
+            reminder = said if verdict.action not in ("merge", "replace", "block") else None  # a new memory's words
             note = captured
             if reminder is not None and reminder.commitment and "task" not in captured.tags:
                 note = replace(captured, tags=(*captured.tags, "task"))  # an open loop, as the nightly job makes it

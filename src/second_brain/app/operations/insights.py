@@ -17,7 +17,7 @@ def brief(brain: Brain, ctx: Context) -> dict[str, Any]:
     """What the brain has been doing lately, in the caller's readable workspaces; `attention.conflicts`: the pairs
     waiting in GET /conflicts."""
     answer = brain.brief.brief(ctx)
-    answer["attention"] = {**answer.get("attention", {}), "conflicts": brain.conflicts.pending(ctx, 0)[1]}
+    answer["attention"] = {**answer.get("attention", {}), "conflicts": brain.conflicts.count(ctx)}
     return answer
 
 

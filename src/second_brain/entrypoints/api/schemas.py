@@ -68,11 +68,12 @@ WHEN_KIND = {"enum": list(WHEN_KINDS)}
 LINK_TYPE = {"enum": list(LABELS)}
 TIMELINE_TYPE = {"enum": sorted({*TIMELINE_NAMES, *REGISTRY})}
 TEXT = {"type": "string", "pattern": NOT_BLANK}
-LOOP_ACTION = {"enum": ["done", "not-task"]}
+LOOP_ACTION = {"enum": ["done", "not-task"]}  # app/memories/service.py resolve_loop
 FORCE = {"type": "boolean", "description": "Store the note as new whatever it resembles (after a refused repeat)"}
-CONFLICT = {"type": "string", "maxLength": MAX_ID_CHARS + 12, "description": "An item of GET /conflicts: "
-            "<memory id>@<version>"}
-KEEP = {"enum": list(KEEPS)}  # domain/conflicts.py  # app/memories/service.py resolve_loop
+# domain/conflicts.py: an item is named `<memory id>@<version>` (the event that made it)
+CONFLICT = {"type": "string", "pattern": MEMORY_ID["pattern"].removesuffix("$") + "@[1-9][0-9]{0,8}$",
+            "description": "An item of GET /conflicts: <memory id>@<version>"}
+KEEP = {"enum": list(KEEPS)}
 PATTERN_ACTION = {"enum": list(PATTERN_ACTIONS)}
 
 
