@@ -92,6 +92,7 @@ def review_item(decision: CaptureDecision) -> str:
 def idempotency_stream(actor: str, key: str) -> str:
     return f"idempotency-{actor}-{hashlib.sha256(key.encode()).hexdigest()[:40]}"
 
+
 class MemoryService:
     def __init__(
         self,
