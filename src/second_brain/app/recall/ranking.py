@@ -30,7 +30,8 @@ def fuse(keyword: dict[str, float], dense: dict[str, float], config: RecallConfi
     `keyword_scale_min` of the query's word weight (`query_weight`, Σ idf): one common word shared out of several
     rarer ones is a hint, not a match."""
     kw = normalize(keyword, config.keyword_sharpness, config.keyword_scale_min * query_weight)
-    lifted = {k: max(0.0, v - dense_floor(dense, config, floor)) for k, v in dense.items()}
+    under = dense_floor(dense, config, floor)  # once: it reads every candidate's cosine
+    lifted = {k: max(0.0, v - under) for k, v in dense.items()}
     dn = normalize(lifted, config.dense_sharpness, config.dense_scale_min)
     return {
         key: config.keyword_weight * kw.get(key, 0.0) + config.dense_weight * dn.get(key, 0.0)
