@@ -100,15 +100,15 @@ class ConflictReview:
         def attempt() -> dict[str, Any]:
             events = self.store.read_stream(memory_stream(memory_id))
             made = next((e for e in events if e.version == version), None)
-            item = self._item(made) if made is not None else None
-            if item is None or not self._readable(ctx, item):
+            item = self._item(made, events) if made is not None else None
+            if made is None or item is None or not self._readable(ctx, item):
                 raise NotFound(f"No conflict found: {name}")
             if self._answered(item.at - 1).get(item.name):
                 raise Outdated(f"{name} was answered already")
             pair = [item.older] + ([item.newer] if item.newer else [])
             if not all(ctx.identity.can_edit(m.workspace, m.actor) for m in pair):
                 raise Forbidden("Only who may edit both memories may answer for them")
-            self._unchanged_since(item, keep)
+            self._unchanged_since(item, keep, events, made)
             decided = k.answer(item.kind, keep, item.name, item.older, item.newer, item.before, item.folded)
             # The note a merge took in is stored first, under a key the item names: a retry after a lost race (or
             # a crash before the answer's append) finds it stored and gets the same memory, never a second one.
@@ -139,21 +139,20 @@ class ConflictReview:
         return {e.event.item: e.event.keep for e in self._pages(EventMatch(types=("ConflictAnswered",), since=since))
                 if isinstance(e.event, k.ConflictAnswered)}
 
-    def _item(self, made: Envelope) -> Item | None:
-        """The item an event makes, folded from the streams as they are now; None if it makes none (an update,
-        a memory since forgotten)."""
+    def _item(self, made: Envelope, events: list[Envelope] | None = None) -> Item | None:
+        """The item an event makes, folded from the streams as they are now (`events`: its own stream, when the
+        caller read it already); None if it makes none (an update, a memory since forgotten)."""
         memory_id = memory_of(made.stream_id)
-        if memory_id is None:
-            return None
-        events = self.store.read_stream(made.stream_id)
+        if memory_id is None or not _makes_item(made.event):
+            return None  # decided from the event alone: an ordinary update reads no stream
+        if events is None:
+            events = self.store.read_stream(made.stream_id)
         here = fold(events, Memory(memory_id))
         if not here.exists:
             return None
         event = made.event
         name = k.item_name(memory_id, made.version)
         if isinstance(event, MemoryRevised):
-            if event.reason not in ("merged", "replaced"):
-                return None
             before = fold(_before_request(events, made), Memory(memory_id))
             folded = event.note if event.reason == "merged" else event.content
             return Item(name, event.reason, made.at, here, None, "", before, folded)
@@ -182,19 +181,16 @@ class ConflictReview:
     def _readable(ctx: Context, item: Item) -> bool:
         return all(m.workspace in ctx.identity.readable for m in (item.older, item.newer) if m is not None)
 
-    def _unchanged_since(self, item: Item, keep: str) -> None:
+    @staticmethod
+    def _unchanged_since(item: Item, keep: str, events: list[Envelope], made: Envelope) -> None:
         """Refuse an answer that would overwrite what someone changed after the capture: a restore of the older
-        memory's text or tags once it was edited, retagged or re-statused since."""
-        restores = (item.kind in ("merged", "replaced") and keep != "newer") or (
-            item.kind == "retired" and keep != "newer")
-        if not restores:
-            return
-        memory_id, version = k.parse_item(item.name)
-        events = self.store.read_stream(memory_stream(memory_id))
-        made = next(e for e in events if e.version == version)
+        memory's text or tags (`events`: its stream, where `made` made the item) once it was edited, retagged or
+        re-statused since."""
+        if item.kind not in ("merged", "replaced", "retired") or keep == "newer":
+            return  # nothing of the older memory is restored
         later = [e for e in events[_batch(events, made)[1]:] if e.type not in QUIET]
         if later:
-            raise Outdated(f"Memory {memory_id} was changed after the capture: edit it directly instead")
+            raise Outdated(f"Memory {item.older.id} was changed after the capture: edit it directly instead")
 
 
 def _makes_item(event: object) -> bool:
