@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from threadpoolctl import threadpool_limits
 
 from .adapters.event_store.sqlite import SQLiteEventStore, copy_log
+from .adapters.lexicon import english_words
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
 from .adapters.process_memory import limit_malloc_arenas, release_freed_memory
@@ -159,7 +160,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         queries=MemoryQueries(read_model, store, vectors, clock, settings.vectorize_grace_ms),
         brief=BriefService(read_model, vectors, clock, settings.vectorize_grace_ms),
         graph=GraphView(read_model),
-        recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker),
+        recall=RecallService(read_model, vectors, embedder, clock, config.recall_config, reranker=reranker,
+                             lexicon=english_words()),
         config=config,
         team=team,
         links=links,

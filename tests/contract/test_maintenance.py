@@ -8,9 +8,11 @@ from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app import operations
 from second_brain.app.memories.service import Context
 from second_brain.app.transfer import parse_payload
+from second_brain.bootstrap import build
 from second_brain.domain.events import StalenessJudged, memory_stream
 from second_brain.domain.staleness import STALE_TAG
 from second_brain.entrypoints.mcp.render import render_recall
+from second_brain.settings import Settings
 from tests.support.brains import make_brain, sqlite_only
 
 DAY = 24 * 3600 * 1000
@@ -143,6 +145,39 @@ def test_index_check_rebuilds_a_broken_keyword_index_and_kept_counts(brain, cloc
         assert conn.execute("SELECT SUM(n) FROM hour_counts").fetchone()[0] == 2
         assert conn.execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH '\"walrus\"'").fetchone()
     assert "keyword_index_rebuilt" not in run(brain, "index")
+
+
+@pytest.mark.parametrize("drift", ["unindexed", "stray"])
+def test_index_check_rebuilds_a_broken_words_index(brain, clock, drift):
+    sqlite_only(brain, "the words index is SQLite's")
+    target = capture(brain, "the walrus migration report")
+    capture(brain, "an unrelated note on tides")
+    with brain.db.write() as conn:
+        rid, content = conn.execute("SELECT rid, content FROM entries WHERE id = ?", (target,)).fetchone()
+        if drift == "unindexed":
+            conn.execute("INSERT INTO entries_words (entries_words, rowid, content) VALUES ('delete', ?, ?)",
+                         (rid, content))
+        else:
+            conn.execute("INSERT INTO entries_words (rowid, content) VALUES (?, 'a stray sealion')", (rid + 100,))
+    assert run(brain, "index")["keyword_index_rebuilt"] == 1
+    assert brain.recall.read_model.spellings(["walrs", "sealon"], ("personal-owner",)) == {
+        "walrs": {"walrus": 1}, "sealon": {}}
+    assert "keyword_index_rebuilt" not in run(brain, "index")
+
+
+def test_a_brain_written_before_the_words_index_gets_it_from_its_rows_when_opened(tmp_path, clock, ctx):
+    settings = Settings(data_dir=tmp_path / "brain")
+    brain = build(settings, clock, FakeEmbedder())
+    brain.memories.capture(ctx, "the walrus migration report", [], "api")
+    with brain.db.write() as conn:
+        conn.execute("DROP TABLE entries_words_vocab")
+        conn.execute("DROP TABLE entries_words")
+    brain.close()
+    brain = build(settings, clock, FakeEmbedder())
+    try:
+        assert brain.recall.read_model.spellings(["walrs"], ("personal-owner",)) == {"walrs": {"walrus": 1}}
+    finally:
+        brain.close()
 
 
 def test_index_check_requeues_memories_whose_vectors_went_missing(brain, clock):

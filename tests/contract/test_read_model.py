@@ -292,3 +292,31 @@ def test_recall_finds_a_memory_restored_at_the_edge_of_time(brain, ctx, created_
     assert set(recall_ids(brain, ctx, "zanzibar ferry timetable")) == {"edge-0", "edge-1"}
     rows = brain.recall.read_model.hydrate(["edge-0"], Filters(WS))
     assert brain.recall.read_model.neighbours([rows["edge-0"]], 2, 600_000)["edge-0"] == [("edge-1", 1)]
+
+
+def test_spellings_offer_the_readable_words_one_slip_away_with_their_counts(brain, ctx, clock):
+    capture(brain, ctx, clock, "The pricing floor for the enterprise plan is 40 seats")
+    capture(brain, ctx, clock, "Raised the pricing page on the site")
+    capture(brain, ctx, clock, "Water leaked onto the floor; flow the pipe")
+    capture(brain, ctx, clock, "We adopted the adoption checklist")
+    bob = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")
+    capture(brain, bob, clock, "Bob's flour order for the bakery")
+    near = brain.recall.read_model.spellings(["pricng", "flor", "adopt", "pricing", "zqxv"], WS)
+    # Held words, and words beginning a held word, are left out; a word nothing is near gets no proposal. Which
+    # proposal to take is recall's choice ("for" is a stopword it never takes).
+    assert near == {"pricng": {"pricing": 2}, "flor": {"floor": 2, "flow": 1, "for": 1}, "zqxv": {}}
+    # Bob's words are Bob's ("for" in his note is not counted above): never proposed to another reader, and
+    # proposed to him.
+    assert brain.recall.read_model.spellings(["flor"], ("personal-bob",)) == {"flor": {"flour": 1, "for": 1}}
+
+
+def test_a_forgotten_memory_words_are_no_longer_proposed(brain, ctx, clock):
+    gone = capture(brain, ctx, clock, "The quokka enclosure opens at noon")
+    capture(brain, ctx, clock, "Something else entirely")
+    assert brain.recall.read_model.spellings(["qokka"], WS) == {"qokka": {"quokka": 1}}
+    brain.memories.forget(ctx, gone)
+    assert brain.recall.read_model.spellings(["qokka"], WS) == {"qokka": {}}
+    clock.advance(1000)
+    brain.memories.update(ctx, brain.memories.capture(ctx, "A note about wombats", [], "api").id,
+                          "A note about a quokka now", None)
+    assert brain.recall.read_model.spellings(["qokka", "wombat"], WS) == {"qokka": {"quokka": 1}, "wombat": {}}

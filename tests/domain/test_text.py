@@ -1,14 +1,18 @@
 """Hashtag and tag rules, including the reference's weaknesses we fix (URLs, code, whitespace)."""
 
+import itertools
+
 import pytest
 
 from second_brain.domain.errors import InvalidInput
 from second_brain.domain.text import (
+    LETTERS,
     MAX_TAG_CHARS,
     MAX_TAGS,
     extract_hashtags,
     is_topic_tag,
     normalize_tags,
+    one_edit,
 )
 
 
@@ -52,3 +56,24 @@ def test_bookkeeping_tags_are_not_topics(tag):
 
 def test_plain_tags_are_topics():
     assert is_topic_tag("pricing")
+
+
+def _slips(a: str, b: str) -> int:
+    """Optimal string alignment distance: drops, additions, replacements and swaps of neighbours."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def test_one_edit_makes_every_single_slip_and_nothing_else():
+    near = one_edit("flor")
+    assert {"for", "flo", "floor", "flour", "flro", "lfor", "flow"} <= near
+    assert all(_slips("flor", word) == 1 for word in near)
+    # Every word over a small alphabet one slip away is made (the alphabet holds the word's letters and one more).
+    words = {"".join(p) for n in (3, 4, 5) for p in itertools.product("florx", repeat=n)}
+    assert {w for w in words if _slips("flor", w) == 1} == {w for w in near if set(w) <= set("florx")}
+    assert one_edit("a") == set(LETTERS) - {"a"} | {a + b for a in LETTERS for b in "a"} | {"a" + b for b in LETTERS}

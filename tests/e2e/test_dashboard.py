@@ -215,6 +215,11 @@ def test_recall_expands_a_long_result_and_travels_back_in_time(dashboard: Dashbo
     result.get_by_role("button", name=re.compile("Show all")).click()
     expect(result.locator(".content")).to_have_text(long_note.strip())
 
+    page = dashboard.open("recall?q=relase%20checklst")  # a slip in each word finds it too, and says how
+    expect(page.locator("[data-did-you-mean]")).to_have_text(
+        "Showing results for release checklist: no memory holds relase checklst as typed.")
+    expect(page.locator("#main article").first).to_contain_text("Release checklist for the mobile app")
+
     page.get_by_text("Filters").click()
     page.fill("#recall-as_of", "2020-01-01T00:00")
     page.click("button:text-is('Recall')")

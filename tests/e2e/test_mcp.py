@@ -65,6 +65,9 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             found = await call(client, "recall", query="pricing floor", topK=99)  # clamped, not refused
             assert found.startswith("2 memories for \"pricing floor\"")
             assert memory_id in found and "Raised to $7k" in found
+            slipped = await call(client, "recall", query="pricng flor")  # one slip in each word, as a person types
+            assert slipped.startswith('2 memories for "pricing floor", best first (no memory holds a word as typed: '
+                                      'searched as "pricing floor")') and memory_id in slipped
             assert memory_id in await call(client, "list_recent", n=5, project="pricing")
             assert json.loads(await call(client, "link", source_id=memory_id, target_id=other))["type"] == "relates_to"
             assert other in await call(client, "connections", id=memory_id)

@@ -78,6 +78,18 @@ def test_the_right_memory_comes_first(brain, query, key):
     assert result["semantic_unavailable"] is False and result["results"][0]["score"] >= 80
 
 
+def test_a_slip_in_every_word_finds_what_the_right_words_find_and_says_so(brain):
+    _, api, ids = brain
+    right, wrong = top(api, "Zanzibar offsite"), top(api, "Zanzibr ofsite")
+    assert right["did_you_mean"] is None
+    assert wrong["did_you_mean"] == "Zanzibar offsite" and wrong["query_used"] == "zanzibar offsite"
+    assert wrong["results"][0]["id"] == right["results"][0]["id"] == ids["rare"]
+    assert top(api, "the expresso machine")["did_you_mean"] == "the espresso machine"
+    # Identifiers and CJK keep their exact match: nothing is proposed for a near miss.
+    for near_miss in ("ERR_TLS_90413", "v1.8", "#148", "SB-025の決定", "confg.yaml"):
+        assert top(api, near_miss)["did_you_mean"] is None, near_miss
+
+
 def test_framing_words_are_dropped_from_the_query_used(brain):
     _, api, _ = brain
     assert top(api, "the user wants to know about peanuts")["query_used"] == "peanuts"

@@ -152,3 +152,17 @@ def stem(token: str) -> str:
             break
         token = token[: -len(suffix)]
     return token
+
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit(word: str) -> set[str]:
+    """Every word one typing slip from `word`: a letter dropped, added or replaced, or two neighbours swapped
+    (Damerau's four slips, which make up most misspellings). Lowercase ASCII letters only."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    dropped = {left + right[1:] for left, right in splits if right}
+    swapped = {left + right[1] + right[0] + right[2:] for left, right in splits if len(right) > 1}
+    replaced = {left + c + right[1:] for left, right in splits if right for c in LETTERS if c != right[0]}
+    added = {left + c + right for left, right in splits for c in LETTERS}
+    return (dropped | swapped | replaced | added) - {word, ""}

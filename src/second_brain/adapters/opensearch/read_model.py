@@ -22,6 +22,8 @@ from .digest import OpenSearchDigestReads, eligible
 from .indexes import MAX_RESULTS, Indexes
 from .queries import both, phrase, recall_scope, row_of, scope
 
+SPELLING_PROPOSALS = 10  # the suggester's best words one slip away, each then counted in the caller's scope
+
 
 class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
     def __init__(self, indexes: Indexes) -> None:
@@ -51,6 +53,23 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         total = self.ix.count(in_scope)
         df = {term: self.ix.count(both(in_scope, phrase(term))) for term in dict.fromkeys(terms)}
         return TermStats(total=total, df=df)
+
+    def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]:
+        """The index's own spell checker (a term suggester over the words of `content`) proposes; each proposal
+        is then counted in the caller's workspaces, as the suggester reads every workspace's words."""
+        in_scope = scope(Filters(tuple(workspaces)))
+        found: dict[str, dict[str, int]] = {}
+        for word in dict.fromkeys(words):
+            if not workspaces or self.ix.count(both(in_scope, {"prefix": {"content": word}})):
+                continue
+            body = {"size": 0, "suggest": {"near": {"text": word, "term": {
+                "field": "content", "suggest_mode": "always", "max_edits": 1, "prefix_length": 0,
+                "min_word_length": 3, "size": SPELLING_PROPOSALS, "string_distance": "damerau_levenshtein"}}}}
+            proposed = [option["text"] for entry in self.ix.query(self.ix.entries, body)["suggest"]["near"]
+                        for option in entry["options"] if option["text"] in text.one_edit(word)]
+            counts = {term: self.ix.count(both(in_scope, {"term": {"content": term}})) for term in proposed}
+            found[word] = {term: n for term, n in counts.items() if n > 0}
+        return found
 
     def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
                        newest_first: bool = False) -> list[KeywordHit]:

@@ -12,9 +12,11 @@ from ...ports.event_store import EventStore
 from ..sqlite_database import SQLiteDatabase
 from ..vector_index.sqlite import SQLiteVectorIndex
 from . import sqlite_brief
-from .sqlite_projection import _count_all, _memory, matches_log, rewrite_memory
+from .sqlite_projection import KEYWORD_INDEXES, _count_all, _memory, matches_log, rewrite_memory
 
-PROBE = re.compile(r"\w{3,24}")  # a word of the note that the trigram index must find in its row
+# A piece of the note each keyword index must find in its row: three or more word characters for the trigrams,
+# a whole word (unicode61 splits at anything not a letter or digit) for the words.
+PROBES = {"entries_fts": re.compile(r"\w{3,24}"), "entries_words": re.compile(r"[^\W_]+")}
 
 
 class SQLiteIndexCheck:
@@ -47,7 +49,8 @@ class SQLiteIndexCheck:
                     _recount(conn)
                     report["counts_rebuilt"] = 1
                 if keyword_drift:  # an index entry cannot be mended without the text it holds: rebuilt whole
-                    conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")
+                    for index in KEYWORD_INDEXES:
+                        conn.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
                     report["keyword_index_rebuilt"] = 1
         if whole and self.vectors is not None:
             waiting = self.vectors.pending_count()
@@ -64,22 +67,27 @@ def _row(conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row | None:
 
 
 def _indexed(conn: sqlite3.Connection, rid: int, content: str) -> bool:
-    probe = PROBE.search(content)
-    if probe is None:
-        return True  # nothing the trigram index could be asked for
-    term = '"' + probe.group(0).replace('"', '""') + '"'
-    return conn.execute("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? AND rowid = ?", (term, rid)).fetchone() \
-        is not None
+    for index in KEYWORD_INDEXES:
+        probe = PROBES[index].search(content)
+        if probe is None:
+            continue  # nothing this index could be asked for
+        term = '"' + probe.group(0).replace('"', '""') + '"'
+        if conn.execute(f"SELECT 1 FROM {index} WHERE {index} MATCH ? AND rowid = ?", (term, rid)).fetchone() is None:
+            return False
+    return True
 
 
 def _keyword_index_sound(conn: sqlite3.Connection) -> bool:
-    """Every row indexed once, and nothing indexed that is not a row: FTS5 keeps one `docsize` entry per indexed
-    row. (Its own 'integrity-check' would hold the write lock for the whole index.)"""
-    indexed = conn.execute("SELECT COUNT(*) FROM entries_fts_docsize").fetchone()[0]
+    """Every row indexed once in each keyword index, and nothing indexed that is not a row: FTS5 keeps one
+    `docsize` entry per indexed row. (Its own 'integrity-check' would hold the write lock for the whole index.)"""
     rows = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-    strays = conn.execute("SELECT COUNT(*) FROM entries_fts_docsize d WHERE NOT EXISTS"
-                          " (SELECT 1 FROM entries e WHERE e.rid = d.id)").fetchone()[0]
-    return indexed == rows and strays == 0
+    for index in KEYWORD_INDEXES:
+        indexed = conn.execute(f"SELECT COUNT(*) FROM {index}_docsize").fetchone()[0]
+        strays = conn.execute(f"SELECT COUNT(*) FROM {index}_docsize d WHERE NOT EXISTS"
+                              " (SELECT 1 FROM entries e WHERE e.rid = d.id)").fetchone()[0]
+        if indexed != rows or strays:
+            return False
+    return True
 
 
 def _counts_sound(conn: sqlite3.Connection) -> bool:

@@ -12,6 +12,16 @@ from ...domain.memory import Memory, digest_candidate, fold
 from ...domain.projects import Project, fold_project
 from . import sqlite_brief
 
+# The words themselves (no positions: detail='none'), for what the trigram index cannot say: which words the
+# brain holds, so a misspelt query word can be matched to one (recall's spelling step).
+WORDS_TABLES = [
+    """CREATE VIRTUAL TABLE IF NOT EXISTS entries_words USING fts5(
+        content, content='entries', content_rowid='rid', tokenize='unicode61 remove_diacritics 2', detail='none'
+    )""",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS entries_words_vocab USING fts5vocab(entries_words, 'row')",
+]
+KEYWORD_INDEXES = ("entries_fts", "entries_words")
+
 TABLES = [
     """CREATE TABLE IF NOT EXISTS entries (
         rid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -48,6 +58,7 @@ TABLES = [
         content, content='entries', content_rowid='rid', tokenize='trigram'
     )""",
     "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts_vocab USING fts5vocab(entries_fts, 'row')",
+    *WORDS_TABLES,
     # Kept counts, so GET /count, /tags and /stats read a few rows instead of scanning every memory.
     """CREATE TABLE IF NOT EXISTS workspace_counts (
         workspace TEXT PRIMARY KEY, n INTEGER NOT NULL, importance INTEGER NOT NULL, unclassified INTEGER NOT NULL
@@ -77,13 +88,17 @@ class SQLiteEntryProjection:
 
     def create(self, conn: sqlite3.Connection) -> None:
         backfill = sqlite_brief.missing(conn)
+        no_words = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'entries_words'").fetchone() is None
         for statement in TABLES + sqlite_brief.TABLES:
             conn.execute(statement)
+        if no_words:  # a brain written before the words index: indexed from the rows once, not replayed
+            conn.execute("INSERT INTO entries_words (entries_words) VALUES ('rebuild')")
         if backfill:  # a brain written before the brief's counts: filled from the rows once, not replayed
             sqlite_brief.fill(conn, (_memory(row) for row in conn.execute("SELECT * FROM entries")))
 
     def drop(self, conn: sqlite3.Connection) -> None:
-        for table in ("entries_fts_vocab", "entries_fts", "entry_tags", "entry_counts", "workspace_counts",
+        for table in ("entries_fts_vocab", "entries_fts", "entries_words_vocab", "entries_words", "entry_tags",
+                      "entry_counts", "workspace_counts",
                       "tag_counts", "edges", "projects", "entries", *sqlite_brief.NAMES):
             conn.execute(f"DROP TABLE IF EXISTS {table}")
 
@@ -97,8 +112,9 @@ class SQLiteEntryProjection:
             elif stream_id.startswith("project-"):
                 _project_project(conn, stream_id, run)
         if forgot:
-            # Merge the index segments so no trigram of the forgotten text survives in the file.
-            conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('optimize')")
+            # Merge the index segments so no trigram or word of the forgotten text survives in the file.
+            for index in KEYWORD_INDEXES:
+                conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
 
 
     def after_commit(self, events: Sequence[Envelope] | None) -> None:
@@ -125,7 +141,7 @@ def _project_memory(conn: sqlite3.Connection, memory_id: str, run: Sequence[Enve
         rid = conn.execute(f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
                            tuple(columns.values())).lastrowid
         assert rid is not None, "an INSERT into a rowid table sets lastrowid"
-        conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
+        _index(conn, rid, after.content)
         _write_tags(conn, rid, after.tags)
         _count_all(conn, after, +1)
         return False
@@ -157,9 +173,8 @@ def _rewrite(conn: sqlite3.Connection, rid: int, before: Memory, after: Memory) 
     conn.execute(f"UPDATE entries SET {', '.join(f'{c} = ?' for c in columns)} WHERE rid = ?",
                  (*columns.values(), rid))
     if after.content != before.content:
-        conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
-                     (rid, before.content))
-        conn.execute("INSERT INTO entries_fts (rowid, content) VALUES (?, ?)", (rid, after.content))
+        _unindex(conn, rid, before.content)
+        _index(conn, rid, after.content)
     if after.tags != before.tags:
         conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (rid,))
         _write_tags(conn, rid, after.tags)
@@ -168,9 +183,19 @@ def _rewrite(conn: sqlite3.Connection, rid: int, before: Memory, after: Memory) 
         _count_all(conn, after, +1)
 
 
+def _index(conn: sqlite3.Connection, rid: int, content: str) -> None:
+    for index in KEYWORD_INDEXES:
+        conn.execute(f"INSERT INTO {index} (rowid, content) VALUES (?, ?)", (rid, content))
+
+
+def _unindex(conn: sqlite3.Connection, rid: int, content: str) -> None:
+    """External-content indexes forget a row only when told the text they indexed."""
+    for index in KEYWORD_INDEXES:
+        conn.execute(f"INSERT INTO {index} ({index}, rowid, content) VALUES ('delete', ?, ?)", (rid, content))
+
+
 def _delete_entry(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
-    conn.execute("INSERT INTO entries_fts (entries_fts, rowid, content) VALUES ('delete', ?, ?)",
-                 (row["rid"], row["content"]))
+    _unindex(conn, row["rid"], row["content"])
     conn.execute("DELETE FROM entry_tags WHERE entry_rid = ?", (row["rid"],))
     conn.execute("DELETE FROM entries WHERE rid = ?", (row["rid"],))
     conn.execute("DELETE FROM edges WHERE source_id = ? OR target_id = ?", (row["id"], row["id"]))

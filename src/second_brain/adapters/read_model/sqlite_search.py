@@ -24,6 +24,7 @@ EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at m
 SHORT_TERM_SAMPLE = 200
 DF_CACHE_SECONDS = 60.0
 DF_CACHE_SIZE = 50_000
+SPELLING_COUNT_LIMIT = 1000  # enough to tell a common spelling from a rare one
 NARROW_SHARE = 0.25  # a caller reading at most this share of the brain searches their own rows, not the index
 
 
@@ -101,6 +102,47 @@ class SQLiteKeywordSearch(SQLiteReads):
                               f" ({marks(workspaces)})", tuple(workspaces)).fetchone()[0] if workspaces else 0
         return scoped <= everyone * NARROW_SHARE
 
+    def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]:
+        if not workspaces:
+            return {}
+        conn = self.db.connection()
+        scoped = self._scoped_to(workspaces)
+        found: dict[str, dict[str, int]] = {}
+        for word in dict.fromkeys(words):
+            if self._begins_a_word(conn, word, scoped):
+                continue
+            near = sorted(text.one_edit(word))
+            rows = conn.execute(f"SELECT term, doc FROM entries_words_vocab WHERE term IN ({marks(near)})",
+                                near).fetchall()
+            counts = {term: self._holding(conn, term, scoped) if scoped else doc for term, doc in rows}
+            found[word] = {term: n for term, n in counts.items() if n > 0}
+        return found
+
+    def _scoped_to(self, workspaces: Sequence[str]) -> Sequence[str] | None:
+        """The workspaces to look in, or None when they hold every memory (the index's own counts are theirs)."""
+        held = self.db.connection().execute("SELECT workspace FROM workspace_counts WHERE n > 0").fetchall()
+        return None if {row[0] for row in held} <= set(workspaces) else workspaces
+
+    def _begins_a_word(self, conn: sqlite3.Connection, start: str, workspaces: Sequence[str] | None) -> bool:
+        """Whether a memory (in the workspaces, or anywhere) holds a word beginning with `start`: the keyword arm
+        finds it whole. The vocabulary answers for the whole brain; a caller reading part of it is asked of the
+        rows only when the brain holds one at all."""
+        anywhere = conn.execute("SELECT 1 FROM entries_words_vocab WHERE term >= ? AND term < ? LIMIT 1",
+                                (start, start + "\U0010ffff")).fetchone() is not None
+        if not anywhere or workspaces is None:
+            return anywhere
+        return conn.execute(
+            "SELECT 1 FROM entries_words JOIN entries e ON e.rid = entries_words.rowid"
+            f" WHERE entries_words MATCH ? AND e.workspace IN ({marks(workspaces)}) LIMIT 1",
+            (_quoted(start) + "*", *workspaces)).fetchone() is not None
+
+    def _holding(self, conn: sqlite3.Connection, word: str, workspaces: Sequence[str]) -> int:
+        """How many memories in the workspaces hold the word, counted up to SPELLING_COUNT_LIMIT."""
+        return conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM entries_words JOIN entries e ON e.rid = entries_words.rowid"
+            f" WHERE entries_words MATCH ? AND e.workspace IN ({marks(workspaces)}) LIMIT ?)",
+            (_quoted(word), *workspaces, SPELLING_COUNT_LIMIT)).fetchone()[0]
+
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
         if not terms:
             return []
@@ -151,3 +193,8 @@ class SQLiteKeywordSearch(SQLiteReads):
                 near.extend((row[0], step) for step, row in enumerate(rows, start=1))
             found[entry.id] = near
         return found
+
+
+def _quoted(word: str) -> str:
+    """A word as an FTS5 string: operators and punctuation in it are the word's, not the query language's."""
+    return '"' + word.replace('"', '""') + '"'

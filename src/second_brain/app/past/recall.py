@@ -182,6 +182,11 @@ class PastReads:
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
         return self.live.term_stats(terms, workspaces)
 
+    def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]:
+        """The words memories hold now: a slip is corrected to a word the brain knows today (a word only the
+        past held goes uncorrected, and one only today holds finds nothing then: the answer says what it searched)."""
+        return self.live.spellings(words, workspaces)
+
     def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
                        newest_first: bool = False) -> list[KeywordHit]:
         hits = self.live.keyword_search(terms, self.past.scope(filters), limit, require_all, newest_first)

@@ -1,7 +1,7 @@
 """GET /recall: both arms, fusion, ranking signals, diversity and bounded snippets."""
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -15,7 +15,7 @@ from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorHit
 from ..memories.service import Context
 from ..memories.views import entry_view
-from . import history, keyword, query, ranking, temporal
+from . import history, keyword, query, ranking, spelling, temporal
 from .config import RecallConfig
 from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
@@ -37,6 +37,8 @@ class RecallSearch(Protocol):
                        newest_first: bool = False) -> list[KeywordHit]: ...
 
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]: ...
+
+    def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]: ...
 
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]: ...
 
@@ -95,8 +97,10 @@ class Candidates:
 
 class RecallService:
     def __init__(self, read_model: RecallSearch, vectors: VectorSearch | None, embedder: Embedder | None, clock: Clock,
-                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None) -> None:
+                 config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
+                 lexicon: Set[str] = frozenset()) -> None:
         self.read_model = read_model
+        self.lexicon = lexicon  # words of English: never read as slips of other words (spelling.py)
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
@@ -116,6 +120,12 @@ class RecallService:
                 text, filters = window.query, replace(filters, after=window.after, before=window.before)
         dates = None if window else temporal.named_dates(text, zone)  # "on October 13, 2023": written then ranks up
         parsed = query.parse(dates.query if dates else text)
+        # A word no readable memory holds, one slip from words some do, is searched as the likeliest of them.
+        correction = spelling.correct(parsed.text, parsed.tokens,
+                                      lambda words: self.read_model.spellings(words, filters.workspaces),
+                                      self.lexicon)
+        if correction:
+            parsed = replace(query.parse(correction.text), tags=parsed.tags)
         ranked, found = self.rank(parsed, filters, request.top_k, config, dates)
         if hops > 0 and ranked:
             ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
@@ -123,6 +133,7 @@ class RecallService:
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
+            "did_you_mean": correction.text if correction else None,
             "results": self._render(ctx, ranked, found, parsed, request.full, config, notes),
             "insight": None,
             "semantic_unavailable": found.semantic_unavailable,

@@ -83,6 +83,8 @@ export default {
       const words = queryWords(answer.query_used || params.q);
       clear(results,
         answer.as_of ? h("p", { class: "warn" }, "As the brain stood on ", when(answer.as_of), ".") : null,
+        answer.did_you_mean ? h("p", { class: "muted", "data-did-you-mean": "" }, "Showing results for ",
+          h("strong", null, answer.did_you_mean), ": no memory holds ", h("em", null, params.q), " as typed.") : null,
         answer.semantic_unavailable ? h("p", { class: "warn" },
           "Matching by meaning is unavailable right now: these results match your words only.") : null,
         answer.insight ? h("p", { class: "card" }, h("strong", null, "Insight: "), answer.insight) : null,

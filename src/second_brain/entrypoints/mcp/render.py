@@ -15,6 +15,8 @@ def render_recall(response: dict[str, Any], budget: int) -> str:
     if not results:
         return notice + response.get("message", "Nothing found matching that query.")
     head = f"{len(results)} memor{'y' if len(results) == 1 else 'ies'} for \"{response['query_used']}\", best first"
+    if response.get("did_you_mean"):
+        head += f" (no memory holds a word as typed: searched as \"{response['did_you_mean']}\")"
     if response.get("semantic_unavailable"):
         head += " (semantic search is unavailable: exact words only)"
     head = notice + head
