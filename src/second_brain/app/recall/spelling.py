@@ -1,6 +1,7 @@
 """Forgiving words: a query word that no readable memory holds, one slip from words that some do, is read as the
 likeliest of them. Identifiers, numbers and CJK are never touched: they keep their exact-match behaviour."""
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
@@ -68,13 +69,14 @@ def correct(text: str, tokens: Sequence[str], spellings: Spellings, lexicon: Set
         return None
     fixed = text
     for word, meant in words.items():
-        fixed = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lambda typed, meant=meant: _cased(meant, typed[0]),
-                       fixed, flags=re.IGNORECASE)
+        fixed = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", functools.partial(_cased, meant), fixed,
+                       flags=re.IGNORECASE)
     return Correction(text=fixed, words=words)
 
 
-def _cased(word: str, typed: str) -> str:
+def _cased(word: str, match: re.Match[str]) -> str:
     """The word written as the caller wrote theirs: "Zanzibr" -> "Zanzibar", "DATABSE" -> "DATABASE"."""
+    typed = match[0]
     if typed.isupper() and len(typed) > 1:
         return word.upper()
     return word[0].upper() + word[1:] if typed[0].isupper() else word
