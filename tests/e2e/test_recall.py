@@ -85,6 +85,8 @@ def test_a_slip_in_every_word_finds_what_the_right_words_find_and_says_so(brain)
     assert wrong["did_you_mean"] == "Zanzibar offsite" and wrong["query_used"] == "zanzibar offsite"
     assert wrong["results"][0]["id"] == right["results"][0]["id"] == ids["rare"]
     assert top(api, "the expresso machine")["did_you_mean"] == "the espresso machine"
+    # What the caller typed comes back corrected whole: a time phrase recall took out as a window stays in it.
+    assert top(api, "Zanzibr ofsite from last week")["did_you_mean"] == "Zanzibar offsite from last week"
     # Identifiers and CJK keep their exact match: nothing is proposed for a near miss.
     for near_miss in ("ERR_TLS_90413", "v1.8", "#148", "SB-025の決定", "confg.yaml"):
         assert top(api, near_miss)["did_you_mean"] is None, near_miss

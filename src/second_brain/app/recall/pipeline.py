@@ -133,7 +133,8 @@ class RecallService:
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
-            "did_you_mean": correction.text if correction else None,
+            # What the caller typed, each misspelt word read (a time phrase or tag syntax in it stays).
+            "did_you_mean": spelling.rewrite(request.query, correction.words) if correction else None,
             "results": self._render(ctx, ranked, found, parsed, request.full, config, notes),
             "insight": None,
             "semantic_unavailable": found.semantic_unavailable,

@@ -65,13 +65,15 @@ def correct(text: str, tokens: Sequence[str], spellings: Spellings, lexicon: Set
         return None
     near = spellings(asked)
     words = {word: meant for word in asked if word in near and (meant := likeliest(word, near[word]))}
-    if not words:
-        return None
-    fixed = text
+    return Correction(text=rewrite(text, words), words=words) if words else None
+
+
+def rewrite(text: str, words: Mapping[str, str]) -> str:
+    """The text with each misspelt word (whole, in any case) written as the word it was read as."""
     for word, meant in words.items():
-        fixed = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", functools.partial(_cased, meant), fixed,
-                       flags=re.IGNORECASE)
-    return Correction(text=fixed, words=words)
+        text = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", functools.partial(_cased, meant), text,
+                      flags=re.IGNORECASE)
+    return text
 
 
 def _cased(word: str, match: re.Match[str]) -> str:
