@@ -52,6 +52,13 @@ TABLE[NEAR[0]] = axis(20)
 TABLE[NEAR[1]] = (0.85 * axis(20) + np.sqrt(1 - 0.85**2) * axis(21)).astype(np.float32)
 TABLE[OTHER] = axis(22)
 TABLE["gardening progress"] = towards({20: 0.7, 21: 0.18, 22: 0.62})  # cosines 0.7, 0.69 and 0.62
+# "figma" is in no note, and one slip from "sigma", which is: recall reads it as "sigma" (and says so), yet the note
+# closest in meaning to "figma" as typed must still answer.
+SLIP = ("Wireframes live in the shared design tool", "The sigma rule flags outliers in the metrics")
+TABLE[SLIP[0]] = axis(23)
+TABLE[SLIP[1]] = axis(24)
+TABLE["figma"] = towards({23: 0.8})
+TABLE["sigma"] = towards({24: 0.8})
 
 
 class TableEmbedder:
@@ -125,3 +132,10 @@ def test_one_common_word_of_several_does_not_outrank_a_strong_meaning_match():
     fused = ranking.fuse({"weekend-chore": 1.0}, {"birthday": 0.6, "weekend-chore": 0.1},
                          RecallConfig(keyword_scale_min=0.0), 0.2, 6.0)
     assert fused["weekend-chore"] > fused["birthday"]
+
+
+def test_a_word_read_as_a_slip_cannot_hide_what_the_word_as_typed_means(brain, ctx, clock):
+    design, sigma = capture_all(brain, ctx, clock, list(SLIP))
+    answer = brain.recall.recall(ctx, RecallRequest("figma", 5, Filters(WS)))
+    assert answer["did_you_mean"] == "sigma" and answer["query_used"] == "sigma"
+    assert {r["id"] for r in answer["results"]} == {design, sigma}

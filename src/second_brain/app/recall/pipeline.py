@@ -124,9 +124,10 @@ class RecallService:
         correction = spelling.correct(parsed.text, parsed.tokens,
                                       lambda words: self.read_model.spellings(words, filters.workspaces),
                                       self.lexicon)
+        typed = None
         if correction:
-            parsed = replace(query.parse(correction.text), tags=parsed.tags)
-        ranked, found = self.rank(parsed, filters, request.top_k, config, dates)
+            typed, parsed = parsed, replace(query.parse(correction.text), tags=parsed.tags)
+        ranked, found = self.rank(parsed, filters, request.top_k, config, dates, typed)
         if hops > 0 and ranked:
             ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
         notes = self._history(ctx, ranked, found, config, log)
@@ -150,16 +151,20 @@ class RecallService:
         return response
 
     def rank(self, parsed: query.ParsedQuery, filters: Filters, top_k: int, config: RecallConfig,
-             dates: temporal.NamedDates | None = None) -> tuple[list[tuple[str, float]], Candidates]:
-        """The ordered (id, score) results and the candidates they came from."""
+             dates: temporal.NamedDates | None = None,
+             typed: query.ParsedQuery | None = None) -> tuple[list[tuple[str, float]], Candidates]:
+        """The ordered (id, score) results and the candidates they came from. `typed`: the query as typed, when
+        `parsed` reads a slip in it: the dense arm embeds both and keeps each memory's better cosine, so a wrong
+        reading of a word no memory holds cannot hide what the words as typed meant."""
         found = Candidates()
         plan = self._keyword_arm(parsed, filters, config, found)
         # Who said each line, for a query that names a speaker: the keyword arm's candidates show who speaks here.
         said = {key: ranking.speaker(entry.content) for key, entry in found.entries.items()}
         speakers = ranking.named_speakers(parsed.words, said.values())
-        vector = self._dense_arm(query.without_speakers(parsed.text, speakers), filters, config, found)
+        texts = [query.without_speakers(q.text, speakers) for q in (parsed, typed) if q is not None]
+        vectors = self._dense_arm(texts, filters, config, found)
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
-        self._complete(found, plan, vector, config)
+        self._complete(found, plan, vectors, config)
         now = self.clock.now_ms()
         model_floor = self.embedder.query_floor if self.embedder else 0.0
         weight = plan.weight if plan else 0.0
@@ -254,28 +259,28 @@ class RecallService:
                 found.keyword[hit.entry.id] = score + 1e-6 / (rank + 1)  # bm25 order breaks ties
         return plan
 
-    def _dense_arm(self, text: str, filters: Filters, config: RecallConfig, found: Candidates) -> np.ndarray | None:
+    def _dense_arm(self, texts: list[str], filters: Filters, config: RecallConfig,
+                   found: Candidates) -> list[np.ndarray]:
+        """Each text's nearest memories; a memory near more than one keeps its best cosine."""
         if self.embedder is None or self.vectors is None:
             found.semantic_unavailable = True
-            return None
+            return []
         if not is_ready(self.embedder):  # the model is loading (a server just started), or failed to: keywords answer
             found.semantic_unavailable = True
             found.model_loading = is_loading(self.embedder)
-            return None
+            return []
         try:
-            vector = self.embedder.embed_query(text)
-            hits = self.vectors.search(vector, filters, config.vector_pool)
+            vectors = [self.embedder.embed_query(text) for text in texts]
+            hits = [hit for vector in vectors for hit in self.vectors.search(vector, filters, config.vector_pool)]
         except Exception:  # the keyword arm still answers
             log.exception("semantic search failed; answering from keywords only")
             found.semantic_unavailable = True
-            return None
+            return []
         for hit in hits:
-            found.dense[hit.entry_id] = hit.score
-            if hit.is_update:
-                found.updated.add(hit.entry_id)
-        return vector
+            _keep_best(found, hit.entry_id, hit)
+        return vectors
 
-    def _complete(self, found: Candidates, plan: keyword.KeywordPlan | None, vector: np.ndarray | None,
+    def _complete(self, found: Candidates, plan: keyword.KeywordPlan | None, vectors: list[np.ndarray],
                   config: RecallConfig) -> None:
         """Score every candidate on both arms, so a memory found by one is not zero on the other."""
         if plan is not None:
@@ -283,11 +288,11 @@ class RecallService:
                 score = keyword.keyword_score(found.entries[key].content, plan, config) if key in found.entries else 0
                 if score > 0:
                     found.keyword[key] = score
-        if vector is not None and self.vectors is not None:
-            for key, hit in self.vectors.scores_for(vector, list(found.keyword.keys() - found.dense.keys())).items():
-                found.dense[key] = hit.score
-                if hit.is_update:
-                    found.updated.add(key)
+        if vectors and self.vectors is not None:
+            missing = list(found.keyword.keys() - found.dense.keys())
+            for vector in vectors:
+                for key, hit in self.vectors.scores_for(vector, missing).items():
+                    _keep_best(found, key, hit)
 
     def _neighbours(self, own: dict[str, float], config: RecallConfig,
                     found: Candidates) -> dict[str, list[tuple[str, int]]]:
@@ -346,3 +351,12 @@ class RecallService:
                 "superseded_by": notes.superseded_by.get(key), "conflicts_with": notes.conflicts_with.get(key, []),
             })
         return results
+
+
+def _keep_best(found: Candidates, key: str, hit: VectorHit) -> None:
+    if key not in found.dense or hit.score > found.dense[key]:
+        found.dense[key] = hit.score
+        if hit.is_update:
+            found.updated.add(key)
+        else:
+            found.updated.discard(key)
