@@ -24,7 +24,10 @@ token rotated by the owner: only hashes are kept), else as the owner.
 
 Queries: a rare word (in 10 memories at every size), common words (about 30% of memories) and a paraphrase (no
 word in common with the notes it should find: the migrations of billing, pricing or payments; hit@10 is the share
-of its top 10 that are such notes). `GET /count`, `/tags` and `/stats` are timed the same way.
+of its top 10 that are such notes), each asked --repeat times: warm caches, what a real workload never has. Then
+the diverse workload (bench/workload.py): 50 distinct rare-word, everyday (3-5 common words) and paraphrase queries,
+each asked once, with how often the top 10 held a note the query means. `GET /count`, `/tags` and `/stats` are
+timed as the three fixed queries are.
 """
 
 import argparse
@@ -40,6 +43,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import workload  # noqa: E402
 
 from tests.e2e.conftest import Server  # noqa: E402
 
@@ -72,6 +77,8 @@ def note(rng: random.Random, n: int, rare: bool) -> str:
         text += ". Follow up in the weekly meeting notes."
     if rare:
         text += " Spotted a quokka on the office webcam."
+    if animal := workload.planted(n):
+        text += f" Spotted a {animal} near the loading dock."
     if rng.random() < 0.5:  # longer notes, up to about 600 characters
         text += " " + " ".join(rng.choice(SYLLABLES) * rng.randint(1, 3) for _ in range(rng.randint(10, 80)))
     return text
@@ -195,11 +202,33 @@ def measure(client: Client, server: Server, size: int, repeat: int) -> dict[str,
             extra = f", {sum('quokka' in r['content'] for r in results)}/10 quokkas"
         was = f"   (before: {before[name][0]:.1f} / {before[name][1]:.1f})" if before else ""
         print(f"  {name:<13} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  {len(results)} results{extra}{was}", flush=True)
+    p50s |= diverse(client)
     reads = {path: (path, params) for path, params in (("/count", None), ("/tags", None), ("/stats", None),
                                                         ("/list", {"n": 10}))}
     for path, (p50, p95, _) in timed(client, reads, repeat).items():
         print(f"  GET {path:<9} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms", flush=True)
     return p50s
+
+
+def diverse(client: Client) -> dict[str, float]:
+    """The diverse workload (bench/workload.py): 50 distinct queries of each kind, interleaved, each asked once on a
+    fresh connection. p50 and p95 per kind, and how often the top 10 held what the query means."""
+    spent: dict[str, list[float]] = {}
+    found: dict[str, list[bool]] = {}
+    for query in workload.queries():
+        elapsed, data = client.call("GET", "/recall", {"query": query.text, "topK": 10})
+        spent.setdefault(query.kind, []).append(elapsed)
+        if query.wants:
+            found.setdefault(query.kind, []).append(query.found([r["content"] for r in data["results"]]))
+    figures = {}
+    print("  diverse workload, each query once:")
+    for kind, times in spent.items():
+        p50, p95 = statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
+        figures[f"diverse {kind}"], figures[f"diverse {kind} p95"] = p50, p95
+        judged = found.get(kind)
+        share = f", found in the top 10: {sum(judged)}/{len(judged)}" if judged else ""
+        print(f"    {kind:<11} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  ({len(times)} queries{share})", flush=True)
+    return figures
 
 
 def edit(client: Client, size: int, count: int = 100) -> int:
@@ -276,7 +305,7 @@ def remeasure(dirs: list[Path], repeat: int) -> None:
             server.stop()
     names = list(figures)
     print("\nrecall p50 / p95, side by side: " + " | ".join(names))
-    for query in QUERIES:
+    for query in [*QUERIES, *(f"diverse {kind}" for kind in ("rare", "everyday", "paraphrase"))]:
         print(f"  {query:<13} " + " | ".join(f"{figures[n][query]:6.1f} / {figures[n][f'{query} p95']:6.1f} ms"
                                              for n in names))
 
@@ -313,6 +342,9 @@ def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dic
             first, last = args.sizes[0], args.sizes[-1]
             growth = figures[last]["rare word"] / figures[first]["rare word"]
             print(f"\nrare-word p50 growth {first} -> {last}: {growth:.2f}x (before: 1.96x)")
+            for kind in ("rare", "everyday", "paraphrase"):
+                key = f"diverse {kind}"
+                print(f"diverse {kind} p50 growth {first} -> {last}: {figures[last][key] / figures[first][key]:.2f}x")
     finally:
         server.stop()
     return figures

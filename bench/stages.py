@@ -2,10 +2,12 @@
 
 Usage: .venv/bin/python bench/stages.py DATA_DIR [--repeat 30]
 
-Opens the brain in-process (its server must be stopped), then asks the bench/scale.py queries through
-`operations.recall`, the call GET /recall makes, recall counting included, and prints the mean milliseconds each
-stage took: the stages are timed by wrapping the methods that do them, so nothing else in the path changes.
-Whatever is left of the total is parsing, fusion, ranking signals and the Python between the stages.
+Opens the brain in-process (its server must be stopped), then asks the diverse workload (bench/workload.py: 50
+distinct rare-word, everyday and paraphrase queries, each asked once, interleaved) through `operations.recall`, the
+call GET /recall makes, recall counting included, and prints per kind the mean milliseconds each stage took: the
+stages are timed by wrapping the methods that do them, so nothing else in the path changes. Whatever is left of
+the total is parsing, fusion, ranking signals and the Python between the stages. With --repeated, the three fixed
+bench/scale.py queries instead, each asked --repeat times (warm caches: what the old bench measured).
 """
 
 import argparse
@@ -19,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import workload  # noqa: E402
 from scale import QUERIES  # noqa: E402
 
 from second_brain.app import operations  # noqa: E402
@@ -49,6 +52,7 @@ def main() -> None:
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--member", help="ask as this team member (by name) instead of the owner")
+    parser.add_argument("--repeated", action="store_true", help="the three fixed queries, --repeat times each")
     args = parser.parse_args()
     brain = build(Settings(data_dir=args.data_dir))
     if brain.worker:
@@ -74,21 +78,35 @@ def main() -> None:
     recall.config = brain.config.recall_config  # the service holds the method it was built with
     timed(brain.memories, "record_recalls", "recall counting")
     timed(operations, "recall", "total (operations.recall)")
-    for name, query in QUERIES.items():
-        SPENT.clear()
-        for _ in range(3):
-            operations.recall(brain, ctx, query, 10)
-        SPENT.clear()
-        for _ in range(args.repeat):
-            operations.recall(brain, ctx, query, 10)
-        total = statistics.mean(SPENT["total (operations.recall)"])
-        print(f"\n{name!r} ({query!r}): {total:.1f} ms in total, p50 "
-              f"{statistics.median(SPENT['total (operations.recall)']):.1f} ms")
-        for stage, times in sorted(SPENT.items(), key=lambda item: -sum(item[1])):
-            if not stage.startswith("total"):
-                share = sum(times) / args.repeat
-                print(f"  {stage:<36} {share:6.2f} ms  ({100 * share / total:4.1f}%)")
+    if args.repeated:
+        for name, query in QUERIES.items():
+            for _ in range(3):
+                operations.recall(brain, ctx, query, 10)
+            SPENT.clear()
+            for _ in range(args.repeat):
+                operations.recall(brain, ctx, query, 10)
+            report(f"{name!r} ({query!r}), asked {args.repeat} times", dict(SPENT))
+    else:
+        spent: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+        for query in workload.queries():
+            SPENT.clear()
+            operations.recall(brain, ctx, query.text, 10)
+            for stage, times in SPENT.items():
+                spent[query.kind][stage].append(sum(times))
+        for kind, stages in spent.items():
+            report(f"{kind}: {len(stages['total (operations.recall)'])} distinct queries, each once", stages)
     brain.close()
+
+
+def report(title: str, stages: dict[str, list[float]]) -> None:
+    """Mean ms per recall of each stage (a stage a recall never reached counts 0 for it)."""
+    totals = stages["total (operations.recall)"]
+    total = statistics.mean(totals)
+    print(f"\n{title}: {total:.1f} ms mean, p50 {statistics.median(totals):.1f} ms")
+    for stage, times in sorted(stages.items(), key=lambda item: -sum(item[1])):
+        if not stage.startswith("total"):
+            share = sum(times) / len(totals)
+            print(f"  {stage:<36} {share:6.2f} ms  ({100 * share / total:4.1f}%)")
 
 
 if __name__ == "__main__":
