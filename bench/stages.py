@@ -64,6 +64,7 @@ def main() -> None:
     ctx = Context(identity, "stages")
     recall, read_model = brain.recall, brain.recall.read_model
     timed(recall.embedder, "embed_query", "query embedding")
+    timed(read_model, "spellings", "spelling (words one slip away)")
     timed(read_model, "term_stats", "keyword arm: term statistics")
     timed(read_model, "keyword_search", "keyword arm: full-text search")
     timed(read_model, "scan_search", "keyword arm: full-text search")

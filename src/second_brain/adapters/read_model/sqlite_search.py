@@ -111,12 +111,22 @@ class SQLiteKeywordSearch(SQLiteReads):
         for word in dict.fromkeys(words):
             if self._begins_a_word(conn, word, scoped):
                 continue
-            near = sorted(text.one_edit(word))
-            rows = conn.execute(f"SELECT term, doc FROM entries_words_vocab WHERE term IN ({marks(near)})",
-                                near).fetchall()
-            counts = {term: self._holding(conn, term, scoped) if scoped else doc for term, doc in rows}
+            counts = {term: self._holding(conn, term, scoped) if scoped else doc
+                      for term, doc in self._one_slip_away(conn, word)}
             found[word] = {term: n for term, n in counts.items() if n > 0}
         return found
+
+    def _one_slip_away(self, conn: sqlite3.Connection, word: str) -> list[tuple[str, int]]:
+        """The brain's words one slip from `word`, with how many memories hold each. A seek into the vocabulary
+        costs about 17 us, and a word has ~300 neighbours: those that keep its first two letters are found by one
+        read of the words beginning with them instead, the rest (a slip in the first two letters) by seeks."""
+        near, start = text.one_edit(word), word[:2]
+        ranged = conn.execute("SELECT term, doc FROM entries_words_vocab WHERE term >= ? AND term < ?",
+                              (start, start + "\U0010ffff")).fetchall()
+        sought = sorted(w for w in near if not w.startswith(start))
+        found = conn.execute(f"SELECT term, doc FROM entries_words_vocab WHERE term IN ({marks(sought)})",
+                             sought).fetchall()
+        return [(term, doc) for term, doc in ranged if term in near] + found
 
     def _scoped_to(self, workspaces: Sequence[str]) -> Sequence[str] | None:
         """The workspaces to look in, or None when they hold every memory (the index's own counts are theirs)."""
