@@ -320,3 +320,16 @@ def test_a_forgotten_memory_words_are_no_longer_proposed(brain, ctx, clock):
     brain.memories.update(ctx, brain.memories.capture(ctx, "A note about wombats", [], "api").id,
                           "A note about a quokka now", None)
     assert brain.recall.read_model.spellings(["qokka", "wombat"], WS) == {"qokka": {"quokka": 1}, "wombat": {}}
+
+
+@pytest.mark.parametrize("hidden", [3, 30])  # fewer than the spare ranked beyond the limit, and more
+def test_the_best_keyword_matches_leave_out_what_recall_never_shows_however_many_rank_first(brain, ctx, clock,
+                                                                                            hidden):
+    """Whole-brain readers are ranked on the index first and the rows read after: memories recall never shows
+    (deprecated) among the best matches must not leave fewer than the limit, nor take a place."""
+    for n in range(hidden):
+        brain.memories.set_status(ctx, capture(brain, ctx, clock, f"zebra zebra zebra crossing {n}"), "deprecated")
+    shown = {capture(brain, ctx, clock, f"one zebra seen at the zoo, visit {n}") for n in range(8)}
+    hits = brain.recall.read_model.keyword_search(["zebra"], Filters(WS), 5)
+    assert len(hits) == 5 and {h.entry.id for h in hits} <= shown
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)

