@@ -333,3 +333,14 @@ def test_the_best_keyword_matches_leave_out_what_recall_never_shows_however_many
     hits = brain.recall.read_model.keyword_search(["zebra"], Filters(WS), 5)
     assert len(hits) == 5 and {h.entry.id for h in hits} <= shown
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_word_asked_for_before_any_memory_held_it_is_found_the_moment_one_does(brain, ctx, clock):
+    for n in range(12):  # enough memories for word counts to weigh words
+        capture(brain, ctx, clock, f"an ordinary note about the garden, day {n}")
+    assert recall_ids(brain, ctx, "walrus") == []  # its count (none) was just read
+    assert brain.recall.read_model.term_stats(["walrus", "garden"], WS).df == {"walrus": 0, "garden": 12}
+    walrus = capture(brain, ctx, clock, "The walrus exhibit opens in June")
+    # Counts may be kept a while for common words, never for one so rare that a stale count hides it.
+    assert brain.recall.read_model.term_stats(["walrus"], WS).df == {"walrus": 1}
+    assert recall_ids(brain, ctx, "walrus") == [walrus]

@@ -26,6 +26,7 @@ EXACT_DF_LIMIT = 2000  # count a word exactly when its rarest trigram is in at m
 SHORT_TERM_SAMPLE = 200
 DF_CACHE_SECONDS = 60.0
 DF_CACHE_SIZE = 50_000
+CACHED_DF_MIN = 100  # exact word counts at least this high are cached: a minute's drift hardly moves their idf
 RANKED_SPARE = 20  # ranked beyond the limit, for the few memories recall never shows among the best
 SPELLING_COUNT_LIMIT = 1000  # enough to tell a common spelling from a rare one
 NARROW_SHARE = 0.25  # a caller reading at most this share of the brain searches their own rows, not the index
@@ -46,8 +47,7 @@ class SQLiteKeywordSearch(SQLiteReads):
             if len(term) >= 3:
                 # A word occurs in at most as many memories as its rarest trigram: an exact count only when cheap.
                 bound = min(self._trigram_df(conn, term[i : i + 3]) for i in range(len(term) - 2))
-                df[term] = bound if bound > EXACT_DF_LIMIT else conn.execute(
-                    "SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?", (phrase(term),)).fetchone()[0]
+                df[term] = bound if bound > EXACT_DF_LIMIT else self._exact_df(conn, term)
             else:
                 sample = conn.execute(
                     "SELECT SUM(content LIKE ? ESCAPE '\\'), COUNT(*) FROM"
@@ -56,6 +56,23 @@ class SQLiteKeywordSearch(SQLiteReads):
                 ).fetchone()
                 df[term] = round((sample[0] or 0) * total / sample[1]) if sample[1] else 0
         return TermStats(total=total, df=df)
+
+    def _exact_df(self, conn: sqlite3.Connection, term: str) -> int:
+        """How many memories hold the term. A count of at least CACHED_DF_MIN is kept for a minute, as trigram
+        counts are (counting an everyday word walks the doclists of all its trigrams: 0.5 ms at 10k); a rarer one
+        is counted every time, so a word a capture just brought in is searched at once."""
+        key = "\0" + term
+        cached = self._df_cache.get(key)
+        now = time.monotonic()
+        if cached and now - cached[1] < DF_CACHE_SECONDS:
+            return cached[0]
+        count: int = conn.execute("SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?",
+                                  (phrase(term),)).fetchone()[0]
+        if count >= CACHED_DF_MIN:
+            if len(self._df_cache) > DF_CACHE_SIZE:
+                self._df_cache.clear()
+            self._df_cache[key] = (count, now)
+        return count
 
     def _trigram_df(self, conn: sqlite3.Connection, trigram: str) -> int:
         # Counting a common trigram walks its whole doclist: cache counts briefly, idf need not be exact.
