@@ -308,6 +308,8 @@ def test_spellings_offer_the_readable_words_one_slip_away_with_their_counts(brai
     # Bob's words are Bob's ("for" in his note is not counted above): never proposed to another reader, and
     # proposed to him.
     assert brain.recall.read_model.spellings(["flor"], ("personal-bob",)) == {"flor": {"flour": 1, "for": 1}}
+    # Past 24 letters a word has too many neighbours to look up: left out.
+    assert brain.recall.read_model.spellings(["pricingfloorxxxxxxxxxxxxx"], WS) == {}
 
 
 def test_a_forgotten_memory_words_are_no_longer_proposed(brain, ctx, clock):

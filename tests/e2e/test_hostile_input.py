@@ -146,3 +146,12 @@ def test_no_error_repeats_a_huge_value_whatever_the_field(api):
                                ("DELETE", f"/config/{huge[:5000]}", None)):
         response = api.request(method, path, json=body)
         assert 400 <= response.status_code < 500 and len(response.text) < 600, (path[:20], response.text[:200])
+
+
+def test_a_huge_made_up_word_is_searched_as_written_not_spelt_out(api):
+    """Over HTTP, whatever the length of a word no memory holds: an answer, and no reading of it as a slip (the
+    24-letter cap itself is pinned in tests/service/test_spelling.py and the read-model contract)."""
+    for word in ("q" * 2000 + "x", "zq" * 13):
+        response = api.get("/recall", params={"query": word})
+        assert response.status_code == 200, response.text[:200]
+        assert response.json()["did_you_mean"] is None

@@ -4,7 +4,7 @@ import pytest
 
 from second_brain.adapters.lexicon import english_words
 from second_brain.app.recall import query
-from second_brain.app.recall.spelling import correct, is_english, likeliest
+from second_brain.app.recall.spelling import correct, correctable, is_english, likeliest
 
 ENGLISH = english_words()
 
@@ -71,3 +71,12 @@ def test_another_ending_of_the_same_word_is_no_slip():
 def test_the_reading_is_written_as_the_caller_wrote_the_word():
     assert corrected("Zanzibr ofsite DATABSE", {"zanzibar": 1, "offsite": 1, "database": 1}).text == \
         "Zanzibar offsite DATABASE"
+
+
+def test_a_word_longer_than_any_slip_worth_reading_is_searched_as_written():
+    """A word of n letters has ~54n neighbours, each n letters long: an 8,000-letter query word would mean 430,000
+    strings of 8,000 characters. Past 24 letters nothing is read as a slip."""
+    assert correctable("qwertyuiopasdfghjklzxcvb", ENGLISH) and not correctable("qwertyuiopasdfghjklzxcvbn", ENGLISH)
+    asked = []
+    assert correct("q" * 8000, ["q" * 8000], lambda words: asked.append(words) or {}, ENGLISH) is None
+    assert asked == []  # the port was not even asked

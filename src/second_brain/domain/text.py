@@ -155,6 +155,7 @@ def stem(token: str) -> str:
 
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+SLIP_WORD_MAX = 24  # longer "words" are not read as slips: a word of n letters has about 54n neighbours to look up
 
 
 def one_edit(word: str) -> set[str]:

@@ -190,7 +190,8 @@ class KeywordSearch(Protocol):
     def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]:
         """For each of these lowercase words that no memory in the workspaces holds, nor a word beginning with it:
         the words one slip away (domain.text.one_edit) that some memory there does hold, with how many memories
-        hold each (possibly none). Words a memory there holds, or begins a word with, are left out."""
+        hold each (possibly none). Words a memory there holds, or begins a word with, are left out, and so are
+        words longer than domain.text.SLIP_WORD_MAX (their neighbours are too many to look up)."""
 
     def hydrate(self, ids: Sequence[str], filters: Filters) -> dict[str, EntryRow]:
         """The entries with these ids that pass the filters and the recall exclusions."""

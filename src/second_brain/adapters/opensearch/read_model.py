@@ -60,7 +60,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         in_scope = scope(Filters(tuple(workspaces)))
         found: dict[str, dict[str, int]] = {}
         for word in dict.fromkeys(words):
-            if not workspaces or self.ix.count(both(in_scope, {"prefix": {"content": word}})):
+            if not workspaces or len(word) > text.SLIP_WORD_MAX \
+                    or self.ix.count(both(in_scope, {"prefix": {"content": word}})):
                 continue
             body = {"size": 0, "suggest": {"near": {"text": word, "term": {
                 "field": "content", "suggest_mode": "always", "max_edits": 1, "prefix_length": 0,

@@ -155,7 +155,7 @@ class SQLiteKeywordSearch(SQLiteReads):
         scoped = self._scoped_to(workspaces)
         found: dict[str, dict[str, int]] = {}
         for word in dict.fromkeys(words):
-            if self._begins_a_word(conn, word, scoped):
+            if len(word) > text.SLIP_WORD_MAX or self._begins_a_word(conn, word, scoped):
                 continue
             counts = {term: self._holding(conn, term, scoped) if scoped else doc
                       for term, doc in self._one_slip_away(conn, word)}

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
-from ...domain.text import stem
+from ...domain.text import SLIP_WORD_MAX, stem
 from .query import FRAME_WORDS, STOPWORDS
 
 MIN_LETTERS = 3  # a shorter word is one slip from too many others to guess which was meant
@@ -43,8 +43,8 @@ def is_english(word: str, words: Set[str]) -> bool:
 def correctable(token: str, lexicon: Set[str]) -> bool:
     """A plain word of ASCII letters, long enough to guess from, that carries meaning and is no word of English
     (a real word the brain happens not to hold is searched as written: "now" is never read as "new")."""
-    return token.isascii() and token.isalpha() and len(token) >= MIN_LETTERS and token not in STOPWORDS \
-        and token not in FRAME_WORDS and not is_english(token, lexicon)
+    return token.isascii() and token.isalpha() and MIN_LETTERS <= len(token) <= SLIP_WORD_MAX \
+        and token not in STOPWORDS and token not in FRAME_WORDS and not is_english(token, lexicon)
 
 
 def likeliest(word: str, near: Mapping[str, int]) -> str | None:
