@@ -80,3 +80,10 @@ def test_a_word_longer_than_any_slip_worth_reading_is_searched_as_written():
     asked = []
     assert correct("q" * 8000, ["q" * 8000], lambda words: asked.append(words) or {}, ENGLISH) is None
     assert asked == []  # the port was not even asked
+
+
+def test_a_query_of_many_made_up_words_looks_up_only_the_first_few():
+    words = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(1000)]
+    asked = []
+    correct(" ".join(words), words, lambda ws: asked.append(list(ws)) or {}, ENGLISH)
+    assert asked == [words[:8]]

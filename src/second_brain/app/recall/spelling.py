@@ -10,6 +10,7 @@ from ...domain.text import SLIP_WORD_MAX, stem
 from .query import FRAME_WORDS, STOPWORDS
 
 MIN_LETTERS = 3  # a shorter word is one slip from too many others to guess which was meant
+MAX_WORDS_READ = 8  # words of one query looked up (2-3 ms each): a query of a thousand made-up words costs 8
 
 # For each word the caller may have misspelt: the words one slip away that memories hold, and how many hold each.
 Spellings = Callable[[Sequence[str]], Mapping[str, Mapping[str, int]]]
@@ -60,7 +61,7 @@ def likeliest(word: str, near: Mapping[str, int]) -> str | None:
 
 def correct(text: str, tokens: Sequence[str], spellings: Spellings, lexicon: Set[str]) -> Correction | None:
     """The query with every misspelt word replaced by its likeliest reading, or None when none is misspelt."""
-    asked = [t for t in tokens if correctable(t, lexicon)]
+    asked = [t for t in tokens if correctable(t, lexicon)][:MAX_WORDS_READ]
     if not asked:
         return None
     near = spellings(asked)
