@@ -66,8 +66,9 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             body = {"size": 0, "suggest": {"near": {"text": word, "term": {
                 "field": "content", "suggest_mode": "always", "max_edits": 1, "prefix_length": 0,
                 "min_word_length": 3, "size": SPELLING_PROPOSALS, "string_distance": "damerau_levenshtein"}}}}
+            near = text.one_edit(word)
             proposed = [option["text"] for entry in self.ix.query(self.ix.entries, body)["suggest"]["near"]
-                        for option in entry["options"] if option["text"] in text.one_edit(word)]
+                        for option in entry["options"] if option["text"] in near]
             counts = {term: self.ix.count(both(in_scope, {"term": {"content": term}})) for term in proposed}
             found[word] = {term: n for term, n in counts.items() if n > 0}
         return found

@@ -13,6 +13,7 @@ from ..sqlite_database import SQLiteDatabase
 from ..vector_index.sqlite import SQLiteVectorIndex
 from . import sqlite_brief
 from .sqlite_projection import KEYWORD_INDEXES, _count_all, _memory, matches_log, rewrite_memory
+from .sqlite_sql import phrase
 
 # A piece of the note each keyword index must find in its row: three or more word characters for the trigrams,
 # a whole word (unicode61 splits at anything not a letter or digit) for the words.
@@ -71,7 +72,7 @@ def _indexed(conn: sqlite3.Connection, rid: int, content: str) -> bool:
         probe = PROBES[index].search(content)
         if probe is None:
             continue  # nothing this index could be asked for
-        term = '"' + probe.group(0).replace('"', '""') + '"'
+        term = phrase(probe.group(0))
         if conn.execute(f"SELECT 1 FROM {index} WHERE {index} MATCH ? AND rowid = ?", (term, rid)).fetchone() is None:
             return False
     return True

@@ -3,7 +3,7 @@ document frequencies for telling rare words from common ones, and the episodic n
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ...domain import text
@@ -61,31 +61,30 @@ class SQLiteKeywordSearch(SQLiteReads):
         """How many memories hold the term. A count of at least CACHED_DF_MIN is kept for a minute, as trigram
         counts are (counting an everyday word walks the doclists of all its trigrams: 0.5 ms at 10k); a rarer one
         is counted every time, so a word a capture just brought in is searched at once."""
-        key = "\0" + term
+        return self._counted("\0" + term, lambda: conn.execute(
+            "SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?", (phrase(term),)).fetchone()[0],
+            CACHED_DF_MIN)
+
+    def _trigram_df(self, conn: sqlite3.Connection, trigram: str) -> int:
+        # Counting a common trigram walks its whole doclist: cache counts briefly, idf need not be exact.
+        def count() -> int:
+            row = conn.execute("SELECT doc FROM entries_fts_vocab WHERE term = ?", (trigram.lower(),)).fetchone()
+            return row[0] if row else 0
+
+        return self._counted(trigram.lower(), count)
+
+    def _counted(self, key: str, count: Callable[[], int], kept_from: int = 0) -> int:
+        """A count from the minute-long cache, or counted now (and cached when at least `kept_from`)."""
         cached = self._df_cache.get(key)
         now = time.monotonic()
         if cached and now - cached[1] < DF_CACHE_SECONDS:
             return cached[0]
-        count: int = conn.execute("SELECT COUNT(*) FROM entries_fts WHERE entries_fts MATCH ?",
-                                  (phrase(term),)).fetchone()[0]
-        if count >= CACHED_DF_MIN:
+        counted = count()
+        if counted >= kept_from:
             if len(self._df_cache) > DF_CACHE_SIZE:
                 self._df_cache.clear()
-            self._df_cache[key] = (count, now)
-        return count
-
-    def _trigram_df(self, conn: sqlite3.Connection, trigram: str) -> int:
-        # Counting a common trigram walks its whole doclist: cache counts briefly, idf need not be exact.
-        trigram = trigram.lower()
-        cached = self._df_cache.get(trigram)
-        now = time.monotonic()
-        if cached and now - cached[1] < DF_CACHE_SECONDS:
-            return cached[0]
-        row = conn.execute("SELECT doc FROM entries_fts_vocab WHERE term = ?", (trigram,)).fetchone()
-        if len(self._df_cache) > DF_CACHE_SIZE:
-            self._df_cache.clear()
-        self._df_cache[trigram] = (row[0] if row else 0, now)
-        return self._df_cache[trigram][0]
+            self._df_cache[key] = (counted, now)
+        return counted
 
     def keyword_search(self, terms: Sequence[str], filters: Filters, limit: int, require_all: bool = False,
                        newest_first: bool = False) -> list[KeywordHit]:
@@ -142,11 +141,16 @@ class SQLiteKeywordSearch(SQLiteReads):
 
     def _narrow(self, workspaces: Sequence[str]) -> bool:
         """Whether these workspaces hold at most NARROW_SHARE of the brain's memories."""
+        scoped, everyone = self._share(workspaces)
+        return scoped <= everyone * NARROW_SHARE
+
+    def _share(self, workspaces: Sequence[str]) -> tuple[int, int]:
+        """(memories in these workspaces, memories in the brain), from the kept counts."""
         conn = self.db.connection()
         everyone = conn.execute("SELECT COALESCE(SUM(n), 0) FROM workspace_counts").fetchone()[0]
         scoped = conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN"
                               f" ({marks(workspaces)})", tuple(workspaces)).fetchone()[0] if workspaces else 0
-        return scoped <= everyone * NARROW_SHARE
+        return scoped, everyone
 
     def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]:
         if not workspaces:
@@ -176,8 +180,8 @@ class SQLiteKeywordSearch(SQLiteReads):
 
     def _scoped_to(self, workspaces: Sequence[str]) -> Sequence[str] | None:
         """The workspaces to look in, or None when they hold every memory (the index's own counts are theirs)."""
-        held = self.db.connection().execute("SELECT workspace FROM workspace_counts WHERE n > 0").fetchall()
-        return None if {row[0] for row in held} <= set(workspaces) else workspaces
+        scoped, everyone = self._share(workspaces)
+        return None if scoped == everyone else workspaces
 
     def _begins_a_word(self, conn: sqlite3.Connection, start: str, workspaces: Sequence[str] | None) -> bool:
         """Whether a memory (in the workspaces, or anywhere) holds a word beginning with `start`: the keyword arm
@@ -190,14 +194,14 @@ class SQLiteKeywordSearch(SQLiteReads):
         return conn.execute(
             "SELECT 1 FROM entries_words JOIN entries e ON e.rid = entries_words.rowid"
             f" WHERE entries_words MATCH ? AND e.workspace IN ({marks(workspaces)}) LIMIT 1",
-            (_quoted(start) + "*", *workspaces)).fetchone() is not None
+            (phrase(start) + "*", *workspaces)).fetchone() is not None
 
     def _holding(self, conn: sqlite3.Connection, word: str, workspaces: Sequence[str]) -> int:
         """How many memories in the workspaces hold the word, counted up to SPELLING_COUNT_LIMIT."""
         return conn.execute(
             "SELECT COUNT(*) FROM (SELECT 1 FROM entries_words JOIN entries e ON e.rid = entries_words.rowid"
             f" WHERE entries_words MATCH ? AND e.workspace IN ({marks(workspaces)}) LIMIT ?)",
-            (_quoted(word), *workspaces, SPELLING_COUNT_LIMIT)).fetchone()[0]
+            (phrase(word), *workspaces, SPELLING_COUNT_LIMIT)).fetchone()[0]
 
     def scan_search(self, terms: Sequence[str], filters: Filters, limit: int) -> list[KeywordHit]:
         if not terms:
@@ -249,8 +253,3 @@ class SQLiteKeywordSearch(SQLiteReads):
                 near.extend((row[0], step) for step, row in enumerate(rows, start=1))
             found[entry.id] = near
         return found
-
-
-def _quoted(word: str) -> str:
-    """A word as an FTS5 string: operators and punctuation in it are the word's, not the query language's."""
-    return '"' + word.replace('"', '""') + '"'
