@@ -44,7 +44,7 @@ def dense_floor(dense: dict[str, float], config: RecallConfig, floor: float) -> 
     candidate clears it, this query's typical candidate (the pool's `dense_floor_quantile`). A meaning match the
     model scores weakly but clearly above the rest still ranks, instead of the answer coming back empty; a query
     with real matches keeps the model's floor, so its answer gains no weak neighbours."""
-    floor = floor if config.dense_floor is None else config.dense_floor
+    floor = model_floor(floor, config)
     quantile = config.dense_floor_quantile
     # Under ten candidates a tenth of them is at most one: the quantile would only say which of a few is best.
     if quantile is None or len(dense) < RELATIVE_FLOOR_POOL or max(dense.values()) > floor:
@@ -52,12 +52,17 @@ def dense_floor(dense: dict[str, float], config: RecallConfig, floor: float) -> 
     return min(floor, float(np.quantile(np.fromiter(dense.values(), float), quantile)))
 
 
+def model_floor(floor: float, config: RecallConfig) -> float:
+    """The cosine floor in force: the configured `dense_floor`, else the embedder's own."""
+    return floor if config.dense_floor is None else config.dense_floor
+
+
 def strength(coverage: float, cosine: float | None, floor: float, config: RecallConfig) -> float:
     """How strong the best result's own evidence is, 0-1: the share of the query's words it holds, or how far its
     cosine clears the model's floor against `dense_scale_min` (the same measure of a weak field fusion uses).
     Scores are shown relative to the best result, scaled by this: a nearest memory that only the relative floor let
     through (a query about nothing the brain holds) says it is weak instead of showing 100."""
-    floor = floor if config.dense_floor is None else config.dense_floor
+    floor = model_floor(floor, config)
     meaning = min(1.0, max(0.0, cosine - floor) / config.dense_scale_min) if cosine is not None else 0.0
     return max(coverage, meaning)
 
