@@ -1,7 +1,9 @@
 """GET /recall: both arms, fusion, ranking signals, diversity and bounded snippets."""
 
 import logging
+import os
 from collections.abc import Callable, Sequence, Set
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -22,6 +24,9 @@ from .snippets import Budget, allowance, snippet
 
 log = logging.getLogger("second_brain.recall")
 UTC = ZoneInfo("UTC")
+# Where queries are embedded while the keyword arm reads: the model and SQLite both let go of the GIL, so on two
+# cores a recall waits for the longer arm instead of both (one per process: its threads start on first use).
+EMBEDDING = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="query-embedding")
 
 
 class RecallReads(KeywordSearch, GraphReads, Protocol):
@@ -157,12 +162,13 @@ class RecallService:
         `parsed` reads a slip in it: the dense arm embeds both and keeps each memory's better cosine, so a wrong
         reading of a word no memory holds cannot hide what the words as typed meant."""
         found = Candidates()
+        early = self._embed_early([q.text for q in (parsed, typed) if q is not None])
         plan = self._keyword_arm(parsed, filters, config, found)
         # Who said each line, for a query that names a speaker: the keyword arm's candidates show who speaks here.
         said = {key: ranking.speaker(entry.content) for key, entry in found.entries.items()}
         speakers = ranking.named_speakers(parsed.words, said.values())
         texts = [query.without_speakers(q.text, speakers) for q in (parsed, typed) if q is not None]
-        vectors = self._dense_arm(texts, filters, config, found)
+        vectors = self._dense_arm(texts, filters, config, found, early)
         found.entries.update(self.read_model.hydrate([k for k in found.dense if k not in found.entries], filters))
         self._complete(found, plan, vectors, config)
         now = self.clock.now_ms()
@@ -259,9 +265,18 @@ class RecallService:
                 found.keyword[hit.entry.id] = score + 1e-6 / (rank + 1)  # bm25 order breaks ties
         return plan
 
-    def _dense_arm(self, texts: list[str], filters: Filters, config: RecallConfig,
-                   found: Candidates) -> list[np.ndarray]:
-        """Each text's nearest memories; a memory near more than one keeps its best cosine."""
+    def _embed_early(self, texts: list[str]) -> dict[str, Future[np.ndarray]]:
+        """The query's texts, embedded on the embedding threads while the keyword arm runs. The meaning side may
+        still ask for another text (a query naming a speaker is searched without the name): that one is embedded
+        when asked."""
+        if self.embedder is None or self.vectors is None or not is_ready(self.embedder):
+            return {}
+        return {text: EMBEDDING.submit(self.embedder.embed_query, text) for text in dict.fromkeys(texts)}
+
+    def _dense_arm(self, texts: list[str], filters: Filters, config: RecallConfig, found: Candidates,
+                   early: dict[str, Future[np.ndarray]]) -> list[np.ndarray]:
+        """Each text's nearest memories; a memory near more than one keeps its best cosine. `early`: the texts
+        already being embedded."""
         if self.embedder is None or self.vectors is None:
             found.semantic_unavailable = True
             return []
@@ -270,7 +285,7 @@ class RecallService:
             found.model_loading = is_loading(self.embedder)
             return []
         try:
-            vectors = [self.embedder.embed_query(text) for text in texts]
+            vectors = [early[text].result() if text in early else self.embedder.embed_query(text) for text in texts]
             hits = [hit for vector in vectors for hit in self.vectors.search(vector, filters, config.vector_pool)]
         except Exception:  # the keyword arm still answers
             log.exception("semantic search failed; answering from keywords only")
