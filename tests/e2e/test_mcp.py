@@ -63,7 +63,7 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             appended = json.loads(await call(client, "append", id=memory_id, addition="Raised to $7k."))
             assert "Update" in appended["message"]
             found = await call(client, "recall", query="pricing floor", topK=99)  # clamped, not refused
-            assert found.startswith("2 memories for \"pricing floor\"")
+            assert found.startswith("Note: topK 99 is outside 1-20, so 20 was used.\n\n2 memories for \"pricing floor\"")
             assert memory_id in found and "Raised to $7k" in found
             slipped = await call(client, "recall", query="pricng flor")  # one slip in each word, as a person types
             assert slipped.startswith('2 memories for "pricing floor", best first (no memory holds a word as typed: '
@@ -82,14 +82,17 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             assert "The pricing floor is $6k per year\n\n[Update" in full and "status:canonical" in full
 
             # Errors carry the REST API's messages.
-            assert "status must be one of: canonical, draft, deprecated" in await error(
-                client, "set_status", id=memory_id, status="final")
+            # A value outside a parameter's enum is refused by its schema, in one sentence (test_mcp_contract.py).
+            assert await error(client, "set_status", id=memory_id, status="final") == \
+                'set_status: status must be one of "canonical", "draft", "deprecated" (got "final").'
             assert "No entry found with ID: nope" in await error(client, "get", id="nope")
-            assert "volatility" in await error(client, "remember", content="x", volatility="Durable")
-            assert "Unknown link type" in await error(client, "link", source_id=memory_id, target_id=other,
-                                                      type="likes")
-            assert "workspace must be personal or company" in await error(client, "share", id=memory_id,
-                                                                          workspace="team")
+            assert await error(client, "remember", content="x", volatility="Durable") == \
+                'remember: volatility must be one of "durable", "state", "volatile" (got "Durable").'
+            assert await error(client, "link", source_id=memory_id, target_id=other, type="likes") == \
+                ('link: type must be one of "relates_to", "supersedes", "caused_by", "decided", "about_person", '
+                 '"part_of_project", "follows" (got "likes").')
+            assert await error(client, "share", id=memory_id, workspace="team") == \
+                'share: workspace must be one of "personal", "company" (got "team").'
 
             assert json.loads(await call(client, "forget", id=other))["ok"] is True
             assert "No entry found" in await error(client, "get", id=other)

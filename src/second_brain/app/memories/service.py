@@ -285,9 +285,13 @@ class MemoryService:
         tags = [t for t in state.tags if t != "task"] + (["done"] if action == "done" else [])
         return self._execute(ctx, memory_id, c.ChangeTags(tuple(dict.fromkeys(tags))))
 
-    def append(self, ctx: Context, memory_id: str, addition: str, volatility: str | None = None) -> Memory:
+    def append(self, ctx: Context, memory_id: str, addition: str, volatility: str | None = None,
+               anchor: tuple[int, str] | None = None) -> Memory:
+        """Add to a memory under a dated label; with `anchor` (when_at, when_kind), its reminder moves there in the
+        same batch."""
         dated = datetime.fromtimestamp(self.clock.now_ms() / 1000, self.timezone).strftime("%b %-d, %Y")
-        return self._execute(ctx, memory_id, c.Append(addition, dated, volatility))
+        anchoring = (c.SetTimeAnchor(anchor[0], anchor[1], 0),) if anchor else ()
+        return self._execute(ctx, memory_id, c.Append(addition, dated, volatility), *anchoring)
 
     def update(
         self, ctx: Context, memory_id: str, content: str, tags: list[str] | None, volatility: str | None = None
@@ -432,15 +436,22 @@ class MemoryService:
             raise NotFound(f"No entry found with ID: {memory_id}")
         return state, events
 
-    def _execute(self, ctx: Context, memory_id: str, command: c.Command) -> Memory:
+    def _execute(self, ctx: Context, memory_id: str, command: c.Command, *more: c.Command) -> Memory:
+        """Decide each command on the state the ones before it left, and append all their events in one batch:
+        they land together or not at all."""
         memory_id = memory_id.strip()
-        validate(command)
+        for each in (command, *more):
+            validate(each)
 
         def attempt() -> Memory:
             with self._writing(memory_id):
                 state, _ = self.load(ctx, memory_id)
                 _may_change(ctx, state)
-                return self._append(ctx, state, decide(command, state))
+                events: list[object] = []
+                for each in (command, *more):
+                    decided = decide(each, reduce(evolve, events, state))
+                    events += decided
+                return self._append(ctx, state, events)
 
         return retrying(attempt)
 

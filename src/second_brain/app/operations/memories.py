@@ -34,11 +34,7 @@ def capture(brain: Brain, ctx: Context, content: str | None, tags: list[str] | N
     # A project named on capture, or a literal project: tag, must be a valid slug; unknown ones are created.
     slugs = [check_slug(t.strip().lower().removeprefix("project:")) for t in tags
              if t.strip().lower().startswith("project:")]
-    anchor = None
-    if when is not None:
-        anchor = (parse_when(when_text(when, "when"), brain.memories.timezone), when_kind or "wake")
-    elif when_kind is not None:
-        raise InvalidInput("when_kind requires when")
+    anchor = time_anchor(brain, when, when_kind)
     if idempotency_key is not None and not 1 <= len(idempotency_key.strip()) <= 255:
         raise InvalidInput("Idempotency-Key must be 1 to 255 characters")
     if source is not None:
@@ -113,9 +109,26 @@ def undo_of(outcome: CaptureOutcome) -> dict[str, Any]:
 
 
 def append(brain: Brain, ctx: Context, memory_id: str | None, addition: str | None,
-           volatility: str | None = None) -> dict[str, Any]:
-    memory = brain.memories.append(ctx, identifier(memory_id), required(addition, "addition"), volatility)
-    return {"ok": True, "id": memory.id, "message": "Update appended successfully with timestamp"}
+           volatility: str | None = None, when: str | int | None = None,
+           when_kind: str | None = None) -> dict[str, Any]:
+    """Add to a memory; `when` (the MCP tool's, as on remember) also sets its reminder, in the same batch."""
+    memory_id, addition = identifier(memory_id), required(addition, "addition")
+    anchor = time_anchor(brain, when, when_kind)
+    memory = brain.memories.append(ctx, memory_id, addition, volatility, anchor)
+    response = {"ok": True, "id": memory.id, "message": "Update appended successfully with timestamp"}
+    if anchor is not None:
+        moment = datetime.fromtimestamp(anchor[0] / 1000, brain.memories.timezone)
+        response["reminder"] = {"when_at": anchor[0], "when_kind": anchor[1], "when": moment.isoformat()}
+    return response
+
+
+def time_anchor(brain: Brain, when: str | int | None, when_kind: str | None) -> tuple[int, str] | None:
+    """`when` and `when_kind` as a time anchor (when_at, kind); when_kind alone is refused."""
+    if when is not None:
+        return parse_when(when_text(when, "when"), brain.memories.timezone), when_kind or "wake"
+    if when_kind is not None:
+        raise InvalidInput("when_kind requires when")
+    return None
 
 
 def update(brain: Brain, ctx: Context, memory_id: str | None, content: str | None, tags: list[str] | None = None,

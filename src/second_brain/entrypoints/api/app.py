@@ -175,6 +175,9 @@ def mcp_sessions(server: Any, settings: Settings, public_url: str | None) -> Any
     app (on Lambda, each invocation) needs its own."""
     server.streamable_http_app(json_response=True, stateless_http=True,
                                transport_security=transport_security(settings, public_url))
+    # Each stateless exchange ends a session of its own, which the SDK logs at INFO ("Terminating session: None"):
+    # a line per MCP request, drowning the server's own log.
+    logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     return server.session_manager
 
 

@@ -1,0 +1,148 @@
+"""What an agent reads of the MCP tools before it calls one (issue 44), listed and called with the `mcp` package's
+own client over streamable HTTP: clean descriptions, every enum and range in the schema, annotations on every tool,
+and argument errors in one sentence that names the argument and the rule."""
+
+import json
+import re
+
+import anyio
+import httpx
+
+from .conftest import TOKEN, Server
+from .test_mcp import call, error, over_http
+
+ENUMS = {
+    ("remember", "volatility"): ["durable", "state", "volatile"],
+    ("append", "volatility"): ["durable", "state", "volatile"],
+    ("update", "volatility"): ["durable", "state", "volatile"],
+    ("remember", "workspace"): ["personal", "company"],
+    ("recall", "workspace"): ["personal", "company"],
+    ("list_recent", "workspace"): ["personal", "company"],
+    ("share", "workspace"): ["personal", "company"],
+    ("list_projects", "workspace"): ["personal", "company"],
+    ("remember", "when_kind"): ["due", "event", "wake"],
+    ("append", "when_kind"): ["due", "event", "wake"],
+    ("set_status", "status"): ["canonical", "draft", "deprecated"],
+    ("recall", "kind"): ["episodic", "semantic"],
+    **{(tool, "type"): ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project",
+                        "follows"] for tool in ("link", "unlink", "connections")},
+}
+RANGES = {("recall", "topK"): (1, 20), ("recall", "hops"): (0, 3), ("list_recent", "n"): (1, 50),
+          ("timeline", "limit"): (1, 100), ("conflicts", "limit"): (1, 100)}
+READ_ONLY = {"recall", "list_recent", "get", "timeline", "conflicts", "connections", "list_teams", "list_projects"}
+DESTRUCTIVE = {"forget", "update", "unlink"}
+
+
+def listed(server):
+    async def session():
+        async with over_http(server) as client:
+            return (await client.list_tools()).tools
+    return anyio.run(session)
+
+
+def property_of(schema: dict, name: str) -> dict:
+    """A parameter's schema, an optional one's non-null branch merged in."""
+    prop = dict(schema["properties"][name])
+    for branch in prop.pop("anyOf", []):
+        if branch.get("type") != "null":
+            prop |= branch
+    return prop
+
+
+def test_every_description_reads_cleanly_and_says_its_own_thing(server):
+    for tool in listed(server):
+        assert tool.description == tool.description.strip(), tool.name
+        assert not re.search(r"\n[ \t]", tool.description), f"{tool.name}: indented lines {tool.description!r}"
+        texts = {}
+        for name in tool.input_schema["properties"]:
+            text = property_of(tool.input_schema, name).get("description", "")
+            assert text and text == text.strip() and "\n" not in text, (tool.name, name)
+            texts[name] = text
+        # No parameter carries another's text (timeline's after/before once said as_of's "Answer as ... stood").
+        assert len(set(texts.values())) == len(texts), (tool.name, texts)
+        assert all("stood" not in text for name, text in texts.items() if name != "as_of"), (tool.name, texts)
+    by_name = {t.name: t for t in listed(server)}
+    unlink_type = property_of(by_name["unlink"].input_schema, "type")["description"]
+    assert "default" not in unlink_type and "omit" in unlink_type.lower()
+
+
+def test_every_enum_and_range_is_in_the_schema(server):
+    by_name = {t.name: t for t in listed(server)}
+    for (tool, name), values in ENUMS.items():
+        assert property_of(by_name[tool].input_schema, name).get("enum") == values, (tool, name)
+    for (tool, name), (low, high) in RANGES.items():
+        prop = property_of(by_name[tool].input_schema, name)
+        assert (prop.get("minimum"), prop.get("maximum")) == (low, high), (tool, name, prop)
+
+
+def test_every_tool_says_whether_it_reads_changes_or_destroys(server):
+    for tool in listed(server):
+        hints = tool.annotations
+        assert hints is not None, tool.name
+        assert hints.read_only_hint is (tool.name in READ_ONLY), tool.name
+        assert hints.open_world_hint is False, tool.name
+        if tool.name not in READ_ONLY:
+            assert hints.destructive_hint is (tool.name in DESTRUCTIVE), tool.name
+            assert hints.idempotent_hint is not None, tool.name
+    assert {t.name: t.annotations.idempotent_hint for t in listed(server)}["forget"] is True
+
+
+def test_argument_errors_are_one_sentence_naming_the_argument_and_the_rule(server):
+    async def session():
+        async with over_http(server) as client:
+            assert await error(client, "remember") == "remember: content is required."
+            assert await error(client, "recall", query="pricing", kind="weird") == \
+                'recall: kind must be one of "episodic", "semantic" (got "weird").'
+            # Out of range is clamped, as the reference's tools do, and said first.
+            assert (await call(client, "recall", query="pricing", topK=500)).startswith(
+                "Note: topK 500 is outside 1-20, so 20 was used.\n\n")
+            assert (await call(client, "list_recent", n=-3)).startswith("Note: n -3 is outside 1-50, so 1 was used.")
+            assert json.loads(await call(client, "conflicts", limit=0))["note"] == \
+                "Note: limit 0 is outside 1-100, so 1 was used."
+            assert not (await call(client, "recall", query="pricing", topK=20)).startswith("Note")
+            assert await error(client, "recall", query="pricing", topK="five") == \
+                'recall: topK must be a whole number (got "five").'
+            assert await error(client, "set_status", id="x", status="gone") == \
+                'set_status: status must be one of "canonical", "draft", "deprecated" (got "gone").'
+            assert await error(client, "remember", content="x", tags="work") == \
+                'remember: tags must be a list of strings (got "work").'
+            assert await error(client, "link", source_id="a") == "link: target_id is required."
+            both = await error(client, "append", addition=5)
+            assert both == "append: id is required. addition must be a string (got 5)."
+            for text in (both,):
+                assert "pydantic" not in text and "validation error" not in text
+    anyio.run(session)
+
+
+def test_append_sets_a_reminder_as_remember_does(server):
+    async def session():
+        async with over_http(server) as client:
+            saved = json.loads(await call(client, "remember", content="Renew the domain name"))
+            answer = json.loads(await call(client, "append", id=saved["id"], addition="Registrar emailed the invoice",
+                                           when="2031-03-01", when_kind="due"))
+            assert answer["ok"] is True and answer["reminder"]["when_kind"] == "due"
+            assert await error(client, "append", id=saved["id"], addition="x", when_kind="due") == \
+                "Error executing tool append: when_kind requires when"
+            return saved["id"]
+    memory_id = anyio.run(session)
+    with server.client() as api:
+        entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
+        assert entry["when_kind"] == "due" and "Registrar emailed the invoice" in entry["content"]
+        assert entry["content"].count("[Update") == 1  # the refused second append wrote nothing
+
+
+def test_stateless_mcp_requests_leave_no_log_line_each(tmp_path):
+    """`brain serve` logs at INFO; the SDK said "Terminating session: None" for every MCP request a client without
+    a session sends (the Inspector's: 342 lines in one run of the issue's)."""
+    server = Server(tmp_path / "brain", in_process=False).start()
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    try:
+        for n in range(3):
+            answer = httpx.post(f"{server.url}/mcp", headers=headers, timeout=30,
+                                json={"jsonrpc": "2.0", "id": n, "method": "tools/list"})
+            assert answer.status_code == 200 and answer.json()["result"]["tools"]
+    finally:
+        server.stop()
+    server.output.seek(0)
+    log = server.output.read()
+    assert "INFO" in log and "Terminating session" not in log, log[-2000:]
