@@ -63,7 +63,7 @@ def test_an_agent_can_do_everything_it_needs_over_http(server):
             appended = json.loads(await call(client, "append", id=memory_id, addition="Raised to $7k."))
             assert "Update" in appended["message"]
             found = await call(client, "recall", query="pricing floor", topK=99)  # clamped, not refused
-            assert found.startswith("Note: topK 99 is outside 1-20, so 20 was used.\n\n2 memories for \"pricing floor\"")
+            assert found.startswith('Note: topK 99 is outside 1-20, so 20 was used.\n\n2 memories for "pricing floor"')
             assert memory_id in found and "Raised to $7k" in found
             slipped = await call(client, "recall", query="pricng flor")  # one slip in each word, as a person types
             assert slipped.startswith('2 memories for "pricing floor", best first (no memory holds a word as typed: '

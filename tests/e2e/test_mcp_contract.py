@@ -146,3 +146,16 @@ def test_stateless_mcp_requests_leave_no_log_line_each(tmp_path):
     server.output.seek(0)
     log = server.output.read()
     assert "INFO" in log and "Terminating session" not in log, log[-2000:]
+
+
+def test_an_unknown_project_on_a_read_names_the_known_ones(server):
+    async def session():
+        async with over_http(server) as client:
+            assert await error(client, "recall", query="pricing", project="nope") == \
+                'Error executing tool recall: unknown project "nope". There are no projects yet.'
+            await call(client, "remember", content="The pricing floor is $6k", project="pricing")
+            await call(client, "remember", content="Atlas ships in May", project="atlas")
+            for tool, arguments in (("recall", {"query": "pricing"}), ("list_recent", {})):
+                assert await error(client, tool, project="pricng", **arguments) == \
+                    f'Error executing tool {tool}: unknown project "pricng". Known projects: atlas, pricing.'
+    anyio.run(session)

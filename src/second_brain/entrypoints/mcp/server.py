@@ -64,6 +64,15 @@ LinkType = Annotated[LINK_TYPES | None, Field(description="The relationship the 
 LinkTypeToRemove = Annotated[LINK_TYPES | None, Field(description="Only links of this type; omit to remove every "
                                                                   "link between the two.")]
 LinkTypeShown = Annotated[LINK_TYPES | None, Field(description="Only links of this type; omit for every type.")]
+def said(error: BrainError) -> str:
+    """A brain error as the tool's error text: its message, and what REST sends beside it that helps the caller
+    recover (an unknown project's `known_projects`)."""
+    if "known_projects" not in error.details:
+        return error.message
+    known = list(error.details["known_projects"])  # type: ignore[call-overload]
+    return f"{error.message}. " + (f"Known projects: {', '.join(known)}." if known else "There are no projects yet.")
+
+
 def ranged(description: str, low: int, high: int) -> Any:
     """A whole-number parameter whose schema states its range. A value outside it is not refused (the reference's
     tools clamp, and its clients rely on that): the operation clamps it and the answer begins by saying so."""
@@ -121,7 +130,7 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
         try:
             result = await anyio.to_thread.run_sync(functools.partial(operation, brain, ctx, *args, **kwargs))
         except BrainError as exc:
-            raise ToolError(exc.message) from exc
+            raise ToolError(said(exc)) from exc
         return {"notice": ctx.identity.notice, **result} if ctx.identity.notice and isinstance(result, dict) else result
 
     def budget() -> int:
