@@ -8,6 +8,8 @@ import re
 import anyio
 import httpx
 
+from second_brain.entrypoints.mcp.render import render_timeline
+
 from .conftest import TOKEN, Server
 from .test_mcp import call, error, over_http
 
@@ -159,3 +161,59 @@ def test_an_unknown_project_on_a_read_names_the_known_ones(server):
                 assert await error(client, tool, project="pricng", **arguments) == \
                     f'Error executing tool {tool}: unknown project "pricng". Known projects: atlas, pricing.'
     anyio.run(session)
+
+
+def test_a_long_memory_comes_in_parts_within_the_reply_budget(server):
+    """46,465 characters came back in one answer in the issue's run; now each part fits the budget (12,000) and
+    says where the next begins, and the parts put together are the text."""
+    paragraphs = [f"Paragraph {n}: the migration runbook step {n} says to drain node {n % 7} before the cutover, "
+                  f"then verify the replica lag stays under {n % 5 + 1} seconds." for n in range(400)]
+    text = "\n".join(paragraphs)
+    assert len(text) > 45_000
+    with server.client() as api:
+        memory_id = api.post("/capture", json={"content": text}).json()["id"]
+
+    async def session():
+        async with over_http(server) as client:
+            parts, offset = [], 0
+            while True:
+                answer = await call(client, "get", id=memory_id, offset=offset)
+                assert len(answer) <= 12_000, len(answer)
+                body = answer.split("\n\n", 1)[1]
+                marker, _, piece = body.partition("\n")
+                found = re.fullmatch(r"\[characters (\d+)-(\d+) of (\d+)(?: · get\(\"[^\"]+\", offset=(\d+)\) "
+                                     r"for the rest)?\]", marker)
+                assert found, marker
+                assert int(found[1]) == offset + 1 and int(found[3]) == len(text)
+                parts.append(piece)
+                if found[4] is None:
+                    break
+                offset = int(found[4])
+                assert piece.endswith("\n") or piece.endswith(" ")  # cut at a break, not inside a word
+            assert "".join(parts) == text and len(parts) >= 4
+            past = await call(client, "get", id=memory_id, offset=len(text))
+            assert past.endswith(f"[offset {len(text)} is past the end: the text has {len(text)} characters]")
+            short = json.loads(await call(client, "remember", content="A short note"))["id"]
+            assert (await call(client, "get", id=short)).endswith("\n\nA short note")  # whole: no marker
+    anyio.run(session)
+
+
+def test_a_long_timeline_fits_the_reply_and_pages_on_without_gaps(server):
+    with server.client() as api:
+        for n in range(40):
+            api.post("/capture", json={"content": f"Standup note {n}: " + "the deploy queue was long " * 12,
+                                       "tags": [f"standup-{n}"]})
+
+    async def session():
+        async with over_http(server) as client:
+            first = await call(client, "timeline", limit=100)
+            cursor = int(re.search(r"More before this: cursor=(\d+)\.$", first)[1])
+            return first, await call(client, "timeline", limit=100, cursor=cursor)
+    first, rest = anyio.run(session)
+    with server.client() as api:
+        everything = render_timeline(api.get("/timeline", params={"limit": 100}).json()).splitlines()[1:]
+    assert len(first) <= 12_000 and first.splitlines()[0].endswith("(the rest did not fit this reply):")
+    shown = first.splitlines()[1:-1]
+    assert 0 < len(shown) < len(everything) and shown == everything[: len(shown)]
+    following = [line for line in rest.splitlines()[1:] if not line.startswith("More before")]
+    assert following[0] == everything[len(shown)]  # the next part starts where this one stopped

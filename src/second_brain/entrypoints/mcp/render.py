@@ -7,6 +7,8 @@ from typing import Any
 from ...domain.staleness import STALE_TAG
 
 LIST_SNIPPET_CHARS = 400
+PAGE_MARKER_CHARS = 160  # kept free for the line saying what was left out and how to ask for it
+MIN_PAGE_CHARS = 1_000  # of a memory's text per answer, however small the budget is set
 
 
 def render_recall(response: dict[str, Any], budget: int) -> str:
@@ -57,7 +59,9 @@ def render_list(entries: list[dict[str, Any]], budget: int) -> str:
     return _bounded(f"{len(entries)} most recent, newest first:", blocks, budget)
 
 
-def render_entry(entry: dict[str, Any]) -> str:
+def render_entry(entry: dict[str, Any], budget: int, offset: int = 0) -> str:
+    """The memory's details and its text from character `offset`, within the budget: a longer text stops at a
+    line or word break with a marker saying which characters were shown and the offset to ask for next."""
     lines = [
         f"id: {entry['id']}",
         f"tags: {', '.join(entry['tags']) or '(none)'}",
@@ -67,24 +71,53 @@ def render_entry(entry: dict[str, Any]) -> str:
     ]
     if entry.get("when_at") is not None:
         lines.append(f"{entry['when_kind']}: {_date(entry['when_at'], with_time=True)}")
-    return "\n".join(lines) + "\n\n" + entry["content"]
+    head, content = "\n".join(lines), entry["content"]
+    if offset >= len(content) > 0:
+        return f"{head}\n\n[offset {offset} is past the end: the text has {len(content)} characters]"
+    room = max(budget - len(head) - PAGE_MARKER_CHARS, MIN_PAGE_CHARS)
+    end = len(content) if len(content) - offset <= room else _break_before(content, offset + room, offset)
+    text = content[offset:end]
+    if offset or end < len(content):
+        text = (f"[characters {offset + 1}-{end} of {len(content)}"
+                + (f" · get(\"{entry['id']}\", offset={end}) for the rest]\n" if end < len(content) else "]\n")
+                + text)
+    return f"{head}\n\n{text}"
 
 
-def render_timeline(page: dict[str, Any]) -> str:
-    """The audit feed, one event a line, newest first, and how to go on."""
+def _break_before(content: str, limit: int, start: int) -> int:
+    """Where to cut `content` at or before `limit`: after the last line break, else space, in the window's last
+    fifth; else at the limit."""
+    floor = start + (limit - start) * 4 // 5
+    for mark in ("\n", " "):
+        at = content.rfind(mark, floor, limit)
+        if at > start:
+            return at + 1
+    return limit
+
+
+def render_timeline(page: dict[str, Any], budget: int | None = None) -> str:
+    """The audit feed, one event a line, newest first, within the budget (a model's; a terminal has none), and how
+    to go on."""
     items = page["timeline"]
     if not items:
-        lines = ["No events match."]
-    else:
-        lines = [f"{len(items)} event{'s' if len(items) > 1 else ''}, newest first:"]
-        for item in items:
-            stream = item["stream"]
-            about = f"{stream['kind']} {stream['id']}" if stream["id"] else stream["kind"]
-            lines.append(f"{_date(item['at'], with_time=True)} · {item['actor_name']} · {item['type']} · {about}"
-                         + (f" · {item['description']}" if item["description"] else ""))
-    if page["next_cursor"] is not None:
-        lines.append(f"More before this: cursor={page['next_cursor']}.")
-    return "\n".join(lines)
+        return "No events match." + (f"\nMore before this: cursor={page['next_cursor']}." if page["next_cursor"]
+                                     is not None else "")
+    lines: list[str] = []
+    used = 0
+    for item in items:
+        stream = item["stream"]
+        about = f"{stream['kind']} {stream['id']}" if stream["id"] else stream["kind"]
+        line = (f"{_date(item['at'], with_time=True)} · {item['actor_name']} · {item['type']} · {about}"
+                + (f" · {item['description']}" if item["description"] else ""))
+        if budget is not None and lines and used + len(line) + 1 > budget - PAGE_MARKER_CHARS:
+            shown = items[len(lines) - 1]
+            return "\n".join([f"{len(lines)} of {len(items)} events, newest first (the rest did not fit this reply):",
+                              *lines, f"More before this: cursor={shown['position']}."])
+        lines.append(line)
+        used += len(line) + 1
+    head = f"{len(items)} event{'s' if len(items) > 1 else ''}, newest first:"
+    tail = [f"More before this: cursor={page['next_cursor']}."] if page["next_cursor"] is not None else []
+    return "\n".join([head, *lines, *tail])
 
 
 def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int,

@@ -231,10 +231,13 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         return clamped("n", n, 1, 50) + render_list(entries, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
-    async def get(id: MemoryId, as_of: AsOf = None) -> str:
+    async def get(id: MemoryId, as_of: AsOf = None,
+                  offset: Annotated[int, Field(description="Start the text at this character, as a previous "
+                                                           "answer's marker says, for a text too long for one "
+                                                           "reply.", ge=0)] = 0) -> str:
         """One memory in full: its whole text, tags, status, dates and history counts (with as_of: as it was
-        then)."""
-        return render_entry(await call(ops.get, id, as_of=as_of))
+        then). A text longer than one reply comes in parts, each saying the offset of the next."""
+        return render_entry(await call(ops.get, id, as_of=as_of), budget(), offset)
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def timeline(id: Annotated[str | None, Field(description="Only this memory's events (and its links').")]
@@ -251,7 +254,7 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         private content)."""
         page = await call(ops.timeline, memory_id=id, actor=actor, types=type, after=after, before=before,
                           cursor=cursor, limit=limit)
-        return clamped("limit", limit, 1, 100) + render_timeline(page)
+        return clamped("limit", limit, 1, 100) + render_timeline(page, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def conflicts(limit: Annotated[int, ranged("How many, 1-100.", 1, 100)] = 20) -> str:
