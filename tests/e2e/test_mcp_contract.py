@@ -4,6 +4,7 @@ and argument errors in one sentence that names the argument and the rule."""
 
 import json
 import re
+import time
 
 import anyio
 import httpx
@@ -203,6 +204,7 @@ def test_a_long_timeline_fits_the_reply_and_pages_on_without_gaps(server):
         for n in range(40):
             api.post("/capture", json={"content": f"Standup note {n}: " + "the deploy queue was long " * 12,
                                        "tags": [f"standup-{n}"]})
+        everything = quiet_timeline(api)
 
     async def session():
         async with over_http(server) as client:
@@ -211,9 +213,22 @@ def test_a_long_timeline_fits_the_reply_and_pages_on_without_gaps(server):
             return first, await call(client, "timeline", limit=100, cursor=cursor)
     first, rest = anyio.run(session)
     with server.client() as api:
-        everything = render_timeline(api.get("/timeline", params={"limit": 100}).json()).splitlines()[1:]
+        assert quiet_timeline(api) == everything  # nothing was written while the parts were read
     assert len(first) <= 12_000 and first.splitlines()[0].endswith("(the rest did not fit this reply):")
     shown = first.splitlines()[1:-1]
     assert 0 < len(shown) < len(everything) and shown == everything[: len(shown)]
     following = [line for line in rest.splitlines()[1:] if not line.startswith("More before")]
     assert following[0] == everything[len(shown)]  # the next part starts where this one stopped
+
+
+def quiet_timeline(api) -> list[str]:
+    """The newest 100 events, rendered, once the background work a capture starts (classification, indexing,
+    links) has stopped adding events: two reads half a second apart agree."""
+    read = None
+    for _ in range(60):
+        again = render_timeline(api.get("/timeline", params={"limit": 100}).json()).splitlines()[1:]
+        if again == read:
+            return again
+        read = again
+        time.sleep(0.5)
+    raise AssertionError("the timeline never stopped growing")
