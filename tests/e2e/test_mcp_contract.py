@@ -232,3 +232,30 @@ def quiet_timeline(api) -> list[str]:
         read = again
         time.sleep(0.5)
     raise AssertionError("the timeline never stopped growing")
+
+
+def test_what_the_server_advertises_it_serves_a_memory_per_uri_and_two_prompts(server):
+    with server.client() as api:
+        memory_id = api.post("/capture", json={"content": "The offsite moved to Lisbon, 12-14 May"}).json()["id"]
+
+    async def session():
+        async with over_http(server) as client:
+            templates = (await client.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["memory://{id}"]
+            read = await client.read_resource(f"memory://{memory_id}")
+            assert read.contents[0].text.startswith(f"id: {memory_id}")
+            assert read.contents[0].text.endswith("The offsite moved to Lisbon, 12-14 May")
+            try:
+                await client.read_resource("memory://no-such-memory")
+                raise AssertionError("an unknown memory was read")
+            except Exception as exc:  # the client raises the server's error answer
+                assert "No entry found with ID: no-such-memory" in str(exc)
+            prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+            assert set(prompts) == {"brief", "changes_since"}
+            assert [a.name for a in prompts["changes_since"].arguments] == ["since"]
+            brief = (await client.get_prompt("brief")).messages[0].content.text
+            assert brief.startswith("Brief me on my second brain") and '"total": 1' in brief
+            changes = (await client.get_prompt("changes_since", {"since": "2020-01-01"})).messages[0].content.text
+            assert changes.startswith("Tell me what changed in my second brain since 2020-01-01")
+            assert f"created · memory {memory_id}" in changes
+    anyio.run(session)

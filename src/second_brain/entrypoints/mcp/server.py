@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import Icon, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -139,6 +139,7 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
     _writing_tools(mcp, call)
     _reading_tools(mcp, call, budget)
     _graph_tools(mcp, call)
+    _resources_and_prompts(mcp, call, budget)
     return mcp
 
 
@@ -305,3 +306,30 @@ def _graph_tools(mcp: MCPServer, call: Call) -> None:
     async def connections(id: MemoryId, type: LinkTypeShown = None) -> str:
         """The memories linked to one memory (its 8 strongest neighbours), with how they are related."""
         return as_json(await call(ops.connections, id, type))
+
+
+def _resources_and_prompts(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> None:
+    """What the server advertises beside its tools: each memory as a resource a client can attach, and prompts a
+    person picks from the client's menu."""
+
+    @mcp.resource("memory://{id}", name="memory", title="A memory", mime_type="text/plain",
+                  description="One memory in full, as get shows it: memory://<id>, the id from recall or list_recent.")
+    async def memory(id: str) -> str:
+        try:
+            return render_entry(await call(ops.get, id), budget())
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @mcp.prompt(name="brief", title="Brief me")
+    async def brief() -> str:
+        """What came into the brain lately, what needs attention, and one older memory worth re-reading."""
+        answer = await call(ops.brief)
+        return ("Brief me on my second brain: what came in lately and from where, what needs my attention, and the "
+                "older memory it suggests re-reading. Keep it short. Its brief, as JSON:\n\n" + as_json(answer))
+
+    @mcp.prompt(name="changes_since", title="What changed since")
+    async def changes_since(since: Annotated[str, Field(description="ISO date or date-time, or Unix ms.")]) -> str:
+        """What was saved, changed, linked or forgotten since a moment, from the audit trail."""
+        page = await call(ops.timeline, after=since, limit=100)
+        return (f"Tell me what changed in my second brain since {since}, grouped by what matters, from its audit "
+                f"trail:\n\n{render_timeline(page, budget())}")
