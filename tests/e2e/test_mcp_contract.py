@@ -259,3 +259,59 @@ def test_what_the_server_advertises_it_serves_a_memory_per_uri_and_two_prompts(s
             assert changes.startswith("Tell me what changed in my second brain since 2020-01-01")
             assert f"created · memory {memory_id}" in changes
     anyio.run(session)
+
+
+# One refused call per tool that takes arguments, and the sentence it must answer.
+REFUSED = [
+    ("remember", {"content": "x", "workspace": "team"},
+     'remember: workspace must be one of "personal", "company" (got "team").'),
+    ("append", {"id": "x", "addition": "y", "when_kind": "soon"},
+     'append: when_kind must be one of "due", "event", "wake" (got "soon").'),
+    ("update", {"id": "x"}, "update: content is required."),
+    ("set_status", {"id": "x"}, "set_status: status is required."),
+    ("recall", {}, "recall: query is required."),
+    ("list_recent", {"n": "ten"}, 'list_recent: n must be a whole number (got "ten").'),
+    ("get", {"id": "x", "offset": -1}, "get: offset must be at least 0 (got -1)."),
+    ("forget", {}, "forget: id is required."),
+    ("link", {"source_id": "a", "target_id": "b", "type": "likes"},
+     'link: type must be one of "relates_to", "supersedes", "caused_by", "decided", "about_person", '
+     '"part_of_project", "follows" (got "likes").'),
+    ("unlink", {"source_id": "a"}, "unlink: target_id is required."),
+    ("connections", {"id": ["a"]}, 'connections: id must be a string (got ["a"]).'),
+    ("share", {"id": "a", "workspace": "everyone"},
+     'share: workspace must be one of "personal", "company" (got "everyone").'),
+    ("timeline", {"cursor": "next"}, 'timeline: cursor must be a whole number (got "next").'),
+    ("conflicts", {"limit": 2.5}, "conflicts: limit must be a whole number (got 2.5)."),
+    ("answer_conflict", {"conflict": "x@1", "keep": "mine"},
+     'answer_conflict: keep must be one of "both", "newer", "older" (got "mine").'),
+    ("list_projects", {"include_archived": "maybe"},
+     'list_projects: include_archived must be true or false (got "maybe").'),
+]
+
+
+def test_each_tool_refuses_a_bad_argument_in_one_sentence(server):
+    async def session():
+        async with over_http(server) as client:
+            return [(tool, await error(client, tool, **arguments)) for tool, arguments, _ in REFUSED]
+    said = dict(anyio.run(session))
+    assert said == {tool: sentence for tool, _, sentence in REFUSED}
+    takes_arguments = {t.name for t in listed(server) if t.input_schema.get("properties")}
+    assert takes_arguments == set(said)  # every tool that takes arguments is covered
+
+
+def test_recall_text_shows_scores_in_the_order_it_lists_them(server):
+    """Issue 44 saw "[4] 13.3 before [5] 13.9": the diversity pass moves a near-repeat down, and its score now
+    moves with it (ranking.in_order)."""
+    notes = ["Tomato seedlings moved to the greenhouse", "Tomato seedlings were moved to the greenhouse",
+             "Tomato seedlings watered in the greenhouse", "The greenhouse heater failed overnight",
+             "Seedlings of basil sprouted in the greenhouse", "Tomato plants need staking next week"]
+    with server.client() as api:
+        for note in notes:  # force: the near-copy is stored as it is, for the diversity pass to move down
+            assert api.post("/capture", json={"content": note, "force": True}).json()["ok"]
+
+    async def session():
+        async with over_http(server) as client:
+            return await call(client, "recall", query="tomato seedlings moved greenhouse", topK=10)
+    text = anyio.run(session)
+    scores = [float(s) for s in re.findall(r"^\[\d+\] id: \S+ · score ([\d.]+)", text, re.MULTILINE)]
+    assert len(scores) >= 5 and scores == sorted(scores, reverse=True), scores
