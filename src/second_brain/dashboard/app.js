@@ -2,6 +2,8 @@
 // every view uses. Each view is a module in views/ loaded when first visited, exporting
 // `default { title, render(main, params) }`; render fills `main` and may return a cleanup function.
 
+import { setupPalette } from "./palette.js";
+
 const TOKEN_KEY = "secondBrain.token";
 const THEME_KEY = "secondBrain.theme";
 
@@ -304,7 +306,7 @@ function showSignIn(message) {
   input.focus();
 }
 
-const NAV = [
+export const NAV = [
   ["", "Home"], ["capture", "Capture"], ["recall", "Recall"], ["memories", "Memories"], ["graph", "Graph"],
   ["projects", "Projects"], ["reminders", "Reminders"], ["team", "Team", "admin"], ["settings", "Settings"],
   ["chat", "Chat"], ["backup", "Backup"],
@@ -504,6 +506,7 @@ document.getElementById("search").addEventListener("submit", (event) => {
 });
 document.addEventListener("keydown", onKey);
 window.addEventListener("hashchange", route);
+setupPalette();
 
 if (token()) {
   start().catch((error) => {
