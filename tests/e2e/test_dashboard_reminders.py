@@ -51,19 +51,20 @@ def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard
     assert due_ids(api) == ([rent], [call])
     page = dashboard.open("reminders")
     due = page.locator("#due")
-    expect(due.get_by_role("heading", level=2)).to_have_text(re.compile(r"1 overdue, 1 in the next 48 hours"))
+    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 1 · Today: 0 · This week: 1 · Later: 0")
     rent_card = due.locator(f"[data-id='{rent}']")
     expect(rent_card).to_contain_text("Pay the rent for the flat")
-    expect(rent_card.locator(".error")).to_contain_text("Due was")
+    expect(rent_card.locator(".error")).to_contain_text(re.compile(r"Due · \d+ days overdue"))
 
-    # Snooze the rent to a chosen date and time, three days out: it leaves the 48-hour window and the view.
+    # Snooze the rent to a chosen date and time, three days out: it moves from Overdue to This week.
     target = (date.today() + timedelta(days=3)).isoformat()
+    rent_card.get_by_text("Pick a time…").click()
     rent_card.get_by_label("Snooze until").fill(target)
     rent_card.get_by_label("Time (optional)").fill("10:30")
-    rent_card.get_by_role("button", name="Snooze").click()
+    rent_card.get_by_role("button", name="Snooze", exact=True).click()
     expect(page.locator(".toast")).to_contain_text(re.compile(r"Snoozed until .*10:30"))  # the person's clock
-    expect(due.locator(f"[data-id='{rent}']")).to_have_count(0)
-    expect(due.get_by_role("heading", level=2)).to_have_text(re.compile(r"0 overdue, 1 in the next 48 hours"))
+    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 0 · Today: 0 · This week: 2 · Later: 0")
+    expect(due.locator(f"[data-id='{rent}'] .warn")).to_contain_text("10:30")
     expected = page.evaluate(f"new Date('{target}T10:30').getTime()")  # the browser's local time
     # ...which is not the server's (UTC): the browser runs in Los Angeles.
     assert expected - datetime.fromisoformat(f"{target}T10:30").replace(tzinfo=UTC).timestamp() * 1000 in (
@@ -74,15 +75,47 @@ def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard
 
     # A time in the past is refused, and the refusal is said.
     call_card = due.locator(f"[data-id='{call}']")
+    call_card.get_by_text("Pick a time…").click()
     call_card.get_by_label("Snooze until").fill("2020-01-01")
-    call_card.get_by_role("button", name="Snooze").click()
+    call_card.get_by_role("button", name="Snooze", exact=True).click()
     expect(page.locator(".toast.error")).to_contain_text("until must be in the future")
 
     call_card.get_by_role("button", name="Clear").click()
-    expect(due.locator(f"[data-id='{call}']")).to_have_count(0)
-    expect(due).to_contain_text("Nothing is due or overdue")
-    assert due_ids(api) == ([], [])
+    expect(due.locator(f"[data-id='{call}']")).to_have_count(1 - 1)
+    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 0 · Today: 0 · This week: 1 · Later: 0")
     assert api.get("/entry", params={"id": call}).json()["entry"]["when_at"] is None
+
+
+def test_the_agenda_shows_every_reminder_of_the_year_in_words_with_presets(dashboard: Dashboard, api):
+    """Issue 45 saw next Friday's reminder, an SSL renewal in 3 days, the tax and passport dates nowhere: /due reads
+    48 hours. The agenda reads a year ahead (GET /due?days=, ours) and says when in words."""
+    now = datetime.now(UTC)
+    later_today = capture(api, "Standup notes to send", when=(now + timedelta(hours=1)).isoformat(timespec="seconds"))
+    ssl = capture(api, "Renew the SSL certificate", when=(now + timedelta(days=3)).isoformat(timespec="seconds"),
+                  when_kind="due")
+    passport = capture(api, "Passport expires", when=(now + timedelta(days=200)).isoformat(timespec="seconds"),
+                       when_kind="due")
+    page = dashboard.open("reminders")
+    counts = page.locator("#agenda-counts")
+    # "Today" by the browser's calendar (Los Angeles): an hour from now may already be tomorrow there.
+    local_day = page.evaluate("(ms) => new Date(ms).toDateString() === new Date().toDateString()",
+                              int((now + timedelta(hours=1)).timestamp() * 1000))
+    expect(counts).to_have_text(f"Overdue: 0 · Today: {int(local_day)} · This week: {2 - int(local_day)} · Later: 1")
+    expect(page.locator("#agenda-later")).to_be_visible()
+    expect(page.locator(f"[data-id='{passport}'] .warn")).to_contain_text("Due · ")
+    expect(page.locator(f"[data-id='{later_today}'] .warn")).to_contain_text(
+        re.compile("today at" if local_day else "tomorrow at"))
+    expect(page.locator(f"[data-id='{ssl}'] .warn time")).to_have_text(re.compile(r"^[A-Z][a-z]+day( at .*)?$"))
+    dashboard.screenshot("reminders-agenda")
+
+    page.locator(f"[data-id='{ssl}']").get_by_role("button", name="Tomorrow 9:00").click()
+    expect(page.locator(".toast")).to_contain_text("Snoozed until")
+    tomorrow_nine = page.evaluate("(() => { const d = new Date(); d.setDate(d.getDate() + 1); d.setHours(9, 0, 0, 0);"
+                                  " return d.getTime(); })()")
+    assert api.get("/entry", params={"id": ssl}).json()["entry"]["when_at"] == tomorrow_nine
+    expect(page.locator(f"[data-id='{ssl}'] .warn time")).to_have_text(re.compile(r"^tomorrow at 09:00"))
+    assert dashboard.accessibility() == []
+    assert not dashboard.errors, dashboard.errors
 
 
 def test_open_loops_are_paged_and_resolved(dashboard: Dashboard, api):

@@ -74,3 +74,21 @@ def test_when_and_until_take_unix_ms_as_a_number_or_digits(api):
         assert (entry["when_at"], entry["when_kind"]) == (later, "due")
     snoozed = api.post("/due/snooze", json={"id": captured.json()["id"], "until": later + 60_000}).json()
     assert snoozed["when_at"] == later + 60_000
+
+
+def test_due_reads_ahead_as_far_as_asked(api):
+    """`days` is ours (the reference's /due reads 48 hours ahead, and still does by default): the dashboard's
+    agenda shows next week's and next month's reminders too."""
+    now = datetime.now(UTC)
+    soon = api.post("/capture", json={"content": "Standup", "when": iso(now + timedelta(hours=5))}).json()["id"]
+    week = api.post("/capture", json={"content": "Renew the TLS certificate", "when": iso(now + timedelta(days=3)),
+                                      "when_kind": "due"}).json()["id"]
+    month = api.post("/capture", json={"content": "Passport expires", "when": iso(now + timedelta(days=40)),
+                                       "when_kind": "due"}).json()["id"]
+    assert [e["id"] for e in api.get("/due").json()["upcoming"]] == [soon]
+    assert [e["id"] for e in api.get("/due", params={"days": 7}).json()["upcoming"]] == [soon, week]
+    ahead = api.get("/due", params={"days": 60}).json()
+    assert [e["id"] for e in ahead["upcoming"]] == [soon, week, month] and ahead["counts"]["upcoming"] == 3
+    assert len(api.get("/due", params={"days": 9999}).json()["upcoming"]) == 3  # clamped to a year, not refused
+    bad = api.get("/due", params={"days": "soon"})
+    assert (bad.status_code, bad.json()) == (400, {"ok": False, "error": "days must be an integer"})

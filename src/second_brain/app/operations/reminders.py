@@ -9,11 +9,15 @@ from ..reminders.time_anchors import parse_when
 from .inputs import clamp, identifier, required, when_text
 
 UPCOMING_MS = 48 * 3600 * 1000  # what is "coming up": anchored within the next two days
+DAY_MS = 86_400_000
+MOST_DAYS_AHEAD = 366
 
 
-def due(brain: Brain, ctx: Context) -> dict[str, Any]:
-    """Anchored memories: the overdue ones, and those coming up within two days."""
-    return {"ok": True, **brain.queries.due(ctx, UPCOMING_MS)}
+def due(brain: Brain, ctx: Context, days: int | None = None) -> dict[str, Any]:
+    """Anchored memories: the overdue ones, and those coming up within two days, or within `days` (ours, 1-366:
+    the dashboard's agenda reads ahead)."""
+    horizon = UPCOMING_MS if days is None else clamp(days, 1, MOST_DAYS_AHEAD) * DAY_MS
+    return {"ok": True, **brain.queries.due(ctx, horizon)}
 
 
 def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | int | None) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 // commitments, 25 a page, resolved as done or as not a task), and push: subscribe this device through the browser's
 // Push API (the service worker at dashboard/sw.js, scoped to the page's folder), content-free notifications,
 // unsubscribe, and for admins a test send with what each device's push service answered.
-import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, pager, time, toast,
-  when } from "../app.js";
+import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, pager, time, toast }
+  from "../app.js";
 
 const PAGE = 25;
 const CONTENT_FREE_KEY = "secondBrain.pushContentFree";
@@ -12,6 +12,31 @@ const KINDS = { due: "Due", event: "Event", wake: "Reminder" };
 // ---------------------------------------------------------------------------------------------------------------
 // Due and overdue
 
+const HOUR_MS = 3600000;
+const DAY_MS = 86400000;
+const AHEAD_DAYS = 366; // the agenda reads a year ahead (GET /due?days=, ours): the tax and passport dates too
+
+/** Snooze to a moment (Unix ms, the person's own clock), say it, and show the list again. */
+async function snoozeTo(item, until, refresh) {
+  const answer = await api.post("/due/snooze", { id: item.id, until });
+  toast(`Snoozed until ${time(answer.when_at)}.`);
+  await refresh();
+}
+
+function atNine(daysAhead) {
+  const moment = new Date();
+  moment.setDate(moment.getDate() + daysAhead);
+  moment.setHours(9, 0, 0, 0);
+  return moment.getTime();
+}
+
+/** The presets a person reaches for: in three hours, tomorrow at 9, next Monday at 9. */
+function presets() {
+  const monday = (8 - new Date().getDay()) % 7 || 7;
+  return [["In 3 hours", () => Date.now() + 3 * HOUR_MS], ["Tomorrow 9:00", () => atNine(1)],
+    ["Next Monday 9:00", () => atNine(monday)]];
+}
+
 function snoozeForm(item, refresh) {
   const dateId = "snooze-date-" + item.id;
   const timeId = "snooze-time-" + item.id;
@@ -19,18 +44,42 @@ function snoozeForm(item, refresh) {
     required: true });
   const clock = h("input", { id: timeId, name: "time", type: "time", value: "09:00" });
   const submit = h("button", { type: "submit", class: "secondary" }, "Snooze");
-  return h("form", { class: "row snooze", onsubmit: (event) => {
+  const form = h("form", { class: "row snooze", onsubmit: (event) => {
     event.preventDefault();
     act(submit, async () => {
       // The person's own local time, sent as Unix ms so the server's time zone cannot shift it.
       const until = localTime(clock.value ? `${date.value}T${clock.value}` : date.value).getTime();
       if (Number.isNaN(until)) throw new Error("Choose the date to snooze until.");
-      const answer = await api.post("/due/snooze", { id: item.id, until });
-      toast(`Snoozed until ${time(answer.when_at)}.`);
-      await refresh();
+      await snoozeTo(item, until, refresh);
     });
   } },
   h("label", { for: dateId }, "Snooze until", date), h("label", { for: timeId }, "Time (optional)", clock), submit);
+  return h("details", { class: "snooze-other" }, h("summary", null, "Pick a time…"), form);
+}
+
+/** When it is, as a person says it: "2 days overdue", "today at 18:15", "Friday at 09:00", "3 Mar 2027". */
+export function dueWords(ms, now = Date.now()) {
+  const moment = new Date(ms);
+  const midnight = moment.getHours() === 0 && moment.getMinutes() === 0;
+  const clock = midnight ? "" : " at " + moment.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (ms < now) {
+    const late = now - ms;
+    const [n, unit] = late >= DAY_MS ? [Math.floor(late / DAY_MS), "day"]
+      : late >= HOUR_MS ? [Math.floor(late / HOUR_MS), "hour"] : [Math.max(1, Math.floor(late / 60000)), "minute"];
+    return `${n} ${unit}${n === 1 ? "" : "s"} overdue`;
+  }
+  const days = dayNumber(moment) - dayNumber(new Date(now));
+  if (days === 0) return "today" + clock;
+  if (days === 1) return "tomorrow" + clock;
+  if (days < 7) return moment.toLocaleDateString(undefined, { weekday: "long" }) + clock;
+  const sameYear = moment.getFullYear() === new Date(now).getFullYear();
+  return moment.toLocaleDateString(undefined, { day: "numeric", month: "short", year: sameYear ? undefined : "numeric" })
+    + clock;
+}
+
+/** Days since the epoch on the person's calendar (a local date, whatever the hour). */
+function dayNumber(moment) {
+  return Math.round(new Date(moment.getFullYear(), moment.getMonth(), moment.getDate()).getTime() / DAY_MS);
 }
 
 function dueItem(item, overdue, refresh) {
@@ -39,11 +88,18 @@ function dueItem(item, overdue, refresh) {
     toast("Cleared: it is no longer due.");
     await refresh();
   }) }, "Clear");
-  const card = memoryCard(item, { extra: h("span", { class: overdue ? "error" : "warn" },
-    `${KINDS[item.when_kind] || "Due"} ${overdue ? "was " : ""}`, when(item.when_at)) });
+  const label = h("span", { class: overdue ? "error" : "warn", title: time(item.when_at) },
+    `${KINDS[item.when_kind] || "Due"} · `, h("time", { datetime: new Date(item.when_at).toISOString() },
+      dueWords(item.when_at)));
+  const card = memoryCard(item, { extra: label });
   card.classList.add("due-item");
   card.dataset.id = item.id;
-  card.append(h("div", { class: "row due-actions" }, snoozeForm(item, refresh), clearButton));
+  const quick = presets().map(([text, until]) => {
+    const button = h("button", { type: "button", class: "secondary" }, text);
+    button.addEventListener("click", () => act(button, () => snoozeTo(item, until(), refresh)));
+    return button;
+  });
+  card.append(h("div", { class: "row due-actions" }, quick, clearButton), snoozeForm(item, refresh));
   return card;
 }
 
@@ -60,6 +116,39 @@ export function dueSection() {
       clear(body, items.length ? h("div", { class: "list" }, items)
         : h("p", { class: "muted" }, "Nothing is due or overdue in the next 48 hours."));
       return due; // Home counts the overdue from it
+    } catch (error) {
+      clear(body, failure(error));
+      return null;
+    }
+  };
+  return { section, refresh };
+}
+
+/** The Reminders view's agenda: every reminder of the coming year, under Overdue, Today, This week and Later. */
+export function agendaSection() {
+  const body = h("div", null, h("p", { class: "muted" }, "Loading…"));
+  const title = h("h2", { id: "due-title" }, "Agenda");
+  const summary = h("p", { class: "muted", id: "agenda-counts" });
+  const section = h("section", { id: "due", "aria-labelledby": "due-title" }, title, summary, body);
+  const refresh = async () => {
+    try {
+      const due = await api.get("/due", { days: AHEAD_DAYS });
+      const today = dayNumber(new Date());
+      const groups = [["Overdue", due.overdue], ["Today", []], ["This week", []], ["Later", []]];
+      for (const item of due.upcoming) {
+        const days = dayNumber(new Date(item.when_at)) - today;
+        groups[days <= 0 ? 1 : days < 7 ? 2 : 3][1].push(item);
+      }
+      clear(summary, groups.map(([name, items]) => `${name}: ${items.length}`).join(" · "));
+      const shown = groups.filter(([, items]) => items.length).map(([name, items]) => {
+        const id = "agenda-" + name.toLowerCase().replace(" ", "-");
+        return h("section", { class: "agenda-group", "aria-labelledby": id },
+          h("h3", { id }, name), h("div", { class: "list" }, items.map((i) => dueItem(i, name === "Overdue", refresh))));
+      });
+      clear(body, shown.length ? shown
+        : h("p", { class: "muted" }, "Nothing is due in the coming year. A note that names a time (\"call Bob tomorrow "
+          + "at 10\") or a capture with a date sets a reminder."));
+      return due;
     } catch (error) {
       clear(body, failure(error));
       return null;
@@ -313,7 +402,7 @@ function pushSection() {
 export default {
   title: "Reminders",
   async render(main) {
-    const due = dueSection();
+    const due = agendaSection();
     const loops = loopSection();
     const push = pushSection();
     main.append(heading("Reminders"), due.section, loops.section, push.section);

@@ -37,9 +37,11 @@ MemoryIn = Annotated[MemoryBody, Depends(json_body(MemoryBody))]
 LoopIn = Annotated[LoopBody, Depends(json_body(LoopBody))]
 
 
-@router.get("/due", responses=errors())
+@router.get("/due", responses=errors(400), openapi_extra=documented(
+    None, query("days", "Ours, beyond the reference: read `upcoming` this many days ahead instead of the next 48 "
+                        "hours, clamped to 1-366", "integer", minimum=1, maximum=366)))
 def due(ctx: Ctx, request: Request) -> dict[str, Any]:
-    return ops.due(request.app.state.brain, ctx)
+    return ops.due(request.app.state.brain, ctx, int_param(request.query_params, "days", None))
 
 
 @router.post("/due/snooze", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(AnchorBody))
