@@ -433,3 +433,21 @@ def test_a_refused_repeat_can_be_stored_anyway(dashboard: Dashboard, api):
     outcome.get_by_role("button", name="Store it anyway").click()
     expect(outcome).to_contain_text("Stored.")
     assert api.get("/count").json() == {"count": 2}
+
+
+def test_forget_waits_out_an_undo_instead_of_a_browser_dialog(dashboard: Dashboard, api):
+    memory = capture(api, "The old VPN password hint")
+    page = dashboard.open(f"entry?id={memory}")
+    page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
+    page.get_by_role("button", name="Forget").click()
+    expect(page.locator("#forgetting")).to_be_visible()
+    page.locator(".toast.held").get_by_role("button", name="Undo").click()
+    expect(page.locator("#forgetting")).to_have_count(0)
+    expect(page.get_by_role("button", name="Forget")).to_be_visible()
+    page.wait_for_timeout(7000)
+    assert api.get("/entry", params={"id": memory}).status_code == 200
+    page.get_by_role("button", name="Forget").click()
+    expect(page).to_have_url(re.compile(r"#/memories$"), timeout=10_000)
+    expect(page.locator(".toast")).to_contain_text("Forgotten.")
+    assert api.get("/entry", params={"id": memory}).status_code == 404
+    assert not dashboard.errors, dashboard.errors

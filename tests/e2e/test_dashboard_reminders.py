@@ -30,6 +30,9 @@ def just_now() -> str:
     return (datetime.now(UTC) - timedelta(minutes=1)).isoformat(timespec="seconds")
 
 
+UNDO_WAIT = 10_000  # ms: a held action is sent after 6 s (app.js UNDO_SECONDS)
+
+
 def due_ids(api: httpx.Client) -> tuple[list[str], list[str]]:
     due = api.get("/due").json()
     return [i["id"] for i in due["overdue"]], [i["id"] for i in due["upcoming"]]
@@ -63,7 +66,9 @@ def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard
     rent_card.get_by_label("Time (optional)").fill("10:30")
     rent_card.get_by_role("button", name="Snooze", exact=True).click()
     expect(page.locator(".toast")).to_contain_text(re.compile(r"Snoozed until .*10:30"))  # the person's clock
-    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 0 · Today: 0 · This week: 2 · Later: 0")
+    expect(rent_card).to_be_hidden()  # at once; the request waits out the Undo time
+    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 0 · Today: 0 · This week: 2 · Later: 0",
+                                                        timeout=UNDO_WAIT)
     expect(due.locator(f"[data-id='{rent}'] .warn")).to_contain_text("10:30")
     expected = page.evaluate(f"new Date('{target}T10:30').getTime()")  # the browser's local time
     # ...which is not the server's (UTC): the browser runs in Los Angeles.
@@ -81,8 +86,9 @@ def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard
     expect(page.locator(".toast.error")).to_contain_text("until must be in the future")
 
     call_card.get_by_role("button", name="Clear").click()
-    expect(due.locator(f"[data-id='{call}']")).to_have_count(1 - 1)
-    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 0 · Today: 0 · This week: 1 · Later: 0")
+    expect(call_card).to_be_hidden()
+    expect(page.locator("#agenda-counts")).to_have_text("Overdue: 0 · Today: 0 · This week: 1 · Later: 0",
+                                                        timeout=UNDO_WAIT)
     assert api.get("/entry", params={"id": call}).json()["entry"]["when_at"] is None
 
 
@@ -110,6 +116,7 @@ def test_the_agenda_shows_every_reminder_of_the_year_in_words_with_presets(dashb
 
     page.locator(f"[data-id='{ssl}']").get_by_role("button", name="Tomorrow 9:00").click()
     expect(page.locator(".toast")).to_contain_text("Snoozed until")
+    expect(page.locator(".toast.held")).to_have_count(0, timeout=UNDO_WAIT)
     tomorrow_nine = page.evaluate("(() => { const d = new Date(); d.setDate(d.getDate() + 1); d.setHours(9, 0, 0, 0);"
                                   " return d.getTime(); })()")
     assert api.get("/entry", params={"id": ssl}).json()["entry"]["when_at"] == tomorrow_nine
@@ -286,3 +293,30 @@ def test_reminders_is_accessible_in_light_and_dark(dashboard: Dashboard, api, sc
         dashboard.open("reminders")
         expect(page.locator(".due-item")).to_have_count(1)
         assert dashboard.accessibility() == []
+
+
+def test_clear_and_snooze_can_be_undone_and_nothing_asks_through_a_browser_dialog(dashboard: Dashboard, api):
+    bill = capture(api, "Pay the electricity bill", when="2020-01-01", when_kind="due")
+    page = dashboard.open("reminders")
+    page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
+    card = page.locator(f"[data-id='{bill}']")
+    card.get_by_role("button", name="Clear").click()
+    expect(card).to_be_hidden()
+    page.locator(".toast.held").get_by_role("button", name="Undo").click()
+    expect(card).to_be_visible()
+    expect(page.locator(".toast")).to_contain_text("Undone.")
+    page.wait_for_timeout(7000)  # past the time it would have been sent
+    assert due_ids(api) == ([bill], [])
+    card.get_by_role("button", name="In 3 hours").click()
+    page.locator(".toast.held").get_by_role("button", name="Undo").click()
+    page.wait_for_timeout(7000)
+    assert due_ids(api) == ([bill], [])  # still overdue: the snooze was never sent
+
+    # Left before the time is up, the held request is still sent (as the page goes).
+    card.get_by_role("button", name="Clear").click()
+    expect(card).to_be_hidden()
+    page.goto("about:blank")
+    deadline = datetime.now(UTC) + timedelta(seconds=5)
+    while due_ids(api) != ([], []) and datetime.now(UTC) < deadline:
+        page.wait_for_timeout(100)
+    assert due_ids(api) == ([], [])

@@ -40,14 +40,14 @@ function sentence(status, body) {
   return `The server answered ${status} without saying why.`;
 }
 
-async function request(method, path, { params, body, raw, signal } = {}) {
+async function request(method, path, { params, body, raw, signal, keepalive } = {}) {
   const headers = { Authorization: "Bearer " + token() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
     // Relative to the page, so a deployment under a path prefix (API Gateway's /Prod/) reaches its own API.
     response = await fetch(path.replace(/^\//, "") + query(params), {
-      method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers, signal, keepalive, body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
     if (error.name === "AbortError") throw error;
@@ -72,7 +72,7 @@ async function request(method, path, { params, body, raw, signal } = {}) {
 
 export const api = {
   get: (path, params, options) => request("GET", path, { ...options, params }),
-  post: (path, body, params) => request("POST", path, { body: body ?? {}, params }),
+  post: (path, body, params, options) => request("POST", path, { ...options, body: body ?? {}, params }),
   patch: (path, body) => request("PATCH", path, { body }),
   del: (path) => request("DELETE", path),
   raw: (method, path, options) => request(method, path, { ...options, raw: true }),
@@ -224,6 +224,51 @@ export function toast(message, kind = "info") {
   }
   document.getElementById("toasts").append(item);
 }
+
+const UNDO_SECONDS = 6;
+const held = new Set(); // the actions waiting out their undo time: sent at once if the page is left
+
+/** An action the server cannot take back (forget, clear) or that moves a reminder (snooze), held for a few seconds
+ * behind an Undo button instead of a confirm() dialog. `hide` shows it done at once; `send(keepalive)` makes the
+ * request when the time is up (or as the page is left); `undo` puts back what `hide` changed. A failed request
+ * is said, and undone. */
+export function withUndo(message, { hide, send, undo, done }) {
+  let state = "held";
+  const cancel = h("button", { type: "button", class: "secondary" }, "Undo");
+  const item = h("div", { class: "toast info held" }, message, " ", cancel);
+  const commit = async (keepalive = false) => {
+    if (state !== "held") return;
+    state = "sent";
+    held.delete(commit);
+    clearTimeout(timer);
+    item.remove();
+    try {
+      await send(keepalive);
+      if (done) await done();
+    } catch (error) {
+      if (undo) undo();
+      if (error.status !== 401) toast(error.message, "error");
+    }
+  };
+  cancel.addEventListener("click", () => {
+    if (state !== "held") return;
+    state = "undone";
+    held.delete(commit);
+    clearTimeout(timer);
+    item.remove();
+    if (undo) undo();
+    toast("Undone.");
+  });
+  if (hide) hide();
+  held.add(commit);
+  const timer = setTimeout(() => commit(), UNDO_SECONDS * 1000);
+  document.getElementById("toasts").append(item);
+  cancel.focus({ preventScroll: true });
+}
+
+window.addEventListener("pagehide", () => {
+  for (const commit of [...held]) commit(true);
+});
 
 /** Runs an action from a button: disables it while running, shows errors as a toast, returns the result. */
 export async function act(button, action) {

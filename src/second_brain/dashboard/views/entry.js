@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
 import { act, api, clear, failure, h, heading, link, localTime, navigate, plural, splitList, tagList, time, toast,
-  when, workspaceName } from "../app.js";
+  when, withUndo, workspaceName } from "../app.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
@@ -112,12 +112,18 @@ function controls(entry, refresh) {
       toast("Shared with the company.");
       await refresh();
     }) }, "Share with the company") : null;
-  const forget = h("button", { type: "button", class: "danger", onclick: () => act(forget, async () => {
-    if (!confirm("Forget this memory for good? Its text is erased from the log and cannot be restored.")) return;
-    await api.post("/forget", { id: entry.id });
-    toast("Forgotten.");
-    navigate("memories");
-  }) }, "Forget");
+  // No confirm(): the page shows it gone at once, and the request waits out the Undo time (app.withUndo).
+  const forget = h("button", { type: "button", class: "danger", onclick: () => {
+    const view = forget.closest(".view");
+    const gone = h("p", { class: "warn", role: "status", id: "forgetting" },
+      "Forgetting this memory: its text will be erased everywhere and cannot be restored after that.");
+    withUndo("Forgetting this memory.", {
+      hide: () => { for (const child of view.children) child.hidden = true; view.append(gone); },
+      undo: () => { gone.remove(); for (const child of view.children) child.hidden = false; },
+      send: (keepalive) => api.post("/forget", { id: entry.id }, undefined, { keepalive }),
+      done: () => { toast("Forgotten."); navigate("memories"); },
+    });
+  } }, "Forget");
   return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Change it"),
     h("div", { class: "actions", role: "group", "aria-label": "Status" }, statusButtons), edit, appendForm,
     h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));

@@ -2,8 +2,8 @@
 // commitments, 25 a page, resolved as done or as not a task), and push: subscribe this device through the browser's
 // Push API (the service worker at dashboard/sw.js, scoped to the page's folder), content-free notifications,
 // unsubscribe, and for admins a test send with what each device's push service answered.
-import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, pager, time, toast }
-  from "../app.js";
+import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, pager, time, toast,
+  withUndo } from "../app.js";
 
 const PAGE = 25;
 const CONTENT_FREE_KEY = "secondBrain.pushContentFree";
@@ -16,11 +16,16 @@ const HOUR_MS = 3600000;
 const DAY_MS = 86400000;
 const AHEAD_DAYS = 366; // the agenda reads a year ahead (GET /due?days=, ours): the tax and passport dates too
 
-/** Snooze to a moment (Unix ms, the person's own clock), say it, and show the list again. */
-async function snoozeTo(item, until, refresh) {
-  const answer = await api.post("/due/snooze", { id: item.id, until });
-  toast(`Snoozed until ${time(answer.when_at)}.`);
-  await refresh();
+/** Snooze to a moment (Unix ms, the person's own clock): the card leaves at once, with Undo while it is held. */
+function snoozeTo(item, until, refresh) {
+  if (!(until > Date.now())) throw new Error("until must be in the future");
+  const card = document.querySelector(`.due-item[data-id="${item.id}"]`);
+  withUndo(`Snoozed until ${time(until)}.`, {
+    hide: () => { if (card) card.hidden = true; },
+    undo: () => { if (card) card.hidden = false; },
+    send: (keepalive) => api.post("/due/snooze", { id: item.id, until }, undefined, { keepalive }),
+    done: refresh,
+  });
 }
 
 function atNine(daysAhead) {
@@ -50,7 +55,7 @@ function snoozeForm(item, refresh) {
       // The person's own local time, sent as Unix ms so the server's time zone cannot shift it.
       const until = localTime(clock.value ? `${date.value}T${clock.value}` : date.value).getTime();
       if (Number.isNaN(until)) throw new Error("Choose the date to snooze until.");
-      await snoozeTo(item, until, refresh);
+      snoozeTo(item, until, refresh);
     });
   } },
   h("label", { for: dateId }, "Snooze until", date), h("label", { for: timeId }, "Time (optional)", clock), submit);
@@ -83,11 +88,13 @@ function dayNumber(moment) {
 }
 
 function dueItem(item, overdue, refresh) {
-  const clearButton = h("button", { type: "button", class: "secondary", onclick: () => act(clearButton, async () => {
-    await api.post("/due/clear", { id: item.id });
-    toast("Cleared: it is no longer due.");
-    await refresh();
-  }) }, "Clear");
+  const clearButton = h("button", { type: "button", class: "secondary", onclick: () => withUndo(
+    "Cleared: it is no longer due.", {
+      hide: () => { card.hidden = true; },
+      undo: () => { card.hidden = false; },
+      send: (keepalive) => api.post("/due/clear", { id: item.id }, undefined, { keepalive }),
+      done: refresh,
+    }) }, "Clear");
   const label = h("span", { class: overdue ? "error" : "warn", title: time(item.when_at) },
     `${KINDS[item.when_kind] || "Due"} · `, h("time", { datetime: new Date(item.when_at).toISOString() },
       dueWords(item.when_at)));
@@ -96,7 +103,7 @@ function dueItem(item, overdue, refresh) {
   card.dataset.id = item.id;
   const quick = presets().map(([text, until]) => {
     const button = h("button", { type: "button", class: "secondary" }, text);
-    button.addEventListener("click", () => act(button, () => snoozeTo(item, until(), refresh)));
+    button.addEventListener("click", () => snoozeTo(item, until(), refresh));
     return button;
   });
   card.append(h("div", { class: "row due-actions" }, quick, clearButton), snoozeForm(item, refresh));
