@@ -451,3 +451,29 @@ def test_forget_waits_out_an_undo_instead_of_a_browser_dialog(dashboard: Dashboa
     expect(page.locator(".toast")).to_contain_text("Forgotten.")
     assert api.get("/entry", params={"id": memory}).status_code == 404
     assert not dashboard.errors, dashboard.errors
+
+
+def test_a_new_brain_opens_on_a_getting_started_checklist(dashboard: Dashboard, api):
+    """Issue 45: an empty brain showed zeros. Home now lists the first steps, ticks them as they are done, gives
+    each AI client its set-up for this brain (the token only in what is copied, never on the page), and hides."""
+    page = dashboard.open()
+    started = page.locator(".getting-started")
+    expect(started.get_by_role("heading", level=2)).to_have_text("Get started · 0 of 4 done")
+    endpoint = f"{dashboard.server.url}/mcp"
+    started.get_by_text("Cursor (~/.cursor/mcp.json)").click()
+    expect(started.locator("pre").nth(1)).to_contain_text(f'"url": "{endpoint}"')
+    assert dashboard.server.token not in page.content()
+    assert dashboard.accessibility() == []
+    dashboard.screenshot("home-first-run")
+
+    capture(api, "First note from the capture page")
+    capture(api, "Saved by an agent", source="claude")  # what MCP remember files under
+    page.reload()
+    expect(started.get_by_role("heading", level=2)).to_have_text("Get started · 3 of 4 done")
+    expect(started.locator("li.done")).to_have_count(3)
+    started.get_by_role("button", name="Hide this").click()
+    expect(started).to_have_count(0)
+    page.reload()
+    expect(page.get_by_role("heading", name="Home")).to_be_visible()
+    expect(page.locator(".getting-started")).to_have_count(0)
+    assert not dashboard.errors, dashboard.errors

@@ -1,8 +1,76 @@
 // Home: the brief (what came in, activity, topics, one memory to resurface, what needs attention), conflicts to
 // review, due and overdue items and open loops (the Reminders view's own sections), and patterns waiting for a
 // verdict.
-import { act, api, clear, failure, h, heading, link, memoryCard, plural, toast } from "../app.js";
-import { dueSection, loopSection } from "./reminders.js";
+import { act, api, clear, failure, h, heading, link, memoryCard, plural, toast, token } from "../app.js";
+import { dueSection, existingSubscription, loopSection } from "./reminders.js";
+
+const STARTED_KEY = "secondBrain.gettingStartedDone";
+const MCP_SOURCES = new Set(["claude", "mcp"]); // what MCP remember files memories under (it defaults to "claude")
+
+/** How an AI client connects to this brain over HTTP, for copy and paste: `TOKEN` stands for the person's token. */
+function clientSetups(endpoint) {
+  return [
+    ["Claude Code", `claude mcp add --transport http second-brain ${endpoint} --header "Authorization: Bearer TOKEN"`],
+    ["Cursor (~/.cursor/mcp.json)", JSON.stringify({ mcpServers: { "second-brain": { url: endpoint,
+      headers: { Authorization: "Bearer TOKEN" } } } }, null, 2)],
+    ["VS Code (.vscode/mcp.json)", JSON.stringify({ servers: { "second-brain": { type: "http", url: endpoint,
+      headers: { Authorization: "Bearer TOKEN" } } } }, null, 2)],
+    ["Claude Desktop and other clients without headers", `Add a custom connector with the URL ${endpoint}: it signs `
+      + "in through your browser (OAuth), where you paste your token once."],
+    ["MCP Inspector", `npx @modelcontextprotocol/inspector --cli --server-url ${endpoint} --transport http `
+      + '--header "Authorization: Bearer TOKEN" --method tools/list'],
+  ];
+}
+
+/** The first-run checklist: shown until every step is done or the person hides it. */
+async function gettingStarted(brief, redraw) {
+  if (localStorage.getItem(STARTED_KEY)) return null;
+  const endpoint = new URL("mcp", location.href.split("#")[0]).href;
+  const connected = brief.sources.some((s) => MCP_SOURCES.has(s.source));
+  let pushing = false;
+  try {
+    pushing = Boolean(await existingSubscription());
+  } catch {
+    pushing = false; // no push here: the step stays open, and Reminders says why
+  }
+  const steps = [
+    [brief.total > 0, "Capture your first memory", h("a", { href: link("capture") }, "Capture"),
+      " a note, a decision or a date (press c anywhere)."],
+    [brief.total > 0, "Or bring in what you have", h("a", { href: link("backup") }, "Import a backup"),
+      " from Second Brain or a compatible export."],
+    [connected, "Connect an AI client", "so it remembers for you (MCP at ", h("code", null, endpoint), "):",
+      h("div", { class: "stack" }, clientSetups(endpoint).map(([client, text]) => {
+        const copy = h("button", { type: "button", class: "secondary" }, "Copy with my token");
+        copy.addEventListener("click", () => act(copy, async () => {
+          await navigator.clipboard.writeText(text.replaceAll("TOKEN", token()));
+          toast(`Copied the ${client.split(" (")[0]} set-up, with your token: keep it private.`);
+        }));
+        return h("details", { class: "client-setup" }, h("summary", null, client),
+          h("pre", { class: "secret" }, text), text.includes("TOKEN") ? copy : null);
+      }))],
+    [pushing, "Get reminders on this device", h("a", { href: link("reminders") }, "Turn on notifications"),
+      " under Reminders."],
+  ];
+  // A step done stays done (the brief's sources cover two days only; a subscription may lapse).
+  steps.forEach((step, n) => {
+    if (step[0]) localStorage.setItem(`${STARTED_KEY}.${n}`, "1");
+    else step[0] = Boolean(localStorage.getItem(`${STARTED_KEY}.${n}`));
+  });
+  const done = steps.filter(([ok]) => ok).length;
+  if (done === steps.length) localStorage.setItem(STARTED_KEY, "1");
+  if (done === steps.length) return null;
+  const hide = h("button", { type: "button", class: "secondary" }, "Hide this");
+  hide.addEventListener("click", () => {
+    localStorage.setItem(STARTED_KEY, "1");
+    redraw();
+  });
+  return h("section", { class: "card getting-started", "aria-labelledby": "started-title" },
+    h("h2", { id: "started-title", style: "margin-top:0" }, `Get started · ${done} of ${steps.length} done`),
+    h("ol", { class: "checklist" }, steps.map(([ok, title, ...detail]) => h("li", { class: ok ? "done" : null },
+      h("strong", null, (ok ? "✓ " : "") + title), h("span", { class: "visually-hidden" }, ok ? " (done)" : ""),
+      h("div", { class: "muted" }, detail)))),
+    hide);
+}
 
 function activityChart(activity) {
   const peak = Math.max(1, ...activity.map((d) => d.count));
@@ -112,12 +180,13 @@ function patternList(patterns, refresh) {
 export default {
   title: "Home",
   async render(main) {
+    const started = h("div");
     const summary = h("div", null, h("p", { class: "muted" }, "Loading the brief…"));
     const patterns = h("div");
     const review = h("div");
     const due = dueSection();
     const loops = loopSection();
-    main.append(heading("Home"), summary, review, due.section, loops.section, patterns);
+    main.append(heading("Home"), started, summary, review, due.section, loops.section, patterns);
     let turn = 0;
     const draw = async () => {
       const mine = ++turn; // two quick refreshes: only the later one draws
@@ -142,6 +211,7 @@ export default {
           brief.resurface ? h("section", { "aria-labelledby": "resurface-title" },
             h("h2", { id: "resurface-title" }, "Worth re-reading"), memoryCard(brief.resurface)) : null);
         clear(review, conflictList(conflicts.conflicts, draw));
+        clear(started, await gettingStarted(brief, draw));
         clear(patterns, patternList(brief.patterns, draw));
       } catch (error) {
         if (mine === turn) clear(summary, failure(error));

@@ -238,7 +238,7 @@ function keyBytes(base64url) {
 // relative to the page too: getRegistration("/") finds nothing under a path prefix.
 const SCOPE = "./";
 
-async function existingSubscription() {
+export async function existingSubscription() {
   const registration = await navigator.serviceWorker.getRegistration(SCOPE);
   return registration ? registration.pushManager.getSubscription() : null;
 }
