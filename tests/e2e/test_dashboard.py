@@ -477,3 +477,33 @@ def test_a_new_brain_opens_on_a_getting_started_checklist(dashboard: Dashboard, 
     expect(page.get_by_role("heading", name="Home")).to_be_visible()
     expect(page.locator(".getting-started")).to_have_count(0)
     assert not dashboard.errors, dashboard.errors
+
+
+def test_a_memory_reads_in_plain_words(dashboard: Dashboard, api):
+    """Issue 45: "active" beside buttons none of which was selected, "opened on 0 days", "24 from api", the brain's
+    own tags (#project:..., #contradiction-resolved) shown as topics."""
+    memory = capture(api, "The invoice run moves to the 3rd #billing", project="finance",
+                     when="2031-01-03", when_kind="due")
+    api.post("/update", json={"id": memory, "content": "The invoice run moves to the 3rd #billing",
+                              "tags": ["billing", "project:finance", "contradiction-resolved"]})
+    page = dashboard.open(f"entry?id={memory}")
+    main = page.locator("#main")
+    expect(main.locator(".view-head .badge")).to_have_text("In use")
+    expect(main.get_by_role("group", name="Status")).to_contain_text("In use. Mark it:")
+    expect(main.get_by_role("button", name="Confirmed")).to_have_attribute("aria-pressed", "false")
+    expect(main).to_contain_text("never opened")
+    expect(main).to_contain_text("Due: ")
+    tags = main.locator("article.card .tags").first
+    expect(tags.get_by_role("link", name="project finance")).to_be_visible()
+    expect(tags).not_to_contain_text("contradiction-resolved")
+    expect(tags).not_to_contain_text("#project")
+    page.goto(f"{dashboard.server.url}/#/settings")
+    page.get_by_label("Show the brain's own tags").check()
+    page.goto(f"{dashboard.server.url}/#/entry?id={memory}")
+    expect(tags).to_contain_text("contradiction-resolved")  # asked for in Settings
+    main.get_by_role("button", name="Confirmed").click()
+    expect(main.locator(".view-head .badge")).to_have_text("Confirmed")
+    expect(main.get_by_role("button", name="Confirmed")).to_have_attribute("aria-pressed", "true")
+    page.goto(f"{dashboard.server.url}/#/")
+    expect(page.locator("#captured-title ~ p.muted")).to_contain_text("through the API")
+    assert not dashboard.errors, dashboard.errors

@@ -2,6 +2,7 @@
 and the scripted model's answer streams in (POST /chat's server-sent events); a model failing mid-answer and a brain
 with no model at all are both said plainly, the memories found staying useful."""
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -85,8 +86,13 @@ def test_without_a_model_the_api_sentence_is_shown_and_the_memories_stay(dashboa
     ids = seed(dashboard.server)
     page = dashboard.open("chat?q=enterprise pricing floor")
     unavailable = page.locator("#chat-answer .chat-unavailable")
-    expect(unavailable).to_have_text("No language model is configured: set BRAIN_LLM=openai and BRAIN_LLM_BASE_URL "
-                                     "(Ollama, llama.cpp, vLLM...)")
+    # A person's sentence first; the settings to change only under "Details for whoever runs it" (issue 45).
+    expect(unavailable.locator("p").first).to_have_text(re.compile(r"^Chat needs a language model, and none is "
+                                                                   r"connected to this brain\."))
+    expect(unavailable.locator("p").first).not_to_contain_text("BRAIN_")
+    unavailable.get_by_text("Details for whoever runs it").click()
+    expect(unavailable.locator("details p")).to_have_text("No language model is configured: set BRAIN_LLM=openai and "
+                                                          "BRAIN_LLM_BASE_URL (Ollama, llama.cpp, vLLM...)")
     used = page.locator("#chat-memories")
     expect(used.locator("article.item")).to_have_count(2)
     for memory in ids:

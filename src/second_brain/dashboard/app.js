@@ -166,15 +166,36 @@ export function when(ms) {
   return h("time", { datetime: new Date(ms).toISOString(), title: ago(ms) }, time(ms));
 }
 
-/** Tags people read: bookkeeping (kind:, status:, volatility:) becomes plain words; the rest link to Memories. */
+// Tags the brain sets for its own bookkeeping (domain/text.py PIPELINE_MARKERS, the reserved prefixes): shown only
+// when the person asks (Settings, "Show the brain's own tags"), never as topics.
+const SYSTEM_TAGS = new Set(["synthesized", "auto-pattern", "auto-insight", "duplicate-candidate", "possible-update",
+  "contradiction-resolved", "rolled-up"]);
+const SYSTEM_PREFIXES = ["stale:", "capsule:", "capsule-slot:", "status:", "volatility:state"];
+export const SHOW_SYSTEM_TAGS_KEY = "secondBrain.showSystemTags";
+
+/** Tags people read: bookkeeping (kind:, status:, volatility:) becomes plain words, a project tag names the project,
+ * the brain's own markers stay out of sight; the rest link to Memories. */
 export function tagList(tags) {
   const plain = { "kind:episodic": "event", "kind:semantic": "fact", "kind:procedural": "how-to",
-    "status:deprecated": "deprecated", "status:active": null, "volatility:volatile": "may change soon",
-    "volatility:durable": "lasting" };
+    "status:deprecated": "retired", "volatility:volatile": "may change soon", "volatility:durable": "lasting" };
+  const showSystem = localStorage.getItem(SHOW_SYSTEM_TAGS_KEY) === "1";
   return h("ul", { class: "tags" }, (tags || []).map((tag) => {
-    if (tag in plain) return plain[tag] ? h("li", { class: "tag system" }, plain[tag]) : null;
+    if (tag in plain) return h("li", { class: "tag system" }, plain[tag]);
+    if (tag.startsWith("project:")) {
+      const project = tag.slice(8);
+      return h("li", { class: "tag" }, h("a", { href: link("memories", { project }) }, "project " + project));
+    }
+    if (SYSTEM_TAGS.has(tag) || SYSTEM_PREFIXES.some((prefix) => tag.startsWith(prefix))) {
+      return showSystem ? h("li", { class: "tag system" }, tag) : null;
+    }
     return h("li", { class: "tag" }, h("a", { href: link("memories", { tag }) }, "#" + tag));
   }));
+}
+
+/** Where memories came from, in words: "api" is the API, "claude" an AI client over MCP. */
+export function sourceName(source) {
+  return { api: "the API", claude: "AI clients", mcp: "AI clients", import: "imports", dashboard: "the dashboard",
+    cli: "the command line" }[source] ?? source;
 }
 
 export function workspaceName(workspace) {

@@ -116,8 +116,13 @@ export default {
         if (error.name === "AbortError") return;
         answer.setAttribute("aria-busy", "false");
         answer.dataset.done = "true";
-        clear(answer, h("p", { class: error.status === 503 ? "warn chat-unavailable" : "error", role: "alert" },
-          error.message),
+        const noModel = error.status === 503;
+        clear(answer, noModel ? h("div", { class: "warn chat-unavailable", role: "alert" },
+          h("p", null, "Chat needs a language model, and none is connected to this brain. Whoever runs it can "
+            + "connect one (a local server such as Ollama, or Bedrock on AWS); until then, recall still finds your "
+            + "memories."), h("details", null, h("summary", null, "Details for whoever runs it"), h("p", null,
+            error.message)))
+          : h("p", { class: "error", role: "alert" }, error.message),
         results.length ? h("p", { class: "muted" }, "The memories recall found are below.") : null);
         return;
       }

@@ -5,6 +5,11 @@ import { act, api, clear, failure, h, heading, link, localTime, navigate, plural
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
+// The statuses in words, and what each means: a memory with none is simply in use.
+const STATUS_WORDS = { active: "In use", canonical: "Confirmed", draft: "Draft", deprecated: "Retired" };
+const STATUS_MEANING = { canonical: "confirmed true: protected from being retired by a newer note",
+  draft: "not settled yet", deprecated: "out of recall, kept for the record" };
+const WHEN_WORDS = { due: "Due", event: "Happens", wake: "Reminder" };
 
 function statusOf(tags) {
   const tag = (tags || []).find((t) => t.startsWith("status:"));
@@ -74,12 +79,12 @@ function connections(entry, answer, past, refresh) {
 function controls(entry, refresh) {
   const status = statusOf(entry.tags);
   const statusButtons = STATUSES.map((s) => {
-    const button = h("button", { type: "button", class: s === status ? "" : "secondary",
+    const button = h("button", { type: "button", class: s === status ? "" : "secondary", title: STATUS_MEANING[s],
       "aria-pressed": String(s === status), onclick: () => act(button, async () => {
         await api.post("/status", { id: entry.id, status: s });
-        toast(`Marked ${s}.`);
+        toast(`Marked ${STATUS_WORDS[s].toLowerCase()}: ${STATUS_MEANING[s]}.`);
         await refresh();
-      }) }, s);
+      }) }, STATUS_WORDS[s]);
     return button;
   });
   const editor = h("textarea", { id: "edit-content", value: entry.content });
@@ -125,7 +130,8 @@ function controls(entry, refresh) {
     });
   } }, "Forget");
   return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Change it"),
-    h("div", { class: "actions", role: "group", "aria-label": "Status" }, statusButtons), edit, appendForm,
+    h("div", { class: "actions", role: "group", "aria-label": "Status" }, h("span", { class: "muted" },
+      status === "active" ? "In use. Mark it:" : "Status:"), statusButtons), edit, appendForm,
     h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
 }
 
@@ -147,7 +153,7 @@ export default {
       if (mine !== turn) return;
       const refresh = () => draw().catch((error) => toast(error.message, "error"));
       clear(main,
-        heading("Memory", h("span", { class: "badge" }, statusOf(entry.tags)),
+        heading("Memory", h("span", { class: "badge" }, STATUS_WORDS[statusOf(entry.tags)] ?? statusOf(entry.tags)),
           h("a", { href: link("graph", { seed: entry.id }) }, "Show in graph")),
         past ? h("p", { class: "warn", role: "note" }, "As it stood on ", time(past.getTime()), ". ",
           h("a", { href: link("entry", { id: entry.id }) }, "See it now")) : null,
@@ -157,9 +163,9 @@ export default {
           "created ", when(entry.created_at), entry.updated_at !== entry.created_at ? ["· updated ",
             when(entry.updated_at)] : null),
           h("p", { class: "muted" }, `Importance ${entry.importance_score} · recalled ${plural(entry.recall_count,
-            "time")} · opened on ${plural(entry.use_count ?? 0, "day")} · `, entry.indexed ? "searchable by meaning"
-              : "not yet searchable by meaning",
-            entry.when_at ? ` · ${entry.when_kind} ${time(entry.when_at)}` : "")),
+            "time")} · ${entry.use_count ? `opened on ${plural(entry.use_count, "day")}` : "never opened"} · `,
+          entry.indexed ? "searchable by meaning" : "not yet searchable by meaning",
+          entry.when_at ? ` · ${WHEN_WORDS[entry.when_kind] ?? "Due"}: ${time(entry.when_at)}` : "")),
         past || !entry.can_edit ? null : controls(entry, refresh),
         h("section", { "aria-labelledby": "links-title" }, h("h2", { id: "links-title" }, "Links"),
           connections(entry, links, past, refresh), past || !entry.can_edit ? null : linkForm(entry, refresh)),

@@ -1,7 +1,7 @@
 // Home: the brief (what came in, activity, topics, one memory to resurface, what needs attention), conflicts to
 // review, due and overdue items and open loops (the Reminders view's own sections), and patterns waiting for a
 // verdict.
-import { act, api, clear, failure, h, heading, link, memoryCard, plural, toast, token } from "../app.js";
+import { act, api, clear, failure, h, heading, link, memoryCard, plural, sourceName, toast, token } from "../app.js";
 import { dueSection, existingSubscription, loopSection } from "./reminders.js";
 
 const STARTED_KEY = "secondBrain.gettingStartedDone";
@@ -194,7 +194,7 @@ export default {
         const [brief, overdue, conflicts] = await Promise.all([api.get("/brief"), due.refresh(),
           api.get("/conflicts")]);
         if (mine !== turn) return;
-        const sources = brief.sources.map((s) => `${s.count} from ${s.source}`).join(", ");
+        const sources = brief.sources.map((s) => `${s.count} through ${sourceName(s.source)}`).join(", ");
         clear(summary,
           h("div", { class: "grid" },
             h("section", { class: "card", "aria-labelledby": "captured-title" },

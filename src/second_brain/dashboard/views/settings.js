@@ -4,7 +4,8 @@
 // the form) and reset one (DELETE /config/{key}); members see the values read-only. Stored overrides that no
 // longer apply are listed with the reason. Above them, "Your access": who can read what, and for a member who made
 // their token (an admin adding or replacing it saw it once), with a button to replace it themselves.
-import { api, clear, failure, h, heading, isAdmin, keepToken, refreshMe, session, time } from "../app.js";
+import { api, clear, failure, h, heading, isAdmin, keepToken, refreshMe, session, SHOW_SYSTEM_TAGS_KEY, time, toast }
+  from "../app.js";
 
 const GROUPS = [
   ["ranking", "Recall ranking", "How recall finds and orders memories.", [
@@ -105,6 +106,20 @@ function access() {
         + "someone else replaced it; replace it yourself and nobody else holds it."),
       h("li", null, "Whoever runs the server (or its cloud account) can read the data files themselves.")),
     made, me.owner ? null : replace, result);
+}
+
+/** What this browser shows: kept in this browser only. */
+function display() {
+  const box = h("input", { type: "checkbox", id: "show-system-tags",
+    checked: localStorage.getItem(SHOW_SYSTEM_TAGS_KEY) === "1" });
+  box.addEventListener("change", () => {
+    if (box.checked) localStorage.setItem(SHOW_SYSTEM_TAGS_KEY, "1");
+    else localStorage.removeItem(SHOW_SYSTEM_TAGS_KEY);
+    toast(box.checked ? "The brain's own tags are shown." : "The brain's own tags are hidden.");
+  });
+  return h("section", { "aria-labelledby": "display-title" }, h("h2", { id: "display-title" }, "In this browser"),
+    h("label", { class: "row" }, box, "Show the brain's own tags (such as contradiction-resolved or stale:as-of) "
+      + "beside your topics"));
 }
 
 export default {
@@ -241,7 +256,7 @@ export default {
       } }, sections, h("div", { class: "settings-bar" }, saveAll, status)) : h("div", null, sections);
       const zoneList = admin ? h("datalist", { id: "setting-zones" }, zones().map((zone) => h("option",
         { value: zone }))) : null;
-      clear(main, head, mine, summary, ignored, form, zoneList);
+      clear(main, head, mine, display(), summary, ignored, form, zoneList);
     };
     draw();
   },
