@@ -507,3 +507,28 @@ def test_a_memory_reads_in_plain_words(dashboard: Dashboard, api):
     page.goto(f"{dashboard.server.url}/#/")
     expect(page.locator("#captured-title ~ p.muted")).to_contain_text("through the API")
     assert not dashboard.errors, dashboard.errors
+
+
+def test_memories_are_picked_and_changed_together(dashboard: Dashboard, api):
+    ids = [capture(api, text) for text in ("Old wifi password hint", "Old office door code",
+                                           "The team offsite is in Porto")]
+    page = dashboard.open("memories")
+    expect(page.locator("#memories-total")).to_have_text("3 memories in all")
+    bar = page.get_by_role("toolbar", name="With the picked memories")
+    expect(bar).to_be_hidden()
+    for memory in ids[:2]:
+        page.locator(f"article[data-href='#/entry?id={memory}'] input.pick").check()
+    expect(bar).to_contain_text("2 picked:")
+    bar.get_by_role("button", name="Retire").click()
+    expect(page.locator(".toast", has_text="2 memories retired.")).to_be_visible()
+    for memory in ids[:2]:
+        assert "status:deprecated" in api.get("/entry", params={"id": memory}).json()["entry"]["tags"]
+    assert "status:deprecated" not in api.get("/entry", params={"id": ids[2]}).json()["entry"]["tags"]
+
+    page.locator(f"article[data-href='#/entry?id={ids[2]}'] input.pick").check()
+    bar.get_by_role("button", name="Forget").click()
+    expect(page.locator(f"article[data-href='#/entry?id={ids[2]}']")).to_be_hidden()
+    expect(page.locator(".toast", has_text="1 memory forgotten.")).to_be_visible(timeout=10_000)
+    assert api.get("/entry", params={"id": ids[2]}).status_code == 404
+    assert dashboard.accessibility() == []
+    assert not dashboard.errors, dashboard.errors

@@ -427,6 +427,11 @@ function parseHash() {
   return { view: view || "", params: Object.fromEntries(new URLSearchParams(search || "")) };
 }
 
+/** Draw the current view again (after a change it shows). */
+export function reload() {
+  return route();
+}
+
 async function route() {
   if (!session.me) return;
   const main = document.getElementById("main");

@@ -1,7 +1,9 @@
 // Memories: newest first, with the filters GET /list takes, paged by time in pages of 25, so a page stays right
 // while new memories arrive. The page's `cursor` is the last memory's time; GET /list's `before` is inclusive, so
-// the next page asks from that millisecond and skips the memories of it already shown (`skip`).
-import { api, clear, failure, h, heading, link, localTime, memoryCard, navigate } from "../app.js";
+// the next page asks from that millisecond and skips the memories of it already shown (`skip`). Memories picked with
+// their checkboxes are changed together: confirmed, retired, shared with the company, or forgotten (with Undo).
+import { act, api, clear, failure, h, heading, link, localTime, memoryCard, navigate, plural, reload, toast,
+  withUndo } from "../app.js";
 
 const PAGE = 25;
 const MOST = 100; // GET /list's largest page
@@ -27,7 +29,8 @@ export default {
     } }, controls, h("button", { type: "submit" }, "Filter"),
     h("a", { href: link("memories") }, "Clear"));
     const list = h("div", { class: "list" }, h("p", { class: "muted" }, "Loading…"));
-    main.append(heading("Memories", h("a", { href: link("capture") }, "Capture")), form, list);
+    const total = h("span", { class: "muted", id: "memories-total" });
+    main.append(heading("Memories", total, h("a", { href: link("capture") }, "Capture")), form, list);
 
     const filters = { ...params, cursor: undefined, skip: undefined };
     const query = {};
@@ -49,11 +52,77 @@ export default {
         cursor: last.created_at, skip: memories.filter(sameMoment).length + (last.created_at === cursor ? skip : 0),
       }) }, "Older →") : null;
       const newest = cursor !== null ? h("a", { href: link("memories", filters) }, "← Newest") : null;
-      clear(list, memories.length ? memories.map((m) => memoryCard(m))
+      const bulk = selection(memories, reload);
+      clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
         : h("p", { class: "muted" }, "No memories match."),
       h("nav", { class: "pager", "aria-label": "Pages" }, newest, older));
+      api.get("/count").then((answer) => clear(total, `${plural(answer.count, "memory", "memories")} in all`),
+        () => null);
     } catch (error) {
       clear(list, failure(error));
     }
   },
 };
+
+/** Checkboxes on the page's cards, and the bar of what can be done to the picked ones together. */
+function selection(memories, reload) {
+  const picked = new Set();
+  const count = h("span", { id: "selected-count" });
+  const cards = new Map();
+  const each = async (button, verb, request) => act(button, async () => {
+    const ids = [...picked];
+    let done = 0;
+    try {
+      for (const id of ids) {
+        await request(id);
+        done += 1;
+      }
+      toast(`${plural(done, "memory", "memories")} ${verb}.`);
+    } finally {
+      if (done) reload();
+    }
+  });
+  const button = (label, verb, request) => {
+    const b = h("button", { type: "button", class: "secondary" }, label);
+    b.addEventListener("click", () => each(b, verb, request));
+    return b;
+  };
+  const forget = h("button", { type: "button", class: "danger" }, "Forget");
+  forget.addEventListener("click", () => {
+    const ids = [...picked];
+    withUndo(`Forgetting ${plural(ids.length, "memory", "memories")}.`, {
+      hide: () => ids.forEach((id) => { cards.get(id).hidden = true; }),
+      undo: () => ids.forEach((id) => { cards.get(id).hidden = false; }),
+      send: async (keepalive) => {
+        for (const id of ids) await api.post("/forget", { id }, undefined, { keepalive });
+      },
+      done: () => {
+        toast(`${plural(ids.length, "memory", "memories")} forgotten.`);
+        reload();
+      },
+    });
+  });
+  const bar = h("div", { class: "bulk row", role: "toolbar", "aria-label": "With the picked memories", hidden: true },
+    count, button("Confirm", "confirmed", (id) => api.post("/status", { id, status: "canonical" })),
+    button("Retire", "retired", (id) => api.post("/status", { id, status: "deprecated" })),
+    button("Share with the company", "shared", (id) => api.post("/share", { id, workspace: "company" })), forget);
+  const update = () => {
+    bar.hidden = picked.size === 0;
+    clear(count, `${picked.size} picked:`);
+  };
+  return {
+    bar,
+    card(memory) {
+      const card = memoryCard(memory);
+      const box = h("input", { type: "checkbox", class: "pick", "aria-label": `Pick: ${memory.content.slice(0, 60)}` });
+      box.addEventListener("change", () => {
+        if (box.checked) picked.add(memory.id);
+        else picked.delete(memory.id);
+        update();
+      });
+      card.prepend(box);
+      cards.set(memory.id, card);
+      return card;
+    },
+  };
+}
