@@ -532,3 +532,39 @@ def test_memories_are_picked_and_changed_together(dashboard: Dashboard, api):
     assert api.get("/entry", params={"id": ids[2]}).status_code == 404
     assert dashboard.accessibility() == []
     assert not dashboard.errors, dashboard.errors
+
+
+def test_on_a_phone_the_views_are_a_tab_bar_with_more(dashboard: Dashboard, api):
+    """Issue 45: at 390 px, 7 of 11 views were off-screen in a strip with no hint that it scrolls, and the Memories
+    filters filled the first screen."""
+    capture(api, "A note to list")
+    page = dashboard.open()
+    page.set_viewport_size({"width": 390, "height": 800})
+    nav = page.locator("#nav")
+    tabs = nav.get_by_role("link").filter(visible=True)
+    expect(tabs).to_have_text(["Home", "Capture", "Recall", "Reminders"])
+    box = nav.bounding_box()
+    assert box["y"] + box["height"] == 800 and box["width"] == 390  # along the bottom edge
+    for n in range(4):
+        tab = tabs.nth(n).bounding_box()
+        assert tab["x"] >= 0 and tab["x"] + tab["width"] <= 390  # every tab on screen
+    more = nav.get_by_role("button", name="More")
+    expect(more).to_have_attribute("aria-expanded", "false")
+    more.click()
+    sheet = page.locator("#more-sheet")
+    expect(sheet.get_by_role("link")).to_have_text(["Memories", "Graph", "Projects", "Team", "Settings", "Chat",
+                                                    "Backup"])
+    assert dashboard.accessibility() == []
+    dashboard.screenshot("phone-more")
+    sheet.get_by_role("link", name="Memories").click()
+    expect(page).to_have_url(re.compile(r"#/memories$"))
+    expect(sheet).to_be_hidden()
+    expect(page.locator(".filters-box")).not_to_have_attribute("open", "")  # folded away on a phone
+    expect(page.locator("#main article").first).to_be_in_viewport()
+    page.get_by_text("Filters", exact=True).click()
+    expect(page.get_by_label("Tag")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.set_viewport_size({"width": 1280, "height": 900})
+    expect(nav.get_by_role("button", name="More")).to_be_hidden()
+    expect(nav.get_by_role("link", name="Settings")).to_be_visible()  # the whole list at desktop width
+    assert not dashboard.errors, dashboard.errors

@@ -401,11 +401,28 @@ export function keepToken(value) {
   localStorage.setItem(TOKEN_KEY, value);
 }
 
+// On a phone the views are a tab bar at the bottom: these four, and "More" for the rest (app.css, max-width 720px).
+const TABS = new Set(["", "capture", "recall", "reminders"]);
+
 async function start() {
   await refreshMe();
   const nav = document.getElementById("nav");
-  clear(nav, h("ul", null, NAV.filter(([, , role]) => !role || isAdmin()).map(([view, label]) =>
-    h("li", null, h("a", { href: link(view), dataset: { view } }, label)))));
+  const views = NAV.filter(([, , role]) => !role || isAdmin());
+  const more = h("div", { class: "more-sheet", id: "more-sheet", hidden: true },
+    h("ul", null, views.filter(([view]) => !TABS.has(view)).map(([view, label]) =>
+      h("li", null, h("a", { href: link(view), dataset: { view } }, label)))));
+  const moreButton = h("button", { type: "button", class: "more-button", "aria-expanded": "false",
+    "aria-controls": "more-sheet" }, "More");
+  const toggle = (open) => {
+    more.hidden = !open;
+    moreButton.setAttribute("aria-expanded", String(open));
+  };
+  moreButton.addEventListener("click", () => toggle(more.hidden));
+  more.addEventListener("click", (event) => { if (event.target.closest("a")) toggle(false); });
+  window.addEventListener("hashchange", () => toggle(false));
+  clear(nav, h("ul", null, views.map(([view, label]) =>
+    h("li", { class: TABS.has(view) ? "tab" : "extra" }, h("a", { href: link(view), dataset: { view } }, label))),
+  h("li", { class: "more-item" }, moreButton)), more);
   nav.hidden = false;
   document.getElementById("top").hidden = false;
   await route();

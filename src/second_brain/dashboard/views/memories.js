@@ -23,14 +23,18 @@ export default {
         : h("input", { id, name, type, value });
       return h("label", { for: id }, label, control);
     });
-    const form = h("form", { class: "filters", onsubmit: (event) => {
+    const form = h("form", { class: "filters stack-narrow", onsubmit: (event) => {
       event.preventDefault();
       navigate("memories", Object.fromEntries([...new FormData(form)].filter(([, v]) => v)));
     } }, controls, h("button", { type: "submit" }, "Filter"),
     h("a", { href: link("memories") }, "Clear"));
+    // On a phone the filters fold away (they filled the first screen) unless one is in use.
+    const filtering = FILTERS.some(([name]) => params[name]);
+    const folded = h("details", { class: "filters-box", open: filtering || matchMedia("(min-width: 721px)").matches },
+      h("summary", null, filtering ? "Filters (in use)" : "Filters"), form);
     const list = h("div", { class: "list" }, h("p", { class: "muted" }, "Loading…"));
     const total = h("span", { class: "muted", id: "memories-total" });
-    main.append(heading("Memories", total, h("a", { href: link("capture") }, "Capture")), form, list);
+    main.append(heading("Memories", total, h("a", { href: link("capture") }, "Capture")), folded, list);
 
     const filters = { ...params, cursor: undefined, skip: undefined };
     const query = {};
