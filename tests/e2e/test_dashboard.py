@@ -128,6 +128,7 @@ def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, 
     expect(page.locator(f'#main svg [data-id="{memory}"]')).to_be_visible()
 
     page.click("#nav >> text=Settings")
+    page.get_by_text("Advanced: how recall ranks and shows memories").click()
     page.fill("#setting-MMR_LAMBDA", "0.5")
     page.get_by_role("button", name="Save MMR_LAMBDA").click()
     expect(page.get_by_role("button", name="Reset MMR_LAMBDA")).to_be_visible()

@@ -569,6 +569,17 @@ function onKey(event) {
 // ---------------------------------------------------------------------------------------------------------------
 // Theme and start
 
+/** The colour scheme this browser uses: "light", "dark", or "" (the system's). */
+export function setTheme(theme) {
+  if (theme) localStorage.setItem(THEME_KEY, theme);
+  else localStorage.removeItem(THEME_KEY);
+  applyTheme(theme);
+}
+
+export function currentTheme() {
+  return localStorage.getItem(THEME_KEY) || "";
+}
+
 function applyTheme(theme) {
   if (theme) document.documentElement.dataset.theme = theme;
   else delete document.documentElement.dataset.theme;

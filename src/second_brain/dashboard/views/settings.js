@@ -4,8 +4,8 @@
 // the form) and reset one (DELETE /config/{key}); members see the values read-only. Stored overrides that no
 // longer apply are listed with the reason. Above them, "Your access": who can read what, and for a member who made
 // their token (an admin adding or replacing it saw it once), with a button to replace it themselves.
-import { api, clear, failure, h, heading, isAdmin, keepToken, refreshMe, session, SHOW_SYSTEM_TAGS_KEY, time, toast }
-  from "../app.js";
+import { api, clear, currentTheme, failure, h, heading, isAdmin, keepToken, refreshMe, session, setTheme,
+  SHOW_SYSTEM_TAGS_KEY, time, toast } from "../app.js";
 
 const GROUPS = [
   ["ranking", "Recall ranking", "How recall finds and orders memories.", [
@@ -108,8 +108,14 @@ function access() {
     made, me.owner ? null : replace, result);
 }
 
-/** What this browser shows: kept in this browser only. */
-function display() {
+/** What this browser shows, kept in this browser only: the colour scheme, and the brain's own tags. */
+function preferences() {
+  const theme = h("select", { id: "pref-theme" }, [["", "As the system is"], ["light", "Light"], ["dark", "Dark"]]
+    .map(([value, label]) => h("option", { value, selected: value === currentTheme() }, label)));
+  theme.addEventListener("change", () => {
+    setTheme(theme.value);
+    toast(`Colours: ${theme.selectedOptions[0].textContent.toLowerCase()}.`);
+  });
   const box = h("input", { type: "checkbox", id: "show-system-tags",
     checked: localStorage.getItem(SHOW_SYSTEM_TAGS_KEY) === "1" });
   box.addEventListener("change", () => {
@@ -117,10 +123,23 @@ function display() {
     else localStorage.removeItem(SHOW_SYSTEM_TAGS_KEY);
     toast(box.checked ? "The brain's own tags are shown." : "The brain's own tags are hidden.");
   });
-  return h("section", { "aria-labelledby": "display-title" }, h("h2", { id: "display-title" }, "In this browser"),
-    h("label", { class: "row" }, box, "Show the brain's own tags (such as contradiction-resolved or stale:as-of) "
-      + "beside your topics"));
+  return h("section", { class: "card", "aria-labelledby": "display-title" },
+    h("h2", { id: "display-title", style: "margin-top:0" }, "In this browser"),
+    h("div", { class: "stack" }, h("label", { for: "pref-theme" }, "Colours", theme),
+      h("label", { class: "row" }, box, "Show the brain's own tags (such as contradiction-resolved or stale:as-of) "
+        + "beside your topics"),
+      h("p", { class: "muted" }, "Notifications for reminders are turned on per device under ",
+        h("a", { href: "#/reminders" }, "Reminders"), ".")));
 }
+
+// Plain names for the settings people look for; every other shows its key.
+const NAMES = { TIMEZONE: "Time zone", TEAM_DEFAULT_SHARE: "Share new captures with the team", MMR_LAMBDA:
+  "Relevance against variety", DEFAULT_HOPS: "Follow links when recalling", RERANK_MODE: "Second-pass ranking",
+  RECALL_OUTPUT_BUDGET: "Most characters in an AI client's answer", SNIPPET_MAX_CHARS: "Characters per result",
+  DUPLICATE_BLOCK_THRESHOLD: "Refuse a repeat above this likeness", DUPLICATE_FLAG_THRESHOLD:
+  "Flag a near-repeat above this likeness", KEYWORD_WEIGHT: "Weight of exact words", DENSE_WEIGHT:
+  "Weight of meaning" };
+const ADVANCED = new Set(["ranking", "output", "duplicates", "other"]);
 
 export default {
   title: "Settings",
@@ -178,9 +197,25 @@ export default {
         clear(status, h("p", { class: "ok", role: "status" }, `Saved: ${keys.join(", ")}.`));
       } catch (error) {
         say(error);
+        beside(keys, error);
       } finally {
         button.disabled = false;
       }
+    };
+    /** The refusal under the setting it names too, where the person is looking, and that field marked invalid. */
+    const beside = (keys, error) => {
+      for (const old of document.querySelectorAll(".setting-error")) old.remove();
+      for (const input of document.querySelectorAll(".setting [aria-invalid]")) input.removeAttribute("aria-invalid");
+      const key = keys.find((k) => error.message && error.message.includes(k));
+      const field = key && controls.get(key);
+      if (!field) return;
+      const errorId = `setting-${key}-error`;
+      field.input.setAttribute("aria-invalid", "true");
+      field.input.setAttribute("aria-describedby", `setting-${key}-about ${errorId}`);
+      field.input.closest(".setting").append(h("p", { class: "error setting-error", id: errorId }, error.message));
+      const fold = field.input.closest("details");
+      if (fold) fold.open = true;
+      field.input.focus();
     };
     const reset = async (button, key) => {
       button.disabled = true;
@@ -221,7 +256,8 @@ export default {
       }
       return h("div", { class: "setting", dataset: { key } },
         h("div", { class: "setting-name" },
-          admin ? h("label", { for: id }, key) : h("span", { class: "setting-key" }, key),
+          admin ? h("label", { for: id }, NAMES[key] ? [NAMES[key], " ", h("code", null, key)] : key)
+            : h("span", { class: "setting-key" }, NAMES[key] ? [NAMES[key], " ", h("code", null, key)] : key),
           changed ? h("span", { class: "badge changed" }, "changed") : null, about),
         editor);
     };
@@ -237,13 +273,21 @@ export default {
       h("p", { class: "muted" }, "These were saved once but no longer hold, so their defaults apply instead."),
       h("ul", null, view.ignored.map((item) => h("li", { class: "warn" },
         h("strong", null, `${item.key} = ${shown(item.value)}`), `: ${item.reason}.`)))) : null;
-      const sections = groups.map(([slug, title, intro, keys]) => {
+      const section = ([slug, title, intro, keys]) => {
         const present = keys.filter((key) => key in view.config);
         if (!present.length) return null;
         return h("section", { class: "settings-group", "aria-labelledby": `group-${slug}` },
           h("h2", { id: `group-${slug}` }, title), intro ? h("p", { class: "muted" }, intro) : null,
           h("div", { class: "card settings-list" }, present.map(row)));
-      });
+      };
+      // The ranking constants are for whoever tunes recall: folded away, open when one of them was changed.
+      const advanced = groups.filter(([slug]) => ADVANCED.has(slug));
+      const tuned = advanced.some(([, , , keys]) => keys.some((key) => key in view.overrides))
+        || Boolean(document.getElementById("advanced-settings")?.open); // a redraw keeps it as the person left it
+      const sections = [...groups.filter(([slug]) => !ADVANCED.has(slug)).map(section),
+        h("details", { class: "settings-advanced", id: "advanced-settings", open: tuned },
+          h("summary", null, "Advanced: how recall ranks and shows memories, and what counts as a repeat"),
+          advanced.map(section))];
       const count = Object.keys(view.overrides).length;
       const summary = h("p", { class: "muted" }, count ? `${count} setting${count > 1 ? "s" : ""} changed from the `
         + "shipped defaults." : "Every setting has its shipped default.",
@@ -256,7 +300,7 @@ export default {
       } }, sections, h("div", { class: "settings-bar" }, saveAll, status)) : h("div", null, sections);
       const zoneList = admin ? h("datalist", { id: "setting-zones" }, zones().map((zone) => h("option",
         { value: zone }))) : null;
-      clear(main, head, mine, display(), summary, ignored, form, zoneList);
+      clear(main, head, preferences(), mine, summary, ignored, form, zoneList);
     };
     draw();
   },
