@@ -494,6 +494,13 @@ def test_a_memory_reads_in_plain_words(dashboard: Dashboard, api):
     expect(main.get_by_role("button", name="Confirmed")).to_have_attribute("aria-pressed", "false")
     expect(main).to_contain_text("never opened")
     expect(main).to_contain_text("Due: ")
+    history = main.get_by_role("list", name="Timeline")  # what each event changed, in a sentence
+    expect(history).to_contain_text("Saved through the API with project finance, #billing.")
+    expect(history).to_contain_text(re.compile(r"Classified as a (fact|event|how-to) \(importance \d"))
+    expect(history).to_contain_text("Due set for ")
+    expect(history).to_contain_text("Tags now #billing, project finance.")
+    expect(history).not_to_contain_text("method: rules")
+    expect(history).not_to_contain_text("contradiction-resolved")
     tags = main.locator("article.card .tags").first
     expect(tags.get_by_role("link", name="project finance")).to_be_visible()
     expect(tags).not_to_contain_text("contradiction-resolved")

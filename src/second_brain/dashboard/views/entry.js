@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
 import { act, api, clear, failure, h, heading, link, localTime, navigate, plural, splitList, tagList, time, toast,
-  when, withUndo, workspaceName } from "../app.js";
+  sourceName, when, withUndo, workspaceName } from "../app.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
@@ -21,10 +21,50 @@ function timeline(entry) {
     h("li", null, h("strong", null, event.event.replaceAll("_", " ")), " · ", event.actor_name || "someone",
       " · ", when(event.created_at), " · ",
       h("a", { href: link("entry", { id: entry.id, as_of: event.created_at }) }, "view as of this event"),
-      details(event.payload))));
+      said(event) ? h("p", { class: "timeline-said" }, said(event)) : details(event.payload))));
 }
 
 /** An event's payload as "key: value" lines: lists joined, empty values left out. */
+const KIND_WORDS = { semantic: "fact", episodic: "event", procedural: "how-to" };
+
+/** What an event changed, as a sentence, for the events a memory's timeline mostly holds; null for the others,
+ * which show their fields. */
+function said(event) {
+  const p = event.payload || {};
+  switch (event.event) {
+    case "created":
+      return `Saved through ${sourceName(p.source)}` + (tagWords(p.tags) ? ` with ${tagWords(p.tags)}` : "") + ".";
+    case "tags_changed":
+      return tagWords(p.tags) ? `Tags now ${tagWords(p.tags)}.` : "Topic tags removed.";
+    case "classified":
+      return `Classified as a ${KIND_WORDS[p.kind] ?? p.kind} (importance ${p.importance}`
+        + (p.volatility ? `, ${p.volatility === "volatile" ? "may change soon" : p.volatility === "durable"
+          ? "lasting" : "a state that can change"}` : "")
+        + `) by ${p.method === "rules" ? "the built-in rules" : "the language model"}`
+        + (p.canonical ? ", and confirmed." : ".");
+    case "time_anchor_set":
+      return `${WHEN_WORDS[p.when_kind] ?? "Reminder"} set for ${time(p.when_at)}.`;
+    case "time_anchor_cleared":
+      return "Reminder cleared.";
+    case "appended":
+      return `Added an update of ${plural(p.chars, "character")}.`;
+    case "updated":
+      return `Text replaced: now ${plural(p.chars, "character")}.`;
+    case "status_changed":
+      return `Marked ${(STATUS_WORDS[p.status] ?? p.status).toLowerCase()}.`;
+    default:
+      return null;
+  }
+}
+
+/** The topic and project tags of a list, as people read them ("#billing, project finance"); the brain's own left out. */
+function tagWords(tags) {
+  return (tags || []).filter((t) => !t.includes(":") || t.startsWith("project:"))
+    .filter((t) => !["contradiction-resolved", "rolled-up", "synthesized", "auto-pattern", "auto-insight",
+      "duplicate-candidate", "possible-update"].includes(t))
+    .map((t) => (t.startsWith("project:") ? "project " + t.slice(8) : "#" + t)).join(", ");
+}
+
 function details(payload) {
   const lines = Object.entries(payload || {}).filter(([, v]) => v !== null && v !== "" && !(Array.isArray(v)
     && !v.length)).map(([k, v]) => `${k.replaceAll("_", " ")}: ${Array.isArray(v) ? v.join(", ")
