@@ -449,8 +449,7 @@ class MemoryService:
                 _may_change(ctx, state)
                 events: list[object] = []
                 for each in (command, *more):
-                    decided = decide(each, reduce(evolve, events, state))
-                    events += decided
+                    events += decide(each, reduce(evolve, events, state))
                 return self._append(ctx, state, events)
 
         return retrying(attempt)

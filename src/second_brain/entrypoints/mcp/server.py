@@ -64,6 +64,12 @@ LinkType = Annotated[LINK_TYPES | None, Field(description="The relationship the 
 LinkTypeToRemove = Annotated[LINK_TYPES | None, Field(description="Only links of this type; omit to remove every "
                                                                   "link between the two.")]
 LinkTypeShown = Annotated[LINK_TYPES | None, Field(description="Only links of this type; omit for every type.")]
+# The ranges of the tools' whole-number parameters, stated in their schemas and told when a value was clamped:
+# the clamps the operations apply (recall's topK and hops, list_recent's MCP cap, the audit feed's and conflicts'
+# limits).
+TOP_K, HOPS, RECENT, EVENTS = (1, 20), (0, 3), (1, 50), (1, 100)
+
+
 def said(error: BrainError) -> str:
     """A brain error as the tool's error text: its message, and what REST sends beside it that helps the caller
     recover (an unknown project's `known_projects`)."""
@@ -73,17 +79,18 @@ def said(error: BrainError) -> str:
     return f"{error.message}. " + (f"Known projects: {', '.join(known)}." if known else "There are no projects yet.")
 
 
-def ranged(description: str, low: int, high: int) -> Any:
+def ranged(description: str, bounds: tuple[int, int]) -> Any:
     """A whole-number parameter whose schema states its range. A value outside it is not refused (the reference's
     tools clamp, and its clients rely on that): the operation clamps it and the answer begins by saying so."""
-    return Field(description=description, json_schema_extra={"minimum": low, "maximum": high})
+    return Field(description=description, json_schema_extra={"minimum": bounds[0], "maximum": bounds[1]})
 
 
-def clamped(name: str, value: int | None, low: int, high: int) -> str:
-    """The line telling the caller a value of theirs was clamped, or ""."""
+def clamped(name: str, value: int | None, bounds: tuple[int, int]) -> str:
+    """The line telling the caller a value of theirs was clamped (as the operation clamps it), or ""."""
+    low, high = bounds
     if value is None or low <= value <= high:
         return ""
-    return f"Note: {name} {value} is outside {low}-{high}, so {min(max(value, low), high)} was used.\n\n"
+    return f"Note: {name} {value} is outside {low}-{high}, so {ops.clamp(value, low, high)} was used.\n\n"
 
 
 # What each tool does to the brain, for clients that ask before calling (the brain is a closed world: no tool
@@ -200,13 +207,13 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
     @mcp.tool(structured_output=False, annotations=READS)
     async def recall(query: Annotated[str, Field(description="What to look for, in plain words; exact names, "
                                                              "codes and identifiers work too.")],
-                     topK: Annotated[int, ranged("How many memories, 1-20.", 1, 20)] = 5,  # noqa: N803
+                     topK: Annotated[int, ranged("How many memories, 1-20.", TOP_K)] = 5,  # noqa: N803
                      tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
                      after: After = None, before: Before = None,
                      kind: Annotated[Literal["episodic", "semantic"] | None, Field(
                          description="\"episodic\" (events) or \"semantic\" (facts).")] = None,
                      hops: Annotated[int | None, ranged("Also follow links this many steps, 0-3 (default: the "
-                                                        "DEFAULT_HOPS setting).", 0, 3)] = None,
+                                                        "DEFAULT_HOPS setting).", HOPS)] = None,
                      workspace: Workspace = None, team: Team = None, project: Project = None,
                      as_of: AsOf = None) -> str:
         """Search long-term memory by meaning and by exact words, best match first. Long memories come back
@@ -215,10 +222,10 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         chosen = {"tag": tag, "after": after, "before": before, "kind": kind, "workspace": workspace,
                   "project": project, "team": team}
         response = await call(ops.recall, query, topK, hops=hops, as_of=as_of, **chosen)
-        return clamped("topK", topK, 1, 20) + clamped("hops", hops, 0, 3) + render_recall(response, budget())
+        return clamped("topK", topK, TOP_K) + clamped("hops", hops, HOPS) + render_recall(response, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
-    async def list_recent(n: Annotated[int, ranged("How many, 1-50.", 1, 50)] = 10,
+    async def list_recent(n: Annotated[int, ranged("How many, 1-50.", RECENT)] = 10,
                           tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
                           after: After = None, before: Before = None, workspace: Workspace = None,
                           team: Team = None,
@@ -228,8 +235,8 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
         """The most recent memories, newest first (with as_of: as the list stood then)."""
         chosen = {"tag": tag, "after": after, "before": before, "actor": actor, "workspace": workspace,
                   "project": project, "team": team}
-        entries = await call(ops.list_recent, n, most=50, as_of=as_of, **chosen)
-        return clamped("n", n, 1, 50) + render_list(entries, budget())
+        entries = await call(ops.list_recent, n, most=RECENT[1], as_of=as_of, **chosen)
+        return clamped("n", n, RECENT) + render_list(entries, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def get(id: MemoryId, as_of: AsOf = None,
@@ -250,21 +257,21 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Callable[[], int]) -> Non
                        after: EventsAfter = None, before: EventsBefore = None,
                        cursor: Annotated[int | None, Field(description="Continue from a previous answer's "
                                                                        "cursor.")] = None,
-                       limit: Annotated[int, ranged("How many events, 1-100.", 1, 100)] = 20) -> str:
+                       limit: Annotated[int, ranged("How many events, 1-100.", EVENTS)] = 20) -> str:
         """The audit trail: who changed what and when, newest first, as far as you may read it (no one else's
         private content)."""
         page = await call(ops.timeline, memory_id=id, actor=actor, types=type, after=after, before=before,
                           cursor=cursor, limit=limit)
-        return clamped("limit", limit, 1, 100) + render_timeline(page, budget())
+        return clamped("limit", limit, EVENTS) + render_timeline(page, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
-    async def conflicts(limit: Annotated[int, ranged("How many, 1-100.", 1, 100)] = 20) -> str:
+    async def conflicts(limit: Annotated[int, ranged("How many, 1-100.", EVENTS)] = 20) -> str:
         """Pairs of memories that may say different things about one subject, waiting for your answer: what
         remember did automatically in the last 30 days (an older memory retired, a note merged or replaced into
         one, a newcomer kept as a draft) and pairs it kept side by side as a possible update or as similar. Answer
         each with answer_conflict."""
         answer = await call(ops.conflicts, limit)
-        note = clamped("limit", limit, 1, 100).strip()
+        note = clamped("limit", limit, EVENTS).strip()
         return as_json({"note": note, **answer} if note else answer)
 
     @mcp.tool(structured_output=False, annotations=changes())
