@@ -172,22 +172,26 @@ const SYSTEM_TAGS = new Set(["synthesized", "auto-pattern", "auto-insight", "dup
   "contradiction-resolved", "rolled-up"]);
 const SYSTEM_PREFIXES = ["stale:", "capsule:", "capsule-slot:", "status:", "volatility:state"];
 export const SHOW_SYSTEM_TAGS_KEY = "secondBrain.showSystemTags";
+// Bookkeeping tags a person reads as words.
+export const TAG_WORDS = { "kind:episodic": "event", "kind:semantic": "fact", "kind:procedural": "how-to",
+  "status:deprecated": "retired", "volatility:volatile": "may change soon", "volatility:durable": "lasting" };
+
+/** Whether a tag is one of the brain's own markers, never a topic. */
+export function isSystemTag(tag) {
+  return SYSTEM_TAGS.has(tag) || SYSTEM_PREFIXES.some((prefix) => tag.startsWith(prefix));
+}
 
 /** Tags people read: bookkeeping (kind:, status:, volatility:) becomes plain words, a project tag names the project,
  * the brain's own markers stay out of sight; the rest link to Memories. */
 export function tagList(tags) {
-  const plain = { "kind:episodic": "event", "kind:semantic": "fact", "kind:procedural": "how-to",
-    "status:deprecated": "retired", "volatility:volatile": "may change soon", "volatility:durable": "lasting" };
   const showSystem = localStorage.getItem(SHOW_SYSTEM_TAGS_KEY) === "1";
   return h("ul", { class: "tags" }, (tags || []).map((tag) => {
-    if (tag in plain) return h("li", { class: "tag system" }, plain[tag]);
+    if (tag in TAG_WORDS) return h("li", { class: "tag system" }, TAG_WORDS[tag]);
     if (tag.startsWith("project:")) {
       const project = tag.slice(8);
       return h("li", { class: "tag" }, h("a", { href: link("memories", { project }) }, "project " + project));
     }
-    if (SYSTEM_TAGS.has(tag) || SYSTEM_PREFIXES.some((prefix) => tag.startsWith(prefix))) {
-      return showSystem ? h("li", { class: "tag system" }, tag) : null;
-    }
+    if (isSystemTag(tag)) return showSystem ? h("li", { class: "tag system" }, tag) : null;
     return h("li", { class: "tag" }, h("a", { href: link("memories", { tag }) }, "#" + tag));
   }));
 }

@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
-import { act, api, clear, failure, h, heading, link, localTime, navigate, plural, splitList, tagList, time, toast,
-  sourceName, when, withUndo, workspaceName } from "../app.js";
+import { act, api, clear, failure, h, heading, isSystemTag, link, localTime, navigate, plural, sourceName, splitList,
+  TAG_WORDS, tagList, time, toast, when, withUndo, workspaceName } from "../app.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
@@ -24,9 +24,6 @@ function timeline(entry) {
       said(event) ? h("p", { class: "timeline-said" }, said(event)) : details(event.payload))));
 }
 
-/** An event's payload as "key: value" lines: lists joined, empty values left out. */
-const KIND_WORDS = { semantic: "fact", episodic: "event", procedural: "how-to" };
-
 /** What an event changed, as a sentence, for the events a memory's timeline mostly holds; null for the others,
  * which show their fields. */
 function said(event) {
@@ -37,9 +34,8 @@ function said(event) {
     case "tags_changed":
       return tagWords(p.tags) ? `Tags now ${tagWords(p.tags)}.` : "Topic tags removed.";
     case "classified":
-      return `Classified as a ${KIND_WORDS[p.kind] ?? p.kind} (importance ${p.importance}`
-        + (p.volatility ? `, ${p.volatility === "volatile" ? "may change soon" : p.volatility === "durable"
-          ? "lasting" : "a state that can change"}` : "")
+      return `Classified as a ${TAG_WORDS[`kind:${p.kind}`] ?? p.kind} (importance ${p.importance}`
+        + (p.volatility ? `, ${TAG_WORDS[`volatility:${p.volatility}`] ?? "a state that can change"}` : "")
         + `) by ${p.method === "rules" ? "the built-in rules" : "the language model"}`
         + (p.canonical ? ", and confirmed." : ".");
     case "time_anchor_set":
@@ -59,12 +55,11 @@ function said(event) {
 
 /** The topic and project tags of a list, as people read them ("#billing, project finance"); the brain's own left out. */
 function tagWords(tags) {
-  return (tags || []).filter((t) => !t.includes(":") || t.startsWith("project:"))
-    .filter((t) => !["contradiction-resolved", "rolled-up", "synthesized", "auto-pattern", "auto-insight",
-      "duplicate-candidate", "possible-update"].includes(t))
+  return (tags || []).filter((t) => (!t.includes(":") || t.startsWith("project:")) && !isSystemTag(t))
     .map((t) => (t.startsWith("project:") ? "project " + t.slice(8) : "#" + t)).join(", ");
 }
 
+/** An event's payload as "key: value" lines: lists joined, empty values left out. */
 function details(payload) {
   const lines = Object.entries(payload || {}).filter(([, v]) => v !== null && v !== "" && !(Array.isArray(v)
     && !v.length)).map(([k, v]) => `${k.replaceAll("_", " ")}: ${Array.isArray(v) ? v.join(", ")
