@@ -40,7 +40,7 @@ def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard):
     expect(svg.locator("a.node")).to_have_count(3)
     node = svg.locator(f'a.node[data-id="{ids["pricing"]}"]')
     expect(node).to_have_attribute("aria-label", re.compile("^The pricing floor"))
-    # The edge, with its relationship type on hover (its <title>).
+    # The edge, with its relationship type on hover (its <title>, and the line under the picture).
     edge = svg.locator(f'g.edge[data-source="{ids["pricing"]}"][data-target="{ids["invoice"]}"]')
     expect(edge).to_have_count(1)
     expect(edge.locator("title")).to_contain_text("caused by")
@@ -50,6 +50,15 @@ def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard):
         inner = circle.bounding_box()
         assert box["x"] <= inner["x"] and inner["x"] + inner["width"] <= box["x"] + box["width"]
         assert box["y"] <= inner["y"] and inner["y"] + inner["height"] <= box["y"] + box["height"]
+    # Colours by project, with a legend; by kind on request (remembered).
+    legend = page.locator("ul.legend")
+    expect(legend).to_contain_text("atlas (1)")
+    expect(legend).to_contain_text("no project (2)")
+    fills = {page.locator(f'a.node[data-id="{i}"] circle').evaluate("c => getComputedStyle(c).fill")
+             for i in ids.values()}
+    assert len(fills) == 2, fills  # atlas, and the grey of "no project"
+    page.locator("#graph-colour").select_option("workspace")
+    expect(page.locator("ul.legend")).to_contain_text("personal (3)")
     # The same graph as lists, for screen readers and keyboards.
     nodes = page.locator("section", has=page.get_by_role("heading", name="Nodes"))
     expect(nodes.get_by_role("link", name=re.compile("^Invoices go out"))).to_be_visible()
@@ -59,10 +68,13 @@ def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard):
     expect(page.get_by_text("3 memories, 1 link")).to_be_visible()
     dashboard.screenshot("graph")
     check_accessibility(dashboard, page)
+    dashboard.open("graph")
+    expect(page.locator("#graph-colour")).to_have_value("workspace")
+    page.locator("#graph-colour").select_option("project")
 
     # Keyboard: Tab from the form reaches the nodes (best connected first); focus tells how it is linked.
     page.locator("#graph-limit").focus()
-    for _ in range(10):
+    for _ in range(12):
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.classList.contains('node')"):
             break
@@ -74,7 +86,7 @@ def test_graph_draws_nodes_and_links_and_opens_a_memory_by_keyboard(dashboard):
     expect(page.locator("#view-title")).to_have_text("Memory")
 
 
-def test_graph_seed_and_project_filters_and_errors(dashboard):
+def test_graph_centres_on_words_and_filters_and_errors(dashboard):
     ids = seed_graph(dashboard.server)
     # The entry view links to its graph with ?seed=<id>: the graph is centred on that memory and its neighbours.
     page = dashboard.open(f"entry?id={ids['invoice']}")
@@ -83,8 +95,30 @@ def test_graph_seed_and_project_filters_and_errors(dashboard):
     expect(page.locator("a.node")).to_have_count(2)
     expect(page.locator(f'a.node.seed[data-id="{ids["invoice"]}"]')).to_have_count(1)
     expect(page.locator(f'a.node[data-id="{ids["roof"]}"]')).to_have_count(0)
-    expect(page.locator("#graph-seed")).to_have_value(ids["invoice"])
+    # The centre is shown by its words, and drawing again unchanged keeps it.
+    expect(page.locator("#graph-seed")).to_have_value("Invoices go out on the first working day of the month")
     expect(page.get_by_text("centred on")).to_be_visible()
+    page.get_by_role("button", name="Draw").click()
+    expect(page).to_have_url(re.compile(r"#/graph\?seed=" + ids["invoice"] + "$"))
+
+    # Centre on words: a memory of the drawing whose label holds them is the centre at once...
+    page = dashboard.open("graph")
+    page.locator("#graph-seed").fill("pricing floor")
+    page.get_by_role("button", name="Draw").click()
+    expect(page).to_have_url(re.compile(r"#/graph\?seed=" + ids["pricing"] + "$"))
+    # ...others are looked up by meaning, and the matches offered (the roof is not drawn at this centre).
+    page.locator("#graph-seed").fill("leaking garage roof in the wind")
+    page.get_by_role("button", name="Draw").click()
+    choices = page.get_by_role("status").filter(has_text="Centre on which memory?")
+    expect(choices).to_be_visible()
+    choices.get_by_role("link", name=re.compile("^The roof of the garage")).click()
+    expect(page).to_have_url(re.compile(r"#/graph\?seed=" + ids["roof"] + "$"))
+    expect(page.locator(f'a.node.seed[data-id="{ids["roof"]}"]')).to_have_count(1)
+    # An id still works as it is.
+    page.locator("#graph-seed").fill(ids["invoice"])
+    page.get_by_role("button", name="Draw").click()
+    expect(page).to_have_url(re.compile(r"#/graph\?seed=" + ids["invoice"] + "$"))
+    expect(page.locator("#graph-seed")).to_have_value(re.compile("^Invoices go out"))
 
     # The form: a project (typed) narrows the drawing to its memories.
     page.locator("#graph-seed").fill("")
@@ -106,12 +140,177 @@ def test_graph_seed_and_project_filters_and_errors(dashboard):
     page = dashboard.open("graph?limit=0")
     expect(page.get_by_role("alert")).to_contain_text("limit must be at least 1")
 
-    # Phone width: the picture fits the screen and the lists stay readable.
+
+def seed_web(server, size: int = 60) -> list[str]:
+    """`size` memories with long look-alike labels, linked as a few hubs with spokes: a crowded picture."""
+    with server.client() as client:
+        ids = [capture(client, f"Weekly planning note {i:02d} about the supplier contract renewal and its budget",
+                       project=("atlas", "pricing", "roadmap")[i % 3]) for i in range(size)]
+        for i, target in enumerate(ids[6:], start=6):
+            answer = client.post("/link", json={"source_id": ids[i % 6], "target_id": target, "type": "relates_to"})
+            assert answer.status_code == 200, answer.text
+    return ids
+
+
+def label_boxes(page) -> list[dict]:
+    return page.locator("svg.graph .labels text").evaluate_all(
+        "texts => texts.map(t => { const b = t.getBoundingClientRect(); "
+        "return {x: b.x, y: b.y, w: b.width, h: b.height, id: t.dataset.id}; })")
+
+
+def assert_no_collisions(boxes: list[dict]) -> None:
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            apart = (a["x"] + a["w"] <= b["x"] + 0.5 or b["x"] + b["w"] <= a["x"] + 0.5
+                     or a["y"] + a["h"] <= b["y"] + 0.5 or b["y"] + b["h"] <= a["y"] + 0.5)
+            assert apart, (a, b)
+
+
+def scale_of(page) -> float:
+    transform = page.locator("svg.graph g.viewport").get_attribute("transform") or "scale(1)"
+    return float(re.search(r"scale\(([\d.]+)\)", transform).group(1))
+
+
+def test_graph_zooms_pans_and_keeps_labels_apart(dashboard):
+    ids = seed_web(dashboard.server)
+    page = dashboard.open("graph")
+    svg = page.locator("svg.graph")
+    expect(svg.locator("a.node")).to_have_count(60)
+    expect(svg.locator(".labels text").first).to_be_visible()
+    # Sixty look-alike labels cannot all be shown at once: those shown never overlap, and never take the pointer.
+    start = label_boxes(page)
+    assert 0 < len(start) < 60
+    assert_no_collisions(start)
+    assert svg.locator(".labels").evaluate("g => getComputedStyle(g).pointerEvents") == "none"
+
+    # The wheel zooms the picture where the pointer is, instead of scrolling the page; more labels find room.
+    box = svg.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    before_scroll = page.evaluate("window.scrollY")
+    for _ in range(4):
+        page.mouse.wheel(0, -240)
+    page.wait_for_function("() => /scale\\((?!1\\))/.test(document.querySelector('svg.graph g.viewport')"
+                           ".getAttribute('transform') || '')")
+    assert scale_of(page) > 2
+    assert page.evaluate("window.scrollY") == before_scroll
+    page.wait_for_timeout(100)  # the labels are placed on the next frame
+    zoomed = label_boxes(page)
+    assert_no_collisions(zoomed)
+    # Circles keep their size on screen as the view zooms in.
+    radius = svg.locator("a.node circle").first.evaluate("c => c.getBoundingClientRect().width")
+    assert radius < 45
+
+    # A drag pans (no memory opens even when it starts on one); a click opens the memory.
+    transform = svg.locator("g.viewport").get_attribute("transform")
+    page.mouse.move(box["x"] + 100, box["y"] + 100)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 180, box["y"] + 160, steps=5)
+    page.mouse.up()
+    assert svg.locator("g.viewport").get_attribute("transform") != transform
+    expect(page).to_have_url(re.compile(r"#/graph$"))
+    # Fit brings the whole picture back; the zoom buttons and keys step.
+    page.get_by_role("button", name="Fit the whole graph").click()
+    assert scale_of(page) == 1
+    page.get_by_role("button", name="Zoom in").click()
+    assert scale_of(page) == 1.5
+    page.get_by_role("button", name="Zoom out").click()
+    assert scale_of(page) == 1
+    page.locator("#graph-limit").focus()
+    page.keyboard.press("Tab")
+    while not page.evaluate("document.activeElement.classList.contains('node')"):
+        page.keyboard.press("Tab")
+    page.keyboard.press("+")
+    assert scale_of(page) == 1.5
+    page.keyboard.press("0")
+    assert scale_of(page) == 1
+    # The focused memory's label is shown (its neighbours' next), in full, and labels stay apart.
+    page.wait_for_timeout(100)
+    focused = page.evaluate("document.activeElement.dataset.id")
+    expect(svg.locator(f'.labels text.focused[data-id="{focused}"]')).to_have_count(1)
+    assert_no_collisions(label_boxes(page))
+    # A click on a circle opens that memory, even where a label is drawn over the area next to it.
+    target = svg.locator(f'a.node[data-id="{ids[0]}"] circle')
+    target.click()
+    expect(page).to_have_url(re.compile(r"#/entry\?id=" + ids[0]))
+
+
+def test_graph_link_type_on_hover_and_dark_edges(dashboard):
+    ids = seed_graph(dashboard.server)
+    page = dashboard.open("graph")
+    edge = page.locator(f'g.edge[data-source="{ids["pricing"]}"] line.hit')
+    edge.hover(force=True)
+    expect(page.locator(".graph-details")).to_contain_text("caused by")
+    expect(page.locator(".graph-details")).to_contain_text("The pricing floor")
+    # In dark the links stand out from the panel (at least 3:1, as WCAG asks of graphics).
+    page.emulate_media(color_scheme="dark")
+    page.mouse.move(0, 0)
+    contrast = page.evaluate("""() => {
+      const rgb = (text) => text.match(/[\\d.]+/g).slice(0, 3).map(Number);
+      const line = document.querySelector('svg.graph g.edge line.stroke');
+      const style = getComputedStyle(line);
+      const panel = rgb(getComputedStyle(document.querySelector('svg.graph')).backgroundColor);
+      const alpha = Number(style.opacity);
+      const mixed = rgb(style.stroke).map((c, i) => c * alpha + panel[i] * (1 - alpha));
+      const lum = (c) => { const [r, g, b] = c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92
+        : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+      const [a, b] = [lum(mixed), lum(panel)].sort((x, y) => y - x);
+      return (a + 0.05) / (b + 0.05);
+    }""")
+    assert contrast >= 3, contrast
+    dashboard.screenshot("graph-dark")
+
+
+def test_each_memory_shows_its_neighbourhood(dashboard):
+    ids = seed_graph(dashboard.server)
+    page = dashboard.open(f"entry?id={ids['pricing']}")
+    around = page.locator("section", has=page.get_by_role("heading", name="Around it"))
+    expect(around.locator("a.node")).to_have_count(2)
+    expect(around.locator(f'a.node.seed[data-id="{ids["pricing"]}"]')).to_have_count(1)
+    around.locator(f'a.node[data-id="{ids["invoice"]}"]').hover()
+    expect(around.locator(".graph-details")).to_contain_text("caused by")
+    around.get_by_role("link", name="Explore in the graph").click()
+    expect(page).to_have_url(re.compile(r"#/graph\?seed=" + ids["pricing"] + "$"))
+    page = dashboard.open(f"entry?id={ids['roof']}")
+    around = page.locator("section", has=page.get_by_role("heading", name="Around it"))
+    expect(around).to_contain_text("Nothing is linked to it yet.")
+    expect(around.locator("svg")).to_have_count(0)
+
+
+def test_graph_on_a_phone_opens_as_lists_and_pinches(dashboard):
+    seed_web(dashboard.server, size=24)
+    page = dashboard.page
     page.set_viewport_size({"width": 390, "height": 800})
     page = dashboard.open("graph")
-    expect(page.locator("a.node")).to_have_count(3)
-    assert page.locator("svg.graph").bounding_box()["width"] <= 390
+    # Lists first; the picture one press away, fitting the screen.
+    expect(page.get_by_role("heading", name="Nodes")).to_be_visible()
+    expect(page.locator("svg.graph")).to_be_hidden()
+    expect(page.get_by_role("button", name="List")).to_have_attribute("aria-pressed", "true")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert dashboard.accessibility() == []
+    page.get_by_role("button", name="Picture").click()
+    svg = page.locator("svg.graph")
+    expect(svg).to_be_visible()
+    expect(svg.locator("a.node")).to_have_count(24)
+    expect(page.get_by_role("heading", name="Nodes")).to_be_hidden()
+    assert svg.bounding_box()["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert_no_collisions(label_boxes(page))
+    dashboard.screenshot("graph-phone")
+    # Two fingers spreading apart zoom in (touch pointers, as a phone sends them).
+    page.evaluate("""() => {
+      const svg = document.querySelector('svg.graph');
+      const b = svg.getBoundingClientRect();
+      const [cx, cy] = [b.x + b.width / 2, b.y + b.height / 2];
+      const send = (type, id, x, y) => svg.dispatchEvent(new PointerEvent(type, { pointerId: id, clientX: x,
+        clientY: y, pointerType: 'touch', isPrimary: id === 1, bubbles: true }));
+      send('pointerdown', 1, cx - 20, cy);
+      send('pointerdown', 2, cx + 20, cy);
+      send('pointermove', 1, cx - 60, cy);
+      send('pointermove', 2, cx + 60, cy);
+      send('pointerup', 1, cx - 60, cy);
+      send('pointerup', 2, cx + 60, cy);
+    }""")
+    assert scale_of(page) > 2
     assert dashboard.accessibility() == []
 
 

@@ -2,6 +2,7 @@
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
 import { act, api, clear, failure, h, heading, isSystemTag, link, localTime, navigate, plural, sourceName, splitList,
   TAG_WORDS, tagList, time, toast, when, withUndo, workspaceName } from "../app.js";
+import { describer, drawGraph } from "./graph.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
 const STATUSES = ["canonical", "draft", "deprecated"];
@@ -170,6 +171,28 @@ function controls(entry, refresh) {
     h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
 }
 
+const AROUND_NODES = 15;
+
+/** The memory's neighbourhood as a small graph (the Graph view's picture, centred on it), drawn once it arrives. */
+function around(entry) {
+  const box = h("div", { class: "local-graph" }, h("p", { class: "muted" }, "Loading…"));
+  const section = h("section", { "aria-labelledby": "around-title" }, h("h2", { id: "around-title" }, "Around it"),
+    box);
+  api.get("/graph", { seed: entry.id, limit: AROUND_NODES }).then((graph) => {
+    if (graph.nodes.length < 2) {
+      clear(box, h("p", { class: "muted" }, "Nothing is linked to it yet."));
+      return;
+    }
+    const idle = "Hover over a memory to see how it is linked; click it to open it.";
+    const details = h("p", { class: "graph-details muted", "aria-live": "polite" }, idle);
+    const width = Math.max(300, Math.min(760, Math.floor(box.clientWidth || 600)));
+    const drawn = drawGraph(graph, { width, height: Math.round(Math.min(300, width * 0.6)), compact: true,
+      describe: describer(details, idle) });
+    clear(box, drawn.svg, details, h("a", { href: link("graph", { seed: entry.id }) }, "Explore in the graph"));
+  }, (error) => clear(box, h("p", { class: "muted" }, error.message)));
+  return section;
+}
+
 export default {
   title: "Memory",
   async render(main, params) {
@@ -204,6 +227,7 @@ export default {
         past || !entry.can_edit ? null : controls(entry, refresh),
         h("section", { "aria-labelledby": "links-title" }, h("h2", { id: "links-title" }, "Links"),
           connections(entry, links, past, refresh), past || !entry.can_edit ? null : linkForm(entry, refresh)),
+        past ? null : around(entry),
         h("section", { "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"),
           timeline(entry)));
     };
