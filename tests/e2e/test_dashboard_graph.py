@@ -401,26 +401,27 @@ def test_projects_create_edit_archive_delete(dashboard):
     atlas.get_by_label("Name").fill("Atlas 2")
     atlas.get_by_role("button", name="Save").click()
     expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
-    page.once("dialog", lambda dialog: dialog.accept())
     atlas.get_by_role("button", name="Delete").click()
+    atlas.get_by_role("button", name="Delete it").click()
     expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
     expect(page.locator(".toast.error")).to_have_count(0)
 
-    # Delete, cancelled at the question: nothing is sent.
+    # Delete asks in the page (never the browser's dialog); cancelled, nothing is sent.
+    page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
     deletes: list[str] = []
     page.on("request", lambda request: request.method == "DELETE" and deletes.append(request.url))
-    asked: list[str] = []
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     delete = project_card(page, "second-brain").get_by_role("button", name="Delete")
     delete.click()
-    expect(delete).to_be_enabled()  # the action has finished: the button is given back
-    assert asked and asked[0].startswith("Delete the project Brain v2?")
+    question = project_card(page, "second-brain").get_by_role("group", name=re.compile("^Delete the project"))
+    expect(question).to_contain_text("Delete the project Brain v2?")
+    question.get_by_role("button", name="Cancel").click()
+    expect(delete).to_be_focused()  # the button is given back
     assert deletes == []
     expect(project_card(page, "second-brain")).to_have_count(1)
 
-    # Delete, accepted.
-    page.once("dialog", lambda dialog: dialog.accept())
+    # Delete, answered.
     project_card(page, "second-brain").get_by_role("button", name="Delete").click()
+    project_card(page, "second-brain").get_by_role("button", name="Delete it").click()
     expect(project_card(page, "second-brain")).to_have_count(0)
     assert len(deletes) == 1 and "/projects/second-brain?" in deletes[0]
     with server.client() as client:

@@ -66,9 +66,11 @@ def test_a_new_members_token_is_shown_once_works_and_stops_when_suspended(dashbo
     expect(ann.locator(".badge.active")).to_have_text("active")
     assert whoami(server, token).status_code == 200
 
-    # A new token, after a confirmation: shown once, the old one refused.
-    page.once("dialog", lambda dialog: dialog.accept())
+    # A new token, after a question asked in the page (never the browser's dialog): shown once, the old one refused.
+    page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
     ann.get_by_role("button", name="New token").click()
+    expect(ann.get_by_role("group", name=re.compile("^Replace Ann Example's token?"))).to_be_visible()
+    ann.get_by_role("button", name="Replace the token").click()
     expect(page.locator(".token-once h2")).to_have_text("New token for Ann Example")
     rotated = secret.inner_text()
     assert rotated != token
@@ -95,19 +97,25 @@ def test_roles_removal_workspaces_and_the_activity_feed(dashboard: Dashboard, ap
     assert design[0]["id"] in members(api)["Bob Builder"]["teams"]
     expect(card).to_contain_text("Design")  # his workspaces, by name
 
-    # Removal asks first: dismissed, nothing happens; accepted, he is gone.
+    # Removal asks first, in the page: cancelled (or Escape), nothing happens; answered, he is gone.
+    page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
     removals: list[str] = []
     page.on("request", lambda request: request.url.endswith("/team/members/remove") and removals.append(request.url))
-    asked: list[str] = []
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
-    remove = card.get_by_role("button", name="Remove")
+    remove = card.get_by_role("button", name="Remove", exact=True)
     remove.click()
-    expect(remove).to_be_enabled()  # the action has finished: the button is given back
-    assert asked and asked[0].startswith("Remove Bob Builder?")
+    question = card.get_by_role("group", name=re.compile("^Remove Bob Builder?"))
+    expect(question).to_contain_text("This cannot be undone.")
+    expect(card.get_by_role("button", name="Cancel")).to_be_focused()
+    card.get_by_role("button", name="Cancel").click()
+    expect(question).to_have_count(0)
+    expect(remove).to_be_focused()  # the button is given back
+    remove.click()
+    page.keyboard.press("Escape")
+    expect(remove).to_be_focused()
     assert removals == []
     assert "Bob Builder" in members(api)
-    page.once("dialog", lambda dialog: dialog.accept())
-    card.get_by_role("button", name="Remove").click()
+    card.get_by_role("button", name="Remove", exact=True).click()
+    card.get_by_role("button", name="Remove Bob Builder").click()
     expect(card).to_have_count(0)
     assert len(removals) == 1
     assert "Bob Builder" not in members(api)

@@ -295,6 +295,36 @@ window.addEventListener("pagehide", () => {
   for (const commit of [...held]) commit(true);
 });
 
+/** A question in place of a button, for what cannot be undone, instead of the browser's confirm(): `yes` (a button
+ * named `answer`) runs `action(yes)`; Cancel or Escape puts the button back, focused. */
+export function ask(button, question, answer, action) {
+  const yes = h("button", { type: "button", class: "danger" }, answer);
+  const no = h("button", { type: "button", class: "secondary" }, "Cancel");
+  const box = h("span", { class: "ask", role: "group", "aria-label": question }, h("span", null, question), yes, no);
+  const back = () => {
+    if (!box.isConnected) return;
+    box.replaceWith(button);
+    button.focus();
+  };
+  no.addEventListener("click", back);
+  box.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    event.preventDefault();
+    event.stopPropagation();
+    back();
+  });
+  yes.addEventListener("click", async () => {
+    no.disabled = true;
+    try {
+      await action(yes);
+    } finally {
+      back();
+    }
+  });
+  button.replaceWith(box);
+  no.focus();
+}
+
 /** Runs an action from a button: disables it while running, shows errors as a toast, returns the result. */
 export async function act(button, action) {
   if (button) button.disabled = true;

@@ -2,7 +2,7 @@
 // description and aliases, archiving and restoring it, deleting it (after asking), and for each one the way to its
 // memories, its recall and its graph. A refusal from the API is shown as its sentence next to the form or project
 // it concerns (attempt()), never as a toast.
-import { api, clear, failure, h, heading, link, navigate, session, toast, when } from "../app.js";
+import { api, ask, clear, failure, h, heading, link, navigate, session, toast, when } from "../app.js";
 
 const SLUG = "[a-z0-9][a-z0-9_\\-]{0,63}";
 
@@ -109,12 +109,14 @@ function card(project, refresh) {
       toast(archived ? `Restored ${project.name}.` : `Archived ${project.name}.`);
       await refresh();
     }) }, archived ? "Unarchive" : "Archive");
-  const remove = h("button", { type: "button", class: "danger", onclick: () => attempt(remove, status, async () => {
-    if (!confirm(`Delete the project ${project.name}? Its memories keep their project:${project.id} tag.`)) return;
-    await api.del(path(project));
-    toast(`Deleted ${project.name}.`);
-    await refresh();
-  }) }, "Delete");
+  // Asks in place of the button (app.ask), not with the browser's confirm().
+  const remove = h("button", { type: "button", class: "danger", onclick: () => ask(remove,
+    `Delete the project ${project.name}? Its memories keep their project:${project.id} tag.`, "Delete it",
+    (yes) => attempt(yes, status, async () => {
+      await api.del(path(project));
+      toast(`Deleted ${project.name}.`);
+      await refresh();
+    })) }, "Delete");
   const count = project.count === undefined ? null
     : `${project.count} memor${project.count === 1 ? "y" : "ies"}`;
   return h("article", { class: "item card project", tabindex: "-1", "aria-labelledby": titleId,

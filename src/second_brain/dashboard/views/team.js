@@ -1,7 +1,7 @@
 // Team (admins only): the members with their email, role and whether they are suspended; add a member and rotate a
 // token (each token shown this once, with a copy button); suspend, restore, remove and change roles; the company
 // workspaces (and a new one); and the activity feed, 25 a page. Members who are not admins get a sentence instead.
-import { act, api, clear, failure, h, heading, isAdmin, link, pager, toast, when } from "../app.js";
+import { act, api, ask, clear, failure, h, heading, isAdmin, link, pager, toast, when } from "../app.js";
 
 const PAGE = 25;
 const ROLES = ["member", "admin"];
@@ -48,6 +48,12 @@ function memberCard(member, me, names, refresh, tokenBox) {
     const b = h("button", { type: "button", class: className, onclick: () => act(b, action) }, label);
     return b;
   };
+  // What cannot be undone asks first, in place of its button (app.ask).
+  const asking = (label, className, question, answer, action) => {
+    const b = h("button", { type: "button", class: className, onclick: () => ask(b, question, answer,
+      (yes) => act(yes, action)) }, label);
+    return b;
+  };
   const roleId = "role-" + member.id;
   const role = member.owner ? null : h("select", { id: roleId, onchange: () => act(role, async () => {
     try {
@@ -58,18 +64,17 @@ function memberCard(member, me, names, refresh, tokenBox) {
     }
   }) }, ROLES.map((r) => h("option", { value: r, selected: r === member.role }, r)));
   const controls = member.owner || self ? null : h("div", { class: "actions" },
-    button("New token", "secondary", async () => {
-      if (!confirm(`Replace ${member.name}'s token? The current one stops working at once.`)) return;
-      secret(tokenBox, await api.post("/team/members/token", { id: member.id }), "New token");
-    }),
+    asking("New token", "secondary", `Replace ${member.name}'s token? The current one stops working at once.`,
+      "Replace the token", async () => {
+        secret(tokenBox, await api.post("/team/members/token", { id: member.id }), "New token");
+      }),
     button(member.suspended ? "Restore access" : "Suspend", "secondary", async () => {
       const answer = await api.post("/team/members/suspend", { id: member.id, suspended: !member.suspended });
       toast(answer.member.suspended ? `${member.name} is suspended.` : `${member.name} has access again.`);
       await refresh();
     }),
-    button("Remove", "danger", async () => {
-      if (!confirm(`Remove ${member.name}? Their personal memories are erased; what they shared with the company `
-        + "stays, under their name. This cannot be undone.")) return;
+    asking("Remove", "danger", `Remove ${member.name}? Their personal memories are erased; what they shared with the `
+      + "company stays, under their name. This cannot be undone.", `Remove ${member.name}`, async () => {
       await api.post("/team/members/remove", { id: member.id });
       toast(`${member.name} was removed.`);
       await refresh();
