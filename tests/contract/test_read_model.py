@@ -47,6 +47,28 @@ def test_list_is_newest_first_and_filters_by_tag_and_inclusive_time(brain, ctx, 
     assert len(brain.queries.recent(ctx, Filters(WS), 2)) == 2
 
 
+def test_list_sorts_oldest_updated_or_important_and_pages_by_offset(brain, ctx, clock):
+    a = capture(brain, ctx, clock, "first")
+    b = capture(brain, ctx, clock, "Decision: we always rotate the production database password every 90 days,"
+                " critical for the audit", ["work"])
+    c = capture(brain, ctx, clock, "third", ["work"])
+    clock.advance(1000)
+    brain.memories.append(ctx, a, "and a later addition")  # a changed last
+    ids = lambda order, limit=20, offset=0, **f: [  # noqa: E731
+        r["id"] for r in brain.queries.recent(ctx, Filters(WS, **f), limit, order, offset)]
+    assert ids("newest") == [c, b, a]
+    assert ids("oldest") == [a, b, c]
+    assert ids("updated") == [a, c, b]
+    important = sorted([a, b, c], key=lambda i: (-brain.queries.entry(ctx, i)["importance_score"],
+                                                -brain.queries.entry(ctx, i)["created_at"]))
+    assert ids("important") == important
+    assert important[0] == b  # the rules rate a decision above a bare word: the order is not only the tie-break
+    # Pages by offset in any order; filters still apply.
+    assert ids("oldest", 1, 1) == [b] and ids("oldest", 2, 2) == [c] and ids("oldest", 5, 3) == []
+    assert ids("newest", 1, 2) == [a]
+    assert ids("oldest", tag="work") == [b, c]
+
+
 def test_reads_never_cross_workspaces(brain, ctx, clock):
     owners = capture(brain, ctx, clock, "owner's note")
     bob = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")

@@ -153,6 +153,23 @@ def test_clamps(api):
     assert len(api.get("/recall", params={"query": "clamp note"}).json()["results"]) == 5
 
 
+def test_list_sorts_and_pages_by_offset_and_refuses_what_it_cannot_do(api):
+    ids = [api.post("/capture", json={"content": f"sorted note number {n}"}).json()["id"] for n in range(4)]
+    listed = lambda **params: [e["id"] for e in api.get("/list", params=params).json()]  # noqa: E731
+    assert listed() == ids[::-1]
+    assert listed(sort="oldest") == ids
+    assert listed(sort="oldest", n=2, offset=1) == ids[1:3]
+    api.post("/append", json={"id": ids[0], "addition": "changed last"})
+    assert listed(sort="updated")[0] == ids[0]
+    for params, error in [({"sort": "random"}, "sort must be one of newest, oldest, updated, important"),
+                          ({"offset": -1}, "offset must be between 0 and 9900"),
+                          ({"offset": "x"}, "offset must be an integer"),
+                          ({"sort": "oldest", "as_of": "2026-01-01T00:00:00Z"},
+                           "as_of lists the newest first from the start: it cannot be combined with sort or offset")]:
+        answer = api.get("/list", params=params)
+        assert (answer.status_code, answer.json()) == (400, {"ok": False, "error": error}), params
+
+
 def test_content_is_stored_as_sent(api):
     content = "Steps:\n  1. run `make`\n\n\tindented\n```python\n#!/usr/bin/env python\nprint('#hi')\n```\nDocs: https://example.com/guide#install"
     memory_id = api.post("/capture", json={"content": content}).json()["id"]

@@ -194,6 +194,40 @@ def test_the_skip_link_and_the_attention_links_go_where_they_say(dashboard: Dash
     expect(page.locator("#due")).to_contain_text("Renew the car insurance")
 
 
+def test_ctrl_enter_captures_from_anywhere_in_the_form(dashboard: Dashboard, api):
+    page = dashboard.open("capture")
+    page.fill("#content", "The boiler service is booked with Hansen Heating")
+    page.fill("#tags", "house")
+    page.locator("#tags").press("Control+Enter")  # from the tags box, not the text box
+    expect(page.locator("#capture-result")).to_contain_text("Stored.")
+    assert [e["content"] for e in api.get("/list").json()] == ["The boiler service is booked with Hansen Heating"]
+
+
+def test_memories_sort_and_page_in_any_order(dashboard: Dashboard, api):
+    ids = [capture(api, f"Sorted memory number {n:02d} about the garden shed") for n in range(27)]
+    api.post("/append", json={"id": ids[3], "addition": "the roof felt was replaced"})
+    page = dashboard.open("memories")
+    expect(page.locator("#memories-total")).to_have_text("27 memories in all")
+    first = page.locator("#main article.item").first
+    expect(first).to_contain_text("number 26")
+    page.locator("#memories-sort").select_option("oldest")
+    expect(page).to_have_url(re.compile(r"#/memories\?sort=oldest$"))
+    expect(first).to_contain_text("number 00")
+    expect(page.locator("#main article.item")).to_have_count(25)
+    page.get_by_role("link", name="Next →").click()
+    expect(page).to_have_url(re.compile(r"sort=oldest&offset=25$"))
+    expect(page.locator("#main article.item")).to_have_count(2)
+    expect(first).to_contain_text("number 25")
+    page.get_by_role("link", name="← Previous").click()
+    expect(first).to_contain_text("number 00")
+    page.locator("#memories-sort").select_option("updated")
+    expect(first).to_contain_text("number 03")
+    expect(page.locator("#memories-sort")).to_have_value("updated")
+    page.locator("#memories-sort").select_option("newest")
+    expect(page).to_have_url(re.compile(r"#/memories$"))
+    expect(first).to_contain_text("number 26")
+
+
 def test_capture_says_when_a_note_was_blocked_as_a_repeat(dashboard: Dashboard, api):
     original = capture(api, "Our office wifi password rotates every Monday")
     page = dashboard.open("capture")

@@ -41,6 +41,19 @@ def test_a_payload_that_is_not_version_3_is_refused_naming_what_is_wrong(data, w
     assert where in refused.value.message
 
 
+@pytest.mark.parametrize("entry, said", [
+    ({**ENTRY, "id": "x y"}, "entries[0].id: an id is 1-128 letters, digits or _ . : - starting with a letter or "
+                             "digit, with no spaces"),
+    ({**ENTRY, "content": ""}, "entries[0].content: must not be empty"),
+    ({**ENTRY, "importance_score": 9}, "entries[0].importance_score: Input should be less than or equal to 5"),
+])
+def test_a_refused_entry_is_said_in_words_not_as_a_pattern(entry, said):
+    with pytest.raises(InvalidInput) as refused:
+        parse_payload({"entries": [entry]})
+    assert refused.value.message == f"Malformed import payload: {said}"
+    assert "^" not in refused.value.message
+
+
 def test_a_version_3_payload_may_leave_out_the_version_edges_and_projects():
     assert parse_payload({"entries": [ENTRY]}).entries[0].id == "note-1"
     assert parse_payload({"version": 3, "entries": [], "edges": [EDGE]}).edges[0].target_id == "note-2"

@@ -109,7 +109,24 @@ def parse_payload(data: Any) -> ImportPayload:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-        raise InvalidInput(f"Malformed import payload: {where}: {first['msg']}") from exc
+        raise InvalidInput(f"Malformed import payload: {where}: {said(first)}") from exc
+
+
+# What a payload's field got wrong, in words (pydantic's own messages quote regular expressions and type names).
+SAID = {
+    "missing": "Field required",
+    "string_pattern_mismatch": "an id is 1-128 letters, digits or _ . : - starting with a letter or digit, with no "
+                               "spaces",
+    "string_too_short": "must not be empty",
+    "list_type": "Input should be a valid list",
+    "literal_error": "this brain reads backups of format version 3",
+}
+
+
+def said(error: Any) -> str:
+    """One validation error as a person reads it; numbers' limits and types keep pydantic's words, which are
+    plain ("Input should be less than or equal to 5")."""
+    return SAID.get(error["type"], error["msg"])
 
 
 class Transfer:

@@ -94,6 +94,10 @@ class Filters:
     born_by: int | None = None  # only memories whose first event is at or before this log position (time travel)
 
 
+# How a list can be sorted: newest or oldest first, most recently changed first, most important first (then newest).
+LIST_ORDERS = ("newest", "oldest", "updated", "important")
+
+
 @dataclass(slots=True)
 class KeywordHit:
     entry: EntryRow
@@ -158,8 +162,8 @@ class EntryReads(Protocol):
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
         """One entry by id, or None if it does not exist in those workspaces."""
 
-    def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
-        """Newest first."""
+    def recent(self, filters: Filters, limit: int, order: str = "newest", offset: int = 0) -> list[EntryRow]:
+        """In `order` (one of LIST_ORDERS; newest first by default), skipping the first `offset`."""
 
     def count(self, workspaces: Sequence[str]) -> int:
         """Entries in those workspaces."""

@@ -206,14 +206,16 @@ class Indexes:
         self._fresh(index)
         return int(self.client.count(index=index, body={"query": query})["count"])
 
-    def search(self, index: str, query: dict, size: int, sort: list | None = None) -> list[dict]:
-        body: dict[str, Any] = {"query": query, "size": min(size, MAX_RESULTS)}
+    def search(self, index: str, query: dict, size: int, sort: list | None = None, offset: int = 0) -> list[dict]:
+        body: dict[str, Any] = {"query": query, "size": max(0, min(size, MAX_RESULTS - offset))}
+        if offset:
+            body["from"] = offset
         if sort:
             body["sort"] = sort
         return self.query(index, body)["hits"]["hits"]
 
-    def rows(self, query: dict, size: int, sort: list) -> list[EntryRow]:
-        return [row_of(h["_source"]) for h in self.search(self.entries, query, size, sort)]
+    def rows(self, query: dict, size: int, sort: list, offset: int = 0) -> list[EntryRow]:
+        return [row_of(h["_source"]) for h in self.search(self.entries, query, size, sort, offset)]
 
     def scan(self, index: str, query: dict, sort: list) -> list[dict]:
         """Every hit, paged with search_after (no scroll context to leak)."""

@@ -25,6 +25,12 @@ from .queries import both, phrase, recall_scope, row_of, scope
 SPELLING_PROPOSALS = 10  # the suggester's best words one slip away, each then counted in the caller's scope
 
 
+# LIST_ORDERS as sorts; seq (the log position) breaks ties.
+ORDER_SORT = {"newest": [{"created_at": "desc"}, {"seq": "desc"}], "oldest": [{"created_at": "asc"}, {"seq": "asc"}],
+              "updated": [{"updated_at": "desc"}, {"seq": "desc"}],
+              "important": [{"importance_score": "desc"}, {"created_at": "desc"}, {"seq": "desc"}]}
+
+
 class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
     def __init__(self, indexes: Indexes) -> None:
         self.ix = indexes
@@ -33,8 +39,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         source = self.ix.source(self.ix.entries, entry_id)
         return row_of(source) if source and source["workspace"] in workspaces else None
 
-    def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
-        return self.ix.rows(scope(filters), limit, [{"created_at": "desc"}, {"seq": "desc"}])
+    def recent(self, filters: Filters, limit: int, order: str = "newest", offset: int = 0) -> list[EntryRow]:
+        return self.ix.rows(scope(filters), limit, ORDER_SORT[order], offset)
 
     def count(self, workspaces: Sequence[str]) -> int:
         return self.ix.count(scope(Filters(tuple(workspaces))))

@@ -13,6 +13,10 @@ from .sqlite_search import SQLiteKeywordSearch
 from .sqlite_sql import NOT_DEPRECATED, marks, newest_in_scope, row_of, scope_sql
 from .sqlite_stats import SQLiteStats
 
+# LIST_ORDERS as SQL; rid (insertion order) breaks ties as OpenSearch's seq does.
+ORDER_SQL = {"oldest": "e.created_at ASC, e.rid ASC", "updated": "e.updated_at DESC, e.rid DESC",
+             "important": "e.importance_score DESC, e.created_at DESC, e.rid DESC"}
+
 
 class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLiteGraphView, SQLiteDigestReads):
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
@@ -20,11 +24,16 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLite
         row = self._read(f"SELECT e.* FROM entries e WHERE e.id = ? AND {where}", (entry_id, *params)).fetchone()
         return row_of(row) if row else None
 
-    def recent(self, filters: Filters, limit: int) -> list[EntryRow]:
+    def recent(self, filters: Filters, limit: int, order: str = "newest", offset: int = 0) -> list[EntryRow]:
         if not filters.workspaces:
             return []
-        sql, params = newest_in_scope("e.*", filters, limit)
-        return [row_of(r) for r in self._read(sql, params).fetchall()]
+        if order == "newest":
+            sql, params = newest_in_scope("e.*", filters, limit + offset)
+            return [row_of(r) for r in self._read(sql, params).fetchall()[offset:]]
+        where, params = scope_sql(filters)
+        rows = self._read(f"SELECT e.* FROM entries e WHERE {where} ORDER BY {ORDER_SQL[order]} LIMIT ? OFFSET ?",
+                          (*params, limit, offset)).fetchall()
+        return [row_of(r) for r in rows]
 
     def count(self, workspaces: Sequence[str]) -> int:
         return self._read(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",

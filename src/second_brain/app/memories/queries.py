@@ -41,8 +41,9 @@ class MemoryQueries:
                       if self.read_model.get(other, ctx.identity.readable) is None}
         return full_entry_view(row, ctx.identity, events, unreadable)
 
-    def recent(self, ctx: Context, filters: Filters, limit: int) -> list[dict[str, Any]]:
-        return [entry_view(row, ctx.identity) for row in self.read_model.recent(filters, limit)]
+    def recent(self, ctx: Context, filters: Filters, limit: int, order: str = "newest", offset: int = 0,
+               ) -> list[dict[str, Any]]:
+        return [entry_view(row, ctx.identity) for row in self.read_model.recent(filters, limit, order, offset)]
 
     def due(self, ctx: Context, horizon_ms: int) -> dict[str, Any]:
         """Anchored memories: overdue ones, and those coming up within the horizon."""

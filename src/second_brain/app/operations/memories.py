@@ -10,6 +10,7 @@ from ...domain.errors import InvalidInput, SemanticUnavailable
 from ...domain.extraction import Anchor
 from ...domain.projects import check_slug
 from ...domain.text import check_source
+from ...ports.read_model import LIST_ORDERS
 from ..brain import Brain
 from ..handling import Context
 from ..memories.service import CaptureOutcome
@@ -168,17 +169,29 @@ def share(brain: Brain, ctx: Context, memory_id: str | None, workspace: str | No
 
 # -- reads --------------------------------------------------------------------------------------------------------
 
+LIST_OFFSET_MOST = 9_900  # OpenSearch pages no further than 10,000 hits (its max_result_window), less a page
+
+
 def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag: str | None = None,
                 after: int | None = None, before: int | None = None, kind: str | None = None,
                 actor: str | None = None, workspace: str | None = None, project: str | None = None,
-                team: str | None = None, as_of: str | int | None = None) -> list[dict[str, Any]]:
-    """The newest memories first (with `as_of`: as the list stood then); `most` is the protocol's cap on n."""
+                team: str | None = None, as_of: str | int | None = None, sort: str | None = None, offset: int = 0,
+                ) -> list[dict[str, Any]]:
+    """The newest memories first (with `as_of`: as the list stood then); `most` is the protocol's cap on n. Ours
+    beyond the reference: `sort` (LIST_ORDERS) and `offset` (at most LIST_OFFSET_MOST), for the present only."""
+    order = sort or "newest"
+    if order not in LIST_ORDERS:
+        raise InvalidInput(f"sort must be one of {', '.join(LIST_ORDERS)}")
+    if not 0 <= offset <= LIST_OFFSET_MOST:
+        raise InvalidInput(f"offset must be between 0 and {LIST_OFFSET_MOST}")
+    if as_of is not None and (order != "newest" or offset):
+        raise InvalidInput("as_of lists the newest first from the start: it cannot be combined with sort or offset")
     if as_of is not None:
         return past.list_recent(brain, ctx, n, as_of, most=most, workspace=workspace, tag=tag, after=after,
                                 before=before, kind=kind, actor=actor, project=project, team=team)
     chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,
                      project=project, team=team)
-    return brain.queries.recent(ctx, chosen, clamp(n, 1, most))
+    return brain.queries.recent(ctx, chosen, clamp(n, 1, most), order, offset)
 
 
 def get(brain: Brain, ctx: Context, memory_id: str | None, defer: Callable[..., None] | None = None, *,

@@ -3,7 +3,7 @@
 // with the next offset and edge_offset until nothing remains) with a progress bar and the counts. Where the brain
 // offers POST /import/upload (on AWS, whose requests are capped at 6 MB) a large backup is uploaded there first
 // and imported from it page by page.
-import { api, ApiError, clear, failure, h, heading, localDate, localTime, plural, toast } from "../app.js";
+import { api, ApiError, clear, failure, h, heading, localDate, localTime, plural } from "../app.js";
 
 const PAGE = 100; // rows per POST /import: small enough for a Lambda's time limit, large enough to be quick
 const INLINE_BYTES = 5 * 1024 * 1024; // past this, use the upload URL where the brain offers one
@@ -162,16 +162,17 @@ function importer() {
     }
     progress.value = total;
     percent.textContent = "100%";
+    const added = (totals.imported || 0) > 0;
     clear(status,
       h("p", { class: problems.length ? "warn" : "ok", role: "status" }, problems.length
-        ? `Imported, but ${plural(problems.length, "item")} could not be restored:` : "Import complete. The "
+        ? `Imported, but ${plural(problems.length, "item")} could not be restored:` : added ? "Import complete. The "
           + "memories are in your personal workspace and found by their words at once; they are found by meaning "
-          + "once indexed."),
+          + "once indexed." : "Nothing new: every memory in this file is already here."),
       problems.length ? h("ul", { class: "backup-problems" }, problems.slice(0, 50).map((item) => h("li", null,
         item.id ? `Memory ${item.id}: ` : item.project ? `Project ${item.project}: ` : item.source_id
           ? `Link ${item.source_id} → ${item.target_id}: ` : "", item.error))) : null,
       problems.length > 50 ? h("p", { class: "muted" }, `…and ${problems.length - 50} more.`) : null,
-      indexer());
+      added ? indexer() : null);
   };
 
   const form = h("form", { class: "stack", novalidate: true, onsubmit: async (event) => {
@@ -207,13 +208,16 @@ function indexer() {
     button.disabled = true;
     try {
       let indexed = 0;
+      let left = 0;
       for (let round = 0; round < 200; round++) {
         const result = await api.post("/vectorize-pending", {}, { limit: 200 });
         indexed += result.vectorized || 0;
-        note.textContent = ` ${indexed} indexed, ${result.remaining} left.`;
-        if (!result.remaining || !result.vectorized) break;
+        left = result.remaining || 0;
+        note.textContent = ` ${indexed} indexed, ${left} left.`;
+        if (!left || !result.vectorized) break;
       }
-      toast(`Indexed ${indexed} memories.`);
+      note.textContent = left ? ` ${indexed} indexed; ${left} could not be indexed now. Try again later.` : indexed ? ` Done: ${plural(indexed, "memory", "memories")} indexed, all found by meaning now.`
+        : " Nothing was waiting: every memory is already found by meaning.";
     } catch (error) {
       note.replaceWith(failure(error));
     } finally {

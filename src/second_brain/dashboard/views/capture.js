@@ -121,8 +121,11 @@ export default {
       h("label", { for: "when" }, "When (optional)", whenInput),
       h("label", { for: "when_kind" }, "Kind of time", whenKind)),
     h("div", { class: "row" }, submit, h("span", { class: "muted" }, "Ctrl+Enter captures")));
-    content.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+    // Ctrl+Enter (Cmd+Enter) captures from anywhere in the form: the text, the tags, the time, a button.
+    form.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+      event.preventDefault();
+      form.requestSubmit();
     });
     main.append(heading("Capture"), form, result);
     content.focus();

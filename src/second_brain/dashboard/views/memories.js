@@ -8,6 +8,9 @@ import { act, api, clear, failure, h, heading, link, localTime, memoryCard, navi
 const PAGE = 25;
 const MOST = 100; // GET /list's largest page
 const KINDS = ["", "episodic", "semantic"]; // the kinds GET /list and /recall filter on
+// GET /list's sort (ours), in words; newest first pages by time, the others by offset.
+const SORTS = [["newest", "Newest first"], ["oldest", "Oldest first"], ["updated", "Recently changed"],
+  ["important", "Most important"]];
 const FILTERS = [["tag", "Tag", "text"], ["kind", "Kind", "select", KINDS],
   ["project", "Project", "text"], ["workspace", "Workspace", "select", ["", "personal", "company"]],
   ["actor", "Author", "text"], ["after", "After", "date"], ["before", "Before", "date"]];
@@ -34,12 +37,24 @@ export default {
       h("summary", null, filtering ? "Filters (in use)" : "Filters"), form);
     const list = h("div", { class: "list" }, h("p", { class: "muted" }, "Loading…"));
     const total = h("span", { class: "muted", id: "memories-total" });
-    main.append(heading("Memories", total, h("a", { href: link("capture") }, "Capture")), folded, list);
+    const sorted = SORTS.some(([value]) => value === params.sort) && params.sort !== "newest" ? params.sort : null;
+    const sort = h("select", { id: "memories-sort", onchange: () => navigate("memories", { ...params,
+      sort: sort.value === "newest" ? undefined : sort.value, cursor: undefined, skip: undefined, offset: undefined }),
+    }, SORTS.map(([value, words]) => h("option", { value, selected: value === (sorted || "newest") }, words)));
+    main.append(heading("Memories", total, h("a", { href: link("capture") }, "Capture")),
+      h("div", { class: "row list-head" }, h("label", { for: "memories-sort", class: "check" }, "Sort", sort), folded),
+      list);
 
-    const filters = { ...params, cursor: undefined, skip: undefined };
+    api.get("/count").then((answer) => clear(total, `${plural(answer.count, "memory", "memories")} in all`),
+      () => null);
+    const filters = { ...params, cursor: undefined, skip: undefined, offset: undefined };
     const query = {};
     for (const [name] of FILTERS) if (params[name]) query[name] = params[name];
     for (const name of ["after", "before"]) if (query[name]) query[name] = localTime(query[name]).getTime();
+    if (sorted) {
+      await page(list, { ...query, sort: sorted }, filters, Math.max(0, Number(params.offset) || 0));
+      return;
+    }
     let cursor = Number(params.cursor) || null;
     let skip = Number(params.skip) || 0;
     if (skip > MOST - PAGE) { // more memories in one millisecond than a page can skip: move past that millisecond
@@ -60,13 +75,28 @@ export default {
       clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
         : h("p", { class: "muted" }, "No memories match."),
       h("nav", { class: "pager", "aria-label": "Pages" }, newest, older));
-      api.get("/count").then((answer) => clear(total, `${plural(answer.count, "memory", "memories")} in all`),
-        () => null);
     } catch (error) {
       clear(list, failure(error));
     }
   },
 };
+
+/** A page of a sorted list: by offset, as GET /list's other orders page. */
+async function page(list, query, filters, offset) {
+  try {
+    const memories = await api.get("/list", { ...query, n: PAGE, offset });
+    const earlier = Math.max(0, offset - PAGE) || undefined;
+    const back = offset > 0 ? h("a", { href: link("memories", { ...filters, offset: earlier }) }, "← Previous") : null;
+    const next = memories.length === PAGE ? h("a", { href: link("memories", { ...filters, offset: offset + PAGE }) },
+      "Next →") : null;
+    const bulk = selection(memories, reload);
+    clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
+      : h("p", { class: "muted" }, "No memories match."),
+    h("nav", { class: "pager", "aria-label": "Pages" }, back, next));
+  } catch (error) {
+    clear(list, failure(error));
+  }
+}
 
 /** Checkboxes on the page's cards, and the bar of what can be done to the picked ones together. */
 function selection(memories, reload) {

@@ -7,6 +7,8 @@ from pydantic import StrictBool, StrictInt, StrictStr
 
 from ...app import operations as ops
 from ...app.operations.inputs import required
+from ...app.operations.memories import LIST_OFFSET_MOST
+from ...ports.read_model import LIST_ORDERS
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import (
@@ -156,11 +158,16 @@ def filter_args(request: Request) -> dict[str, Any]:
     **memory_links("/0/id"), "LinkTwo": link("/link", "post", "A link between the two newest memories", body={
         "source_id": "$response.body#/0/id", "target_id": "$response.body#/1/id"})})}, openapi_extra=documented(
     None, query("n", "Entries to return, clamped to 1-100", "integer", minimum=1, maximum=100, default=20), *FILTERS,
-    AS_OF))
+    AS_OF, query("sort", "Ours, beyond the reference: `newest` first (the default), `oldest` first, `updated` (most "
+                 "recently changed first) or `important` (then newest); not with `as_of`", "string",
+                 enum=list(LIST_ORDERS), default="newest"),
+    query("offset", "Ours, beyond the reference: entries to skip, 0-9900; not with `as_of`", "integer", minimum=0,
+          maximum=LIST_OFFSET_MOST, default=0)))
 def list_entries(ctx: Ctx, request: Request) -> list[dict[str, Any]]:
     params = request.query_params
     return ops.list_recent(request.app.state.brain, ctx, int_param(params, "n", 20), most=100,
-                           as_of=text_param(params, "as_of"), **filter_args(request))
+                           as_of=text_param(params, "as_of"), sort=text_param(params, "sort"),
+                           offset=int_param(params, "offset", 0), **filter_args(request))
 
 
 @router.get("/entry", responses=errors(400, 404), openapi_extra=documented(

@@ -80,7 +80,7 @@ class Limits(TypedDict, total=False):
     minimum: int
     maximum: int
     exclusiveMaximum: int
-    default: int
+    default: int | str
     enum: list[str]
     pattern: str
     maxLength: int
