@@ -7,8 +7,8 @@ One `brain serve` gets `--size` scale-corpus notes through `POST /import` (bench
 indexes them. Then a headless chromium (the system's, as in the tests) signs in and, for each view, moves there
 the way a person does (the address's hash changes; the shell is loaded once) and waits until the view shows what it
 is for: its content, not a "Loading…" line. Each view is visited --repeat times; the median and the worst are
-printed, beside the 1 s target. The first load (shell, scripts, styles, the Home view's API answers) is counted
-in bytes as the server sent them, beside the 300 KB target.
+printed, beside the target (300 ms; the graph of 500 memories 500 ms). The first load (shell, scripts, styles,
+the Home view's API answers) is counted in bytes as the server sent them, beside the 300 KB target.
 """
 
 import argparse
@@ -35,8 +35,10 @@ VIEWS = {
     "recall?q=quokka": "#main article.item",
     "memories": "#main article.item",
     "memories?tag=bench": "#main article.item",
+    "memories?sort=important": "#main article.item",
     "entry?id=note-5000": "#timeline-title",
     "graph": "#main svg circle",
+    "graph?limit=500": "#main svg circle",
     "projects": "#main h1",
     "reminders": "#main h2",
     "team": "#main h2",
@@ -44,6 +46,8 @@ VIEWS = {
     "chat": "#main textarea, #main input",
     "backup": "#main button",
 }
+TARGET_MS = 300
+SLOWER = {"graph?limit=500": 500}  # the graph of 500 memories lays out 500 nodes first
 LOADING = "!/Loading…|Searching…/.test(document.querySelector('#main').textContent)"
 
 
@@ -83,16 +87,17 @@ def main() -> None:
                 first_bytes = sum(len(r.body()) for r in sent if r.ok)
                 print(f"\nfirst load: {first_bytes / 1000:.1f} KB in {len(sent)} responses (target ≤ 300 KB), "
                       f"Home usable after {first_ms:.0f} ms")
-                print(f"\n{'view':28} {'median ms':>10} {'worst ms':>9}  target 1000 ms")
+                print(f"\n{'view':28} {'median ms':>10} {'worst ms':>9}  {'target ms':>9}")
                 for view, ready in VIEWS.items():
                     times = []
                     for _ in range(args.repeat):
                         page.evaluate("location.hash = '#/none'")  # leave, so each visit renders afresh
                         page.locator("#main h1").wait_for()
                         times.append(visit(page, view, ready))
-                    verdict = "ok" if max(times) <= 1000 else "SLOW"
-                    print(f"{'#/' + view:28} {statistics.median(times):10.0f} {max(times):9.0f}  {verdict}",
-                          flush=True)
+                    target = SLOWER.get(view, TARGET_MS)
+                    verdict = "ok" if max(times) <= target else "SLOW"
+                    print(f"{'#/' + view:28} {statistics.median(times):10.0f} {max(times):9.0f}  {target:9d}  "
+                          f"{verdict}", flush=True)
                 browser.close()
         finally:
             server.stop()
