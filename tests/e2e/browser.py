@@ -97,10 +97,11 @@ class Dashboard:
         self.page.get_by_role("button", name="Sign in").click()
         expect(self.page.locator("#nav")).to_be_visible()
 
-    def screenshot(self, name: str) -> Path:
+    def screenshot(self, name: str, full_page: bool = True) -> Path:
+        """The page (or, with full_page False, what the window shows) as build/dashboard-screenshots/<name>.png."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)
+        self.page.screenshot(path=str(path), full_page=full_page)
         return path
 
     def accessible_light_and_dark(self) -> None:

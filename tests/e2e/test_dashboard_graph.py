@@ -228,7 +228,8 @@ def test_graph_zooms_pans_and_keeps_labels_apart(dashboard):
     focused = page.evaluate("document.activeElement.dataset.id")
     expect(svg.locator(f'.labels text.focused[data-id="{focused}"]')).to_have_count(1)
     assert_no_collisions(label_boxes(page))
-    dashboard.screenshot("graph-explore")
+    page.locator(".graph-bar").scroll_into_view_if_needed()
+    dashboard.screenshot("graph-explore", full_page=False)
     # A click on a circle opens that memory, even where a label is drawn over the area next to it.
     target = svg.locator(f'a.node[data-id="{ids[0]}"] circle')
     target.click()

@@ -76,12 +76,10 @@ export function colouring(nodes, by) {
 }
 
 let measure = null;
-/** A label's width in pixels, measured with the page's font. */
-function textWidth(text) {
-  if (!measure) {
-    measure = document.createElement("canvas").getContext("2d");
-    measure.font = `${LABEL_FONT_PX}px ${getComputedStyle(document.body).fontFamily}`;
-  }
+/** A label's width in pixels, measured with the page's font (bold for the focused memory's). */
+function textWidth(text, bold = false) {
+  measure ??= document.createElement("canvas").getContext("2d");
+  measure.font = `${bold ? "700 " : ""}${LABEL_FONT_PX}px ${getComputedStyle(document.body).fontFamily}`;
   return measure.measureText(text).width;
 }
 
@@ -105,7 +103,7 @@ export function placeLabels(items, width, height) {
     }
     for (const side of [1, -1]) {
       const x0 = side > 0 ? item.x + item.r + 3 : item.x - item.r - 3 - item.width;
-      const box = [x0 - 1, item.y - LABEL_FONT_PX * 0.7, x0 + item.width + 1, item.y + LABEL_FONT_PX * 0.45];
+      const box = [x0 - 2, item.y - LABEL_FONT_PX * 0.75, x0 + item.width + 2, item.y + LABEL_FONT_PX * 0.5];
       if (box[0] < 0 || box[2] > width || box[1] < 0 || box[3] > height) continue;
       if (taken.some((other) => overlap(box, other))) continue;
       if (circles.some((circle, j) => j !== i && overlap(box, circle))) continue;
@@ -300,8 +298,9 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
       const y = view.k * place.y[i] + view.y;
       if (x < 0 || x > width || y < 0 || y > height) continue;
       const text = id === focused ? shorten(byId.get(id).label, narrow ? 36 : 60) : texts.get(id);
-      if (!widths.has(text)) widths.set(text, textWidth(text));
-      items.push({ x, y, r: radius(byId.get(id)), width: widths.get(text), text, first: id === focused });
+      const key = id === focused ? `b:${text}` : text;
+      if (!widths.has(key)) widths.set(key, textWidth(text, id === focused));
+      items.push({ x, y, r: radius(byId.get(id)), width: widths.get(key), text, first: id === focused });
       shownIds.push(id);
     }
     const placed = placeLabels(items, width, height);
