@@ -85,6 +85,7 @@ ID_ROUTES = (  # method, path, body or query for a memory id
     ("POST", "/append", lambda i, own: {"json": {"id": i, "addition": "more"}}),
     ("POST", "/update", lambda i, own: {"json": {"id": i, "content": "rewritten"}}),
     ("POST", "/status", lambda i, own: {"json": {"id": i, "status": "draft"}}),
+    ("POST", "/tags", lambda i, own: {"json": {"id": i, "add": ["leaked"]}}),
     ("POST", "/share", lambda i, own: {"json": {"id": i, "workspace": "company"}}),
     ("POST", "/due/snooze", lambda i, own: {"json": {"id": i, "until": "2099-06-01"}}),
     ("POST", "/due/clear", lambda i, own: {"json": {"id": i}}),

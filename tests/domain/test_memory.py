@@ -109,6 +109,20 @@ def test_change_tags_normalizes_and_is_a_no_op_when_equal():
     assert decide(c.ChangeTags(("a",)), given(CAPTURED)) == [TagsChanged(("a",))]
 
 
+def test_retag_adds_and_removes_topic_tags_and_keeps_the_brains_own():
+    assert decide(c.Retag(("Billing", " q3 "), ("WORK",)), given(CAPTURED)) == [
+        TagsChanged(("volatility:state", "billing", "q3"))]
+    assert decide(c.Retag(("work",), ()), given(CAPTURED)) == []  # already there: nothing to record
+    assert decide(c.Retag((), ("absent",)), given(CAPTURED)) == []
+    for owned in ("status:canonical", "Kind:episodic", "volatility:durable", "rolled-up", "project:atlas"):
+        with pytest.raises(InvalidInput, match="is set by the brain, not as a tag"):
+            decide(c.Retag((owned,), ()), given(CAPTURED))
+        with pytest.raises(InvalidInput, match="is set by the brain, not as a tag"):
+            decide(c.Retag((), (owned,)), given(CAPTURED))
+    with pytest.raises(InvalidInput, match="add or remove at least one tag"):
+        decide(c.Retag((" ",), ()), given(CAPTURED))
+
+
 def test_versions_count_events():
     assert given(CAPTURED, MemoryRevised("y"), StatusChanged("draft")).version == 3
 

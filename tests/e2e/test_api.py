@@ -170,6 +170,26 @@ def test_list_sorts_and_pages_by_offset_and_refuses_what_it_cannot_do(api):
         assert (answer.status_code, answer.json()) == (400, {"ok": False, "error": error}), params
 
 
+def test_tags_are_added_and_removed_without_resending_the_text(api):
+    memory_id = api.post("/capture", json={"content": "The shed key hangs in the kitchen", "tags": ["house"]}).json()["id"]
+    answer = api.post("/tags", json={"id": memory_id, "add": ["Keys", "garden"], "remove": ["house"]})
+    assert answer.status_code == 200, answer.text
+    topic = [t for t in answer.json()["tags"] if ":" not in t]
+    assert topic == ["keys", "garden"]
+    entry = api.get("/entry", params={"id": memory_id}).json()["entry"]
+    assert entry["content"] == "The shed key hangs in the kitchen" and [t for t in entry["tags"] if ":" not in t] == topic
+    assert [e["event"] for e in entry["timeline"]][-1] == "tags_changed"
+    for body, status, error in [
+        ({"id": memory_id, "add": ["status:canonical"]}, 400,
+         "status:canonical is set by the brain, not as a tag: use status, share or project"),
+        ({"id": memory_id}, 400, "add or remove at least one tag"),
+        ({"id": "nope", "add": ["x"]}, 404, "No entry found with ID: nope"),
+        ({"add": ["x"]}, 400, "Missing or empty id"),
+    ]:
+        refused = api.post("/tags", json=body)
+        assert (refused.status_code, refused.json()) == (status, {"ok": False, "error": error}), body
+
+
 def test_content_is_stored_as_sent(api):
     content = "Steps:\n  1. run `make`\n\n\tindented\n```python\n#!/usr/bin/env python\nprint('#hi')\n```\nDocs: https://example.com/guide#install"
     memory_id = api.post("/capture", json={"content": content}).json()["id"]

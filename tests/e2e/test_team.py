@@ -89,7 +89,7 @@ def test_another_members_private_memory_is_invisible_everywhere(server, api, tea
     for method, path, fields in (
         ("GET", "/entry", {}), ("GET", "/connections", {}), ("POST", "/append", {"addition": "x"}),
         ("POST", "/update", {"content": "x"}), ("POST", "/forget", {}), ("POST", "/status", {"status": "draft"}),
-        ("POST", "/share", {}),
+        ("POST", "/share", {}), ("POST", "/tags", {"add": ["x"]}),
     ):
         def ask(memory_id: str, method: str = method, path: str = path, fields: dict = fields) -> httpx.Response:
             if method == "GET":
@@ -126,6 +126,7 @@ def test_sharing_moves_a_memory_and_company_rules_hold(api, team):
     assert cat.api.get("/list", params={"actor": "bob"}).json()[0]["id"] == memory
     for path, body in (("/append", {"id": memory, "addition": "and Thursday"}), ("/forget", {"id": memory}),
                        ("/status", {"id": memory, "status": "deprecated"}),
+                       ("/tags", {"id": memory, "add": ["not-mine"]}),
                        ("/share", {"id": memory, "workspace": "personal"})):
         assert cat.api.post(path, json=body).status_code == 403, path
     assert ann.api.post("/append", json={"id": memory, "addition": "and Thursday"}).json()["ok"]

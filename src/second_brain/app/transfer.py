@@ -126,7 +126,7 @@ SAID = {
 def said(error: Any) -> str:
     """One validation error as a person reads it; numbers' limits and types keep pydantic's words, which are
     plain ("Input should be less than or equal to 5")."""
-    return SAID.get(error["type"], error["msg"])
+    return SAID.get(error["type"], str(error["msg"]))
 
 
 class Transfer:

@@ -37,6 +37,14 @@ class ChangeTags:
 
 
 @dataclass(frozen=True)
+class Retag:
+    """Topic tags added and removed, decided on the memory's current tags (the brain's own are kept)."""
+
+    add: tuple[str, ...]
+    remove: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SetTimeAnchor:
     when_at: int
     when_kind: str
@@ -63,5 +71,5 @@ class Forget:
     pass
 
 
-Command = (Capture | Append | Update | SetStatus | ChangeTags | SetTimeAnchor | ClearTimeAnchor | RecordRecall
-           | RecordOpen | Forget)
+Command = (Capture | Append | Update | SetStatus | ChangeTags | Retag | SetTimeAnchor | ClearTimeAnchor
+           | RecordRecall | RecordOpen | Forget)

@@ -15,6 +15,7 @@ from .commands import (
     Forget,
     RecordOpen,
     RecordRecall,
+    Retag,
     SetStatus,
     SetTimeAnchor,
     Update,
@@ -104,6 +105,8 @@ def decide(command: Command, state: Memory) -> list[object]:
     if isinstance(command, ChangeTags):
         tags = tuple(text.normalize_tags(list(command.tags)))
         return [] if tags == state.tags else [TagsChanged(tags)]
+    if isinstance(command, Retag):
+        return _retag(command, state)
     if isinstance(command, SetTimeAnchor):
         if command.when_at <= command.now:
             raise InvalidInput("until must be in the future")
@@ -363,6 +366,19 @@ def _append(command: Append, state: Memory) -> list[object]:
     if tuple(tags) != state.tags:
         events.append(TagsChanged(tuple(tags)))
     return events
+
+
+def _retag(command: Retag, state: Memory) -> list[object]:
+    add = text.normalize_tags(list(command.add))
+    remove = set(text.normalize_tags(list(command.remove)))
+    if not add and not remove:
+        raise InvalidInput("add or remove at least one tag")
+    owned = next((t for t in [*add, *remove] if not text.is_topic_tag(t) and not t.isdigit()), None)
+    if owned:
+        raise InvalidInput(f"{text.shorten(owned)} is set by the brain, not as a tag: use status, share or project")
+    tags = tuple(text.dedupe([*(t for t in state.tags if t not in remove), *add]))
+    text.normalize_tags(list(tags))  # the limits hold for the result too
+    return [] if tags == state.tags else [TagsChanged(tags)]
 
 
 def _update(command: Update, state: Memory) -> list[object]:

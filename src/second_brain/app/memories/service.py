@@ -298,6 +298,9 @@ class MemoryService:
     ) -> Memory:
         return self._execute(ctx, memory_id, c.Update(content, None if tags is None else tuple(tags), volatility))
 
+    def retag(self, ctx: Context, memory_id: str, add: Sequence[str], remove: Sequence[str]) -> Memory:
+        return self._execute(ctx, memory_id, c.Retag(tuple(add), tuple(remove)))
+
     def set_status(self, ctx: Context, memory_id: str, status: str) -> Memory:
         return self._execute(ctx, memory_id, c.SetStatus(status))
 

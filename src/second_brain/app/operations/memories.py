@@ -150,6 +150,14 @@ def forget(brain: Brain, ctx: Context, memory_id: str | None) -> dict[str, Any]:
     return {"ok": True, "id": memory.id, "deletedVectors": vectors}
 
 
+def retag(brain: Brain, ctx: Context, memory_id: str | None, add: list[str] | None, remove: list[str] | None,
+          ) -> dict[str, Any]:
+    """Ours, beyond the reference: topic tags added and removed without resending the text (`/update` replaces
+    both); the memory's tags after the change."""
+    memory = brain.memories.retag(ctx, identifier(memory_id), add or [], remove or [])
+    return {"ok": True, "id": memory.id, "tags": list(memory.tags)}
+
+
 def set_status(brain: Brain, ctx: Context, memory_id: str | None, status: str | None) -> dict[str, Any]:
     memory = brain.memories.set_status(ctx, identifier(memory_id), required(status, "status"))
     return {"ok": True, "id": memory.id, "status": status}

@@ -96,6 +96,14 @@ class IdBody(Body):
     id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
 
 
+class TagsBody(Body):
+    model_config = requiring("id")
+    id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
+    add: Annotated[list[StrictStr] | None, optional({**TAGS, "description": "Topic tags to add. " + TAGS[
+        "description"]})] = None
+    remove: Annotated[list[StrictStr] | None, optional({**TAGS, "description": "Topic tags to take off"})] = None
+
+
 class StatusBody(Body):
     model_config = requiring("id", "status")
     id: Annotated[StrictStr | None, schema(MEMORY_ID)] = None
@@ -103,6 +111,7 @@ class StatusBody(Body):
 
 
 CaptureIn = Annotated[CaptureBody, Depends(json_body(CaptureBody))]
+TagsIn = Annotated[TagsBody, Depends(json_body(TagsBody))]
 AppendIn = Annotated[AppendBody, Depends(json_body(AppendBody))]
 UpdateIn = Annotated[UpdateBody, Depends(json_body(UpdateBody))]
 IdIn = Annotated[IdBody, Depends(json_body(IdBody))]
@@ -143,6 +152,12 @@ def forget(ctx: Ctx, body: IdIn, request: Request) -> dict[str, Any]:
 @router.post("/status", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(StatusBody))
 def status(ctx: Ctx, body: StatusIn, request: Request) -> dict[str, Any]:
     return ops.set_status(request.app.state.brain, ctx, body.id, body.status)
+
+
+@router.post("/tags", responses=errors(400, 403, 404, 409, 413, 503), openapi_extra=documented(TagsBody),
+             summary="Ours, beyond the reference: add and remove a memory's topic tags (the brain's own stay)")
+def retag(ctx: Ctx, body: TagsIn, request: Request) -> dict[str, Any]:
+    return ops.retag(request.app.state.brain, ctx, body.id, body.add, body.remove)
 
 
 def filter_args(request: Request) -> dict[str, Any]:
