@@ -563,8 +563,28 @@ def test_memories_are_picked_and_changed_together(dashboard: Dashboard, api):
     for memory in ids[:2]:
         page.locator(f"article[data-href='#/entry?id={memory}'] input.pick").check()
     expect(bar).to_contain_text("2 picked:")
+    tags = lambda memory: api.get("/entry", params={"id": memory}).json()["entry"]["tags"]  # noqa: E731
+    # Every change waits out an Undo: undone, nothing is sent.
+    sent: list[str] = []
+    page.on("request", lambda request: request.method == "POST" and sent.append(request.url))
+    bar.get_by_label("Tag").fill("#secrets")
+    bar.get_by_role("button", name="Add tag").click()
+    undo = page.locator(".toast", has_text="Tagging #secrets on 2 memories.").get_by_role("button", name="Undo")
+    undo.click()
+    expect(page.locator(".toast", has_text="Undone.")).to_be_visible()
+    page.wait_for_timeout(6_500)  # past the Undo time
+    assert not [url for url in sent if "/tags" in url]
+    assert "secrets" not in tags(ids[0])
+    # Not undone: each picked memory is tagged, its text untouched.
+    bar.get_by_role("button", name="Add tag").click()
+    expect(page.locator(".toast", has_text="2 memories tagged #secrets.")).to_be_visible(timeout=10_000)
+    for memory in ids[:2]:
+        assert "secrets" in tags(memory)
+    assert "secrets" not in tags(ids[2])
+    for memory in ids[:2]:
+        page.locator(f"article[data-href='#/entry?id={memory}'] input.pick").check()
     bar.get_by_role("button", name="Retire").click()
-    expect(page.locator(".toast", has_text="2 memories retired.")).to_be_visible()
+    expect(page.locator(".toast", has_text="2 memories retired.")).to_be_visible(timeout=10_000)
     for memory in ids[:2]:
         assert "status:deprecated" in api.get("/entry", params={"id": memory}).json()["entry"]["tags"]
     assert "status:deprecated" not in api.get("/entry", params={"id": ids[2]}).json()["entry"]["tags"]

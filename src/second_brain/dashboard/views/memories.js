@@ -2,8 +2,8 @@
 // while new memories arrive. The page's `cursor` is the last memory's time; GET /list's `before` is inclusive, so
 // the next page asks from that millisecond and skips the memories of it already shown (`skip`). Memories picked with
 // their checkboxes are changed together: confirmed, retired, shared with the company, or forgotten (with Undo).
-import { act, api, clear, failure, h, heading, link, localTime, memoryCard, navigate, plural, reload, toast,
-  withUndo } from "../app.js";
+import { api, clear, failure, h, heading, link, localTime, memoryCard, navigate, plural, reload, toast, withUndo }
+  from "../app.js";
 
 const PAGE = 25;
 const MOST = 100; // GET /list's largest page
@@ -98,48 +98,52 @@ async function page(list, query, filters, offset) {
   }
 }
 
-/** Checkboxes on the page's cards, and the bar of what can be done to the picked ones together. */
+/** Checkboxes on the page's cards, and the bar of what can be done to the picked ones together: confirm, retire,
+ * tag, untag, share with the company, forget. Each waits out an Undo (app.withUndo) before its requests go. */
 function selection(memories, reload) {
   const picked = new Set();
   const count = h("span", { id: "selected-count" });
   const cards = new Map();
-  const each = async (button, verb, request) => act(button, async () => {
+  const held = (doing, done, request, { hide = false } = {}) => {
     const ids = [...picked];
-    let done = 0;
-    try {
-      for (const id of ids) {
-        await request(id);
-        done += 1;
-      }
-      toast(`${plural(done, "memory", "memories")} ${verb}.`);
-    } finally {
-      if (done) reload();
-    }
-  });
-  const button = (label, verb, request) => {
-    const b = h("button", { type: "button", class: "secondary" }, label);
-    b.addEventListener("click", () => each(b, verb, request));
-    return b;
-  };
-  const forget = h("button", { type: "button", class: "danger" }, "Forget");
-  forget.addEventListener("click", () => {
-    const ids = [...picked];
-    withUndo(`Forgetting ${plural(ids.length, "memory", "memories")}.`, {
-      hide: () => ids.forEach((id) => { cards.get(id).hidden = true; }),
-      undo: () => ids.forEach((id) => { cards.get(id).hidden = false; }),
+    const n = plural(ids.length, "memory", "memories");
+    withUndo(`${doing} ${n}.`, {
+      hide: () => ids.forEach((id) => { cards.get(id).classList.add(hide ? "gone" : "pending"); }),
+      undo: () => ids.forEach((id) => { cards.get(id).classList.remove("gone", "pending"); }),
       send: async (keepalive) => {
-        for (const id of ids) await api.post("/forget", { id }, undefined, { keepalive });
+        for (const id of ids) await request(id, keepalive);
       },
       done: () => {
-        toast(`${plural(ids.length, "memory", "memories")} forgotten.`);
+        toast(`${n} ${done}.`);
         reload();
       },
     });
-  });
+  };
+  const button = (label, className, action) => h("button", { type: "button", class: className, onclick: action },
+    label);
+  const post = (path, body) => (id, keepalive) => api.post(path, { id, ...body }, undefined, { keepalive });
+  const tag = h("input", { id: "bulk-tag", autocomplete: "off", placeholder: "a tag", size: 12 });
+  const named = () => {
+    const value = tag.value.trim().replace(/^#/, "");
+    if (!value) tag.focus();
+    return value;
+  };
   const bar = h("div", { class: "bulk row", role: "toolbar", "aria-label": "With the picked memories", hidden: true },
-    count, button("Confirm", "confirmed", (id) => api.post("/status", { id, status: "canonical" })),
-    button("Retire", "retired", (id) => api.post("/status", { id, status: "deprecated" })),
-    button("Share with the company", "shared", (id) => api.post("/share", { id, workspace: "company" })), forget);
+    count,
+    button("Confirm", "secondary", () => held("Confirming", "confirmed", post("/status", { status: "canonical" }))),
+    button("Retire", "secondary", () => held("Retiring", "retired", post("/status", { status: "deprecated" }))),
+    h("label", { for: "bulk-tag", class: "visually-hidden" }, "Tag"), tag,
+    button("Add tag", "secondary", () => {
+      const value = named();
+      if (value) held(`Tagging #${value} on`, `tagged #${value}`, post("/tags", { add: [value] }));
+    }),
+    button("Remove tag", "secondary", () => {
+      const value = named();
+      if (value) held(`Taking #${value} off`, `no longer tagged #${value}`, post("/tags", { remove: [value] }));
+    }),
+    button("Share with the company", "secondary", () => held("Sharing", "shared with the company",
+      post("/share", { workspace: "company" }))),
+    button("Forget", "danger", () => held("Forgetting", "forgotten", post("/forget", {}), { hide: true })));
   const update = () => {
     bar.hidden = picked.size === 0;
     clear(count, `${picked.size} picked:`);
