@@ -1,10 +1,12 @@
 """Checks a `sam build` output: every handler imports against the built core layer alone, no unused weight was
-installed, and the layer's size (unzipped and zipped) is printed.
+installed, the API function finds the dashboard's files where Lambda merges the two layers, and the core layer's
+size (unzipped and zipped) is printed.
 
 Usage: python3.11 layers/core/check.py .aws-sam/build   (what `make layer` runs after `sam build`)
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -12,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 LAYER = "CoreLayer"
+DASHBOARD = "DashboardLayer"  # the API function's second layer: python/second_brain/dashboard/
 UNUSED = ("grpc", "google.protobuf", "opensearch.protobufs")  # the lock leaves these out: nothing imports them
 
 # Run with -S -E -B (no site-packages, no PYTHON* variables, no bytecode written into the build): only the
@@ -24,6 +27,14 @@ assert callable(app.handler), "no handler"
 unused = tuple(sys.argv[3:])
 loaded = [m for m in sys.modules if m in unused or m.startswith(tuple(u + "." for u in unused))]
 assert not loaded, f"imported {loaded}"
+"""
+# The API function's dashboard, read as entrypoints/api/dashboard.py reads it.
+DASHBOARD_FILES = """
+import sys
+sys.path[:0] = [sys.argv[1]]
+from second_brain.entrypoints.api import dashboard
+for name in ("index.html", "app.js", "app.css", "views/graph.js"):
+    assert dashboard._read(name) is not None, f"{name} is not in the merged layers"
 """
 
 
@@ -50,14 +61,23 @@ def main(build: Path) -> int:
         print(f"{LAYER} holds unused packages: {', '.join(present)}")
         return 1
     failed = 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"AWS_DEFAULT_REGION": "us-east-1"}
     for function in sorted(p.parent for p in build.glob("*/app.py")):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"AWS_DEFAULT_REGION": "us-east-1"}
         result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", IMPORT, str(function), str(site), *UNUSED],
                                 capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
         print(f"{function.name}: {'imports against the layer alone' if result.returncode == 0 else 'FAILED'}")
         if result.returncode:
             print(result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "(no output)")
             failed += 1
+    with tempfile.TemporaryDirectory() as opt:  # Lambda unpacks a function's layers into one /opt, in order
+        for layer in (LAYER, DASHBOARD):
+            shutil.copytree(build / layer / "python", Path(opt) / "python", dirs_exist_ok=True)
+        result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", DASHBOARD_FILES, str(Path(opt) / "python")],
+                                capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    print(f"dashboard: {'served from the two layers merged' if result.returncode == 0 else 'FAILED'}")
+    if result.returncode:
+        print(result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "(no output)")
+        failed += 1
     unzipped, zipped = size(site)
     print(f"{LAYER}: {unzipped / 1e6:.1f} MB unzipped (Lambda's limit for a function and its layers: 250 MB), "
           f"{zipped / 1e6:.1f} MB zipped")

@@ -258,7 +258,7 @@ def test_the_dashboard_is_served_through_api_gateway(aws):
                        ("/dashboard/sw.js", "text/javascript"), ("/dashboard/app.css", "text/css")):
         asset = handle(aws.api, "GET", path, token="")
         assert asset["statusCode"] == 200 and asset["headers"]["content-type"].startswith(kind), path
-        assert asset["body"] == (files("second_brain") / path.lstrip("/")).read_text(), path
+        assert asset["body"] == files("second_brain.dashboard").joinpath(*path.split("/")[2:]).read_text(), path
 
 
 def test_one_poisoned_record_is_reported_alone(aws):

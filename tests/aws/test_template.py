@@ -48,6 +48,36 @@ def test_the_layer_is_built_from_src_by_its_own_makefile(template):
     assert ".." not in makefile and "CURDIR" not in makefile
 
 
+def test_the_dashboard_is_its_own_layer_from_the_top_level_folder_for_the_api_only(template):
+    layer = template["Resources"]["DashboardLayer"]
+    assert layer["Properties"]["ContentUri"].rstrip("/") == "dashboard"
+    assert layer["Metadata"] == {"BuildMethod": "makefile", "ContextPath": "layers/dashboard"}
+    makefile = (ROOT / "layers/dashboard/Makefile").read_text()
+    assert "build-DashboardLayer:" in makefile and "python/second_brain/dashboard" in makefile
+    assert ".." not in makefile and "CURDIR" not in makefile
+    functions = {name: r for name, r in template["Resources"].items() if r["Type"] == "AWS::Serverless::Function"}
+    with_dashboard = [name for name, r in functions.items()
+                      if {"Ref": "DashboardLayer"} in r["Properties"].get("Layers", [])]
+    assert with_dashboard == ["ApiFunction"]
+    assert template["Globals"]["Function"]["Layers"] == [{"Ref": "CoreLayer"}]  # SAM appends the API's
+
+
+def test_the_package_reads_the_dashboard_from_the_top_level_folder_and_ships_every_file_of_it():
+    """setup.py maps dashboard/ into the package; pyproject's package-data must name every kind of file in it,
+    or the wheel (and `pip install .`) would leave some out while a checkout still serves them."""
+    from importlib.resources import files
+
+    folder = ROOT / "dashboard"
+    assert Path(str(files("second_brain.dashboard"))) == folder
+    assert not (ROOT / "src/second_brain/dashboard").exists(), "one dashboard, at the top"
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "second_brain.dashboard"]
+    shipped = {path for pattern in patterns for path in folder.glob(pattern) if path.is_file()}
+    present = {path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+               and path.suffix != ".py"}
+    assert present and present <= shipped, sorted(str(p.relative_to(folder)) for p in present - shipped)
+
+
 def test_the_lock_pins_every_dependency_the_layer_needs():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     needed = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["aws"]]

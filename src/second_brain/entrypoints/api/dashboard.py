@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 router = APIRouter(include_in_schema=False)
-ROOT = files("second_brain") / "dashboard"
+ROOT = files("second_brain.dashboard")  # dashboard/ in a checkout (setup.py maps it), in the wheel and the layer
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
          ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
 # connect-src: on AWS a large export redirects to, and a large import is PUT to, a presigned S3 URL.
