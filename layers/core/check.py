@@ -74,7 +74,7 @@ def main(build: Path) -> int:
             shutil.copytree(build / layer / "python", Path(opt) / "python", dirs_exist_ok=True)
         result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", DASHBOARD_FILES, str(Path(opt) / "python")],
                                 capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
-    print(f"dashboard: {'served from the two layers merged' if result.returncode == 0 else 'FAILED'}")
+    print(f"ApiFunction's dashboard: {'served from the two layers merged' if result.returncode == 0 else 'FAILED'}")
     if result.returncode:
         print(result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "(no output)")
         failed += 1

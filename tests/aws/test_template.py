@@ -67,8 +67,10 @@ def test_the_package_reads_the_dashboard_from_the_top_level_folder_and_ships_eve
     or the wheel (and `pip install .`) would leave some out while a checkout still serves them."""
     from importlib.resources import files
 
+    from second_brain.entrypoints.api.dashboard import PACKAGE
+
     folder = ROOT / "dashboard"
-    assert Path(str(files("second_brain.dashboard"))) == folder
+    assert Path(str(files(PACKAGE))) == folder
     assert not (ROOT / "src/second_brain/dashboard").exists(), "one dashboard, at the top"
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
         "second_brain.dashboard"]

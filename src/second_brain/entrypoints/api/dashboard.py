@@ -11,7 +11,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 router = APIRouter(include_in_schema=False)
-ROOT = files("second_brain.dashboard")  # dashboard/ in a checkout (setup.py maps it), in the wheel and the layer
+# The files: dashboard/ in a checkout (setup.py maps it), in the wheel, and on Lambda the DashboardLayer, which only
+# the API function has; found at the first request, so the MCP function imports this module without it.
+PACKAGE = "second_brain.dashboard"
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
          ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
 # connect-src: on AWS a large export redirects to, and a large import is PUT to, a presigned S3 URL.
@@ -27,7 +29,7 @@ def _read(path: str) -> tuple[bytes, str] | None:
     parts = PurePosixPath(path).parts
     if not parts or any(part in ("..", ".") or part.startswith(".") for part in parts):
         return None
-    resource = ROOT.joinpath(*parts)
+    resource = files(PACKAGE).joinpath(*parts)
     if not resource.is_file():
         return None
     body = resource.read_bytes()

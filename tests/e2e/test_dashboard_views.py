@@ -1,0 +1,49 @@
+"""Every view of the dashboard at desktop and phone width, in light and in dark: it shows what it is for, axe-core
+finds no serious or critical violation, nothing scrolls sideways, and a screenshot of each is kept in
+build/dashboard-screenshots/views/ (issue 45's "screenshots of every view")."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from .browser import Dashboard
+
+SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 800}}
+LOADING = re.compile("Loading…|Searching…")
+
+
+def seed(api) -> dict[str, str]:
+    def capture(content: str, **extra) -> str:
+        answer = api.post("/capture", json={"content": content, **extra})
+        assert answer.status_code == 200, answer.text
+        return answer.json()["id"]
+
+    ids = {
+        "pricing": capture("The Atlas pricing floor is 6,000 EUR per project", project="atlas"),
+        "launch": capture("Atlas launch moved to the 14th of May after the security review", project="atlas"),
+        "boiler": capture("Boiler service booked with Hansen Heating", when="2099-03-02T09:00:00Z",
+                          when_kind="event"),
+        "roof": capture("The garage roof leaks when the wind comes from the west", tags=["house"]),
+    }
+    assert api.post("/link", json={"source_id": ids["launch"], "target_id": ids["pricing"]}).status_code == 200
+    return ids
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, api, size, scheme):
+    ids = seed(api)
+    page = dashboard.page
+    page.set_viewport_size(SIZES[size])
+    page.emulate_media(color_scheme=scheme)
+    views = {"home": "", "capture": "capture", "recall": "recall?q=atlas%20pricing", "memories": "memories",
+             "memory": f"entry?id={ids['launch']}", "graph": "graph", "projects": "projects",
+             "reminders": "reminders", "team": "team", "settings": "settings", "chat": "chat", "backup": "backup"}
+    for name, view in views.items():
+        dashboard.open(view)
+        expect(page.locator("#main")).not_to_contain_text(LOADING)
+        assert dashboard.accessibility() == [], f"{name} at {size} in {scheme}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"], name
+        dashboard.screenshot(f"views/{name}-{size}-{scheme}")
+    assert not dashboard.errors, dashboard.errors
