@@ -25,8 +25,8 @@ function timeline(entry) {
       said(event) ? h("p", { class: "timeline-said" }, said(event)) : details(event.payload))));
 }
 
-/** What an event changed, as a sentence, for the events a memory's timeline mostly holds; null for the others,
- * which show their fields. */
+/** What an event changed, as a sentence (with a link where it names another memory); null for an event this
+ * does not know yet, which shows its fields. */
 function said(event) {
   const p = event.payload || {};
   switch (event.event) {
@@ -49,10 +49,53 @@ function said(event) {
       return `Text replaced: now ${plural(p.chars, "character")}.`;
     case "status_changed":
       return `Marked ${(STATUS_WORDS[p.status] ?? p.status).toLowerCase()}.`;
+    case "recalled":
+      return "Found by a recall (counted once a day).";
+    case "opened":
+      return "Opened (counted once a day).";
+    case "shared":
+      return "Shared with the company.";
+    case "unshared":
+      return "Taken back into its author's personal workspace.";
+    case "imported":
+      return "Restored from a backup" + (p.created_at ? `, first saved ${time(p.created_at)}.` : ".");
+    case "reminder_pushed":
+      return `Reminder sent to ${plural(p.devices ?? 0, "device")}.`;
+    case "staleness_judged":
+      return p.stale ? `Judged possibly out of date${p.reason ? `: ${p.reason}` : ""}.` : "Judged still current.";
+    case "digest_composed":
+      return `Written as a digest of ${plural(p.sources?.length ?? 0, "memory", "memories")}.`;
+    case "duplicate_suspected":
+      return ["Looks like a near-copy of ", other(p.match_id), p.score ? ` (similarity ${Number(p.score).toFixed(2)}).`
+        : "."];
+    case "contradiction_won":
+      return ["Kept over ", other(p.other_id, "an older note"), ", which it contradicts", because(p.reason)];
+    case "contradiction_lost":
+      return ["Retired: ", other(p.other_id, "a newer note"), " contradicts it", because(p.reason)];
+    case "conflict_suspected":
+      return ["May contradict ", other(p.other_id), because(p.reason), " Waiting for an answer on Home."];
+    case "conflict_answered":
+      return [`Answered the question about `, other(p.other_id), `: keep ${p.keep === "both" ? "both" : `the ${
+        p.keep}`}.`];
+    case "rolled_up":
+      return ["Folded into ", other(p.digest_id, "a digest"), "."];
+    case "released":
+      return ["Taken out of ", other(p.digest_id, "a digest"), "."];
+    case "drawn_into":
+      return ["Part of ", other(p.pattern_id, "a recurring theme"), " the brain noticed."];
+    case "deleted":
+      return "Forgotten: its text was erased everywhere.";
     default:
       return null;
   }
 }
+
+/** Another memory an event names, as a link; one the reader cannot open is said so. */
+function other(id, words = "another memory") {
+  return id ? h("a", { href: link("entry", { id }) }, words) : "a memory you cannot read";
+}
+
+const because = (reason) => (reason ? ` (${reason}).` : ".");
 
 /** The topic and project tags of a list, as people read them ("#billing, project finance"); the brain's own left out. */
 function tagWords(tags) {

@@ -550,6 +550,18 @@ def test_a_memory_reads_in_plain_words(dashboard: Dashboard, api):
     expect(main.get_by_role("button", name="Confirmed")).to_have_attribute("aria-pressed", "true")
     page.goto(f"{dashboard.server.url}/#/")
     expect(page.locator("#captured-title ~ p.muted")).to_contain_text("through the API")
+
+    # A near-copy, a recall and an opening read as sentences too, the other memory a link; no field is left raw.
+    copy = capture(api, "The invoice run moves to the 3rd of the month #billing")
+    api.get("/recall", params={"query": "invoice run"})
+    api.get("/entry", params={"id": memory})
+    page.goto(f"{dashboard.server.url}/#/entry?id={copy}")
+    history = main.get_by_role("list", name="Timeline")
+    expect(history).to_contain_text("Found by a recall (counted once a day).")
+    expect(history.locator("pre")).to_have_count(0)
+    page.goto(f"{dashboard.server.url}/#/entry?id={memory}")
+    expect(history).to_contain_text("Opened (counted once a day).")
+    expect(history.locator("pre")).to_have_count(0)
     assert not dashboard.errors, dashboard.errors
 
 
