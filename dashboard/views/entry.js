@@ -66,8 +66,8 @@ function said(event) {
     case "digest_composed":
       return `Written as a digest of ${plural(p.sources?.length ?? 0, "memory", "memories")}.`;
     case "duplicate_suspected":
-      return ["Looks like a near-copy of ", other(p.match_id), p.score ? ` (similarity ${Number(p.score).toFixed(2)}).`
-        : "."];
+      return ["Looks like a near-copy of ", other(p.match_id), p.score ? ` (${Math.round(p.score > 1 ? p.score
+        : p.score * 100)}% alike).` : "."];
     case "contradiction_won":
       return ["Kept over ", other(p.other_id, "an older note"), ", which it contradicts", because(p.reason)];
     case "contradiction_lost":

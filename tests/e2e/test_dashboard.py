@@ -558,6 +558,8 @@ def test_a_memory_reads_in_plain_words(dashboard: Dashboard, api):
     page.goto(f"{dashboard.server.url}/#/entry?id={copy}")
     history = main.get_by_role("list", name="Timeline")
     expect(history).to_contain_text("Found by a recall (counted once a day).")
+    expect(history).to_contain_text(re.compile(r"Looks like a near-copy of another memory \(\d{2,3}% alike\)\."))
+    expect(history.get_by_role("link", name="another memory")).to_have_attribute("href", f"#/entry?id={memory}")
     expect(history.locator("pre")).to_have_count(0)
     page.goto(f"{dashboard.server.url}/#/entry?id={memory}")
     expect(history).to_contain_text("Opened (counted once a day).")
