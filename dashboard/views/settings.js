@@ -108,8 +108,47 @@ function access() {
     made, me.owner ? null : replace, result);
 }
 
-/** What this browser shows, kept in this browser only: the colour scheme, and the brain's own tags. */
+const SHARES = [["personal", "In my personal workspace"], ["company", "Shared with the company"],
+  ["inherit", "As the team decides"]];
+
+/** What a person sets for themselves: their name and where their captures land (the brain keeps these), the
+ * colours and the brain's own tags (this browser keeps these), where notifications and the time zone are set,
+ * and which models this brain runs on (GET /stats' models, ours). */
 function preferences() {
+  const me = session.me || {};
+  const said = (field) => h("p", { class: "field-status", "aria-live": "polite", id: `${field}-status` });
+  const nameStatus = said("pref-name");
+  const name = h("input", { id: "pref-name", value: me.name || "", autocomplete: "name", maxlength: 100,
+    disabled: me.owner, "aria-describedby": "pref-name-status" });
+  const saveName = h("button", { type: "button", class: "secondary", hidden: me.owner, onclick: async () => {
+    saveName.disabled = true;
+    clear(nameStatus);
+    try {
+      const answer = await api.post("/team/profile", { name: name.value.trim() });
+      clear(nameStatus, h("span", { class: "ok" }, `Saved: others see you as ${answer.member.name}.`));
+      await refreshMe();
+    } catch (error) {
+      if (error.status !== 401) clear(nameStatus, failure(error));
+    } finally {
+      saveName.disabled = false;
+    }
+  } }, "Save name");
+  const shareStatus = said("pref-share");
+  const share = h("select", { id: "pref-share", "aria-describedby": "pref-share-status" },
+    SHARES.filter(([value]) => !(me.owner && value === "inherit")).map(([value, label]) => h("option", { value,
+      selected: value === me.default_share }, value === "inherit" ? `${label} (now: ${me.org_default_share})`
+      : label)));
+  share.addEventListener("change", async () => {
+    clear(shareStatus);
+    try {
+      await api.post("/team/me/default-share", { default: share.value });
+      clear(shareStatus, h("span", { class: "ok" }, "Saved: new captures that name no workspace land there."));
+      await refreshMe();
+    } catch (error) {
+      share.value = me.default_share;
+      if (error.status !== 401) clear(shareStatus, failure(error));
+    }
+  });
   const theme = h("select", { id: "pref-theme" }, [["", "As the system is"], ["light", "Light"], ["dark", "Dark"]]
     .map(([value, label]) => h("option", { value, selected: value === currentTheme() }, label)));
   theme.addEventListener("change", () => {
@@ -123,13 +162,32 @@ function preferences() {
     else localStorage.removeItem(SHOW_SYSTEM_TAGS_KEY);
     toast(box.checked ? "The brain's own tags are shown." : "The brain's own tags are hidden.");
   });
+  const models = h("div", { id: "pref-models" }, h("p", { class: "muted" }, "Loading…"));
+  api.get("/stats").then((stats) => {
+    const m = stats.models || {};
+    const row = (label, id, none) => [h("dt", null, label), h("dd", null, id ? h("code", null, id)
+      : h("span", { class: "muted" }, none))];
+    clear(models, h("dl", { class: "models" },
+      row("Search by meaning", m.embedder, "none: recall finds memories by their words only"),
+      row("Reranker", m.reranker, "none: results keep recall's own order"),
+      row("Language model", m.language_model, "none: Chat and written summaries are off until an admin sets one "
+        + "up (see the README, Models)")));
+  }, (error) => clear(models, failure(error)));
   return h("section", { class: "card", "aria-labelledby": "display-title" },
-    h("h2", { id: "display-title", style: "margin-top:0" }, "In this browser"),
-    h("div", { class: "stack" }, h("label", { for: "pref-theme" }, "Colours", theme),
+    h("h2", { id: "display-title", style: "margin-top:0" }, "Preferences"),
+    h("div", { class: "stack" },
+      h("label", { for: "pref-name" }, "Your name"),
+      h("div", { class: "row" }, name, saveName),
+      me.owner ? h("p", { class: "muted" }, "The owner's name comes from the deployment (BRAIN_OWNER_NAME).")
+        : nameStatus,
+      h("label", { for: "pref-share" }, "Where your captures land when they name no workspace", share), shareStatus,
+      h("label", { for: "pref-theme" }, "Colours (this browser)", theme),
       h("label", { class: "row" }, box, "Show the brain's own tags (such as contradiction-resolved or stale:as-of) "
-        + "beside your topics"),
+        + "beside your topics (this browser)"),
       h("p", { class: "muted" }, "Notifications for reminders are turned on per device under ",
-        h("a", { href: "#/reminders" }, "Reminders"), ".")));
+        h("a", { href: "#/reminders" }, "Reminders"), ". The time zone dates are read in is ",
+        h("a", { href: "#setting-TIMEZONE" }, "Time zone"), ", below."),
+      h("h3", null, "Models"), models));
 }
 
 // Plain names for the settings people look for; every other shows its key.
@@ -157,6 +215,7 @@ export default {
     const status = h("div", { class: "settings-status", id: "settings-status" });
     const controls = new Map();
     const mine = access(); // kept across redraws: a token just shown stays on screen
+    const prefs = preferences(); // kept too: a sentence just said under a field stays
 
     const say = (error) => clear(status, failure(error));
     const changes = () => {
@@ -300,7 +359,7 @@ export default {
       } }, sections, h("div", { class: "settings-bar" }, saveAll, status)) : h("div", null, sections);
       const zoneList = admin ? h("datalist", { id: "setting-zones" }, zones().map((zone) => h("option",
         { value: zone }))) : null;
-      clear(main, head, preferences(), mine, summary, ignored, form, zoneList);
+      clear(main, head, prefs, mine, summary, ignored, form, zoneList);
     };
     draw();
   },

@@ -52,6 +52,9 @@ def test_the_memory_lifecycle(api):
     assert api.get("/count").json() == {"count": 1}
     stats = api.get("/stats").json()
     assert stats["count"] == 1 and stats["top_tags"] == ["finance", "money"]
+    # Ours: the models it runs on (this test server: an embedder, no reranker, no language model).
+    assert stats["models"]["embedder"] and stats["models"]["reranker"] is None
+    assert stats["models"]["language_model"] is None
 
     assert api.post("/forget", json={"id": memory_id}).json() == {"ok": True, "id": memory_id, "deletedVectors": 1}
     missing = api.get("/entry", params={"id": memory_id})

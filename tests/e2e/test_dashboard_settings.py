@@ -2,6 +2,7 @@
 through GET/PATCH/DELETE /config; a member sees the same values read-only; overrides that no longer apply are listed
 with their reason."""
 
+import httpx
 from playwright.sync_api import expect
 
 from second_brain.app.config import STREAM
@@ -132,9 +133,47 @@ def test_a_member_sees_settings_read_only(dashboard):
     expect(settings.first).to_be_visible()
     # Their own access is theirs to manage: a token an admin made (and saw) can be replaced.
     expect(page.locator("#token-made")).to_contain_text("Owner made the token you use")
-    expect(page.locator("#main button")).to_have_count(1)
+    expect(page.locator("#main .settings-access button")).to_have_count(1)
     expect(page.get_by_role("button", name="Replace my token")).to_be_visible()
     dashboard.accessible_light_and_dark()
+
+
+def test_preferences_a_person_sets_for_themselves(dashboard):
+    with dashboard.server.client() as api:
+        token = api.post("/team/members", json={"name": "Bob", "role": "member"}).json()["token"]
+    page = dashboard.page
+    page.goto(dashboard.server.url + "/#/settings")
+    page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', '{token}')")
+    page.reload()  # as the member
+    prefs = page.locator("section", has=page.get_by_role("heading", name="Preferences"))
+    # Their name: saved for everyone to see, refused in a sentence under the field when taken.
+    prefs.get_by_label("Your name").fill("Bob Builder")
+    prefs.get_by_role("button", name="Save name").click()
+    expect(page.locator("#pref-name-status")).to_have_text("Saved: others see you as Bob Builder.")
+    prefs.get_by_label("Your name").fill("Owner")
+    prefs.get_by_role("button", name="Save name").click()
+    expect(page.locator("#pref-name-status [role=alert]")).to_contain_text("Owner")
+    member = httpx.get(dashboard.server.url + "/team/me", headers={"Authorization": f"Bearer {token}"}).json()["me"]
+    assert member["name"] == "Bob Builder"
+    # Where their captures land: a capture that names no workspace follows it.
+    prefs.get_by_label("Where your captures land when they name no workspace").select_option("company")
+    expect(page.locator("#pref-share-status")).to_contain_text("Saved")
+    headers = {"Authorization": f"Bearer {token}"}
+    landed = httpx.post(dashboard.server.url + "/capture", headers=headers, json={"content": "Bob's shared note"})
+    assert httpx.get(dashboard.server.url + "/entry", headers=headers,
+                     params={"id": landed.json()["id"]}).json()["entry"]["workspace"] == "company"
+    # The models this brain runs on, in words: an embedder here, no reranker, no language model.
+    models = page.locator("#pref-models")
+    expect(models).to_contain_text("Search by meaning")
+    expect(models.locator("dd code")).to_have_count(1)
+    expect(models).to_contain_text("Rerankernone: results keep recall's own order")
+    expect(models).to_contain_text("Language modelnone: Chat and written summaries are off")
+    dashboard.accessible_light_and_dark()
+    # The owner's name comes from the deployment: shown, not editable.
+    page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', '{dashboard.server.token}')")
+    page.reload()
+    expect(page.get_by_label("Your name")).to_be_disabled()
+    expect(prefs).to_contain_text("The owner's name comes from the deployment (BRAIN_OWNER_NAME).")
 
 
 def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browser, tmp_path):

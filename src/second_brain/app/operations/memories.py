@@ -227,7 +227,17 @@ def tags(brain: Brain, ctx: Context, counts: bool = False) -> list[Any]:
 
 
 def stats(brain: Brain, ctx: Context) -> dict[str, Any]:
-    return brain.queries.stats(ctx)
+    """The reference's figures, and (ours) the models this brain runs on."""
+    return {**brain.queries.stats(ctx), "models": models(brain)}
+
+
+def models(brain: Brain) -> dict[str, str | None]:
+    """Each model by its id, None where there is none: without an embedder recall works by words alone, without
+    a reranker results keep the fused order, without a language model chat and insights say so."""
+    reranker = brain.recall.rerank.reranker
+    return {"embedder": brain.recall.embedder.model_id if brain.recall.embedder else None,
+            "reranker": reranker.model_id if reranker else None,
+            "language_model": None if brain.llm.model_id == "none" else brain.llm.model_id}
 
 
 # -- vectors --------------------------------------------------------------------------------------------------------
