@@ -523,7 +523,11 @@ export default {
     const stage = h("div", { class: "graph-stage" });
     const below = h("div");
     const form = controls(params, datalist, state);
-    main.append(heading("Graph"), form, status, stage, below);
+    // On a phone the form folds away unless something in it is in use, as Memories' filters do.
+    const choosing = ["seed", "project", "workspace", "team", "limit"].some((name) => params[name]);
+    const folded = h("details", { class: "filters-box", open: choosing || matchMedia("(min-width: 721px)").matches },
+      h("summary", null, choosing ? "What to draw (in use)" : "What to draw"), form);
+    main.append(heading("Graph"), folded, status, stage, below);
     const query = { seed: params.seed, limit: params.limit, workspace: params.workspace, team: params.team,
       project: params.project };
     const [answer, projects] = await Promise.allSettled([api.get("/graph", query),

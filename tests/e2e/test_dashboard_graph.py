@@ -283,7 +283,9 @@ def test_graph_on_a_phone_opens_as_lists_and_pinches(dashboard):
     page = dashboard.page
     page.set_viewport_size({"width": 390, "height": 800})
     page = dashboard.open("graph")
-    # Lists first; the picture one press away, fitting the screen.
+    # The form folded away; lists first; the picture one press away, fitting the screen.
+    expect(page.locator("#graph-seed")).to_be_hidden()
+    expect(page.get_by_text("What to draw", exact=True)).to_be_visible()
     expect(page.get_by_role("heading", name="Nodes")).to_be_visible()
     expect(page.locator("svg.graph")).to_be_hidden()
     expect(page.get_by_role("button", name="List")).to_have_attribute("aria-pressed", "true")
