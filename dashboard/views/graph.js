@@ -318,8 +318,7 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
     viewport.setAttribute("transform", `translate(${view.x} ${view.y}) scale(${view.k})`);
     if (view.k !== drawnK) { // circles keep their size on screen as the view zooms
       drawnK = view.k;
-      for (const a of circles) a.firstElementChild.nextElementSibling.setAttribute("r",
-        radius(byId.get(a.dataset.id)) / view.k);
+      for (const a of circles) a.querySelector("circle").setAttribute("r", radius(byId.get(a.dataset.id)) / view.k);
     }
     schedule();
   }
@@ -420,7 +419,7 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
   h("li", { class: "muted" }, h("span", { class: "line-key system", "aria-hidden": "true" }),
     "a link the brain found"));
   relabel();
-  return { svg, tools, legend, zoomAt, view };
+  return { svg, tools, legend };
 }
 
 function lists(answer) {
