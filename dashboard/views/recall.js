@@ -35,8 +35,8 @@ function result(item, words, asOf) {
     item.via_type || "link", item.related_to ? [" from ", h("a", { href: link("entry", { id: item.related_to }) },
       "a match")] : null) : null;
   return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: item.id }) } },
-    h("div", { class: "meta" }, h("span", { class: "score", title: "Score relative to the best result" },
-      item.score.toFixed(0)), via, item.updated ? h("span", { class: "badge" }, "matched an update") : null),
+    h("div", { class: "meta" }, h("span", { class: "score", title: "How well it matches, the best result being 100" },
+      `match ${item.score.toFixed(0)}`), via, item.updated ? h("span", { class: "badge" }, "matched an update") : null),
     content, more,
     h("div", { class: "meta" }, tagList(item.tags), h("span", { class: "muted" }, workspaceName(item.workspace)),
       item.actor_name ? h("span", { class: "muted" }, item.actor_name) : null, when(item.created_at),

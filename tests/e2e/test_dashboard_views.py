@@ -43,6 +43,11 @@ def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, ap
     for name, view in views.items():
         dashboard.open(view)
         expect(page.locator("#main")).not_to_contain_text(LOADING)
+        if name == "recall":  # each score says what it is, and they read in list order (issue 45: 79, 86)
+            scores = page.locator("#main .score").all_inner_texts()
+            assert len(scores) >= 2 and all(re.fullmatch(r"match \d+", s) for s in scores), scores
+            numbers = [int(s.split()[1]) for s in scores]
+            assert numbers == sorted(numbers, reverse=True), numbers
         assert dashboard.accessibility() == [], f"{name} at {size} in {scheme}"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"], name
         dashboard.screenshot(f"views/{name}-{size}-{scheme}")
