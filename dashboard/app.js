@@ -301,6 +301,7 @@ export function ask(button, question, answer, action) {
   const yes = h("button", { type: "button", class: "danger" }, answer);
   const no = h("button", { type: "button", class: "secondary" }, "Cancel");
   const box = h("span", { class: "ask", role: "group", "aria-label": question }, h("span", null, question), yes, no);
+  let answering = false; // once answered, the question stays until the action is done
   const back = () => {
     if (!box.isConnected) return;
     box.replaceWith(button);
@@ -308,12 +309,13 @@ export function ask(button, question, answer, action) {
   };
   no.addEventListener("click", back);
   box.addEventListener("keydown", (event) => {
-    if (event.key !== "Escape") return;
+    if (event.key !== "Escape" || answering) return;
     event.preventDefault();
     event.stopPropagation();
     back();
   });
   yes.addEventListener("click", async () => {
+    answering = true;
     no.disabled = true;
     try {
       await action(yes);

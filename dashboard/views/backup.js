@@ -162,17 +162,18 @@ function importer() {
     }
     progress.value = total;
     percent.textContent = "100%";
-    const added = (totals.imported || 0) > 0;
+    const added = (totals.imported || 0) + (totals.edges_imported || 0) + (totals.projects_imported || 0) > 0;
+    const memoriesAdded = (totals.imported || 0) > 0; // only new memories have anything to index
     clear(status,
       h("p", { class: problems.length ? "warn" : "ok", role: "status" }, problems.length
         ? `Imported, but ${plural(problems.length, "item")} could not be restored:` : added ? "Import complete. The "
           + "memories are in your personal workspace and found by their words at once; they are found by meaning "
-          + "once indexed." : "Nothing new: every memory in this file is already here."),
+          + "once indexed." : "Nothing new: everything in this file is already here."),
       problems.length ? h("ul", { class: "backup-problems" }, problems.slice(0, 50).map((item) => h("li", null,
         item.id ? `Memory ${item.id}: ` : item.project ? `Project ${item.project}: ` : item.source_id
           ? `Link ${item.source_id} → ${item.target_id}: ` : "", item.error))) : null,
       problems.length > 50 ? h("p", { class: "muted" }, `…and ${problems.length - 50} more.`) : null,
-      added ? indexer() : null);
+      memoriesAdded ? indexer() : null);
   };
 
   const form = h("form", { class: "stack", novalidate: true, onsubmit: async (event) => {

@@ -29,6 +29,8 @@ function timeline(entry) {
  * does not know yet, which shows its fields. */
 function said(event) {
   const p = event.payload || {};
+  // A change from before the memory was shared: the API keeps what it was to the author.
+  if (p.before_shared) return "Before it was shared: what changed is kept to its author.";
   switch (event.event) {
     case "created":
       return `Saved through ${sourceName(p.source)}` + (tagWords(p.tags) ? ` with ${tagWords(p.tags)}` : "") + ".";
@@ -64,7 +66,7 @@ function said(event) {
     case "staleness_judged":
       return p.stale ? `Judged possibly out of date${p.reason ? `: ${p.reason}` : ""}.` : "Judged still current.";
     case "digest_composed":
-      return `Written as a digest of ${plural(p.sources?.length ?? 0, "memory", "memories")}.`;
+      return `Written as a digest of ${plural(p.sources ?? 0, "memory", "memories")}.`;
     case "duplicate_suspected":
       return ["Looks like a near-copy of ", other(p.match_id), p.score ? ` (${Math.round(p.score > 1 ? p.score
         : p.score * 100)}% alike).` : "."];
@@ -90,9 +92,10 @@ function said(event) {
   }
 }
 
-/** Another memory an event names, as a link; one the reader cannot open is said so. */
+/** Another memory an event names, as a link; one the reader cannot open (another member's, or gone since: the
+ * API sends no id) is said so. */
 function other(id, words = "another memory") {
-  return id ? h("a", { href: link("entry", { id }) }, words) : "a memory you cannot read";
+  return id ? h("a", { href: link("entry", { id }) }, words) : "a memory you cannot open now";
 }
 
 const because = (reason) => (reason ? ` (${reason}).` : ".");

@@ -277,7 +277,10 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
     return s("a", { href: link("entry", { id: node.id }), class: `node ${node.id === answer.seed ? "seed" : ""} ${
       node.workspace === "company" ? "company" : ""}`, tabindex: "0", role: "link", "data-id": node.id,
     "aria-label": `${shorten(node.label, 80)} (${node.degree} link${node.degree === 1 ? "" : "s"})`,
-    onfocus: () => { reveal(i); highlight(node.id); }, onblur: () => highlight(null),
+    onfocus: (event) => { // a memory reached by Tab is brought into view; one pressed with the pointer stays put
+      if (event.target.matches(":focus-visible")) reveal(i);
+      highlight(node.id);
+    }, onblur: () => highlight(null),
     onmouseenter: () => highlight(node.id), onmouseleave: () => highlight(null) },
     s("title", null, node.label),
     s("circle", { cx: place.x[i], cy: place.y[i], r: radius(node), style: `fill:${colours.of(node)}`,
@@ -349,7 +352,10 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
   };
 
   svg.addEventListener("wheel", (event) => {
-    event.preventDefault(); // the wheel zooms the picture instead of scrolling the page
+    // The wheel zooms the picture instead of scrolling the page; the small graph on a memory's page zooms only
+    // with Ctrl (as a trackpad's pinch sends it), so the page still scrolls past it.
+    if (compact && !event.ctrlKey) return;
+    event.preventDefault();
     const [x, y] = point(event);
     zoomAt(x, y, Math.exp(-event.deltaY * (event.deltaMode ? 0.05 : 0.002)));
   }, { passive: false });
@@ -359,12 +365,17 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
   let swallowClick = false;
   let start = null;
   svg.addEventListener("pointerdown", (event) => {
+    if (event.pointerType === "mouse" && event.button !== 0) return; // the main button pans; others are the menu's
     pointers.set(event.pointerId, point(event));
     if (pointers.size === 1) { start = point(event); dragging = false; swallowClick = false; }
   });
   svg.addEventListener("pointermove", (event) => {
     const before = pointers.get(event.pointerId);
     if (!before) return;
+    if (event.pointerType === "mouse" && !(event.buttons & 1)) { // its release was lost (a menu opened): let go
+      lift(event);
+      return;
+    }
     const now = point(event);
     if (pointers.size === 1) {
       if (!dragging && Math.hypot(now[0] - start[0], now[1] - start[1]) < DRAG_PX) return;
@@ -397,6 +408,7 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
     event.stopPropagation();
   }, true);
   svg.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return; // the browser's own (zoom, back) stay the browser's
     const moves = { ArrowLeft: [40, 0], ArrowRight: [-40, 0], ArrowUp: [0, 40], ArrowDown: [0, -40] };
     if (event.key === "+" || event.key === "=") zoomAt(width / 2, height / 2, ZOOM.step);
     else if (event.key === "-") zoomAt(width / 2, height / 2, 1 / ZOOM.step);

@@ -7,6 +7,7 @@ import { api, clear, failure, h, heading, link, localTime, memoryCard, navigate,
 
 const PAGE = 25;
 const MOST = 100; // GET /list's largest page
+const LIST_OFFSET_MOST = 9_900; // and its furthest offset (operations/memories.py)
 const KINDS = ["", "episodic", "semantic"]; // the kinds GET /list and /recall filter on
 // GET /list's sort (ours), in words; newest first pages by time, the others by offset.
 const SORTS = [["newest", "Newest first"], ["oldest", "Oldest first"], ["updated", "Recently changed"],
@@ -28,7 +29,8 @@ export default {
     });
     const form = h("form", { class: "filters stack-narrow", onsubmit: (event) => {
       event.preventDefault();
-      navigate("memories", Object.fromEntries([...new FormData(form)].filter(([, v]) => v)));
+      navigate("memories", { ...Object.fromEntries([...new FormData(form)].filter(([, v]) => v)),
+        sort: params.sort }); // the sort outlives a new filter
     } }, controls, h("button", { type: "submit" }, "Filter"),
     h("a", { href: link("memories") }, "Clear"));
     // On a phone the filters fold away (they filled the first screen) unless one is in use.
@@ -87,8 +89,8 @@ async function page(list, query, filters, offset) {
     const memories = await api.get("/list", { ...query, n: PAGE, offset });
     const earlier = Math.max(0, offset - PAGE) || undefined;
     const back = offset > 0 ? h("a", { href: link("memories", { ...filters, offset: earlier }) }, "← Previous") : null;
-    const next = memories.length === PAGE ? h("a", { href: link("memories", { ...filters, offset: offset + PAGE }) },
-      "Next →") : null;
+    const further = memories.length === PAGE && offset + PAGE <= LIST_OFFSET_MOST; // GET /list's furthest offset
+    const next = further ? h("a", { href: link("memories", { ...filters, offset: offset + PAGE }) }, "Next →") : null;
     const bulk = selection(memories, reload);
     clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
       : h("p", { class: "muted" }, "No memories match."),
@@ -107,15 +109,22 @@ function selection(memories, reload) {
   const held = (doing, done, request, { hide = false } = {}) => {
     const ids = [...picked];
     const n = plural(ids.length, "memory", "memories");
+    let refused = [];
     withUndo(`${doing} ${n}.`, {
       hide: () => ids.forEach((id) => { cards.get(id).classList.add(hide ? "gone" : "pending"); }),
       undo: () => ids.forEach((id) => { cards.get(id).classList.remove("gone", "pending"); }),
+      // All at once (each with keepalive when the page is being left), each one's answer kept: one refusal
+      // neither stops the others nor hides what they did.
       send: async (keepalive) => {
-        for (const id of ids) await request(id, keepalive);
+        const answers = await Promise.allSettled(ids.map((id) => request(id, keepalive)));
+        refused = answers.filter((answer) => answer.status === "rejected").map((answer) => answer.reason);
       },
       done: () => {
-        toast(`${n} ${done}.`);
-        reload();
+        const made = ids.length - refused.length;
+        if (made) toast(`${plural(made, "memory", "memories")} ${done}.`);
+        if (refused.length) toast(`${plural(refused.length, "memory", "memories")} not changed: `
+          + `${refused[0].message}`, "error");
+        if (bar.isConnected) reload(); // still on this view: show the memories as they now are
       },
     });
   };
@@ -132,7 +141,7 @@ function selection(memories, reload) {
     count,
     button("Confirm", "secondary", () => held("Confirming", "confirmed", post("/status", { status: "canonical" }))),
     button("Retire", "secondary", () => held("Retiring", "retired", post("/status", { status: "deprecated" }))),
-    h("label", { for: "bulk-tag", class: "visually-hidden" }, "Tag"), tag,
+    h("label", { for: "bulk-tag", class: "visually-hidden" }, "Tag to add or take off"), tag,
     button("Add tag", "secondary", () => {
       const value = named();
       if (value) held(`Tagging #${value} on`, `tagged #${value}`, post("/tags", { add: [value] }));

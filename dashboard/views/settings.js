@@ -138,14 +138,16 @@ function preferences() {
     SHARES.filter(([value]) => !(me.owner && value === "inherit")).map(([value, label]) => h("option", { value,
       selected: value === me.default_share }, value === "inherit" ? `${label} (now: ${me.org_default_share})`
       : label)));
+  let saved = me.default_share;
   share.addEventListener("change", async () => {
     clear(shareStatus);
     try {
       await api.post("/team/me/default-share", { default: share.value });
+      saved = share.value;
       clear(shareStatus, h("span", { class: "ok" }, "Saved: new captures that name no workspace land there."));
       await refreshMe();
     } catch (error) {
-      share.value = me.default_share;
+      share.value = saved; // back to what is in force
       if (error.status !== 401) clear(shareStatus, failure(error));
     }
   });

@@ -114,6 +114,8 @@ def test_retag_adds_and_removes_topic_tags_and_keeps_the_brains_own():
         TagsChanged(("volatility:state", "billing", "q3"))]
     assert decide(c.Retag(("work",), ()), given(CAPTURED)) == []  # already there: nothing to record
     assert decide(c.Retag((), ("absent",)), given(CAPTURED)) == []
+    assert decide(c.Retag(("work",), ("work",)), given(CAPTURED)) == []  # added and taken off: left as it is
+    assert decide(c.Retag(("new",), ("new",)), given(CAPTURED)) == [TagsChanged(("work", "volatility:state", "new"))]
     for owned in ("status:canonical", "Kind:episodic", "volatility:durable", "rolled-up", "project:atlas"):
         with pytest.raises(InvalidInput, match="is set by the brain, not as a tag"):
             decide(c.Retag((owned,), ()), given(CAPTURED))

@@ -102,7 +102,7 @@ def test_export_downloads_the_memories_and_import_restores_them_elsewhere(dashbo
         expect(other.locator("#import-counts")).to_contain_text(f"Memories: 0 imported, {COUNT + 1} already here")
         # Nothing new, said so; nothing to index, so no button offering it.
         expect(other.locator("#import-status [role=status]")).to_have_text(
-            "Nothing new: every memory in this file is already here.")
+            "Nothing new: everything in this file is already here.")
         expect(other.get_by_role("button", name="Index them now")).to_have_count(0)
         assert not board.errors, board.errors
     finally:

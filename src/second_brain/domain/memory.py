@@ -376,7 +376,9 @@ def _retag(command: Retag, state: Memory) -> list[object]:
     owned = next((t for t in [*add, *remove] if not text.is_topic_tag(t) and not t.isdigit()), None)
     if owned:
         raise InvalidInput(f"{text.shorten(owned)} is set by the brain, not as a tag: use status, share or project")
-    tags = tuple(text.dedupe([*(t for t in state.tags if t not in remove), *add]))
+    # A tag both added and taken off stays as it is; the others keep their places, new ones go last.
+    kept = [t for t in state.tags if t not in remove or t in add]
+    tags = tuple(text.dedupe([*kept, *(t for t in add if t not in kept)]))
     text.normalize_tags(list(tags))  # the limits hold for the result too
     return [] if tags == state.tags else [TagsChanged(tags)]
 

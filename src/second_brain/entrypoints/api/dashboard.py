@@ -25,11 +25,16 @@ HEADERS = {"Content-Security-Policy": POLICY, "X-Content-Type-Options": "nosniff
 
 @cache
 def _read(path: str) -> tuple[bytes, str] | None:
-    """A file's bytes and its ETag, or None for anything that is not a plain file under the dashboard folder."""
+    """A file's bytes and its ETag, or None for anything that is not a plain file under the dashboard folder (or
+    for everything where the dashboard is not installed: the MCP function has no DashboardLayer)."""
     parts = PurePosixPath(path).parts
     if not parts or any(part in ("..", ".") or part.startswith(".") for part in parts):
         return None
-    resource = files(PACKAGE).joinpath(*parts)
+    try:
+        folder = files(PACKAGE)
+    except ModuleNotFoundError:
+        return None
+    resource = folder.joinpath(*parts)
     if not resource.is_file():
         return None
     body = resource.read_bytes()
@@ -43,8 +48,11 @@ def shell(request: Request) -> Response:
     public = ((request.scope.get("aws.event") or {}).get("requestContext") or {}).get("path", "/")
     if not public.endswith("/"):
         return RedirectResponse(public + "/", status_code=308)
-    page, _ = _read("index.html") or (b"", "")
-    return HTMLResponse(page, headers={**HEADERS, "Cache-Control": "no-cache"})
+    found = _read("index.html")
+    if found is None:  # not installed here (the MCP function): said in the envelope, not a blank page
+        return Response(status_code=404, content=b'{"ok":false,"error":"The dashboard is not served here"}',
+                        media_type="application/json")
+    return HTMLResponse(found[0], headers={**HEADERS, "Cache-Control": "no-cache"})
 
 
 @router.get("/dashboard/{path:path}")
