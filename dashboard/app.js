@@ -161,6 +161,34 @@ export function localTime(value) {
   return new Date(/T/.test(value) ? value : value + "T00:00");
 }
 
+export const HOUR_MS = 3600000;
+export const DAY_MS = 86400000;
+
+/** When it is, as a person says it: "2 days overdue", "today at 18:15", "Friday at 09:00", "3 Mar 2027". */
+export function dueWords(ms, now = Date.now()) {
+  const moment = new Date(ms);
+  const midnight = moment.getHours() === 0 && moment.getMinutes() === 0;
+  const clock = midnight ? "" : " at " + moment.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (ms < now) {
+    const late = now - ms;
+    const [n, unit] = late >= DAY_MS ? [Math.floor(late / DAY_MS), "day"]
+      : late >= HOUR_MS ? [Math.floor(late / HOUR_MS), "hour"] : [Math.max(1, Math.floor(late / 60000)), "minute"];
+    return `${n} ${unit}${n === 1 ? "" : "s"} overdue`;
+  }
+  const days = dayNumber(moment) - dayNumber(new Date(now));
+  if (days === 0) return "today" + clock;
+  if (days === 1) return "tomorrow" + clock;
+  if (days < 7) return moment.toLocaleDateString(undefined, { weekday: "long" }) + clock;
+  const sameYear = moment.getFullYear() === new Date(now).getFullYear();
+  return moment.toLocaleDateString(undefined, { day: "numeric", month: "short", year: sameYear ? undefined : "numeric" })
+    + clock;
+}
+
+/** Days since the epoch on the person's calendar (a local date, whatever the hour). */
+export function dayNumber(moment) {
+  return Math.round(new Date(moment.getFullYear(), moment.getMonth(), moment.getDate()).getTime() / DAY_MS);
+}
+
 /** <time> with the local date and time, and how long ago on hover. */
 export function when(ms) {
   return h("time", { datetime: new Date(ms).toISOString(), title: ago(ms) }, time(ms));
@@ -359,9 +387,20 @@ export function memoryCard(memory, { words, extra } = {}) {
   return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: memory.id }) } },
     h("p", { class: "content" },
       h("a", { href: link("entry", { id: memory.id }) }, highlight(memory.content ?? memory.label ?? "", words))),
-    h("div", { class: "meta" }, tagList(memory.tags),
+    h("div", { class: "meta" }, whenBadge(memory), tagList(memory.tags),
       h("span", { class: "muted" }, workspaceName(memory.workspace || "personal")),
       memory.created_at ? when(memory.created_at) : null, extra));
+}
+
+/** A memory's time anchor in words ("Due: tomorrow at 09:00", "Happened: 3 days ago"), or null. */
+export function whenBadge(memory, now = Date.now()) {
+  if (memory.when_at === null || memory.when_at === undefined) return null;
+  const past = memory.when_at < now;
+  const words = memory.when_kind === "event" ? (past ? `Happened: ${ago(memory.when_at)}`
+    : `Happens: ${dueWords(memory.when_at, now)}`)
+    : `${memory.when_kind === "wake" ? "Reminder" : "Due"}: ${dueWords(memory.when_at, now)}`;
+  return h("span", { class: `badge when${past && memory.when_kind !== "event" ? " overdue" : ""}`,
+    title: time(memory.when_at) }, words);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

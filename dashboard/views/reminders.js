@@ -2,8 +2,8 @@
 // commitments, 25 a page, resolved as done or as not a task), and push: subscribe this device through the browser's
 // Push API (the service worker at dashboard/sw.js, scoped to the page's folder), content-free notifications,
 // unsubscribe, and for admins a test send with what each device's push service answered.
-import { act, api, clear, failure, h, heading, isAdmin, localDate, localTime, memoryCard, pager, time, toast,
-  withUndo } from "../app.js";
+import { act, api, clear, dayNumber, dueWords, failure, h, heading, HOUR_MS, isAdmin, localDate, localTime,
+  memoryCard, pager, time, toast, withUndo } from "../app.js";
 
 const PAGE = 25;
 const CONTENT_FREE_KEY = "secondBrain.pushContentFree";
@@ -12,8 +12,6 @@ const KINDS = { due: "Due", event: "Event", wake: "Reminder" };
 // ---------------------------------------------------------------------------------------------------------------
 // Due and overdue
 
-const HOUR_MS = 3600000;
-const DAY_MS = 86400000;
 const AHEAD_DAYS = 366; // the agenda reads a year ahead (GET /due?days=, ours): the tax and passport dates too
 
 /** Snooze to a moment (Unix ms, the person's own clock): the card leaves at once, with Undo while it is held. */
@@ -60,31 +58,6 @@ function snoozeForm(item, refresh) {
   } },
   h("label", { for: dateId }, "Snooze until", date), h("label", { for: timeId }, "Time (optional)", clock), submit);
   return h("details", { class: "snooze-other" }, h("summary", null, "Pick a time…"), form);
-}
-
-/** When it is, as a person says it: "2 days overdue", "today at 18:15", "Friday at 09:00", "3 Mar 2027". */
-export function dueWords(ms, now = Date.now()) {
-  const moment = new Date(ms);
-  const midnight = moment.getHours() === 0 && moment.getMinutes() === 0;
-  const clock = midnight ? "" : " at " + moment.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
-  if (ms < now) {
-    const late = now - ms;
-    const [n, unit] = late >= DAY_MS ? [Math.floor(late / DAY_MS), "day"]
-      : late >= HOUR_MS ? [Math.floor(late / HOUR_MS), "hour"] : [Math.max(1, Math.floor(late / 60000)), "minute"];
-    return `${n} ${unit}${n === 1 ? "" : "s"} overdue`;
-  }
-  const days = dayNumber(moment) - dayNumber(new Date(now));
-  if (days === 0) return "today" + clock;
-  if (days === 1) return "tomorrow" + clock;
-  if (days < 7) return moment.toLocaleDateString(undefined, { weekday: "long" }) + clock;
-  const sameYear = moment.getFullYear() === new Date(now).getFullYear();
-  return moment.toLocaleDateString(undefined, { day: "numeric", month: "short", year: sameYear ? undefined : "numeric" })
-    + clock;
-}
-
-/** Days since the epoch on the person's calendar (a local date, whatever the hour). */
-function dayNumber(moment) {
-  return Math.round(new Date(moment.getFullYear(), moment.getMonth(), moment.getDate()).getTime() / DAY_MS);
 }
 
 function dueItem(item, overdue, refresh) {

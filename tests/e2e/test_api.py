@@ -159,6 +159,12 @@ def test_clamps(api):
 def test_list_sorts_and_pages_by_offset_and_refuses_what_it_cannot_do(api):
     ids = [api.post("/capture", json={"content": f"sorted note number {n}"}).json()["id"] for n in range(4)]
     listed = lambda **params: [e["id"] for e in api.get("/list", params=params).json()]  # noqa: E731
+    # Ours too: each listed memory carries its time anchor, null when it has none.
+    dated = api.post("/capture", json={"content": "Dentist on the 3rd of March 2099 at 10",
+                                       "when": "2099-03-03T10:00:00Z", "when_kind": "event"}).json()["id"]
+    [first] = api.get("/list", params={"n": 1}).json()
+    assert (first["id"], first["when_at"], first["when_kind"]) == (dated, 4076215200000, "event")
+    api.post("/forget", json={"id": dated})
     assert listed() == ids[::-1]
     assert listed(sort="oldest") == ids
     assert listed(sort="oldest", n=2, offset=1) == ids[1:3]

@@ -106,6 +106,7 @@ def test_graph_centres_on_words_and_filters_and_errors(dashboard):
     page.locator("#graph-seed").fill("pricing floor")
     page.get_by_role("button", name="Draw").click()
     expect(page).to_have_url(re.compile(r"#/graph\?seed=" + ids["pricing"] + "$"))
+    expect(page.locator("#graph-seed")).to_have_value(re.compile("^The pricing floor"))  # drawn: the new form
     # ...others are looked up by meaning, and the matches offered (the roof is not drawn at this centre).
     page.locator("#graph-seed").fill("leaking garage roof in the wind")
     page.get_by_role("button", name="Draw").click()

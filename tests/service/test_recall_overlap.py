@@ -69,8 +69,10 @@ def test_a_query_naming_a_speaker_is_embedded_again_without_the_name(brain, ctx,
     brain.indexer.run_once(100)
     embedder.queries.clear()
     brain.recall.recall(ctx, RecallRequest("What did Melanie paint?", 5, Filters(WS)))
-    # (in either order: the first embedding runs beside the keyword arm, the second once that arm has answered)
-    assert sorted(embedder.queries) == ["What did Melanie paint?", "What did they paint?"]
+    # The name-less query is embedded; the early one (with the name) runs beside the keyword arm and may finish
+    # after it, or not be needed at all once that arm has answered.
+    assert "What did they paint?" in embedder.queries
+    assert set(embedder.queries) <= {"What did Melanie paint?", "What did they paint?"}
 
 
 def test_an_embedder_failure_still_answers_from_the_keywords(brain, ctx, embedder):

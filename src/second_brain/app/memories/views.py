@@ -36,12 +36,15 @@ def entry_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
         "workspace": layer,
         "actor_name": actor_name(identity, row.actor) if layer == "company" else None,
         "can_edit": identity.can_edit(row.workspace, row.actor),
+        # Ours, beyond the reference's list: its time anchor (null when it has none), so every card can say it.
+        "when_at": row.when_at,
+        "when_kind": row.when_kind if row.when_at is not None else None,
     }
 
 
 def anchored_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
     """An entry with its time anchor, as /due and /loops return it."""
-    return {**entry_view(row, identity), "when_at": row.when_at, "when_kind": row.when_kind}
+    return entry_view(row, identity)
 
 
 def referenced_ids(events: list[Envelope]) -> set[str]:
