@@ -278,7 +278,13 @@ export function toast(message, kind = "info") {
   document.getElementById("toasts").append(item);
 }
 
-const UNDO_SECONDS = 6;
+// How long Undo waits before a held action is sent: the person's choice in Settings (this browser), 6 s unless set.
+export const UNDO_SECONDS_KEY = "secondBrain.undoSeconds";
+export const UNDO_CHOICES = [3, 6, 10, 20];
+export function undoSeconds() {
+  const chosen = Number(localStorage.getItem(UNDO_SECONDS_KEY));
+  return chosen > 0 && chosen <= 60 ? chosen : 6;
+}
 const held = new Set(); // the actions waiting out their undo time: sent at once if the page is left
 
 /** An action the server cannot take back (forget, clear) or that moves a reminder (snooze), held for a few seconds
@@ -314,7 +320,7 @@ export function withUndo(message, { hide, send, undo, done }) {
   });
   if (hide) hide();
   held.add(commit);
-  const timer = setTimeout(() => commit(), UNDO_SECONDS * 1000);
+  const timer = setTimeout(() => commit(), undoSeconds() * 1000);
   document.getElementById("toasts").append(item);
   cancel.focus({ preventScroll: true });
 }

@@ -5,7 +5,7 @@
 // longer apply are listed with the reason. Above them, "Your access": who can read what, and for a member who made
 // their token (an admin adding or replacing it saw it once), with a button to replace it themselves.
 import { api, clear, currentTheme, failure, h, heading, isAdmin, keepToken, refreshMe, session, setTheme,
-  SHOW_SYSTEM_TAGS_KEY, time, toast } from "../app.js";
+  SHOW_SYSTEM_TAGS_KEY, time, toast, UNDO_CHOICES, UNDO_SECONDS_KEY, undoSeconds } from "../app.js";
 
 const GROUPS = [
   ["ranking", "Recall ranking", "How recall finds and orders memories.", [
@@ -164,6 +164,12 @@ function preferences() {
     else localStorage.removeItem(SHOW_SYSTEM_TAGS_KEY);
     toast(box.checked ? "The brain's own tags are shown." : "The brain's own tags are hidden.");
   });
+  const undo = h("select", { id: "pref-undo" }, UNDO_CHOICES.map((n) => h("option", { value: String(n),
+    selected: n === undoSeconds() }, `${n} seconds`)));
+  undo.addEventListener("change", () => {
+    localStorage.setItem(UNDO_SECONDS_KEY, undo.value);
+    toast(`Undo now waits ${undo.value} seconds.`);
+  });
   const models = h("div", { id: "pref-models" }, h("p", { class: "muted" }, "Loading…"));
   api.get("/stats").then((stats) => {
     const m = stats.models || {};
@@ -184,6 +190,8 @@ function preferences() {
         : nameStatus,
       h("label", { for: "pref-share" }, "Where your captures land when they name no workspace", share), shareStatus,
       h("label", { for: "pref-theme" }, "Colours (this browser)", theme),
+      h("label", { for: "pref-undo" }, "How long Undo waits before forgetting, clearing or changing (this browser)",
+        undo),
       h("label", { class: "row" }, box, "Show the brain's own tags (such as contradiction-resolved or stale:as-of) "
         + "beside your topics (this browser)"),
       h("p", { class: "muted" }, "Notifications for reminders are turned on per device under ",

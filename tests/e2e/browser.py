@@ -97,6 +97,11 @@ class Dashboard:
         self.page.get_by_role("button", name="Sign in").click()
         expect(self.page.locator("#nav")).to_be_visible()
 
+    def undo_after(self, seconds: float) -> None:
+        """How long Undo holds an action in this browser (Settings offers 3-20 s; 6 s by default): a test that only
+        waits a hold out shortens it, one that presses Undo keeps enough time to press it on a loaded machine."""
+        self.page.evaluate(f"localStorage.setItem('secondBrain.undoSeconds', '{seconds}')")
+
     def screenshot(self, name: str, full_page: bool = True) -> Path:
         """The page (or, with full_page False, what the window shows) as build/dashboard-screenshots/<name>.png."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)

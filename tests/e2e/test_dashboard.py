@@ -476,13 +476,14 @@ def test_a_refused_repeat_can_be_stored_anyway(dashboard: Dashboard, api):
 def test_forget_waits_out_an_undo_instead_of_a_browser_dialog(dashboard: Dashboard, api):
     memory = capture(api, "The old VPN password hint")
     page = dashboard.open(f"entry?id={memory}")
+    dashboard.undo_after(3)
     page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
     page.get_by_role("button", name="Forget").click()
     expect(page.locator("#forgetting")).to_be_visible()
     page.locator(".toast.held").get_by_role("button", name="Undo").click()
     expect(page.locator("#forgetting")).to_have_count(0)
     expect(page.get_by_role("button", name="Forget")).to_be_visible()
-    page.wait_for_timeout(7000)
+    page.wait_for_timeout(3500)
     assert api.get("/entry", params={"id": memory}).status_code == 200
     page.get_by_role("button", name="Forget").click()
     expect(page).to_have_url(re.compile(r"#/memories$"), timeout=10_000)
@@ -587,14 +588,16 @@ def test_memories_are_picked_and_changed_together(dashboard: Dashboard, api):
     # Every change waits out an Undo: undone, nothing is sent.
     sent: list[str] = []
     page.on("request", lambda request: request.method == "POST" and sent.append(request.url))
+    dashboard.undo_after(3)
     bar.get_by_label("Tag to add or take off").fill("#secrets")
     bar.get_by_role("button", name="Add tag").click()
     undo = page.locator(".toast", has_text="Tagging #secrets on 2 memories.").get_by_role("button", name="Undo")
     undo.click()
     expect(page.locator(".toast", has_text="Undone.")).to_be_visible()
-    page.wait_for_timeout(6_500)  # past the Undo time
+    page.wait_for_timeout(3_500)  # past the Undo time
     assert not [url for url in sent if "/tags" in url]
     assert "secrets" not in tags(ids[0])
+    dashboard.undo_after(1)  # the rest is only waited out
     # Not undone: each picked memory is tagged, its text untouched.
     bar.get_by_role("button", name="Add tag").click()
     expect(page.locator(".toast", has_text="2 memories tagged #secrets.")).to_be_visible(timeout=10_000)

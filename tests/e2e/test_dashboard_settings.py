@@ -162,6 +162,9 @@ def test_preferences_a_person_sets_for_themselves(dashboard):
     landed = httpx.post(dashboard.server.url + "/capture", headers=headers, json={"content": "Bob's shared note"})
     assert httpx.get(dashboard.server.url + "/entry", headers=headers,
                      params={"id": landed.json()["id"]}).json()["entry"]["workspace"] == "company"
+    # How long Undo waits, kept in this browser.
+    prefs.get_by_label("How long Undo waits").select_option("10")
+    assert page.evaluate("localStorage.getItem('secondBrain.undoSeconds')") == "10"
     # The models this brain runs on, in words: an embedder here, no reranker, no language model.
     models = page.locator("#pref-models")
     expect(models).to_contain_text("Search by meaning")
