@@ -73,10 +73,7 @@ export default {
         cursor: last.created_at, skip: memories.filter(sameMoment).length + (last.created_at === cursor ? skip : 0),
       }) }, "Older →") : null;
       const newest = cursor !== null ? h("a", { href: link("memories", filters) }, "← Newest") : null;
-      const bulk = selection(memories, reload);
-      clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
-        : h("p", { class: "muted" }, "No memories match."),
-      h("nav", { class: "pager", "aria-label": "Pages" }, newest, older));
+      show(list, memories, newest, older);
     } catch (error) {
       clear(list, failure(error));
     }
@@ -88,16 +85,22 @@ async function page(list, query, filters, offset) {
   try {
     const memories = await api.get("/list", { ...query, n: PAGE, offset });
     const earlier = Math.max(0, offset - PAGE) || undefined;
-    const back = offset > 0 ? h("a", { href: link("memories", { ...filters, offset: earlier }) }, "← Previous") : null;
+    const back = offset > 0 ? h("a", { href: link("memories", { ...filters, offset: earlier }) }, "← Previous")
+      : null;
     const further = memories.length === PAGE && offset + PAGE <= LIST_OFFSET_MOST; // GET /list's furthest offset
     const next = further ? h("a", { href: link("memories", { ...filters, offset: offset + PAGE }) }, "Next →") : null;
-    const bulk = selection(memories, reload);
-    clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
-      : h("p", { class: "muted" }, "No memories match."),
-    h("nav", { class: "pager", "aria-label": "Pages" }, back, next));
+    show(list, memories, back, next);
   } catch (error) {
     clear(list, failure(error));
   }
+}
+
+/** A page of memories with their checkboxes and the bar for the picked ones, and the links to the pages beside. */
+function show(list, memories, back, forward) {
+  const bulk = selection(memories, reload);
+  clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
+    : h("p", { class: "muted" }, "No memories match."),
+  h("nav", { class: "pager", "aria-label": "Pages" }, back, forward));
 }
 
 /** Checkboxes on the page's cards, and the bar of what can be done to the picked ones together: confirm, retire,
