@@ -180,7 +180,8 @@ export function dueWords(ms, now = Date.now()) {
   if (days === 1) return "tomorrow" + clock;
   if (days < 7) return moment.toLocaleDateString(undefined, { weekday: "long" }) + clock;
   const sameYear = moment.getFullYear() === new Date(now).getFullYear();
-  return moment.toLocaleDateString(undefined, { day: "numeric", month: "short", year: sameYear ? undefined : "numeric" })
+  const year = sameYear ? undefined : "numeric";
+  return moment.toLocaleDateString(undefined, { day: "numeric", month: "short", year })
     + clock;
 }
 

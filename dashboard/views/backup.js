@@ -217,7 +217,8 @@ function indexer() {
         note.textContent = ` ${indexed} indexed, ${left} left.`;
         if (!left || !result.vectorized) break;
       }
-      note.textContent = left ? ` ${indexed} indexed; ${left} could not be indexed now. Try again later.` : indexed ? ` Done: ${plural(indexed, "memory", "memories")} indexed, all found by meaning now.`
+      note.textContent = left ? ` ${indexed} indexed; ${left} could not be indexed now. Try again later.`
+        : indexed ? ` Done: ${plural(indexed, "memory", "memories")} indexed, all found by meaning now.`
         : " Nothing was waiting: every memory is already found by meaning.";
     } catch (error) {
       note.replaceWith(failure(error));
