@@ -22,7 +22,7 @@ def asgi() -> Mangum:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)  # memory text stays out of X-Ray
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: LambdaContext) -> dict:
     return asgi()(event, context)

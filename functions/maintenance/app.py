@@ -23,7 +23,7 @@ def brain() -> AwsBrain:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)  # memory text stays out of X-Ray
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: Any) -> dict:
     schedule = HOURLY if (event or {}).get("schedule") == HOURLY else NIGHTLY

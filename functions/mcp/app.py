@@ -74,7 +74,7 @@ def app(issuer: str | None) -> Mangum:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)  # memory text stays out of X-Ray
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: LambdaContext) -> dict:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}

@@ -39,7 +39,7 @@ def record_handler(record: DynamoDBRecord, outcome: dict[str, Exception | None])
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False, capture_error=False)  # memory text stays out of X-Ray
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: Any) -> PartialItemFailureResponse:
     until = deadline(context)

@@ -80,6 +80,25 @@ def test_the_package_reads_the_dashboard_from_the_top_level_folder_and_ships_eve
     assert present and present <= shipped, sorted(str(p.relative_to(folder)) for p in present - shipped)
 
 
+def test_traces_never_carry_what_a_handler_answered(template):
+    """Powertools' tracer records a handler's response and its exception in the trace by default: memory text,
+    kept 30 days in X-Ray whatever a forget erased (issue 46). Off for every function, by default and by hand."""
+    import ast
+
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
+    assert variables["POWERTOOLS_TRACER_CAPTURE_ERROR"] == "false"
+    handlers = sorted((ROOT / "functions").glob("*/app.py"))
+    assert len(handlers) == 4
+    for path in handlers:
+        decorators = [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Call)
+                      and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("capture_")]
+        assert decorators, f"{path} traces nothing"
+        for call in decorators:
+            said = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
+            assert said.get("capture_response") is False and said.get("capture_error") is False, path
+
+
 def test_the_lock_pins_every_dependency_the_layer_needs():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     needed = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["aws"]]
