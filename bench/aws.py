@@ -13,12 +13,20 @@ Maven on first use; or $OPENSEARCH_URL). The embedder is the fake one, so no fig
   again with the log read on one thread, where the time outside moto's DynamoDB can be told apart exactly.
 
 Each figure is printed beside what issue 15 measured before the change, and the issue's target.
+
+With --cold-start BUILD (a `sam build` output, as `make layer` leaves in .aws-sam/build) it measures instead what a
+cold start spends importing each function's handler against the built layers merged as Lambda merges them in /opt:
+a fresh `python3.11 -S -E -B` per run (nothing written, as /opt is read-only), the layer as built (its bytecode
+shipped) against the same layer without its __pycache__ folders (as before issue 46), the two interleaved,
+--runs of each.
 """
 
 import argparse
 import logging
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -146,13 +154,51 @@ def bench_projector(records: int) -> float:
     return (len(events) - 1) / elapsed
 
 
+IMPORT_TIME = """
+import sys, time
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+started = time.perf_counter()
+import app
+print(time.perf_counter() - started, "mcp" in sys.modules)
+"""
+
+
+def bench_cold_start(build: Path, runs: int) -> None:
+    """Seconds to import each handler, with the layer's bytecode and without it, side by side."""
+    with tempfile.TemporaryDirectory() as scratch:
+        shipped, stripped = Path(scratch) / "shipped", Path(scratch) / "stripped"
+        for layer in ("CoreLayer", "DashboardLayer"):  # merged in one folder, as Lambda unpacks them into /opt
+            shutil.copytree(build / layer / "python", shipped, dirs_exist_ok=True)
+        shutil.copytree(shipped, stripped, ignore=shutil.ignore_patterns("__pycache__"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"AWS_DEFAULT_REGION": "us-east-1"}
+        print(f"cold start: importing each handler, median of {runs} fresh processes (min-max)")
+        print(f"  {'function':22} {'with bytecode':>22} {'without (before)':>22}  imports mcp")
+        for function in sorted(p.parent for p in build.glob("*/app.py")):
+            times: dict[Path, list[float]] = {shipped: [], stripped: []}
+            mcp = False
+            for _ in range(runs):
+                for site in (shipped, stripped):
+                    out = subprocess.run(["python3.11", "-S", "-E", "-B", "-c", IMPORT_TIME, str(function), str(site)],
+                                         capture_output=True, text=True, env=env, cwd=scratch, check=True).stdout
+                    seconds, imported = out.split()
+                    times[site].append(float(seconds))
+                    mcp = mcp or imported == "True"
+            shown = {site: f"{statistics.median(t):.2f} s ({min(t):.2f}-{max(t):.2f})" for site, t in times.items()}
+            print(f"  {function.name:22} {shown[shipped]:>22} {shown[stripped]:>22}  {'yes' if mcp else 'no'}")
+
+
 def main() -> None:
     logging.getLogger("opensearch").setLevel(logging.WARNING)
     logging.getLogger("urllib3").setLevel(logging.ERROR)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--captures", type=int, default=50)
     parser.add_argument("--records", type=int, default=300)
+    parser.add_argument("--cold-start", type=Path, metavar="BUILD", help="a sam build output: time the imports")
+    parser.add_argument("--runs", type=int, default=5, help="with --cold-start: fresh processes per variant")
     args = parser.parse_args()
+    if args.cold_start:
+        bench_cold_start(args.cold_start.resolve(), args.runs)
+        return
     node = None
     url = os.environ.get("OPENSEARCH_URL")
     if not url:

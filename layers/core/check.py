@@ -1,6 +1,8 @@
 """Checks a `sam build` output: every handler imports against the built core layer alone, no unused weight was
-installed, the API function finds the dashboard's files where Lambda merges the two layers, and the core layer's
-size (unzipped and zipped) is printed.
+installed, every module of the layer has its bytecode (checked by hash, never by time: /opt is read-only, so a
+module without it is compiled again at every cold start), the API function does not import `mcp`, the API function
+finds the dashboard's files where Lambda merges the two layers, and the core layer's size (unzipped and zipped) is
+printed. `bench/aws.py --cold-start` times the imports.
 
 Usage: python3.11 layers/core/check.py .aws-sam/build   (what `make layer` runs after `sam build`)
 """
@@ -27,6 +29,7 @@ assert callable(app.handler), "no handler"
 unused = tuple(sys.argv[3:])
 loaded = [m for m in sys.modules if m in unused or m.startswith(tuple(u + "." for u in unused))]
 assert not loaded, f"imported {loaded}"
+assert not (sys.argv[1].endswith("ApiFunction") and "mcp" in sys.modules), "the REST API imported mcp"
 """
 # The API function's dashboard, read as entrypoints/api/dashboard.py reads it.
 DASHBOARD_FILES = """
@@ -50,6 +53,16 @@ def size(folder: Path) -> tuple[int, int]:
     return unzipped, zipped
 
 
+def bytecode(source: Path) -> bool:
+    """Whether CPython 3.11 finds this module's bytecode and trusts it without looking at the source's time: the
+    header's flags say hash-based (1) and unchecked (not 2)."""
+    compiled = source.parent / "__pycache__" / f"{source.stem}.cpython-311.pyc"
+    if not compiled.is_file():
+        return False
+    flags = int.from_bytes(compiled.read_bytes()[4:8], "little")
+    return flags == 1
+
+
 def main(build: Path) -> int:
     build = build.resolve()
     if sys.version_info[:2] != (3, 11):
@@ -61,6 +74,12 @@ def main(build: Path) -> int:
         print(f"{LAYER} holds unused packages: {', '.join(present)}")
         return 1
     failed = 0
+    sources = list(site.rglob("*.py"))
+    missing = [p for p in sources if not bytecode(p)]
+    print(f"{LAYER}: {len(sources) - len(missing)} of {len(sources)} modules with bytecode checked by hash")
+    if missing:
+        print(f"  without: {', '.join(str(p.relative_to(site)) for p in missing[:5])}")
+        failed += 1
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"AWS_DEFAULT_REGION": "us-east-1"}
     for function in sorted(p.parent for p in build.glob("*/app.py")):
         result = subprocess.run([sys.executable, "-S", "-E", "-B", "-c", IMPORT, str(function), str(site), *UNUSED],

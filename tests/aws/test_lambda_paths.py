@@ -506,6 +506,20 @@ def test_brain_replay_rebuilds_the_indexes_from_the_log(aws, capsys):
     assert [r["id"] for r in after] == [r["id"] for r in before] == [memory_id]
 
 
+def test_brain_replay_aws_without_the_aws_extra_says_what_to_install(monkeypatch, capsys):
+    """`make run`'s venv holds the local extra only: `brain replay --aws` there used to end in a traceback."""
+    import sys
+
+    from second_brain.entrypoints.cli import replay_aws
+    from second_brain.settings import Settings
+
+    monkeypatch.delitem(sys.modules, "second_brain.aws.composition", raising=False)
+    monkeypatch.setitem(sys.modules, "boto3", None)  # as if it were not installed
+    assert replay_aws(Settings()) == 2
+    said = capsys.readouterr().err
+    assert "boto3 is not installed" in said and "pip install -e '.[aws]'" in said
+
+
 def test_a_member_works_through_both_functions_and_a_suspended_one_is_told_so(aws):
     status, added = call(aws.api, "POST", "/team/members", {"name": "Bob"})
     assert status == 200 and added["token"].startswith("sbm_")

@@ -46,6 +46,10 @@ def test_the_layer_is_built_from_src_by_its_own_makefile(template):
     assert "build-CoreLayer:" in makefile
     # SAM runs the Makefile on a copy of src/ somewhere else: a path out of the checkout breaks plain `sam build`
     assert ".." not in makefile and "CURDIR" not in makefile
+    # Bytecode ships, checked by hash (issue 46: without it every cold start compiled every module again, /opt
+    # being read-only); nothing removes it after it is made. layers/core/check.py checks the built layer's.
+    compile_at = makefile.index("-m compileall -q -j 0 --invalidation-mode unchecked-hash")
+    assert "__pycache__" not in makefile[compile_at:]
 
 
 def test_the_dashboard_is_its_own_layer_from_the_top_level_folder_for_the_api_only(template):
