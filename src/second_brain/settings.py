@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     events_table: str = Field("second-brain-events", description="On AWS: the DynamoDB table holding the log.")
     opensearch_url: str | None = Field(None, description="On AWS: the OpenSearch domain endpoint (https://...).")
     opensearch_prefix: str = Field("brain", description="Prefix of this brain's OpenSearch indexes.")
+    opensearch_replicas: int | None = Field(None, ge=0, le=5, description="Replicas of every shard of this brain's "
+                                            "indexes (template.yaml's SearchReplicas); unset: 0 for a new index, and "
+                                            "existing ones left as they are.")
     transfer_bucket: str | None = Field(None, description="On AWS: the S3 bucket for backups past Lambda's 6 MB "
                                         "(exports redirected there, uploads imported from there).")
     export_inline_bytes: int = Field(5_000_000, description="With a transfer bucket: the largest export answered "

@@ -520,12 +520,67 @@ def test_each_function_gets_only_what_it_calls(template):
             assert "RerankerEndpointName" not in json.dumps([s["resources"] for s in statements])
 
 
-def test_the_search_domain_admits_the_function_roles_only(template):
-    statements = template["Resources"]["SearchDomain"]["Properties"]["AccessPolicies"]["Statement"]
-    principals = [p for s in statements for p in _listed(s["Principal"]["AWS"])]
-    assert sorted(principals, key=json.dumps) == sorted(
-        ({"Fn::GetAtt": [f"{f}Role", "Arn"]} for f in _functions(template)), key=json.dumps)
-    assert all(a.startswith("es:ESHttp") for s in statements for a in _listed(s["Action"]))
+def test_the_search_domain_is_reached_by_the_function_roles_on_this_domain_only(template):
+    """Issue 46: the access policy named `domain/*`. The domain now has no resource policy (one cannot name the
+    domain it belongs to); each function's role is granted HTTP calls on this one domain's ARN, and nothing else
+    in any function's policies grants an OpenSearch action."""
+    assert "AccessPolicies" not in template["Resources"]["SearchDomain"]["Properties"]
+    [statement] = template["Resources"]["SearchAccess"]["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Allow" and all(a.startswith("es:ESHttp") for a in statement["Action"])
+    assert statement["Resource"] == {"Fn::Sub": "${SearchDomain.Arn}/*"}
+    for name, function in _functions(template).items():
+        assert {"Ref": "SearchAccess"} in function["Policies"], f"{name} cannot reach the domain"
+        searching = [s["resources"] for s in _statements(template, name)
+                     if any(a.startswith("es:") for a in s["actions"])]
+        assert searching == [[{"Fn::Sub": "${SearchDomain.Arn}/*"}]], f"{name} reaches search elsewhere: {searching}"
+
+
+def test_the_search_domain_is_sized_by_parameters_and_logs_what_is_slow(template):
+    domain = template["Resources"]["SearchDomain"]["Properties"]
+    cluster = domain["ClusterConfig"]
+    assert _resolved(cluster["InstanceCount"], template) == "1"  # the dev default, unchanged
+    assert _resolved(cluster["ZoneAwarenessEnabled"], template) is False
+    assert _resolved(cluster["DedicatedMasterEnabled"], template) is False
+    production = {"SearchInstanceCount": 3, "SearchZoneCount": 3, "SearchReplicas": 1,
+                  "SearchDedicatedMasterType": "m6g.large.search"}
+    assert not _refused(template, **production)
+    assert _resolved(cluster["InstanceCount"], template, **production) == "3"
+    assert _resolved(cluster["ZoneAwarenessEnabled"], template, **production) is True
+    assert _resolved(cluster["ZoneAwarenessConfig"], template, **production) == {
+        "AvailabilityZoneCount": {"Ref": "SearchZoneCount"}}
+    assert _resolved(cluster["DedicatedMasterType"], template, **production) == "m6g.large.search"
+    assert _resolved(cluster["DedicatedMasterCount"], template, **production) == 3
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert _resolved(variables["BRAIN_OPENSEARCH_REPLICAS"], template, **production) == "1"
+    logs = domain["LogPublishingOptions"]
+    assert set(logs) == {"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS"}
+    groups = {_ref(option["CloudWatchLogsLogGroupArn"]) for option in logs.values()}
+    for group in groups:
+        assert template["Resources"][group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionInDays"}
+    written = json.dumps(template["Resources"]["SearchLogsPolicy"]["Properties"]["PolicyDocument"])
+    assert all(f"${{{group}.Arn}}" in written for group in groups) and '"Resource": "*"' not in written
+    assert template["Resources"]["SearchDomain"]["DependsOn"] == "SearchLogsPolicy"
+
+
+def test_the_log_cannot_be_deleted_by_a_slip(template):
+    table = template["Resources"]["EventsTable"]
+    assert table["Properties"]["DeletionProtectionEnabled"] is True
+    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+
+
+def test_alarms_watch_the_search_domain_the_log_and_the_embedder(template):
+    alarms = {(a["Properties"]["Namespace"], a["Properties"]["MetricName"]): a["Properties"]
+              for a in _resources(template, "AWS::CloudWatch::Alarm").values()}
+    for metric in ("ClusterStatus.red", "FreeStorageSpace", "JVMMemoryPressure", "ClusterIndexWritesBlocked"):
+        dimensions = {d["Name"]: d["Value"] for d in alarms[("AWS/ES", metric)]["Dimensions"]}
+        assert dimensions == {"DomainName": {"Ref": "SearchDomain"}, "ClientId": {"Ref": "AWS::AccountId"}}, metric
+    assert alarms[("AWS/ES", "FreeStorageSpace")]["Threshold"] == {"Ref": "SearchFreeStorageAlarmMiB"}
+    for metric in ("ThrottledRequests", "TransactionConflict"):
+        [dimension] = alarms[("AWS/DynamoDB", metric)]["Dimensions"]
+        assert _resolved(dimension["Value"], template) == {"Ref": "EventsTable"}, metric
+        assert _resolved(dimension["Value"], template, RestoredTableName="restored") == "restored", metric
+    [model] = alarms[("AWS/Bedrock", "InvocationThrottles")]["Dimensions"]
+    assert model == {"Name": "ModelId", "Value": {"Ref": "EmbeddingModelId"}}
 
 
 def test_the_stream_mapping_brings_no_account_wide_stream_policy(template):

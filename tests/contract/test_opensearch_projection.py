@@ -125,3 +125,24 @@ def test_a_batch_of_streams_is_written_in_one_request_and_a_failure_stays_with_i
     rows = [mine.read_model.get(s.removeprefix("memory-"), WS) for s in streams]
     assert all(row is not None and row.content == f"osprey nest {s}" for row, s in zip(rows, streams, strict=True))
     assert rows[0].tags == ("checked",)
+
+
+def test_indexes_are_made_with_the_replicas_the_deployment_asks_and_keep_up_with_a_change(opensearch_url):
+    """A production domain runs a replica of every shard (template.yaml's SearchReplicas, BRAIN_OPENSEARCH_REPLICAS):
+    new indexes are made with it, and the indexes of a brain deployed before follow it at the next start."""
+    from second_brain.adapters.opensearch.indexes import Indexes
+
+    client = OpenSearch(opensearch_url, timeout=60)
+    prefix = f"replicas-{os.getpid()}"
+    names = [f"{prefix}-{name}" for name in ("entries", "passages", "edges", "projects", "embeddings")]
+    try:
+        Indexes(client, prefix, 4, replicas=1).create()
+        replicas = lambda: {name: client.indices.get_settings(index=name)[name]["settings"]["index"]  # noqa: E731
+                            ["number_of_replicas"] for name in names}
+        assert replicas() == dict.fromkeys(names, "1")
+        Indexes(client, prefix, 4, replicas=2).create()  # the parameter changed: the live indexes follow
+        assert replicas() == dict.fromkeys(names, "2")
+        Indexes(client, prefix, 4).create()  # no setting: left as the operator set it
+        assert replicas() == dict.fromkeys(names, "2")
+    finally:
+        client.indices.delete(index=",".join(names), ignore_unavailable=True)

@@ -97,7 +97,8 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     log = DynamoDBEventStore(clients("dynamodb"), settings.events_table)
     embedder = aws_embedder(settings, clients)
     index = OpenSearchIndex(clients.opensearch or opensearch_client(settings), log, settings.opensearch_prefix,
-                            embedder.dimension if embedder else settings.embedding_dimension)
+                            embedder.dimension if embedder else settings.embedding_dimension,
+                            replicas=settings.opensearch_replicas)
     store = ProjectingEventStore(log, [index] if settings.project_inline else [], skip=NOT_PROJECTED_INLINE)
     brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,

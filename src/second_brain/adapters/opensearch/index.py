@@ -21,8 +21,8 @@ class OpenSearchIndex:
     them."""
 
     def __init__(self, client: OpenSearch, store: EventStore, prefix: str = "brain", dimension: int = 384,
-                 refresh: bool | str = False) -> None:
-        self.indexes = Indexes(client, prefix, dimension, refresh)
+                 refresh: bool | str = False, replicas: int | None = None) -> None:
+        self.indexes = Indexes(client, prefix, dimension, refresh, replicas)
         self.projection = OpenSearchProjection(self.indexes, store)
         self.read_model = OpenSearchReadModel(self.indexes)
         self.vectors = OpenSearchVectorIndex(self.indexes)

@@ -54,9 +54,10 @@ class Indexes:
     """The indexes of one brain (`prefix` names them) on one cluster."""
 
     def __init__(self, client: OpenSearch, prefix: str = "brain", dimension: int = 384,
-                 refresh: bool | str = False) -> None:
+                 refresh: bool | str = False, replicas: int | None = None) -> None:
         self.client = client
         self.dimension = dimension
+        self.replicas = replicas  # copies of each shard on other nodes; None: the mappings' 0 for a new index
         # False: writes return at once (waiting for OpenSearch's refresh took a second per write), and this
         # process refreshes an index it wrote before it next searches it (read-your-writes for the API and
         # the projector); other processes see the writes within the refresh interval or after `flush`.
@@ -76,10 +77,14 @@ class Indexes:
         for index, name in ((self.entries, "entries"), (self.passages, "passages"), (self.edges, "edges"),
                             (self.projects, "projects"), (self.embeddings, "embeddings")):
             body = mapping(name, self.dimension)
+            if self.replicas is not None:
+                body["settings"]["index"]["number_of_replicas"] = self.replicas
             if not self.client.indices.exists(index=index):
                 self.client.indices.create(index=index, body=body)
-            else:
-                self.client.indices.put_mapping(index=index, body=body["mappings"])
+                continue
+            self.client.indices.put_mapping(index=index, body=body["mappings"])
+            if self.replicas is not None:  # a dynamic setting: a deployment that asks for more gets them now
+                self.client.indices.put_settings(index=index, body={"index": {"number_of_replicas": self.replicas}})
 
     def drop(self, cache: bool = False) -> None:
         """Drop the projections (a replay rebuilds them); the embedding cache too only with `cache`, as it is
