@@ -196,6 +196,23 @@ def test_the_largest_note_in_cjk_is_captured_projected_and_forgotten(aws):
                 if {"packed", "parts", "chunk"} & i.keys()]
 
 
+def test_an_export_is_measured_as_lambda_carries_it_so_cjk_text_under_the_limit_still_redirects(aws, monkeypatch):
+    """Issue 46: the limit compared the UTF-8 body, but Lambda's answer carries the body as escaped JSON, a CJK
+    character taking 6 bytes instead of 3: an export under the limit became one over Lambda's 6 MB (a 502)."""
+    monkeypatch.setenv("BRAIN_EXPORT_INLINE_BYTES", "30000")
+    api = load("api")
+    assert call(api, "POST", "/capture", {"content": "鳥の観察記録。" * 1000})[0] == 200  # 21 KB of UTF-8
+    response = handle(api, "GET", "/export")
+    assert response["statusCode"] == 303, "the escaped body is over the limit: it must go through S3"
+    location = response["headers"]["location"]
+    key = location[location.index("exports/") : location.index(".json") + 5]
+    body = boto3.client("s3").get_object(Bucket="brain-transfers", Key=key)["Body"].read()
+    assert len(body) < 30000 < len(json.dumps(body.decode()))  # under the limit as UTF-8, over it as carried
+    monkeypatch.setenv("BRAIN_EXPORT_INLINE_BYTES", "50000")
+    response = handle(load("api"), "GET", "/export")
+    assert response["statusCode"] == 200 and len(json.dumps(response)) < 50000  # what Lambda would carry
+
+
 def test_a_brain_past_lambdas_payload_exports_and_imports_through_s3(aws, monkeypatch, opensearch_url):
     """Past the inline limit (5 MB by default; 3 KB here) the export is a redirect to the file in S3, and a backup
     too large to send is uploaded there and imported page by page from it, into another brain."""

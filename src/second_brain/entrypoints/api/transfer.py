@@ -38,11 +38,19 @@ def export(ctx: Ctx, request: Request) -> Any:
     if blobs is None:
         return backup
     data = json.dumps(backup, ensure_ascii=False).encode()
-    if len(data) <= request.app.state.brain.settings.export_inline_bytes:
+    if carried_size(data) <= request.app.state.brain.settings.export_inline_bytes:
         return Response(data, media_type="application/json")
     key = f"exports/{secrets.token_hex(16)}.json"
     blobs.put(key, data)
     return RedirectResponse(blobs.download_url(key, URL_SECONDS), status_code=303)
+
+
+def carried_size(body: bytes) -> int:
+    """The bytes a response body takes inside Lambda's answer, which is what the 6 MB limit counts: the runtime
+    writes the handler's answer as JSON, escaping every non-ASCII character (a CJK character's 3 bytes of UTF-8
+    become 6) and every quote and backslash of the body. Issue 46 saw a 4.94 MB export of CJK notes, under the
+    inline limit, become 7.87 MB there and API Gateway answer 502."""
+    return len(json.dumps(body.decode()))
 
 
 @uploads.post("/import/upload", responses=errors())
