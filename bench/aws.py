@@ -6,7 +6,9 @@ Runs the Lambda handlers in functions/ as the deployment runs them (the deployed
 own writes inline), with DynamoDB and Secrets Manager through moto and OpenSearch as the test node (built with
 Maven on first use; or $OPENSEARCH_URL). The embedder is the fake one, so no figure includes model latency:
 
-- capture: POST /capture through API Gateway's event shape, p50 / p95 over --captures notes;
+- capture: POST /capture through API Gateway's event shape, p50 / p95 over --captures notes, and the calls each
+  capture makes: DynamoDB requests (every client call), OpenSearch requests (at the client's transport) and
+  embedder calls;
 - import: one default page (40 entries) of POST /import;
 - projector: --records captured with inline projection off, then fed to the projector in stream batches of 100
   (projection only: its embedding step has nothing to do with embedding switched off); then the same batches
@@ -36,6 +38,7 @@ from pathlib import Path
 import boto3
 from botocore.client import BaseClient
 from moto import mock_aws
+from opensearchpy.transport import Transport
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -71,12 +74,14 @@ class DynamoDBClock:
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.calls = 0
         original = BaseClient._make_api_call
         clock = self
 
         def timed(client, operation, params):
             if client.meta.service_model.service_name != "dynamodb":
                 return original(client, operation, params)
+            clock.calls += 1
             started = time.perf_counter()
             try:
                 return original(client, operation, params)
@@ -86,10 +91,26 @@ class DynamoDBClock:
         BaseClient._make_api_call = timed
 
 
-def bench_capture(count: int) -> float:
-    api, dynamodb = load("api"), DynamoDBClock()
+class OpenSearchRequests:
+    """Requests made to the OpenSearch node, counted at the client's transport."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        original = Transport.perform_request
+        counter = self
+
+        def counted(transport, *args, **kwargs):
+            counter.count += 1
+            return original(transport, *args, **kwargs)
+
+        Transport.perform_request = counted
+
+
+def bench_capture(count: int, embedder: FakeEmbedder) -> float:
+    api, dynamodb, search = load("api"), DynamoDBClock(), OpenSearchRequests()
     call(api, "POST", "/capture", {"content": "warm-up note, the first request builds the brain"})
     times, without = [], []
+    calls_before = (dynamodb.calls, search.count, embedder.calls)
     for n in range(count):
         started, before = time.perf_counter(), dynamodb.seconds
         status, body = call(api, "POST", "/capture", {"content": f"Bench note {n}: the heron count was {n * 7}"})
@@ -100,6 +121,10 @@ def bench_capture(count: int) -> float:
     for label, sample in (("capture (inline projection)", times), ("  of which not in DynamoDB", without)):
         p50, p95 = statistics.median(sample), sorted(sample)[int(0.95 * (len(sample) - 1))]
         print(f"{label:29s} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms")
+    made = [(after - before) / count for before, after in zip(calls_before, (dynamodb.calls, search.count,
+                                                                             embedder.calls), strict=True)]
+    print(f"  calls per capture: DynamoDB {made[0]:.1f}, OpenSearch {made[1]:.1f}, embedder {made[2]:.1f} "
+          f"(issue 46 counted 14.5, 8 and one per text)")
     print(f"  (before: {BEFORE['capture']:.0f} ms; target p50 <= {TARGET['capture']:.0f} ms without model latency)")
     return statistics.median(times)
 
@@ -208,8 +233,9 @@ def main() -> None:
         url = node.url
     # No model latency in any figure: the fake embedder stands in for Bedrock or SageMaker, and the projector
     # is measured projecting only.
-    phases = [(lambda: bench_capture(args.captures), True, FakeEmbedder(384)), (bench_import, True, FakeEmbedder(384)),
-              (lambda: bench_projector(args.records), False, None)]
+    capturing = FakeEmbedder(384)
+    phases = [(lambda: bench_capture(args.captures, capturing), True, capturing),
+              (bench_import, True, FakeEmbedder(384)), (lambda: bench_projector(args.records), False, None)]
     try:
         for run, inline, embedder in phases:
             environment(url, inline)
