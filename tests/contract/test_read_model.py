@@ -69,6 +69,17 @@ def test_list_sorts_oldest_updated_or_important_and_pages_by_offset(brain, ctx, 
     assert ids("oldest", tag="work") == [b, c]
 
 
+def test_many_entries_are_read_at_once_within_the_workspaces_given(brain, ctx, clock):
+    a = capture(brain, ctx, clock, "first note")
+    b = capture(brain, ctx, clock, "second note")
+    bob = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")
+    bobs = capture(brain, bob, clock, "bob's note")
+    rows = brain.queries.read_model.many([b, "missing", a, bobs, a], WS)
+    assert set(rows) == {a, b} and rows[a].content == "first note" and rows[b].id == b
+    assert brain.queries.read_model.many([], WS) == {}
+    assert set(brain.queries.read_model.many([a, bobs], ("personal-bob",))) == {bobs}
+
+
 def test_reads_never_cross_workspaces(brain, ctx, clock):
     owners = capture(brain, ctx, clock, "owner's note")
     bob = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")

@@ -22,6 +22,9 @@ class OneRow(ReadModel):
     def get(self, entry_id, workspaces):
         return STORED if entry_id == STORED.id else None
 
+    def many(self, entry_ids, workspaces):
+        return {STORED.id: STORED} if STORED.id in entry_ids else {}
+
 
 class OneHit(VectorIndex):
     def search(self, query, filters, limit):
@@ -37,6 +40,7 @@ class Down:
 
 class DownReadModel(ReadModel):
     get = Down()
+    many = Down()
 
 
 class DownVectors(VectorIndex):

@@ -162,6 +162,9 @@ class EntryReads(Protocol):
     def get(self, entry_id: str, workspaces: Sequence[str]) -> EntryRow | None:
         """One entry by id, or None if it does not exist in those workspaces."""
 
+    def many(self, entry_ids: Sequence[str], workspaces: Sequence[str]) -> dict[str, EntryRow]:
+        """The entries of these ids that exist in those workspaces, by id, in one read."""
+
     def recent(self, filters: Filters, limit: int, order: str = "newest", offset: int = 0) -> list[EntryRow]:
         """In `order` (one of LIST_ORDERS; newest first by default), skipping the first `offset`."""
 

@@ -24,6 +24,15 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLite
         row = self._read(f"SELECT e.* FROM entries e WHERE e.id = ? AND {where}", (entry_id, *params)).fetchone()
         return row_of(row) if row else None
 
+    def many(self, entry_ids: Sequence[str], workspaces: Sequence[str]) -> dict[str, EntryRow]:
+        ids = list(dict.fromkeys(entry_ids))
+        if not ids or not workspaces:
+            return {}
+        where, params = scope_sql(Filters(tuple(workspaces)), by_id=True)
+        rows = self._read(f"SELECT e.* FROM entries e WHERE e.id IN ({marks(ids)}) AND {where}",
+                          (*ids, *params)).fetchall()
+        return {row.id: row for row in map(row_of, rows)}
+
     def recent(self, filters: Filters, limit: int, order: str = "newest", offset: int = 0) -> list[EntryRow]:
         if not filters.workspaces:
             return []

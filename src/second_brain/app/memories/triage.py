@@ -74,9 +74,10 @@ class Triage:
         self.catch_up()
         vector = self.embed(duplicate_sample(content))
         config = self.config()
-        hits = self.vectors.search(vector, Filters((workspace,)), config.candidates)
-        similar = [(row, hit.score) for hit in hits if hit.score >= config.candidate_threshold
-                   if (row := self.read_model.get(hit.entry_id, (workspace,))) is not None]
+        hits = [hit for hit in self.vectors.search(vector, Filters((workspace,)), config.candidates)
+                if hit.score >= config.candidate_threshold]
+        rows = self.read_model.many([hit.entry_id for hit in hits], (workspace,))  # one read, not one per hit
+        similar = [(rows[hit.entry_id], hit.score) for hit in hits if hit.entry_id in rows]
         if not similar:
             return STORE
         top, top_score = similar[0]
