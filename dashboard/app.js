@@ -399,13 +399,16 @@ export function memoryCard(memory, { words, extra } = {}) {
       memory.created_at ? when(memory.created_at) : null, extra));
 }
 
+// A time anchor's kind in words (when_kind): the memory card, the memory's page and its timeline say it so.
+export const WHEN_WORDS = { due: "Due", event: "Happens", wake: "Reminder" };
+
 /** A memory's time anchor in words ("Due: tomorrow at 09:00", "Happened: 3 days ago"), or null. */
 export function whenBadge(memory, now = Date.now()) {
   if (memory.when_at === null || memory.when_at === undefined) return null;
   const past = memory.when_at < now;
   const words = memory.when_kind === "event" ? (past ? `Happened: ${ago(memory.when_at)}`
     : `Happens: ${dueWords(memory.when_at, now)}`)
-    : `${memory.when_kind === "wake" ? "Reminder" : "Due"}: ${dueWords(memory.when_at, now)}`;
+    : `${WHEN_WORDS[memory.when_kind] ?? "Due"}: ${dueWords(memory.when_at, now)}`;
   return h("span", { class: `badge when${past && memory.when_kind !== "event" ? " overdue" : ""}`,
     title: time(memory.when_at) }, words);
 }

@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
 import { act, api, clear, failure, h, heading, isSystemTag, link, localTime, navigate, plural, sourceName, splitList,
-  TAG_WORDS, tagList, time, toast, when, withUndo, workspaceName } from "../app.js";
+  TAG_WORDS, tagList, time, toast, when, WHEN_WORDS, withUndo, workspaceName } from "../app.js";
 import { describer, drawGraph } from "./graph.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
@@ -10,7 +10,6 @@ const STATUSES = ["canonical", "draft", "deprecated"];
 const STATUS_WORDS = { active: "In use", canonical: "Confirmed", draft: "Draft", deprecated: "Retired" };
 const STATUS_MEANING = { canonical: "confirmed true: protected from being retired by a newer note",
   draft: "not settled yet", deprecated: "out of recall, kept for the record" };
-const WHEN_WORDS = { due: "Due", event: "Happens", wake: "Reminder" };
 
 function statusOf(tags) {
   const tag = (tags || []).find((t) => t.startsWith("status:"));

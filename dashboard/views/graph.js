@@ -6,7 +6,7 @@
 // memory or a link says how it is linked. "Centre on" takes words. Each node is a link to its memory. On a phone
 // the view opens as lists (the same graph, also under the picture on wider screens); drawGraph is also the small
 // local graph on each memory's page (views/entry.js).
-import { api, append, clear, failure, h, heading, link, navigate, session, TAG_WORDS, workspaceName }
+import { api, append, clear, failure, h, heading, link, navigate, plural, session, TAG_WORDS, workspaceName }
   from "../app.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -276,7 +276,7 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
     const i = index.get(node.id);
     return s("a", { href: link("entry", { id: node.id }), class: `node ${node.id === answer.seed ? "seed" : ""} ${
       node.workspace === "company" ? "company" : ""}`, tabindex: "0", role: "link", "data-id": node.id,
-    "aria-label": `${shorten(node.label, 80)} (${node.degree} link${node.degree === 1 ? "" : "s"})`,
+    "aria-label": `${shorten(node.label, 80)} (${plural(node.degree, "link")})`,
     onfocus: (event) => { // a memory reached by Tab is brought into view; one pressed with the pointer stays put
       if (event.target.matches(":focus-visible")) reveal(i);
       highlight(node.id);
@@ -442,7 +442,7 @@ function lists(answer) {
     h("section", { "aria-labelledby": "graph-nodes-title" }, h("h2", { id: "graph-nodes-title" }, "Nodes"),
       h("ul", { class: "graph-list nodes-list" }, answer.nodes.map((node) => h("li", { class: "item", tabindex: "-1",
         dataset: { href: link("entry", { id: node.id }) } }, entry(node), " ",
-      h("span", { class: "muted" }, `${node.degree} link${node.degree === 1 ? "" : "s"}`,
+      h("span", { class: "muted" }, plural(node.degree, "link"),
         node.workspace === "company" ? ` · ${workspaceName(node.workspace)}` : "",
         node.id === answer.seed ? " · centre" : ""), " ",
       node.id === answer.seed ? null : h("a", { href: link("graph", { seed: node.id }),
@@ -570,8 +570,8 @@ export default {
       form.querySelector("#graph-seed").value = seed.label;
     }
     const edgeCount = graph.edges.length;
-    clear(status, problems, h("p", { class: "muted" }, `${graph.nodes.length} memor${graph.nodes.length === 1 ? "y"
-      : "ies"}, ${edgeCount} link${edgeCount === 1 ? "" : "s"}`, seed ? [", centred on ",
+    clear(status, problems, h("p", { class: "muted" }, `${plural(graph.nodes.length, "memory", "memories")}, ${
+      plural(edgeCount, "link")}`, seed ? [", centred on ",
       h("a", { href: link("entry", { id: seed.id }) }, shorten(seed.label, 60))] : null,
     params.project ? `, project ${params.project}` : null, "."));
 

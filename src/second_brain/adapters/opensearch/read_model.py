@@ -40,8 +40,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         return row_of(source) if source and source["workspace"] in workspaces else None
 
     def many(self, entry_ids: Sequence[str], workspaces: Sequence[str]) -> dict[str, EntryRow]:
-        return {entry_id: row_of(source) for entry_id, source in self.ix.sources(self.ix.entries, entry_ids).items()
-                if source["workspace"] in workspaces}
+        return {entry_id: row for entry_id, row in self.ix.mget(self.ix.entries, entry_ids).items()
+                if row.workspace in workspaces}
 
     def recent(self, filters: Filters, limit: int, order: str = "newest", offset: int = 0) -> list[EntryRow]:
         return self.ix.rows(scope(filters), limit, ORDER_SORT[order], offset)

@@ -11,7 +11,7 @@ from ...ports.event_store import EventStore
 from ...ports.read_model import EntryReads, Filters, GraphReads, KeywordSearch, StatsReads
 from ...ports.vector_index import VectorIndex
 from .service import Context
-from .views import anchored_view, entry_view, full_entry_view, referenced_ids
+from .views import entry_view, full_entry_view, referenced_ids
 
 TOP_TAGS_SHOWN = 5
 DIGEST_CANDIDATES_SHOWN = 10
@@ -37,8 +37,8 @@ class MemoryQueries:
             raise NotFound(f"No entry found with ID: {entry_id}")
         row = replace(row, indexed=self.vectors.is_indexed(entry_id))
         events = self.store.read_stream(memory_stream(entry_id))
-        unreadable = {other for other in referenced_ids(events)
-                      if self.read_model.get(other, ctx.identity.readable) is None}
+        others = referenced_ids(events)
+        unreadable = others - set(self.read_model.many([o for o in others if o], ctx.identity.readable))
         return full_entry_view(row, ctx.identity, events, unreadable)
 
     def recent(self, ctx: Context, filters: Filters, limit: int, order: str = "newest", offset: int = 0,
@@ -49,14 +49,14 @@ class MemoryQueries:
         """Anchored memories: overdue ones, and those coming up within the horizon."""
         now = self.clock.now_ms()
         rows = self.read_model.anchored(ctx.identity.readable, now + horizon_ms)
-        overdue = [anchored_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at < now]
-        upcoming = [anchored_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at >= now]
+        overdue = [entry_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at < now]
+        upcoming = [entry_view(r, ctx.identity) for r in rows if r.when_at is not None and r.when_at >= now]
         return {"overdue": overdue, "upcoming": upcoming,
                 "counts": {"overdue": len(overdue), "upcoming": len(upcoming)}}
 
     def loops(self, ctx: Context, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
         rows, total = self.read_model.loops(ctx.identity.readable, limit, offset)
-        return [anchored_view(r, ctx.identity) for r in rows], total
+        return [entry_view(r, ctx.identity) for r in rows], total
 
     def count(self, ctx: Context) -> int:
         return self.read_model.count(ctx.identity.readable)

@@ -42,11 +42,6 @@ def entry_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
     }
 
 
-def anchored_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
-    """An entry with its time anchor, as /due and /loops return it."""
-    return entry_view(row, identity)
-
-
 def referenced_ids(events: list[Envelope]) -> set[str]:
     """The other memories a timeline names (the duplicate it resembled, the side of a contradiction)."""
     return {getattr(e.event, name) for e in events for name in REFERENCES if hasattr(e.event, name)}

@@ -192,9 +192,10 @@ def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag
         raise InvalidInput(f"sort must be one of {', '.join(LIST_ORDERS)}")
     if not 0 <= offset <= LIST_OFFSET_MOST:
         raise InvalidInput(f"offset must be between 0 and {LIST_OFFSET_MOST}")
-    if as_of is not None and (order != "newest" or offset):
-        raise InvalidInput("as_of lists the newest first from the start: it cannot be combined with sort or offset")
     if as_of is not None:
+        if order != "newest" or offset:
+            raise InvalidInput("as_of lists the newest first from the start: it cannot be combined with sort or "
+                               "offset")
         return past.list_recent(brain, ctx, n, as_of, most=most, workspace=workspace, tag=tag, after=after,
                                 before=before, kind=kind, actor=actor, project=project, team=team)
     chosen = filters(brain, ctx, workspace=workspace, tag=tag, after=after, before=before, kind=kind, actor=actor,

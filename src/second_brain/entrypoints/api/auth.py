@@ -59,16 +59,16 @@ class BearerAuth:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized()
-        digest = hashlib.sha256(token.strip().encode()).digest()
+        token = token.strip()
+        digest = hashlib.sha256(token.encode()).digest()
         if hmac.compare_digest(digest, hashlib.sha256(self._token().encode()).digest()):
             return self._team.owner_identity()
-        if token.strip().startswith(OAUTH_PREFIX) and self._oauth is None:
+        oauth = self._oauth if token.startswith(OAUTH_PREFIX) else None
+        if token.startswith(OAUTH_PREFIX) and oauth is None:
             raise Unauthorized(OAUTH_ELSEWHERE)
         self._refused_before(digest)
         try:
-            if token.strip().startswith(OAUTH_PREFIX) and self._oauth is not None:
-                return self._oauth(token.strip())
-            return self._team.member_identity(token_hash(token))
+            return oauth(token) if oauth else self._team.member_identity(token_hash(token))
         except Unauthorized as refusal:
             if refusal.details.get("code") == "invalid_token":
                 self._remember(digest, refusal)
