@@ -91,6 +91,7 @@ def table_from_template(name: str) -> dict:
     template = load_template()
     table = dict(template["Resources"]["EventsTable"]["Properties"])
     table.pop("PointInTimeRecoverySpecification", None)  # not create_table's: set by a later call on AWS
+    table.pop("TimeToLiveSpecification", None)  # likewise (update_time_to_live)
     table["StreamSpecification"] = {"StreamEnabled": True, **table["StreamSpecification"]}
     if "SSESpecification" in table:
         table["SSESpecification"] = {"Enabled": table["SSESpecification"]["SSEEnabled"]}

@@ -3,6 +3,7 @@ lock) and fails when that promise is broken. No AWS account, no network."""
 
 import functools
 import json
+import random
 import re
 import tomllib
 from pathlib import Path
@@ -331,6 +332,9 @@ def _matches(pattern: object, value: object) -> bool:
         if isinstance(option, dict) and "anything-but" in option:
             if value not in option["anything-but"]:
                 return True
+        elif isinstance(option, dict) and "exists" in option:
+            if option["exists"]:
+                return True  # reached: the key is there (a missing key fails in the dict branch above)
         elif isinstance(option, dict) and "prefix" in option:
             if isinstance(value, str) and value.startswith(option["prefix"]):
                 return True
@@ -348,19 +352,33 @@ def _stream_filters(template: dict) -> list[list[dict]]:
     return [[json.loads(f["Pattern"]) for f in m.get("FilterCriteria", {}).get("Filters", [])] for m in mappings]
 
 
-def _record(event_name: str, stream_id: str) -> dict:
-    keys = {"stream_id": {"S": stream_id}, "version": {"N": "1"}}
-    return {"eventName": event_name, "dynamodb": {"Keys": keys, "NewImage": dict(keys)}}
+def _record(event_name: str, item: dict) -> dict:
+    keys = {k: item[k] for k in ("stream_id", "version")}
+    return {"eventName": event_name, "dynamodb": {"Keys": keys, "NewImage": item}}
 
 
-def test_the_projector_is_not_invoked_for_the_position_counter(template):
-    from second_brain.adapters.event_store.dynamodb import HEAD_STREAM
+def test_the_projector_is_invoked_for_events_only(template):
+    """The items an append writes, as the store writes them: the projector hears of the events, not of the
+    position claims, the parts of a large event or the erasure markers."""
+    from second_brain.adapters.event_store.dynamodb import _item, _key
+    from second_brain.domain.events import MemoryCaptured, MemoryForgotten
+    from tests.conftest import envelope
+
+    rng = random.Random(5)  # random characters: too many for one item even compressed
+    text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(200_000))
+    big = envelope("memory-big", 1, MemoryCaptured(text, (), "api", "personal-owner"), at=1)
+    item, parts = _item(big)
+    assert parts, "the note is large enough to be stored in parts"
+    events = [item, _item(envelope("link-related-3f9c-7b1d", 1, MemoryForgotten()))[0]]
+    others = [*parts, {**_key("$slot#123456", 0), "expires": {"N": "1"}},
+              {**_key("$erase#pending", 9), "target": {"S": "memory-big"}, "before": {"N": "2"}}]
     for patterns in _stream_filters(template):
-        assert patterns, "the projector is invoked for every record, the position counter's included"
+        assert patterns, "the projector is invoked for every record, position claims included"
         delivered = functools.partial(_delivered, patterns)
-        assert not delivered(_record("MODIFY", HEAD_STREAM)) and not delivered(_record("INSERT", HEAD_STREAM))
-        for stream in ("0193c1a2-7f3e-7d6b-9a41-5c2e8f1d0b7a", "link-related-3f9c-7b1d", "project-personal-pricing"):
-            assert delivered(_record("INSERT", stream)) and delivered(_record("MODIFY", stream))  # MODIFY: erased
+        for other in others:
+            assert not delivered(_record("INSERT", other)) and not delivered(_record("MODIFY", other))
+        for event in events:
+            assert delivered(_record("INSERT", event)) and delivered(_record("MODIFY", event))  # MODIFY: erased
 
 
 # --- the public MCP URL and the REST API's rate (item 8) ---

@@ -28,6 +28,7 @@ from second_brain.domain.events import (
     to_data,
 )
 from second_brain.domain.text import MAX_CONTENT_CHARS
+from second_brain.ports.event_store import EventMatch
 from tests.conftest import envelope
 from tests.support.stores import event_store
 
@@ -45,7 +46,7 @@ def store(request, tmp_path) -> Iterator[object]:
 def test_append_then_read_stream_round_trips_the_envelope(store):
     first = envelope("memory-a", 1, captured(), at=1234)
     [stored] = store.append([first])
-    assert stored.position == 1
+    assert stored.position > 0 and store.head() == stored.position
     [read] = store.read_stream("memory-a")
     assert read == stored
     assert (read.type, read.actor, read.workspace, read.request_id, read.at, read.schema_version) == (
@@ -129,21 +130,29 @@ def test_read_all_pages_through_the_log_in_order(store):
         store.append([envelope(f"memory-{n}", 1, captured(f"note {n}"))])
     store.append([envelope("memory-0", 2, StatusChanged("draft"))])
     everything = store.read_all(0)
-    assert [e.position for e in everything] == [1, 2, 3, 4, 5, 6]
-    assert [e.stream_id for e in store.read_all(after=3, limit=2)] == ["memory-3", "memory-4"]
-    assert store.read_all(after=6) == []
-    assert store.head() == 6
+    positions = [e.position for e in everything]
+    assert [e.stream_id for e in everything] == [*(f"memory-{n}" for n in range(5)), "memory-0"]
+    assert positions == sorted(set(positions)) and positions[0] > 0  # unique and growing (gap-free on one writer)
+    assert [e.stream_id for e in store.read_all(after=positions[2], limit=2)] == ["memory-3", "memory-4"]
+    assert store.read_all(after=positions[-1]) == []
+    assert store.head() == positions[-1]
+    paged, after = [], 0
+    while page := store.read_all(after=after, limit=2):
+        paged += page
+        after = page[-1].position
+    assert paged == everything
 
 
 def test_a_batch_over_several_streams_is_all_or_nothing(store):
     store.append([envelope("memory-b", 1, captured())])
     batch = [envelope("memory-a", 1, captured()), envelope("memory-b", 1, captured("stale write"))]
+    head = store.head()
     with pytest.raises(ConcurrencyConflict):
         store.append(batch)
-    assert store.read_stream("memory-a") == []
-    assert store.head() == 1
-    store.append([envelope("memory-a", 1, captured()), envelope("memory-b", 2, StatusChanged("deprecated"))])
-    assert store.head() == 3
+    assert store.read_stream("memory-a") == [] and store.head() == head
+    assert [e.stream_id for e in store.read_all(0)] == ["memory-b"]
+    stored = store.append([envelope("memory-a", 1, captured()), envelope("memory-b", 2, StatusChanged("deprecated"))])
+    assert store.head() == stored[-1].position > stored[0].position > head
 
 
 def test_a_tombstone_erases_the_streams_earlier_content(store):
@@ -156,6 +165,40 @@ def test_a_tombstone_erases_the_streams_earlier_content(store):
     assert isinstance(events[0].event, Erased) and isinstance(events[1].event, Erased)
     assert all("SECRET" not in json.dumps(to_data(e.event)) for e in store.read_all(0))
     assert store.read_stream("memory-b")[0].event == captured("a neighbour that stays")
+
+
+def test_scanning_back_reads_the_log_newest_first_in_bounded_stretches(store):
+    for n in range(12):
+        store.append([envelope(f"memory-{n}", 1, captured(f"note {n}"))])
+        if n % 3 == 0:
+            store.append([envelope(f"memory-{n}", 2, StatusChanged("draft"))])
+    everything = store.read_all(0)
+    walked, below, examined = [], store.head() + 1, 0
+    while below - 1 > 0:
+        stretch = store.scan_back(below, 0, 5)
+        assert 0 < stretch.examined and stretch.reached < below
+        assert all(stretch.reached <= e.position < below for e in stretch.events)
+        walked += stretch.events
+        examined += stretch.examined
+        below = stretch.reached
+    assert walked == everything[::-1] and examined >= len(everything)
+    changed = EventMatch(types=("StatusChanged",))
+    found, below = [], store.head() + 1
+    while below - 1 > everything[1].position:  # a floor: nothing at or below it is read
+        stretch = store.scan_back(below, everything[1].position, 4, changed)
+        found += stretch.events
+        below = stretch.reached
+    assert found == [e for e in everything[::-1] if e.type == "StatusChanged" and e.position > everything[1].position]
+    assert store.scan_back(store.head() + 1, 0, 0).events == []
+
+
+def test_a_streams_events_lie_in_log_order(store):
+    store.append([envelope("memory-a", 1, captured())])
+    store.append([envelope("memory-b", 1, captured())])
+    store.append([envelope("memory-a", 2, StatusChanged("draft")), envelope("memory-a", 3, MemoryRevised("x"))])
+    stream = store.read_stream("memory-a")
+    assert [e.position for e in stream] == sorted(e.position for e in stream)
+    assert store.settled() <= store.head()
 
 
 def test_an_unknown_stream_reads_empty(store):

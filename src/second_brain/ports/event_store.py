@@ -41,6 +41,14 @@ class Touch(NamedTuple):
     position: int
 
 
+class Scanned(NamedTuple):
+    """A stretch of the log read newest first: what `match` admitted in it, and how far down it reached."""
+
+    events: list[Envelope]  # admitted, newest first: every one with reached <= position < before
+    reached: int  # every event at or above it (below `before`) was examined; the next stretch lies below it
+    examined: int  # events read to get here
+
+
 class EventStore(Protocol):
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         """Append atomically; each stream's first new version must follow its current one, else ConcurrencyConflict."""
@@ -54,6 +62,11 @@ class EventStore(Protocol):
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         """Events with `after` < position < `before` that `match` admits, newest first, at most `limit`."""
+
+    def scan_back(self, before: int, after: int, budget: int, match: EventMatch = EVERY) -> Scanned:
+        """About `budget` events below `before` and above `after`, newest first, and those `match` admits: a read
+        whose work is bounded whatever the filters (the log's positions need not be dense). `reached` is
+        `after + 1` once the stretch got down to `after`."""
 
     def cut(self, at: int) -> int:
         """A log position up to which every event was stored at or before `at` (Unix ms); the highest the store
@@ -73,3 +86,8 @@ class EventStore(Protocol):
 
     def head(self) -> int:
         """The global position of the last appended event (0 for an empty log)."""
+
+    def settled(self) -> int:
+        """A position up to which the log can no longer change: no append in flight will land at or below it.
+        A reader that keeps a cursor across runs (the nightly jobs) moves it no further, or it could step over an
+        event committed after it read. The head, where one writer at a time sets positions."""

@@ -5,7 +5,7 @@ from itertools import groupby
 
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope
-from ...ports.event_store import Touch
+from ...ports.event_store import EVERY, EventMatch, EventStore, Scanned, Touch
 
 
 def expected_versions(events: Sequence[Envelope]) -> dict[str, int]:
@@ -32,6 +32,15 @@ def check_expected_versions(events: Sequence[Envelope], current: Mapping[str, in
                 stream_id=stream_id,
             )
 
+
+def dense_scan_back(store: EventStore, before: int, after: int, budget: int, match: EventMatch = EVERY) -> Scanned:
+    """`EventStore.scan_back` where positions are gap-free (one writer sets them): a stretch of positions is a
+    stretch of events, read with one bounded `read_page`."""
+    before = min(before, store.head() + 1)
+    low = max(after, before - 1 - max(0, budget))
+    if before - 1 <= low:
+        return Scanned([], before, 0)
+    return Scanned(store.read_page(before, low, before - 1 - low, match), low + 1, before - 1 - low)
 
 
 def begun_after(touches: list[Touch], at: int) -> list[str]:

@@ -1,39 +1,59 @@
-"""DynamoDB event store: PK stream_id, SK version; conditional TransactWriteItems; a global position counter.
+"""DynamoDB event store: PK stream_id, SK version; one conditional TransactWriteItems per append; no item or
+partition that every write shares.
 
-The counter item is advanced in the same transaction as the events, so positions are gap-free and
-`read_all` can page through a GSI on (log, position). A conflict on the counter alone means another
-stream was written at the same moment: re-read the counter and try again. A conflict on a stream item
-is the caller's ConcurrencyConflict.
+A stream's version is the only order a write needs: the transaction checks the stream is exactly at the version
+the batch expects, so two writers to one memory cannot both land, and writers to different memories share no item.
+The global position is a time-ordered number the writer picks, `ms * SLOTS_PER_MS + slot`: the milliseconds of the
+append (never earlier than the events' own time) and a slot in a block of BLOCK claimed for that millisecond by a
+`$slot#` item in the same transaction (unique; it expires after a day, by when no writer picks that millisecond),
+so positions are unique and grow with time but are not gap-free. A stream's next event always lies above its
+previous one: the transaction checks that too, and a writer whose clock is behind moves to later milliseconds.
+
+The `by_position` index is spread over LOG_SHARDS partitions (`log = "all#NN"`, chosen at random per event), and
+"the events after X" is a merge of one query per partition, read side by side: the index takes LOG_SHARDS times
+the writes one partition could. An append in flight may land below a position a reader has already passed, so a
+reader that keeps a cursor stops at `settled()`, SETTLE_MS behind the clock (the time an append and the index's
+propagation take, with room to spare).
 
 An item holds at most 400 KB, and a note may be 200,000 characters (600 KB of UTF-8 in CJK): an event's data
 past ITEM_DATA_BYTES is stored compressed, and past that again in parts, items of their own written in the same
 transaction (keys `$part#<stream>#<version>`, outside the log index) and read back with the event.
 """
 
+import heapq
 import json
 import logging
 import random
+import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import ConcurrencyConflict, StoreUnavailable
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
-from ...ports.event_store import EVERY, EventMatch, Touch
+from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from .checks import begun_after, expected_versions, touched
 
-HEAD_STREAM = "$head"
 PART_PREFIX = "$part#"
+SLOT_PREFIX = "$slot#"
 # One partition listing the forgets whose erasure has not completed: a marker is written in the tombstone's
 # transaction and deleted once every earlier event of the stream is erased, so a failure halfway is finished
 # by `complete_erasures` (the nightly job) instead of leaving the text behind for good.
 ERASURES = "$erase#pending"
 LOG_INDEX = "by_position"
-MAX_COUNTER_RETRIES = 25
+LOG_SHARDS = 16  # partitions of the log index: 16,000 write units a second where one gives 1,000
+SLOTS_PER_MS = 2048  # positions per millisecond: below 2**53 (a JSON number every client reads exactly) to 2109
+BLOCK = 64  # positions one claim covers: an append of up to 64 events claims one block, of up to 99 two
+BLOCKS_PER_MS = SLOTS_PER_MS // BLOCK
+SLOT_LIFETIME_S = 86_400
+SETTLE_MS = 10_000  # how far behind the clock `settled()` stays: an append's round trips and the index's lag
+MAX_ATTEMPTS = 12
 ITEM_DATA_BYTES = 300_000  # of an item's 400 KB: the key, the envelope and the attribute names fit in the rest
 TRANSACTION_ITEMS = 100
 # How much later than a neighbour an event may be stored than the time it carries: its time is read in the request
@@ -44,16 +64,34 @@ log = logging.getLogger("second_brain.dynamodb")
 
 
 class DynamoDBEventStore:
-    def __init__(self, client: Any, table_name: str) -> None:
+    def __init__(self, client: Any, table_name: str, clock: Callable[[], int] | None = None,
+                 settle_ms: int = SETTLE_MS) -> None:
+        """`clock`: Unix ms, the application's (positions follow the time events carry); `settle_ms`: see the
+        module (0 where one process writes and reads, as in tests that read what they just wrote)."""
         self.client = client
         self.table = table_name
+        self.clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self.settle_ms = settle_ms
+        self.retries = 0  # attempts that had to be made again (a claimed slot, a clock behind, a busy item)
+        self._last = 0  # the last position this process gave
+        self._lock = threading.Lock()
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         expected = expected_versions(events)
-        for attempt in range(MAX_COUNTER_RETRIES):
-            head = self.head()
-            stored = [replace(e, position=head + i + 1) for i, e in enumerate(events)]
-            items = self._items(stored, expected, head)
+        floor_ms = 0
+        blocks = -(-len(events) // BLOCK)
+        for attempt in range(MAX_ATTEMPTS):
+            with self._lock:  # above every position this process gave: its appends read in the order they made
+                ms = max(self.clock(), max(e.at for e in events), floor_ms, self._last // SLOTS_PER_MS)
+                lowest = (self._last // BLOCK + 1) % BLOCKS_PER_MS if ms == self._last // SLOTS_PER_MS else 0
+                if lowest == 0 and ms == self._last // SLOTS_PER_MS or lowest + blocks > BLOCKS_PER_MS:
+                    ms, lowest = ms + 1, 0
+                first = random.randrange(lowest, BLOCKS_PER_MS - blocks + 1)
+                base = ms * SLOTS_PER_MS + first * BLOCK
+                self._last = base + len(events) - 1
+            stored = [replace(e, position=base + i) for i, e in enumerate(events)]
+            claims = [ms * BLOCKS_PER_MS + first + b for b in range(blocks)]
+            items, kinds = self._items(stored, expected, claims)
             if len(items) > TRANSACTION_ITEMS:
                 raise ValueError("a batch is limited to what one DynamoDB transaction holds")
             try:
@@ -62,42 +100,67 @@ class DynamoDBEventStore:
                 if exc.response["Error"]["Code"] != "TransactionCanceledException":
                     raise StoreUnavailable(f"DynamoDB append failed: {exc}") from exc
                 reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
-                if any(code == "ConditionalCheckFailed" for code in reasons[:-1]):
+                failed = {kind for kind, code in zip(kinds, reasons, strict=False) if code == "ConditionalCheckFailed"}
+                if any(kind[0] == "put" for kind in failed):
                     raise ConcurrencyConflict("a stream moved on before this append") from exc
-                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # only the counter moved: retry
+                for _, stream_id, version in (k for k in failed if k[0] == "check"):
+                    previous = self._position_of(stream_id, version)
+                    if previous is None:
+                        raise ConcurrencyConflict(f"stream {stream_id} is not at version {version}") from exc
+                    floor_ms = max(floor_ms, previous // SLOTS_PER_MS + 1)  # a clock behind the last writer's
+                self.retries += 1
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # a slot taken, or an item busy: again
                 continue
             for event in stored:
                 if is_tombstone(event.event):
                     self._finish_erasure(event.stream_id, event.version, event.position)
             return stored
-        raise StoreUnavailable("the event log is too busy: global position kept moving")
+        raise StoreUnavailable("the event log is too busy: the append kept meeting other writers")
 
-    def _items(self, stored: list[Envelope], expected: dict[str, int], head: int) -> list[dict[str, Any]]:
+    def _items(self, stored: list[Envelope], expected: dict[str, int], claims: list[int]
+               ) -> tuple[list[dict[str, Any]], list[tuple[str, str, int]]]:
+        """The transaction's items, and what each is: ("check" | "put" | "part" | "claim", stream, version)."""
         items: list[dict[str, Any]] = []
+        kinds: list[tuple[str, str, int]] = []
+        first = {}
+        for event in stored:
+            first.setdefault(event.stream_id, event.position)
         for stream_id, version in expected.items():
-            if version > 0:  # the stream must be exactly at `version`: that item exists, the next does not
+            if version > 0:  # the stream must be exactly at `version`, its last event below this append's
                 items.append({"ConditionCheck": {
                     "TableName": self.table, "Key": _key(stream_id, version),
-                    "ConditionExpression": "attribute_exists(stream_id)",
+                    "ConditionExpression": "attribute_exists(stream_id) AND #p < :mine",
+                    "ExpressionAttributeNames": {"#p": "position"},
+                    "ExpressionAttributeValues": {":mine": {"N": str(first[stream_id])}},
                 }})
+                kinds.append(("check", stream_id, version))
         for event in stored:
             item, parts = _item(event)
             items.append({"Put": {
                 "TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(stream_id)",
             }})
+            kinds.append(("put", event.stream_id, event.version))
             items.extend({"Put": {"TableName": self.table, "Item": part}} for part in parts)
+            kinds.extend(("part", event.stream_id, event.version) for _ in parts)
             if is_tombstone(event.event):
                 items.append({"Put": {"TableName": self.table, "Item": {
                     **_key(ERASURES, event.position), "target": {"S": event.stream_id},
                     "before": {"N": str(event.version)}}}})
-        items.append({"Update": {
-            "TableName": self.table, "Key": _key(HEAD_STREAM, 0),
-            "UpdateExpression": "SET head_position = :new",
-            "ConditionExpression": "attribute_not_exists(head_position) OR head_position = :old"
-            if head == 0 else "head_position = :old",
-            "ExpressionAttributeValues": {":new": {"N": str(head + len(stored))}, ":old": {"N": str(head)}},
-        }})
-        return items
+                kinds.append(("part", event.stream_id, event.version))
+        expires = str(int(time.time()) + SLOT_LIFETIME_S)
+        for claim in claims:
+            items.append({"Put": {
+                "TableName": self.table, "Item": {**_key(f"{SLOT_PREFIX}{claim}", 0), "expires": {"N": expires}},
+                "ConditionExpression": "attribute_not_exists(stream_id)",
+            }})
+            kinds.append(("claim", "", claim))
+        return items, kinds
+
+    def _position_of(self, stream_id: str, version: int) -> int | None:
+        item = self.client.get_item(TableName=self.table, Key=_key(stream_id, version), ConsistentRead=True,
+                                    ProjectionExpression="#p", ExpressionAttributeNames={"#p": "position"}
+                                    ).get("Item")
+        return int(item["position"]["N"]) if item else None
 
     def complete_erasures(self) -> int:
         """Finish every erasure a failure left halfway; how many were finished."""
@@ -161,76 +224,47 @@ class DynamoDBEventStore:
         return envelopes
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
-        items = self._query(
-            TableName=self.table, IndexName=LOG_INDEX, Limit=limit,
-            KeyConditionExpression="log = :log AND #p > :after",
-            ExpressionAttributeNames={"#p": "position"},
-            ExpressionAttributeValues={":log": {"S": "all"}, ":after": {"N": str(after)}},
-            max_items=limit,
-        )
-        return self._envelopes(items)
+        if limit <= 0:
+            return []
+        items = self._merged(limit, False, KeyConditionExpression="log = :log AND #p > :after",
+                             ExpressionAttributeNames={"#p": "position"},
+                             ExpressionAttributeValues={":after": {"N": str(after)}})
+        return self._envelopes(list(islice(items, limit)))
 
     def read_page(self, before: int, after: int = 0, limit: int = 1000,
                   match: EventMatch = EVERY) -> list[Envelope]:
         if limit <= 0 or before - after <= 1:
             return []
-        # The key condition bounds the items read to the window; the filter only narrows what comes back.
-        names = {"#p": "position"}
-        values: dict[str, Any] = {":log": {"S": "all"}, ":lo": {"N": str(after + 1)}, ":hi": {"N": str(before - 1)}}
-        where = []
-        if match.types:
-            names["#t"] = "type"
-            values |= {f":t{i}": {"S": t} for i, t in enumerate(match.types)}
-            where.append(f"#t IN ({', '.join(f':t{i}' for i in range(len(match.types)))})")
-        for name, op, value in (("actor", "=", match.actor), ("at", ">=", match.since), ("at", "<=", match.until)):
-            if value is not None:
-                key = f":v{len(values)}"
-                names[f"#{name}"] = name
-                values[key] = {"S": value} if isinstance(value, str) else {"N": str(value)}
-                where.append(f"#{name} {op} {key}")
-        if match.streams or match.naming:
-            values |= {f":s{i}": {"S": s} for i, s in enumerate(match.streams)}
-            listed = ", ".join(f":s{i}" for i in range(len(match.streams)))
-            streams = [f"stream_id IN ({listed})"] if match.streams else []
-            if match.naming:
-                values[":naming"] = {"S": match.naming}
-                streams.append("contains(stream_id, :naming)")
-            where.append(f"({' OR '.join(streams)})")
-        filters = {"FilterExpression": " AND ".join(where)} if where else {}
-        items = self._query(
-            TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False,
-            KeyConditionExpression="log = :log AND #p BETWEEN :lo AND :hi",
-            ExpressionAttributeNames=names, ExpressionAttributeValues=values, max_items=limit, **filters,
-        )
-        return self._envelopes(items)
+        items = self._merged(limit, True, **_window(before, after, match))
+        return self._envelopes(list(islice(items, limit)))
+
+    def scan_back(self, before: int, after: int, budget: int, match: EventMatch = EVERY) -> Scanned:
+        """One query per partition, side by side, each reading its share of `budget`: the stretch is complete
+        down to the highest place a partition stopped at."""
+        if budget <= 0 or before - after <= 1:
+            return Scanned([], before, 0)
+        share = max(1, -(-budget // LOG_SHARDS))
+        pages = self._each_partition(lambda log: self.client.query(
+            **_window(before, after, match, log), TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False,
+            Limit=share))
+        stops = [int(page["LastEvaluatedKey"]["position"]["N"]) for page in pages if "LastEvaluatedKey" in page]
+        reached = max(stops, default=after + 1)
+        found = heapq.merge(*(page.get("Items", []) for page in pages), key=_position, reverse=True)
+        return Scanned(self._envelopes([i for i in found if _position(i) >= reached]), reached,
+                       sum(page.get("ScannedCount", 0) for page in pages))
 
     def cut(self, at: int) -> int:
-        """Bisection over the gap-free positions, for the first event stored after `at` less the longest a request
-        can take: events come in time order only within that allowance."""
-        return self._bisect(at - CLOCK_SKEW_MS)
+        """Every position up to the last of `at`'s millisecond was given no earlier than the time its events
+        carry (an append's milliseconds are never below its events'), so their events were stored by `at`."""
+        return max(0, (at + 1) * SLOTS_PER_MS - 1)
 
     def last_by(self, at: int) -> int:
-        """Past the last event stored by `at` plus the longest a request can take, every event is later."""
-        return self._bisect(at + CLOCK_SKEW_MS)
+        """An event's position is given at most the longest a request can take after the time it carries."""
+        return max(0, (at + CLOCK_SKEW_MS + 1) * SLOTS_PER_MS - 1)
 
-    def _bisect(self, bound: int) -> int:
-        """The last position stored by `bound`, were the log in time order."""
-        low, high = 0, self.head()  # every event up to `low` is early enough; `high` is an upper bound
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self._time_at(middle) <= bound:
-                low = middle
-            else:
-                high = middle - 1
-        return low
-
-    def _time_at(self, position: int) -> int:
-        items = self.client.query(
-            TableName=self.table, IndexName=LOG_INDEX, KeyConditionExpression="log = :log AND #p = :p",
-            ProjectionExpression="#at", ExpressionAttributeNames={"#p": "position", "#at": "at"},
-            ExpressionAttributeValues={":log": {"S": "all"}, ":p": {"N": str(position)}},
-        ).get("Items", [])
-        return int(items[0]["at"]["N"]) if items else 0
+    def settled(self) -> int:
+        """The last position of the millisecond `settle_ms` ago."""
+        return max(0, (self.clock() - self.settle_ms + 1) * SLOTS_PER_MS - 1)
 
     def begun_after(self, prefix: str, after: int, at: int) -> list[str]:
         return begun_after(self._touches(prefix, after), at)
@@ -239,19 +273,48 @@ class DynamoDBEventStore:
         return touched(self._touches(prefix, after), at)
 
     def _touches(self, prefix: str, after: int) -> list[Touch]:
-        items = self._query(
-            TableName=self.table, IndexName=LOG_INDEX,
-            KeyConditionExpression="log = :log AND #p > :after", FilterExpression="begins_with(stream_id, :prefix)",
-            ProjectionExpression="stream_id, version, #t, #at, #p",
-            ExpressionAttributeNames={"#p": "position", "#at": "at", "#t": "type"},
-            ExpressionAttributeValues={":log": {"S": "all"}, ":after": {"N": str(after)}, ":prefix": {"S": prefix}},
-        )
+        items = self._merged(1000, False,
+                             KeyConditionExpression="log = :log AND #p > :after",
+                             FilterExpression="begins_with(stream_id, :prefix)",
+                             ProjectionExpression="stream_id, version, #t, #at, #p",
+                             ExpressionAttributeNames={"#p": "position", "#at": "at", "#t": "type"},
+                             ExpressionAttributeValues={":after": {"N": str(after)}, ":prefix": {"S": prefix}})
         return [Touch(i["stream_id"]["S"], int(i["version"]["N"]), i["type"]["S"], int(i["at"]["N"]),
                       int(i["position"]["N"])) for i in items]
 
     def head(self) -> int:
-        item = self.client.get_item(TableName=self.table, Key=_key(HEAD_STREAM, 0), ConsistentRead=True).get("Item")
-        return int(item["head_position"]["N"]) if item and "head_position" in item else 0
+        pages = self._each_partition(lambda log: self.client.query(
+            TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False, Limit=1,
+            KeyConditionExpression="log = :log", ExpressionAttributeValues={":log": {"S": log}},
+            ProjectionExpression="#p", ExpressionAttributeNames={"#p": "position"}))
+        return max((_position(i) for page in pages for i in page.get("Items", [])), default=0)
+
+    def _each_partition(self, read: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
+        """`read(log)` for every partition of the log index, side by side."""
+        with ThreadPoolExecutor(LOG_SHARDS) as pool:
+            return list(pool.map(read, LOG_PARTITIONS))
+
+    def _merged(self, limit: int, newest_first: bool, **query: Any) -> Iterator[dict[str, Any]]:
+        """The items of every partition the query finds, merged in position order: each partition's first page
+        read side by side, a share of `limit` each, and the next page of one only when the merge needs it."""
+        share = max(10, -(-limit // LOG_SHARDS) * 2)
+
+        def partition(log: str, first: dict[str, Any]) -> Iterator[dict[str, Any]]:
+            page = first
+            while True:
+                yield from page.get("Items", [])
+                if "LastEvaluatedKey" not in page:
+                    return
+                page = self.client.query(**read(log), ExclusiveStartKey=page["LastEvaluatedKey"])
+
+        def read(log: str) -> dict[str, Any]:
+            values = {**query.get("ExpressionAttributeValues", {}), ":log": {"S": log}}
+            return {**query, "TableName": self.table, "IndexName": LOG_INDEX, "ScanIndexForward": not newest_first,
+                    "Limit": share, "ExpressionAttributeValues": values}
+
+        firsts = self._each_partition(lambda log: self.client.query(**read(log)))
+        return heapq.merge(*(partition(log, first) for log, first in zip(LOG_PARTITIONS, firsts, strict=True)),
+                           key=_position, reverse=newest_first)
 
     def _query(self, max_items: int | None = None, **kwargs: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -290,6 +353,44 @@ def table_definition(table_name: str) -> dict[str, Any]:
     }
 
 
+LOG_PARTITIONS = tuple(f"all#{n:02d}" for n in range(LOG_SHARDS))
+
+
+def _position(item: dict[str, Any]) -> int:
+    return int(item["position"]["N"])
+
+
+def _window(before: int, after: int, match: EventMatch, log: str = "") -> dict[str, Any]:
+    """A query of the log index for the events strictly between the positions that `match` admits (the key
+    condition bounds what is read to the window; the filter only narrows what comes back)."""
+    names = {"#p": "position"}
+    values: dict[str, Any] = {":lo": {"N": str(after + 1)}, ":hi": {"N": str(before - 1)}}
+    if log:
+        values[":log"] = {"S": log}
+    where = []
+    if match.types:
+        names["#t"] = "type"
+        values |= {f":t{i}": {"S": t} for i, t in enumerate(match.types)}
+        where.append(f"#t IN ({', '.join(f':t{i}' for i in range(len(match.types)))})")
+    for name, op, value in (("actor", "=", match.actor), ("at", ">=", match.since), ("at", "<=", match.until)):
+        if value is not None:
+            key = f":v{len(values)}"
+            names[f"#{name}"] = name
+            values[key] = {"S": value} if isinstance(value, str) else {"N": str(value)}
+            where.append(f"#{name} {op} {key}")
+    if match.streams or match.naming:
+        values |= {f":s{i}": {"S": s} for i, s in enumerate(match.streams)}
+        listed = ", ".join(f":s{i}" for i in range(len(match.streams)))
+        streams = [f"stream_id IN ({listed})"] if match.streams else []
+        if match.naming:
+            values[":naming"] = {"S": match.naming}
+            streams.append("contains(stream_id, :naming)")
+        where.append(f"({' OR '.join(streams)})")
+    filters = {"FilterExpression": " AND ".join(where)} if where else {}
+    return {"KeyConditionExpression": "log = :log AND #p BETWEEN :lo AND :hi",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values, **filters}
+
+
 def _key(stream_id: str, version: int) -> dict[str, Any]:
     return {"stream_id": {"S": stream_id}, "version": {"N": str(version)}}
 
@@ -302,7 +403,7 @@ def _item(event: Envelope) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The event's item, and the part items holding its data when it is too large for one item."""
     item = {
         **_key(event.stream_id, event.version),
-        "log": {"S": "all"},
+        "log": {"S": random.choice(LOG_PARTITIONS)},
         "position": {"N": str(event.position)},
         "type": {"S": event.type},
         "schema_version": {"N": str(event.schema_version)},

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ...domain.events import Envelope, Erased, is_tombstone
-from ...ports.event_store import EVERY, EventMatch, Touch
-from .checks import begun_after, check_expected_versions, touched
+from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
+from .checks import begun_after, check_expected_versions, dense_scan_back, touched
 
 Subscriber = Callable[[list[Envelope]], None]
 
@@ -73,6 +73,12 @@ class InMemoryEventStore:
         with self._lock:
             return [Touch(e.stream_id, e.version, e.type, e.at, e.position)
                     for e in self._log[max(0, after):] if e.stream_id.startswith(prefix)]
+
+    def scan_back(self, before: int, after: int, budget: int, match: EventMatch = EVERY) -> Scanned:
+        return dense_scan_back(self, before, after, budget, match)
+
+    def settled(self) -> int:
+        return self.head()
 
     def head(self) -> int:
         return len(self._log)

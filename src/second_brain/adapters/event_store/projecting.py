@@ -43,6 +43,6 @@ class ProjectingEventStore:
                   match: EventMatch = EVERY) -> list[Envelope]:
         return self.inner.read_page(before, after, limit, match)
 
-    # read_stream, read_all, cut, last_by, begun_after, touches, head: the inner store's
+    # read_stream, read_all, scan_back, cut, last_by, begun_after, touches, head, settled: the inner store's
     def __getattr__(self, name: str):
         return getattr(self.inner, name)

@@ -9,9 +9,9 @@ from typing import Protocol
 
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
-from ...ports.event_store import EVERY, EventMatch, Touch
+from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from ..sqlite_database import SQLiteDatabase
-from .checks import check_expected_versions
+from .checks import check_expected_versions, dense_scan_back
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -172,6 +172,12 @@ class SQLiteEventStore:
             (*params, max(0, limit)),
         ).fetchall()
         return [_envelope(row) for row in rows]
+
+    def scan_back(self, before: int, after: int, budget: int, match: EventMatch = EVERY) -> Scanned:
+        return dense_scan_back(self, before, after, budget, match)
+
+    def settled(self) -> int:
+        return self.head()
 
     def head(self) -> int:
         row = self.db.connection().execute("SELECT MAX(position) FROM events").fetchone()

@@ -8,8 +8,8 @@ forgotten memory's events are erased and never show; its tombstone shows as `del
 else) to whoever reads the workspace it was forgotten from. The capture bookkeeping streams (idempotency keys,
 content claims) and the mirrors kept for other feeds (team-shares, patterns-*) never show.
 
-Bounded work: a request reads at most SCAN_CAP log positions, WINDOW at a time, whatever the log's size or the
-filters, and says where it stopped (`next_cursor`).
+Bounded work: a request reads about SCAN_CAP events of the log at most, WINDOW at a time, whatever the log's size
+or the filters, and says where it stopped (`next_cursor`) and how many it read (`scanned`).
 """
 
 import re
@@ -27,8 +27,8 @@ from ..memories.views import TIMELINE_NAMES, actor_name, shown_to
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-SCAN_CAP = 5_000  # log positions one request reads at most
-WINDOW = 1_000  # positions per store read
+SCAN_CAP = 5_000  # events one request reads at most
+WINDOW = 1_000  # events per store read
 ADMIN_KINDS = frozenset({"team", "config", "maintenance", "oauth", "push"})
 NEVER_SHOWN = frozenset({"content", "idempotency", "team_shares", "patterns", "other"})
 KINDS = ((MEMORY_STREAM, "memory"), ("link-", "edge"), ("project-", "project"), ("maintenance-", "maintenance"),
@@ -86,17 +86,18 @@ class Timeline:
         items: list[dict[str, Any]] = []
         scanned = 0
         while high - 1 > floor and scanned < SCAN_CAP:
-            low = max(floor, high - 1 - min(WINDOW, SCAN_CAP - scanned))
-            for envelope in self.store.read_page(high, low, high - low, match):
+            stretch = self.store.scan_back(high, floor, min(WINDOW, SCAN_CAP - scanned), match)
+            scanned += stretch.examined
+            for envelope in stretch.events:
                 if not self.visible(envelope, memory_id):
                     continue
                 items.append(self.item(envelope))
                 if len(items) == limit:
-                    scanned += high - envelope.position
                     return self._answer(items, envelope.position if envelope.position - 1 > floor else None,
                                         limit, scanned)
-            scanned += high - 1 - low
-            high = low + 1
+            if stretch.reached >= high:  # nothing below to read
+                break
+            high = stretch.reached
         return self._answer(items, high if high - 1 > floor else None, limit, scanned)
 
     @staticmethod
