@@ -12,8 +12,12 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from second_brain.adapters.event_store import dynamodb as dynamodb_store
 from second_brain.adapters.event_store.dynamodb import (
     ERASURES,
+    SETTLE_MS,
+    SLOT_PREFIX,
+    SLOTS_PER_MS,
     DynamoDBEventStore,
     table_definition,
 )
@@ -28,7 +32,7 @@ from second_brain.domain.events import (
     to_data,
 )
 from second_brain.domain.text import MAX_CONTENT_CHARS
-from second_brain.ports.event_store import EventMatch
+from second_brain.ports.event_store import EventMatch, settled_pages
 from tests.conftest import envelope
 from tests.support.stores import event_store
 
@@ -260,3 +264,87 @@ def erase_after_a_failure(store: DynamoDBEventStore, monkeypatch) -> None:
     assert "SECRET" not in json.dumps(items)
     assert not [i for i in items if i["stream_id"]["S"] == ERASURES]
     assert store.complete_erasures() == 0
+
+
+# --- DynamoDB: no item every writer shares (issue 46, item 1) ---
+
+
+class Clock:
+    def __init__(self, ms: int) -> None:
+        self.ms = ms
+
+    def now_ms(self) -> int:
+        return self.ms
+
+
+@pytest.fixture
+def dynamodb():
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(**table_definition("events"))
+        yield client
+
+
+def test_writers_to_different_memories_share_no_item(dynamodb):
+    store = DynamoDBEventStore(dynamodb, "events")
+    for n in range(64):
+        store.append([envelope(f"memory-{n}", 1, captured(f"note {n}"))])
+    items = dynamodb.scan(TableName="events")["Items"]
+    events = [i for i in items if not i["stream_id"]["S"].startswith("$")]
+    claims = [i for i in items if i["stream_id"]["S"].startswith(SLOT_PREFIX)]
+    assert len(events) == 64 and len(claims) == 64 and all("expires" in c for c in claims)
+    assert len({i["log"]["S"] for i in events}) >= 8  # spread over the log index's partitions
+    assert not [i for i in items if i["stream_id"]["S"].startswith("$") and i not in claims]
+    assert [e.stream_id for e in store.read_all(0)] == [f"memory-{n}" for n in range(64)]
+
+
+def test_two_writers_in_one_millisecond_never_share_a_position(dynamodb, monkeypatch):
+    """Both pick the same block of the same millisecond: the second's claim fails and it takes another."""
+    clock = Clock(1_800_000_000_000)
+    one, two = (DynamoDBEventStore(dynamodb, "events", clock.now_ms, settle_ms=0) for _ in range(2))
+    monkeypatch.setattr(dynamodb_store.random, "randrange", lambda low, high=None: 0 if high is None else low)
+    [a] = one.append([envelope("memory-a", 1, captured())])
+    [b] = two.append([envelope("memory-b", 1, captured())])
+    assert a.position != b.position and two.retries == 1
+    assert a.position // SLOTS_PER_MS == b.position // SLOTS_PER_MS == clock.ms  # both in that millisecond
+    assert [e.stream_id for e in one.read_all(0)] == ["memory-a", "memory-b"]
+
+
+def test_a_writer_whose_clock_is_behind_still_appends_above_the_streams_last_event(dynamodb):
+    ahead, behind = Clock(1_800_000_060_000), Clock(1_800_000_000_000)
+    fast = DynamoDBEventStore(dynamodb, "events", ahead.now_ms, settle_ms=0)
+    slow = DynamoDBEventStore(dynamodb, "events", behind.now_ms, settle_ms=0)
+    [first] = fast.append([envelope("memory-a", 1, captured(), at=behind.ms)])
+    [second] = slow.append([envelope("memory-a", 2, MemoryRevised("later"), at=behind.ms)])
+    assert second.position > first.position and slow.retries == 1
+    assert [e.version for e in slow.read_all(0)] == [1, 2]
+    with pytest.raises(ConcurrencyConflict):  # a real conflict is still one, clock or not
+        slow.append([envelope("memory-a", 2, MemoryRevised("again"), at=behind.ms)])
+
+
+def test_a_cursor_keeper_waits_until_the_log_is_settled(dynamodb):
+    """An append in flight may land below what a reader has passed: a reader that keeps its cursor stops
+    SETTLE_MS behind the clock."""
+    clock = Clock(1_800_000_000_000)
+    store = DynamoDBEventStore(dynamodb, "events", clock.now_ms)
+    [event] = store.append([envelope("memory-a", 1, captured(), at=clock.ms)])
+    assert store.read_all(0) == [event]  # a one-off read sees it at once
+    assert store.settled() < event.position and list(settled_pages(store, 0, 10)) == []
+    clock.ms += SETTLE_MS
+    assert store.settled() >= event.position and list(settled_pages(store, 0, 10)) == [[event]]
+
+
+def test_the_time_index_brackets_every_event(dynamodb):
+    """`cut(at)`: nothing at or below it was stored after `at`; `last_by(at)`: nothing above it was stored by
+    `at` (positions say a time to within the longest a request takes)."""
+    clock = Clock(1_800_000_000_000)
+    store = DynamoDBEventStore(dynamodb, "events", clock.now_ms, settle_ms=0)
+    stored = []
+    for n in range(20):
+        clock.ms += random.Random(n).choice((0, 1, 7, 60_000))
+        at = clock.ms - random.Random(n + 100).choice((0, 5, 30_000))  # the request began a little earlier
+        stored += store.append([envelope(f"memory-{n}", 1, captured(), at=at)])
+    for event in stored:
+        for at in (event.at - 1, event.at, event.at + 1):
+            assert all(e.at <= at for e in stored if e.position <= store.cut(at))
+            assert all(e.at > at for e in stored if e.position > store.last_by(at))

@@ -1,5 +1,5 @@
-"""The extraction job reads the log the same way on every event store: the window's start (a binary search of
-positions by time), the cursor, and the captures it judges."""
+"""The extraction job reads the log the same way on every event store: the window's start (the store's time index:
+`cut`), the cursor, and the captures it judges."""
 
 import time
 from collections.abc import Iterator
@@ -18,8 +18,8 @@ DAY = 24 * 3600 * 1000
 
 
 @pytest.fixture(params=["memory", "sqlite", "dynamodb"])
-def store(request, tmp_path) -> Iterator[object]:
-    with event_store(request.param, tmp_path) as store:
+def store(request, tmp_path, clock) -> Iterator[object]:
+    with event_store(request.param, tmp_path, clock) as store:
         yield store
 
 

@@ -1,6 +1,6 @@
 """The event store port: an append-only log of per-stream events with a global order."""
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -91,3 +91,14 @@ class EventStore(Protocol):
         """A position up to which the log can no longer change: no append in flight will land at or below it.
         A reader that keeps a cursor across runs (the nightly jobs) moves it no further, or it could step over an
         event committed after it read. The head, where one writer at a time sets positions."""
+
+
+def settled_pages(store: EventStore, after: int, limit: int) -> Iterator[list[Envelope]]:
+    """Pages of the log after `after`, up to `store.settled()`: what a reader that keeps its cursor across runs may
+    walk. A page shorter than `limit` is the last."""
+    settled = store.settled()
+    while after < settled and (page := [e for e in store.read_all(after, limit) if e.position <= settled]):
+        yield page
+        if len(page) < limit:
+            return
+        after = page[-1].position

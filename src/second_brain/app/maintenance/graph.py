@@ -3,7 +3,7 @@ link (restored ones, ones indexed before their neighbours existed) are linked to
 
 from ...domain import links, text
 from ...ports.clock import Clock
-from ...ports.event_store import EventStore
+from ...ports.event_store import EventStore, settled_pages
 from ...ports.read_model import GraphReads
 from ...ports.vector_index import VectorIndex
 from ..graph.links import LinkService
@@ -43,7 +43,7 @@ class GraphPass:
         """Remove weak, old inferred edges found in the next slice of the log; where it stopped, and whether at
         the head."""
         read = 0
-        while batch := self.store.read_all(after=position, limit=PAGE):
+        for batch in settled_pages(self.store, position, PAGE):
             for envelope in batch:
                 if _maybe_weak(envelope.event):
                     self._prune_edge(envelope.stream_id, result)

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from ...domain.events import memory_of, memory_stream
 from ...domain.memory import Memory, fold
-from ...ports.event_store import EventStore
+from ...ports.event_store import EventStore, settled_pages
 from ..handling import Context
 from ..handling import system as system_context
 
@@ -21,12 +21,12 @@ class FirstEvent(NamedTuple):
 
 
 def first_events(store: EventStore, after: int) -> Iterator[FirstEvent]:
-    """Each memory's first event after log position `after`, in log order, up to the head."""
-    while batch := store.read_all(after=after, limit=PAGE):
+    """Each memory's first event after log position `after`, in log order, up to where the log is settled (a
+    cursor kept past it could step over an append in flight)."""
+    for batch in settled_pages(store, after, PAGE):
         for envelope in batch:
             if envelope.version == 1 and (memory_id := memory_of(envelope.stream_id)) is not None:
                 yield FirstEvent(memory_id, envelope.position)
-        after = batch[-1].position
 
 
 def load(store: EventStore, memory_id: str) -> Memory:

@@ -36,7 +36,7 @@ from ...domain.events import (
 from ...domain.extraction import Anchor, find_anchor
 from ...domain.memory import Memory, decide, evolve, fold
 from ...ports.clock import Clock
-from ...ports.event_store import EventStore
+from ...ports.event_store import EventStore, settled_pages
 from ...ports.llm import LanguageModel
 from ..handling import envelopes, retrying
 from ..handling import system as system_context
@@ -85,8 +85,9 @@ class Extractor:
         position = max(after, self._window_start())
         cutoff = self.clock.now_ms() - self.window_ms
         scanned = 0
+        pages = settled_pages(self.store, position, PAGE)  # the cursor is kept: no further than the log is settled
         while scan_limit is None or scanned < scan_limit:
-            page = self.store.read_all(after=position, limit=PAGE)
+            page = next(pages, [])
             for envelope in page:
                 position = envelope.position
                 if isinstance(envelope.event, MemoryCaptured):
@@ -155,20 +156,9 @@ class Extractor:
         return found
 
     def _window_start(self) -> int:
-        """The log position just before the first event of the window: a binary search over positions by time
-        (times grow with positions, give or take a clock's jitter, which only moves the edge of the window)."""
-        cutoff = self.clock.now_ms() - self.window_ms
-        low, high = 0, self.store.head()
-        while low < high:
-            middle = (low + high) // 2
-            following = self.store.read_all(after=middle, limit=1)
-            if not following:
-                high = middle
-            elif following[0].at < cutoff:
-                low = max(middle + 1, following[0].position)
-            else:
-                high = middle
-        return low
+        """A log position before the first event of the window (the store's time index; a position it cannot
+        place exactly only adds captures that `candidates` then finds too old)."""
+        return self.store.cut(self.clock.now_ms() - self.window_ms - 1)
 
     @staticmethod
     def _ask_model(llm: LanguageModel, content: str, captured_at: int, tz: ZoneInfo) -> "Anchor | None | object":
