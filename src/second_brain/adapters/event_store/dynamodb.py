@@ -36,9 +36,10 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.errors import ConcurrencyConflict, StoreUnavailable
-from ...domain.events import Envelope, from_data, is_tombstone, to_data
+from ...domain.events import Envelope, from_data, is_tombstone, memory_of, to_data
 from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from .checks import begun_after, expected_versions, touched
+from .keys import KmsKeyring
 
 PART_PREFIX = "$part#"
 SLOT_PREFIX = "$slot#"
@@ -65,10 +66,12 @@ log = logging.getLogger("second_brain.dynamodb")
 
 class DynamoDBEventStore:
     def __init__(self, client: Any, table_name: str, clock: Callable[[], int] | None = None,
-                 settle_ms: int = SETTLE_MS) -> None:
+                 settle_ms: int = SETTLE_MS, keyring: KmsKeyring | None = None) -> None:
         """`clock`: Unix ms, the application's (positions follow the time events carry); `settle_ms`: see the
-        module (0 where one process writes and reads, as in tests that read what they just wrote)."""
+        module (0 where one process writes and reads, as in tests that read what they just wrote); `keyring`:
+        each memory's events sealed with a key of its own, destroyed by its forget (keys.py)."""
         self.client = client
+        self.keyring = keyring
         self.table = table_name
         self.clock = clock or (lambda: time.time_ns() // 1_000_000)
         self.settle_ms = settle_ms
@@ -135,7 +138,7 @@ class DynamoDBEventStore:
                 }})
                 kinds.append(("check", stream_id, version))
         for event in stored:
-            item, parts = _item(event)
+            item, parts = _item(event, self.keyring)
             items.append({"Put": {
                 "TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(stream_id)",
             }})
@@ -172,12 +175,15 @@ class DynamoDBEventStore:
                    for m in markers)
 
     def _finish_erasure(self, stream_id: str, before: int, position: int) -> bool:
-        """Erase the stream's events before `before`, then strike its marker; False if that stopped halfway
-        (the forget is committed: the marker stays for the next `complete_erasures`)."""
+        """Destroy the memory's key (every copy of its events is then sealed for good), erase the stream's events
+        before `before`, then strike its marker; False if that stopped halfway (the forget is committed: the
+        marker stays for the next `complete_erasures`)."""
         try:
+            if self.keyring is not None and (scope := memory_of(stream_id)) is not None:
+                self.keyring.destroy(scope)
             self._erase(stream_id, before)
             self.client.delete_item(TableName=self.table, Key=_key(ERASURES, position))
-        except (ClientError, BotoCoreError):
+        except (ClientError, BotoCoreError, StoreUnavailable):
             log.exception("erasing %s stopped halfway; the nightly run finishes it", stream_id)
             return False
         return True
@@ -186,7 +192,7 @@ class DynamoDBEventStore:
         for version in range(1, before):
             old = self.client.update_item(
                 TableName=self.table, Key=_key(stream_id, version),
-                UpdateExpression="SET #d = :empty, erased = :yes REMOVE packed, parts",
+                UpdateExpression="SET #d = :empty, erased = :yes REMOVE packed, parts, sealed_by",
                 ExpressionAttributeNames={"#d": "data"},
                 ExpressionAttributeValues={":empty": {"S": "{}"}, ":yes": {"BOOL": True}},
                 ReturnValues="UPDATED_OLD",
@@ -220,7 +226,7 @@ class DynamoDBEventStore:
                 stream = _part_stream(item["stream_id"]["S"], int(item["version"]["N"]))
                 packed = b"".join(chunks[(stream, part)] for part in range(int(item["parts"]["N"])))
                 item = {**item, "packed": {"B": packed}}
-            envelopes.append(envelope_from_item(item))
+            envelopes.append(envelope_from_item(item, self.keyring))
         return envelopes
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
@@ -399,8 +405,9 @@ def _part_stream(stream_id: str, version: int) -> str:
     return f"{PART_PREFIX}{stream_id}#{version}"
 
 
-def _item(event: Envelope) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The event's item, and the part items holding its data when it is too large for one item."""
+def _item(event: Envelope, keyring: KmsKeyring | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The event's item, and the part items holding its data when it is too large for one item. With a keyring, a
+    memory's event data is compressed and sealed with the memory's key (`sealed_by` names it)."""
     item = {
         **_key(event.stream_id, event.version),
         "log": {"S": random.choice(LOG_PARTITIONS)},
@@ -413,9 +420,14 @@ def _item(event: Envelope) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "at": {"N": str(event.at)},
     }
     data = json.dumps(to_data(event.event), ensure_ascii=False)
-    if len(data.encode()) <= ITEM_DATA_BYTES:
+    scope = memory_of(event.stream_id) if keyring is not None else None
+    if scope is not None:
+        packed = keyring.seal(scope, zlib.compress(data.encode(), 6), _bound(event.stream_id, event.version))
+        item["sealed_by"] = {"S": scope}
+    elif len(data.encode()) <= ITEM_DATA_BYTES:
         return item | {"data": {"S": data}}, []
-    packed = zlib.compress(data.encode(), 6)
+    else:
+        packed = zlib.compress(data.encode(), 6)
     if len(packed) <= ITEM_DATA_BYTES:
         return item | {"packed": {"B": packed}}, []
     chunks = [packed[i : i + ITEM_DATA_BYTES] for i in range(0, len(packed), ITEM_DATA_BYTES)]
@@ -424,17 +436,28 @@ def _item(event: Envelope) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         _key(stream, part) | {"chunk": {"B": chunk}} for part, chunk in enumerate(chunks)]
 
 
-def envelope_from_item(item: dict[str, Any]) -> Envelope:
-    """An event as stored in the table, its data in parts already joined as `packed`."""
-    if "packed" in item:
+def _bound(stream_id: str, version: int) -> str:
+    return f"{stream_id}#{version}"
+
+
+def envelope_from_item(item: dict[str, Any], keyring: KmsKeyring | None = None) -> Envelope:
+    """An event as stored in the table, its data in parts already joined as `packed`. A sealed event whose key was
+    destroyed (its memory forgotten: a copy from before the forget) reads as erased."""
+    erased = item.get("erased", {}).get("BOOL", False)
+    stream_id, version = item["stream_id"]["S"], int(item["version"]["N"])
+    if "sealed_by" in item and not erased:
+        if keyring is None:
+            raise StoreUnavailable("this log's events are sealed: the store needs the keyring to read them")
+        opened = keyring.open(item["sealed_by"]["S"], item["packed"]["B"], _bound(stream_id, version))
+        data, erased = (json.loads(zlib.decompress(opened)), False) if opened is not None else ({}, True)
+    elif "packed" in item:
         data = json.loads(zlib.decompress(item["packed"]["B"]))
     else:
         data = json.loads(item["data"]["S"])
     return Envelope(
-        stream_id=item["stream_id"]["S"],
-        version=int(item["version"]["N"]),
-        event=from_data(item["type"]["S"], data, erased=item.get("erased", {}).get("BOOL", False),
-                        schema_version=int(item["schema_version"]["N"])),
+        stream_id=stream_id,
+        version=version,
+        event=from_data(item["type"]["S"], data, erased=erased, schema_version=int(item["schema_version"]["N"])),
         actor=item["actor"]["S"],
         workspace=item["workspace"]["S"],
         request_id=item["request_id"]["S"],

@@ -1,0 +1,97 @@
+"""Per-memory data keys for the DynamoDB log: envelope encryption under a customer-managed KMS key, so that a forget
+is an erasure of every copy.
+
+Each memory's events are sealed (AES-256-GCM) with a data key of its own. The key is made by KMS
+(GenerateDataKey) and kept only wrapped, in a table of its own that is not backed up beyond a short window (the
+template's KeysTable: point-in-time recovery of one day, no stream). Forget deletes the memory's key: its events in
+a point-in-time restore of the log table, in the log's stream, in an export of the table, all become ciphertext
+nobody can open. Keys are unwrapped once per process and kept a few minutes (KEY_CACHE_SECONDS): a forgotten
+memory's events are erased from the live table as well, so a key still held elsewhere opens nothing there.
+"""
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ...domain.errors import StoreUnavailable
+
+KEY_CACHE_SECONDS = 300.0
+KEY_CACHE_SIZE = 10_000
+NONCE_BYTES = 12
+
+
+class KmsKeyring:
+    def __init__(self, kms: Any, dynamodb: Any, table: str, key_id: str) -> None:
+        self.kms, self.dynamodb, self.table, self.key_id = kms, dynamodb, table, key_id
+        self._keys: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def seal(self, scope: str, plaintext: bytes, bound_to: str) -> bytes:
+        """`plaintext` sealed with the scope's key (made on first use); `bound_to` names the item, so a sealed
+        payload copied onto another item does not open."""
+        nonce = os.urandom(NONCE_BYTES)
+        return nonce + AESGCM(self._key(scope, make=True)).encrypt(nonce, plaintext, bound_to.encode())
+
+    def open(self, scope: str, sealed: bytes, bound_to: str) -> bytes | None:
+        """The plaintext, or None when the scope's key was destroyed (the memory was forgotten)."""
+        key = self._key(scope, make=False)
+        if key is None:
+            return None
+        return AESGCM(key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], bound_to.encode())
+
+    def destroy(self, scope: str) -> None:
+        """Delete the scope's key for good: whatever it sealed, wherever a copy lies, stays sealed."""
+        with self._lock:
+            self._keys.pop(scope, None)
+        self._call(self.dynamodb.delete_item, TableName=self.table, Key={"scope": {"S": scope}})
+
+    def _key(self, scope: str, make: bool) -> bytes | None:
+        with self._lock:
+            cached = self._keys.get(scope)
+            if cached and cached[1] > time.monotonic():
+                self._keys.move_to_end(scope)
+                return cached[0]
+        item = self._call(self.dynamodb.get_item, TableName=self.table, Key={"scope": {"S": scope}},
+                          ConsistentRead=True).get("Item")
+        if item is not None:
+            key = self._call(self.kms.decrypt, CiphertextBlob=item["wrapped"]["B"], KeyId=self.key_id)["Plaintext"]
+        elif not make:
+            return None
+        else:
+            made = self._call(self.kms.generate_data_key, KeyId=self.key_id, KeySpec="AES_256")
+            try:
+                self.dynamodb.put_item(TableName=self.table, ConditionExpression="attribute_not_exists(#s)",
+                                       ExpressionAttributeNames={"#s": "scope"},
+                                       Item={"scope": {"S": scope}, "wrapped": {"B": made["CiphertextBlob"]}})
+                key = made["Plaintext"]
+            except ClientError as exc:
+                if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise StoreUnavailable(f"the key store failed: {exc}") from exc
+                return self._key(scope, make=False)  # another writer made it first: theirs seals this memory
+        with self._lock:
+            self._keys[scope] = (key, time.monotonic() + KEY_CACHE_SECONDS)
+            while len(self._keys) > KEY_CACHE_SIZE:
+                self._keys.popitem(last=False)
+        return key
+
+    @staticmethod
+    def _call(method: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return method(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise StoreUnavailable(f"the key store failed: {exc}") from exc
+
+
+def keys_table_definition(table_name: str) -> dict[str, Any]:
+    """The key table this keyring expects (the SAM template declares the same, with a short recovery window)."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "scope", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "scope", "KeyType": "HASH"}],
+    }
