@@ -42,6 +42,10 @@ class Settings(BaseSettings):
         "none", description="On AWS: Bedrock Rerank (Cohere Rerank 3.5) or a SageMaker cross-encoder endpoint.")
     reranker_endpoint: str | None = Field(None, description="SageMaker endpoint of the reranker.")
     events_table: str = Field("second-brain-events", description="On AWS: the DynamoDB table holding the log.")
+    keys_table: str | None = Field(None, description="On AWS: the DynamoDB table of each memory's wrapped data key "
+                                   "(with data_key_id, the log's memory events are sealed; forget destroys the key).")
+    data_key_id: str | None = Field(None, description="On AWS: the customer-managed KMS key that wraps the memories' "
+                                    "data keys.")
     opensearch_url: str | None = Field(None, description="On AWS: the OpenSearch domain endpoint (https://...).")
     opensearch_prefix: str = Field("brain", description="Prefix of this brain's OpenSearch indexes.")
     opensearch_replicas: int | None = Field(None, ge=0, le=5, description="Replicas of every shard of this brain's "

@@ -474,6 +474,8 @@ def _actions(template: dict, function: str, prefix: str) -> set[str]:
 def test_the_event_log_policy_holds_exactly_the_calls_the_store_makes(template):
     source = (ROOT / "src/second_brain/adapters/event_store/dynamodb.py").read_text()
     calls = set(re.findall(r"self\.client\.(\w+)\(", source))
+    keys = (ROOT / "src/second_brain/adapters/event_store/keys.py").read_text()
+    calls |= set(re.findall(r"self\.dynamodb\.(\w+)\b", keys))  # the key table's: made, read, destroyed
     assert calls - set(DYNAMODB_ACTIONS) <= {"transact_write_items"}, f"map these calls to IAM: {calls}"
     needed = {DYNAMODB_ACTIONS[c] for c in calls if c != "transact_write_items"}
     if "transact_write_items" in calls:
@@ -488,7 +490,7 @@ def test_the_event_log_policy_holds_exactly_the_calls_the_store_makes(template):
 def test_the_functions_can_delete_no_event(template):
     from second_brain.adapters.event_store import dynamodb
     deletes = [s for f in _functions(template) for s in _statements(template, f)
-               if "dynamodb:DeleteItem" in s["actions"]]
+               if "dynamodb:DeleteItem" in s["actions"] and "KeysTable" not in json.dumps(s["resources"])]
     # Only the parts of an erased event's data (under their own key prefix) and the markers of pending erasures.
     allowed = [f"{dynamodb.PART_PREFIX}*", dynamodb.ERASURES]
     for statement in deletes:
@@ -527,7 +529,9 @@ def test_each_function_gets_only_what_it_calls(template):
         converses = "bedrock:InvokeModelWithResponseStream" in actions  # the language model
         assert converses == (answers_requests or function == "MaintenanceFunction"), f"{function} and the model"
         assert any("EmbeddingModelId" in json.dumps(s["resources"]) for s in statements), f"{function} embeds"
-        decrypt = [s for s in statements if "kms:Decrypt" in s["actions"]]
+        memory_keys = [s for s in statements if s["resources"] == [{"Fn::GetAtt": ["DataKey", "Arn"]}]]
+        assert [sorted(s["actions"]) for s in memory_keys] == [["kms:Decrypt", "kms:GenerateDataKey"]], function
+        decrypt = [s for s in statements if "kms:Decrypt" in s["actions"] and s not in memory_keys]
         assert bool(decrypt) == answers_requests, f"{function} and the secret's key"
         for statement in decrypt:  # the token secret's key, through Secrets Manager, when one is configured
             assert "SecretHasKmsKey" in statement["conditions"]
@@ -609,6 +613,9 @@ def test_the_stream_mapping_brings_no_account_wide_stream_policy(template):
     assert [_ref(m["Properties"]["FunctionName"]) for m in mappings] == ["ProjectorFunction"]
 
 
+KEYS = {"Fn::GetAtt": ["KeysTable", "Arn"]}
+
+
 def test_a_restored_table_is_switched_to_by_parameters_the_next_deploy_keeps(template):
     restored = {"RestoredTableName": "brain-restored", "RestoredTableStreamArn": "arn:aws:dynamodb:eu-west-1:1:table/"
                 "brain-restored/stream/2026-12-01T00:00:00.000"}
@@ -621,7 +628,8 @@ def test_a_restored_table_is_switched_to_by_parameters_the_next_deploy_keeps(tem
     for function in _functions(template):
         tables = [_resolved(r, template, **restored) for s in _statements(template, function)
                   if any(a.startswith("dynamodb:") for a in s["actions"]) for r in s["resources"]]
-        assert tables and all("RestoredTableName" in json.dumps(t) or t == "DynamoDBStreamReadPolicy"
+        # the memories' keys stay where they are: the restored log's events are sealed with them
+        assert tables and all("RestoredTableName" in json.dumps(t) or t in ("DynamoDBStreamReadPolicy", KEYS)
                               for t in tables), f"{function} keeps the old table: {tables}"
     stream_policy = _functions(template)["ProjectorFunction"]["Policies"]
     assert "RestoredTableName" in json.dumps(stream_policy), "the projector cannot read the restored stream"

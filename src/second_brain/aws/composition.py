@@ -18,6 +18,7 @@ from ..adapters.blobs.s3 import S3BlobStore
 from ..adapters.embedder.bedrock import BedrockTitanEmbedder
 from ..adapters.embedder.sagemaker import SageMakerEmbedder
 from ..adapters.event_store.dynamodb import DynamoDBEventStore
+from ..adapters.event_store.keys import KmsKeyring
 from ..adapters.event_store.projecting import ProjectingEventStore
 from ..adapters.llm.bedrock import BedrockConverseModel
 from ..adapters.llm.none import NoLanguageModel
@@ -94,7 +95,7 @@ class AwsBrain:
 def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
     single_threaded_blas()
     clients = clients or Clients()
-    log = DynamoDBEventStore(clients("dynamodb"), settings.events_table)
+    log = event_log(settings, clients)
     embedder = aws_embedder(settings, clients)
     index = OpenSearchIndex(clients.opensearch or opensearch_client(settings), log, settings.opensearch_prefix,
                             embedder.dimension if embedder else settings.embedding_dimension,
@@ -115,8 +116,16 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
 def build_access(settings: Settings, clients: Clients) -> tuple[EventStore, TeamService]:
     """What checking a bearer token (and serving OAuth's flow) needs, without the brain or OpenSearch: the log,
     and the team read from it."""
-    log = DynamoDBEventStore(clients("dynamodb"), settings.events_table)
+    log = event_log(settings, clients)
     return log, TeamService(log, SystemClock(), owner(settings.owner_name))
+
+
+def event_log(settings: Settings, clients: Clients) -> DynamoDBEventStore:
+    """The DynamoDB log; with a key table and a KMS key, each memory's events sealed under a key of its own."""
+    keyring = None
+    if settings.keys_table and settings.data_key_id:
+        keyring = KmsKeyring(clients("kms"), clients("dynamodb"), settings.keys_table, settings.data_key_id)
+    return DynamoDBEventStore(clients("dynamodb"), settings.events_table, keyring=keyring)
 
 
 def replay(settings: Settings, progress: Callable[[int], None] = lambda events: None) -> tuple[int, int]:

@@ -53,7 +53,9 @@ SLOTS_PER_MS = 2048  # positions per millisecond: below 2**53 (a JSON number eve
 BLOCK = 64  # positions one claim covers: an append of up to 64 events claims one block, of up to 99 two
 BLOCKS_PER_MS = SLOTS_PER_MS // BLOCK
 SLOT_LIFETIME_S = 86_400
-SETTLE_MS = 10_000  # how far behind the clock `settled()` stays: an append's round trips and the index's lag
+# How far behind the clock `settled()` stays: longer than an append can take from picking its position to
+# committing (3 attempts of 3 s to connect and 10 s to read, aws/composition.py's client) and the index's lag.
+SETTLE_MS = 60_000
 MAX_ATTEMPTS = 12
 ITEM_DATA_BYTES = 300_000  # of an item's 400 KB: the key, the envelope and the attribute names fit in the rest
 TRANSACTION_ITEMS = 100
