@@ -127,7 +127,7 @@ class DynamoDBEventStore:
         """The transaction's items, and what each is: ("check" | "put" | "part" | "claim", stream, version)."""
         items: list[dict[str, Any]] = []
         kinds: list[tuple[str, str, int]] = []
-        first = {}
+        first: dict[str, int] = {}
         for event in stored:
             first.setdefault(event.stream_id, event.position)
         for stream_id, version in expected.items():
@@ -423,7 +423,7 @@ def _item(event: Envelope, keyring: KmsKeyring | None = None) -> tuple[dict[str,
     }
     data = json.dumps(to_data(event.event), ensure_ascii=False)
     scope = memory_of(event.stream_id) if keyring is not None else None
-    if scope is not None:
+    if keyring is not None and scope is not None:
         packed = keyring.seal(scope, zlib.compress(data.encode(), 6), _bound(event.stream_id, event.version))
         item["sealed_by"] = {"S": scope}
     elif len(data.encode()) <= ITEM_DATA_BYTES:

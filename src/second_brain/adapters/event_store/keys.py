@@ -34,8 +34,11 @@ class KmsKeyring:
     def seal(self, scope: str, plaintext: bytes, bound_to: str) -> bytes:
         """`plaintext` sealed with the scope's key (made on first use); `bound_to` names the item, so a sealed
         payload copied onto another item does not open."""
+        key = self._key(scope, make=True)
+        if key is None:  # made, or read back: only a key store failing on the way says nothing
+            raise StoreUnavailable(f"no key could be made for {scope}")
         nonce = os.urandom(NONCE_BYTES)
-        return nonce + AESGCM(self._key(scope, make=True)).encrypt(nonce, plaintext, bound_to.encode())
+        return nonce + AESGCM(key).encrypt(nonce, plaintext, bound_to.encode())
 
     def open(self, scope: str, sealed: bytes, bound_to: str) -> bytes | None:
         """The plaintext, or None when the scope's key was destroyed (the memory was forgotten)."""
