@@ -367,10 +367,11 @@ def test_the_projector_is_invoked_for_events_only(template):
     rng = random.Random(5)  # random characters: too many for one item even compressed
     text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(200_000))
     big = envelope("memory-big", 1, MemoryCaptured(text, (), "api", "personal-owner"), at=1)
-    item, parts = _item(big)
+    item, parts = _item(big, ("all#00",))
     assert parts, "the note is large enough to be stored in parts"
-    events = [item, _item(envelope("link-related-3f9c-7b1d", 1, MemoryForgotten()))[0]]
-    others = [*parts, {**_key("$slot#123456", 0), "expires": {"N": "1"}},
+    events = [item, _item(envelope("link-related-3f9c-7b1d", 1, MemoryForgotten()), ("all#00",))[0]]
+    others = [*parts, {**_key("$log", 0), "partitions": {"N": "16"}},
+              {**_key("$slot#123456", 0), "expires": {"N": "1"}},
               {**_key("$erase#pending", 9), "target": {"S": "memory-big"}, "before": {"N": "2"}}]
     for patterns in _stream_filters(template):
         assert patterns, "the projector is invoked for every record, position claims included"

@@ -294,8 +294,18 @@ def test_writers_to_different_memories_share_no_item(dynamodb):
     claims = [i for i in items if i["stream_id"]["S"].startswith(SLOT_PREFIX)]
     assert len(events) == 64 and len(claims) == 64 and all("expires" in c for c in claims)
     assert len({i["log"]["S"] for i in events}) >= 8  # spread over the log index's partitions
-    assert not [i for i in items if i["stream_id"]["S"].startswith("$") and i not in claims]
+    # and besides them only the log's own settings: no counter, nothing every append writes
+    assert [i["stream_id"]["S"] for i in items if i["stream_id"]["S"].startswith("$") and i not in claims] == ["$log"]
     assert [e.stream_id for e in store.read_all(0)] == [f"memory-{n}" for n in range(64)]
+
+
+def test_the_log_keeps_the_partitions_it_was_laid_out_with(dynamodb):
+    DynamoDBEventStore(dynamodb, "events", partitions=4).append([envelope("memory-a", 1, captured())])
+    other = DynamoDBEventStore(dynamodb, "events")  # a process configured for 16: the log's own count wins
+    assert len(other.partitions) == 4
+    other.append([envelope("memory-b", 1, captured())])
+    assert [e.stream_id for e in DynamoDBEventStore(dynamodb, "events", partitions=1).read_all(0)] == [
+        "memory-a", "memory-b"]
 
 
 def test_two_writers_in_one_millisecond_never_share_a_position(dynamodb, monkeypatch):

@@ -86,8 +86,10 @@ def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(**table_definition("events"))
         brain = opensearch_brain(request.getfixturevalue("opensearch_url"), tmp_path, clock, embedder,
-                                 # the test's clock; settled at once: one process writes and reads
-                                 DynamoDBEventStore(client, "events", clock.now_ms, settle_ms=0), request=request)
+                                 # the test's clock; settled at once: one process writes and reads. Two partitions:
+                                 # moto reads the whole table for every query (the contract suite runs 16)
+                                 DynamoDBEventStore(client, "events", clock.now_ms, settle_ms=0, partitions=2),
+                                 request=request)
     else:
         # tests/conftest.py marks a test `opensearch` when it is parametrized with this backend; one that reaches
         # here some other way would start Java inside `make test-fast`

@@ -9,9 +9,10 @@ append (never earlier than the events' own time) and a slot in a block of BLOCK 
 so positions are unique and grow with time but are not gap-free. A stream's next event always lies above its
 previous one: the transaction checks that too, and a writer whose clock is behind moves to later milliseconds.
 
-The `by_position` index is spread over LOG_SHARDS partitions (`log = "all#NN"`, chosen at random per event), and
-"the events after X" is a merge of one query per partition, read side by side: the index takes LOG_SHARDS times
-the writes one partition could. An append in flight may land below a position a reader has already passed, so a
+The `by_position` index is spread over partitions (`log = "all#NN"`, chosen at random per event; LOG_SHARDS for a
+new log, the count written in its `$log` item at its first use, which every process then reads), and "the events
+after X" is a merge of one query per partition, read side by side: the index takes that many times the writes one
+partition could. An append in flight may land below a position a reader has already passed, so a
 reader that keeps a cursor stops at `settled()`, SETTLE_MS behind the clock (the time an append and the index's
 propagation take, with room to spare).
 
@@ -48,7 +49,8 @@ SLOT_PREFIX = "$slot#"
 # by `complete_erasures` (the nightly job) instead of leaving the text behind for good.
 ERASURES = "$erase#pending"
 LOG_INDEX = "by_position"
-LOG_SHARDS = 16  # partitions of the log index: 16,000 write units a second where one gives 1,000
+LOG_SHARDS = 16  # partitions of a new log's index: 16,000 write units a second where one gives 1,000
+LOG_ITEM = "$log"  # the log's own settings: how many partitions its index is spread over
 SLOTS_PER_MS = 2048  # positions per millisecond: below 2**53 (a JSON number every client reads exactly) to 2109
 BLOCK = 64  # positions one claim covers: an append of up to 64 events claims one block, of up to 99 two
 BLOCKS_PER_MS = SLOTS_PER_MS // BLOCK
@@ -68,10 +70,12 @@ log = logging.getLogger("second_brain.dynamodb")
 
 class DynamoDBEventStore:
     def __init__(self, client: Any, table_name: str, clock: Callable[[], int] | None = None,
-                 settle_ms: int = SETTLE_MS, keyring: KmsKeyring | None = None) -> None:
+                 settle_ms: int = SETTLE_MS, keyring: KmsKeyring | None = None, partitions: int = LOG_SHARDS
+                 ) -> None:
         """`clock`: Unix ms, the application's (positions follow the time events carry); `settle_ms`: see the
         module (0 where one process writes and reads, as in tests that read what they just wrote); `keyring`:
-        each memory's events sealed with a key of its own, destroyed by its forget (keys.py)."""
+        each memory's events sealed with a key of its own, destroyed by its forget (keys.py); `partitions`: of a
+        new log's index (an existing log keeps its own)."""
         self.client = client
         self.keyring = keyring
         self.table = table_name
@@ -80,6 +84,29 @@ class DynamoDBEventStore:
         self.retries = 0  # attempts that had to be made again (a claimed slot, a clock behind, a busy item)
         self._last = 0  # the last position this process gave
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._new_partitions = partitions
+        self._partitions: tuple[str, ...] = ()
+
+    @property
+    def partitions(self) -> tuple[str, ...]:
+        """The log index's partition keys, as the log's `$log` item says (written by the first process to use the
+        log: a count no process may change, or events would lie where readers do not look)."""
+        if not self._partitions:
+            item = self.client.get_item(TableName=self.table, Key=_key(LOG_ITEM, 0), ConsistentRead=True).get("Item")
+            if item is None:
+                try:
+                    self.client.put_item(TableName=self.table, ConditionExpression="attribute_not_exists(stream_id)",
+                                         Item={**_key(LOG_ITEM, 0), "partitions": {"N": str(self._new_partitions)}})
+                    count = self._new_partitions
+                except ClientError as exc:
+                    if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                        raise StoreUnavailable(f"DynamoDB read failed: {exc}") from exc
+                    return self.partitions  # another process laid the log out first
+            else:
+                count = int(item["partitions"]["N"])
+            self._partitions = tuple(f"all#{n:02d}" for n in range(count))
+        return self._partitions
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         expected = expected_versions(events)
@@ -140,7 +167,7 @@ class DynamoDBEventStore:
                 }})
                 kinds.append(("check", stream_id, version))
         for event in stored:
-            item, parts = _item(event, self.keyring)
+            item, parts = _item(event, self.partitions, self.keyring)
             items.append({"Put": {
                 "TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(stream_id)",
             }})
@@ -251,7 +278,7 @@ class DynamoDBEventStore:
         down to the highest place a partition stopped at."""
         if budget <= 0 or before - after <= 1:
             return Scanned([], before, 0)
-        share = max(1, -(-budget // LOG_SHARDS))
+        share = max(1, -(-budget // len(self.partitions)))
         pages = self._each_partition(lambda log: self.client.query(
             **_window(before, after, match, log), TableName=self.table, IndexName=LOG_INDEX, ScanIndexForward=False,
             Limit=share))
@@ -298,14 +325,18 @@ class DynamoDBEventStore:
         return max((_position(i) for page in pages for i in page.get("Items", [])), default=0)
 
     def _each_partition(self, read: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
-        """`read(log)` for every partition of the log index, side by side."""
-        with ThreadPoolExecutor(LOG_SHARDS) as pool:
-            return list(pool.map(read, LOG_PARTITIONS))
+        """`read(log)` for every partition of the log index, side by side (threads kept for the process: a
+        Lambda container serves request after request)."""
+        if self._pool is None:
+            with self._lock:
+                self._pool = self._pool or ThreadPoolExecutor(len(self.partitions),
+                                                              thread_name_prefix="log-partition")
+        return list(self._pool.map(read, self.partitions))
 
     def _merged(self, limit: int, newest_first: bool, **query: Any) -> Iterator[dict[str, Any]]:
         """The items of every partition the query finds, merged in position order: each partition's first page
         read side by side, a share of `limit` each, and the next page of one only when the merge needs it."""
-        share = max(10, -(-limit // LOG_SHARDS) * 2)
+        share = max(10, -(-limit // len(self.partitions)) * 2)
 
         def partition(log: str, first: dict[str, Any]) -> Iterator[dict[str, Any]]:
             page = first
@@ -321,7 +352,7 @@ class DynamoDBEventStore:
                     "Limit": share, "ExpressionAttributeValues": values}
 
         firsts = self._each_partition(lambda log: self.client.query(**read(log)))
-        return heapq.merge(*(partition(log, first) for log, first in zip(LOG_PARTITIONS, firsts, strict=True)),
+        return heapq.merge(*(partition(log, first) for log, first in zip(self.partitions, firsts, strict=True)),
                            key=_position, reverse=newest_first)
 
     def _query(self, max_items: int | None = None, **kwargs: Any) -> list[dict[str, Any]]:
@@ -359,9 +390,6 @@ def table_definition(table_name: str) -> dict[str, Any]:
         }],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
     }
-
-
-LOG_PARTITIONS = tuple(f"all#{n:02d}" for n in range(LOG_SHARDS))
 
 
 def _position(item: dict[str, Any]) -> int:
@@ -407,12 +435,13 @@ def _part_stream(stream_id: str, version: int) -> str:
     return f"{PART_PREFIX}{stream_id}#{version}"
 
 
-def _item(event: Envelope, keyring: KmsKeyring | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _item(event: Envelope, partitions: Sequence[str], keyring: KmsKeyring | None = None
+          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The event's item, and the part items holding its data when it is too large for one item. With a keyring, a
     memory's event data is compressed and sealed with the memory's key (`sealed_by` names it)."""
     item = {
         **_key(event.stream_id, event.version),
-        "log": {"S": random.choice(LOG_PARTITIONS)},
+        "log": {"S": random.choice(partitions)},
         "position": {"N": str(event.position)},
         "type": {"S": event.type},
         "schema_version": {"N": str(event.schema_version)},
