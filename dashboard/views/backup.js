@@ -66,11 +66,21 @@ async function uploaded(file, say) {
     if (error.status === 404 || error.status === 405) return null; // this brain takes backups in the request
     throw error;
   }
+  if (offer.max_bytes && file.size > offer.max_bytes) {
+    throw new Error(`This backup is ${size(file.size)}; this brain imports at most ${size(offer.max_bytes)} at once.`);
+  }
   say(`Uploading ${size(file.size)}…`);
   let response;
   try {
-    response = await fetch(offer.url, { method: offer.method || "PUT", body: file,
-      headers: { "Content-Type": offer.content_type || "application/json" } });
+    if (offer.method === "POST") { // a presigned form: its fields, then the file last (S3 caps its size)
+      const form = new FormData();
+      for (const [name, value] of Object.entries(offer.fields || {})) form.append(name, value);
+      form.append(offer.file_field || "file", file);
+      response = await fetch(offer.url, { method: "POST", body: form });
+    } else {
+      response = await fetch(offer.url, { method: offer.method || "PUT", body: file,
+        headers: { "Content-Type": offer.content_type || "application/json" } });
+    }
   } catch {
     throw new Error("The backup could not be uploaded to this brain's storage: the browser refused or lost the "
       + "connection. Import it with the command line instead (brain import).");

@@ -37,6 +37,7 @@ from .app.maintenance.housekeeping import Housekeeping
 from .app.maintenance.index_check import IndexVerification
 from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
+from .app.maintenance.recalls import RecallFold
 from .app.maintenance.runner import parse_daily
 from .app.maintenance.staleness import StalenessPass
 from .app.memories.conflicts import ConflictReview
@@ -59,6 +60,7 @@ from .ports.event_store import EventStore
 from .ports.index_check import IndexCheck
 from .ports.llm import LanguageModel
 from .ports.read_model import ReadModel
+from .ports.recall_tally import RecallTally
 from .ports.reranker import Reranker
 from .ports.vector_index import VectorIndex
 from .settings import Settings
@@ -83,10 +85,27 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     store.catch_up()
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder,
                      load_llm(settings), load_reranker(settings), db=db, foreground=Foreground(),
-                     index_check=SQLiteIndexCheck(db, store, vectors))
+                     index_check=SQLiteIndexCheck(db, store, vectors), content_key=local_secret(settings.data_dir))
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     return brain
+
+
+def local_secret(data_dir: Path) -> bytes:
+    """The brain's secret on one machine (what keys the claim streams' hashes of texts): 32 random bytes in
+    `content.key` beside the database, made at the first start, readable by the owner alone. A backup of the
+    database alone tells nobody which texts it ever held."""
+    path = data_dir / "content.key"
+    try:
+        with path.open("xb") as made:  # exclusive: two first starts at once keep one secret
+            os.fchmod(made.fileno(), 0o600)
+            made.write(secrets.token_bytes(32))
+    except FileExistsError:
+        pass
+    secret = path.read_bytes()
+    if len(secret) != 32:
+        raise ValueError(f"{path} is not a brain secret (32 bytes); restore it from a backup of the data folder")
+    return secret
 
 
 def single_threaded_blas() -> None:
@@ -101,9 +120,13 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
              embedder: Embedder | None, llm: LanguageModel,
              reranker: Reranker | None, db: SQLiteDatabase | None = None, worker: bool = True,
              background_classification: bool = True, foreground: Foreground | None = None,
-             index_check: IndexCheck | None = None, index_at_capture: bool = False) -> Brain:
+             index_check: IndexCheck | None = None, index_at_capture: bool = False,
+             content_key: bytes | Callable[[], bytes] | None = None,
+             recall_tally: RecallTally | None = None) -> Brain:
     """The application services over whichever adapters the deployment chose. `index_at_capture`: a capture
-    stores its memory's vectors itself when it computed them all (where no worker runs: AWS)."""
+    stores its memory's vectors itself when it computed them all (where no worker runs: AWS). `content_key`: the
+    brain's secret, keying the claim streams' hashes of texts. `recall_tally`: recalls noted there, folded into the
+    log hourly, instead of appended one by one."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
     # On one machine, indexing runs on every core while no request does, and yields them to requests.
@@ -119,7 +142,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     projects = ProjectService(store, read_model, clock)
     memories = MemoryService(store, clock, config.timezone, triage=triage, projects=projects,
                              llm=llm if has_model else None,
-                             reads_when=lambda: config.value("REMINDERS_FROM_WORDS") == "capture")
+                             reads_when=lambda: config.value("REMINDERS_FROM_WORDS") == "capture",
+                             content_key=content_key, recall_tally=recall_tally)
     team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
                        erase_member=workspace_eraser(memories, projects, read_model))
     # A push endpoint's host is resolved and checked at subscribe time, before each send, and as the gateway connects.
@@ -136,6 +160,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         CompressionJob(digests, read_model, team.every_workspace, clock),
         PatternsJob(store, vectors if embedder else None, llm if has_model else None, clock, config.timezone),
         PushReminders(push),  # hourly
+        *([RecallFold(recall_tally, memories, clock, config.timezone)] if recall_tally else []),  # hourly
     ])
     at = parse_daily(settings.maintenance_at)
     capture_indexer = indexer if index_at_capture else None

@@ -53,6 +53,8 @@ class Settings(BaseSettings):
                                             "existing ones left as they are.")
     transfer_bucket: str | None = Field(None, description="On AWS: the S3 bucket for backups past Lambda's 6 MB "
                                         "(exports redirected there, uploads imported from there).")
+    import_upload_bytes: int = Field(100_000_000, ge=1, description="With a transfer bucket: the largest backup "
+                                     "POST /import/upload accepts (S3 refuses a larger file).")
     export_inline_bytes: int = Field(5_000_000, description="With a transfer bucket: the largest export answered "
                                      "in the response itself.")
     opensearch_timeout: float = Field(10.0, description="Seconds one OpenSearch request may take (on AWS, below "

@@ -2,6 +2,7 @@
 moto, OpenSearch as the real test node, the handlers in functions/ fed the sample events in events/."""
 
 import asyncio
+import base64
 import copy
 import importlib.util
 import json
@@ -14,6 +15,7 @@ from types import SimpleNamespace
 
 import boto3
 import pytest
+import requests
 from botocore.exceptions import ClientError
 from moto import mock_aws
 from opensearchpy import OpenSearch
@@ -80,19 +82,24 @@ def aws(monkeypatch, opensearch_url):
     monkeypatch.setattr(composition, "aws_embedder", lambda settings, clients: embedder)
     with mock_aws():
         boto3.client("dynamodb").create_table(**table_from_template("events"))
+        # each memory's events sealed with its own key, as deployed (template.yaml's KeysTable and DataKey)
+        boto3.client("dynamodb").create_table(**table_from_template("keys", "KeysTable"))
+        monkeypatch.setenv("BRAIN_KEYS_TABLE", "keys")
+        monkeypatch.setenv("BRAIN_DATA_KEY_ID", boto3.client("kms").create_key()["KeyMetadata"]["Arn"])
         boto3.client("secretsmanager").create_secret(Name="brain/owner-token", SecretString=TOKEN)
         boto3.client("s3").create_bucket(Bucket="brain-transfers")
         yield SimpleNamespace(api=load("api"), projector=load("projector"), streams=Streams("events"),
                               search=OpenSearch(opensearch_url), prefix=prefix, embedder=embedder)
 
 
-def table_from_template(name: str) -> dict:
-    """create_table's arguments for the EventsTable exactly as template.yaml declares it."""
+def table_from_template(name: str, resource: str = "EventsTable") -> dict:
+    """create_table's arguments for a table exactly as template.yaml declares it."""
     template = load_template()
-    table = dict(template["Resources"]["EventsTable"]["Properties"])
+    table = dict(template["Resources"][resource]["Properties"])
     table.pop("PointInTimeRecoverySpecification", None)  # not create_table's: set by a later call on AWS
     table.pop("TimeToLiveSpecification", None)  # likewise (update_time_to_live)
-    table["StreamSpecification"] = {"StreamEnabled": True, **table["StreamSpecification"]}
+    if "StreamSpecification" in table:
+        table["StreamSpecification"] = {"StreamEnabled": True, **table["StreamSpecification"]}
     if "SSESpecification" in table:
         table["SSESpecification"] = {"Enabled": table["SSESpecification"]["SSEEnabled"]}
     return {"TableName": name, **table}
@@ -132,14 +139,15 @@ def passages(aws, memory_id: str) -> int:
 
 
 def table_text() -> str:
-    return json.dumps(boto3.client("dynamodb").scan(TableName="events")["Items"])
+    return json.dumps(boto3.client("dynamodb").scan(TableName="events")["Items"], default=str)
 
 
 def test_a_capture_flows_from_api_gateway_through_the_stream_to_a_recall(aws):
     status, captured = call(aws.api, "POST", "/capture", {"content": "The pricing floor is $6k per year #pricing"})
     assert status == 200 and captured["ok"] is True
     memory_id = captured["id"]
-    assert "The pricing floor is $6k per year" in table_text()  # the event is in the table
+    # the event is in the table, its data sealed with the memory's own key
+    assert memory_id in table_text() and "The pricing floor" not in table_text()
     # The API projected its own write: readable and searchable at once, before the stream projector runs.
     assert call(aws.api, "GET", "/entry", query={"id": memory_id})[0] == 200
     assert [r["id"] for r in call(aws.api, "GET", "/recall", query={"query": "pricing floor"})[1]["results"]] == [
@@ -236,10 +244,18 @@ def test_a_brain_past_lambdas_payload_exports_and_imports_through_s3(aws, monkey
     boto3.client("dynamodb").create_table(**table_from_template("events-restored"))
     monkeypatch.setenv("BRAIN_EVENTS_TABLE", "events-restored")
     monkeypatch.setenv("BRAIN_OPENSEARCH_PREFIX", f"{aws.prefix}-restored")
+    monkeypatch.setenv("BRAIN_IMPORT_UPLOAD_BYTES", "1000000")
     restored = load("api")
     status, upload = call(restored, "POST", "/import/upload")
-    assert status == 200 and upload["method"] == "PUT" and "X-Amz-Signature" in upload["url"]
-    boto3.client("s3").put_object(Bucket="brain-transfers", Key=upload["upload"], Body=json.dumps(backup).encode())
+    assert status == 200 and upload["method"] == "POST" and upload["max_bytes"] == 1_000_000
+    # S3 refuses a file past the cap itself: the signed policy says so (moto accepts any size, so the policy is
+    # read here, and the import's own check below refuses what got past it)
+    policy = json.loads(base64.b64decode(upload["fields"]["policy"]))
+    assert ["content-length-range", 1, 1_000_000] in policy["conditions"]
+    assert {"key": upload["upload"]} in policy["conditions"] or upload["fields"]["key"] == upload["upload"]
+    sent = requests.post(upload["url"], data=upload["fields"],
+                         files={upload["file_field"]: ("brain.json", json.dumps(backup).encode(), "application/json")})
+    assert sent.status_code in (200, 204), sent.text
     offset, imported = 0, 0
     while True:
         status, page = call(restored, "POST", "/import", query={"upload": upload["upload"], "offset": str(offset),
@@ -250,6 +266,10 @@ def test_a_brain_past_lambdas_payload_exports_and_imports_through_s3(aws, monkey
             break
         offset = page["next_offset"]
     assert imported == 30 and call(restored, "GET", "/count")[1] == {"count": 30}
+    _, large = call(restored, "POST", "/import/upload")
+    boto3.client("s3").put_object(Bucket="brain-transfers", Key=large["upload"], Body=b" " * 1_000_001 + b"{}")
+    status, body = call(restored, "POST", "/import", query={"upload": large["upload"]})
+    assert status == 413 and body["ok"] is False and "larger than 1000000 bytes" in body["error"], body
     for bad in ("imports/../exports/x.json", "imports/0123.json"):
         status, body = call(restored, "POST", "/import", query={"upload": bad})
         assert status == 400 and body["ok"] is False, body
@@ -414,11 +434,17 @@ def test_a_forget_whose_erasure_stopped_halfway_is_finished_by_the_nightly_run(a
     with monkeypatch.context() as patch:
         patch.setattr(client, "update_item", throttled)
         assert call(aws.api, "POST", "/forget", {"id": memory_id})[1]["ok"] is True  # the forget is committed
-    assert "SECRET-4411" in table_text()
+    stream = {"S": f"memory-{memory_id}"}
+    data = [i for i in boto3.client("dynamodb").scan(TableName="events")["Items"]
+            if i["stream_id"] == stream and "packed" in i]
+    assert len(data) >= 2 and "SECRET-4411" not in table_text()  # left, but sealed: and its key is gone already
+    assert boto3.client("dynamodb").get_item(TableName="keys", Key={"scope": {"S": memory_id}}).get("Item") is None
     maintenance = load("maintenance")
     event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
-    assert maintenance.handler(event, CONTEXT)["erasures_finished"] == 1
-    assert "SECRET-4411" not in table_text()
+    # the memory's, and its text's claim (which memory held it)
+    assert maintenance.handler(event, CONTEXT)["erasures_finished"] == 2
+    assert not [i for i in boto3.client("dynamodb").scan(TableName="events")["Items"]
+                if i["stream_id"] == stream and "packed" in i]
 
 
 def test_the_projector_stops_before_its_timeout_and_the_rest_is_retried(aws):
@@ -488,6 +514,28 @@ def test_the_nightly_schedule_runs_every_nightly_job_and_the_hourly_one_the_hour
         [1] * len(nightly["runs"])  # each run is on record in the log
     hourly = maintenance.handler({**event, "schedule": "hourly"}, CONTEXT)
     assert [run["job"] for run in hourly["runs"]] == brain.maintenance.names("hourly")
+
+
+def test_a_recall_writes_no_log_event_and_the_hourly_run_counts_it(aws):
+    """Recalls are noted beside the log (one PutItem, no transaction) and folded into it by the hourly job."""
+    status, captured = call(aws.api, "POST", "/capture", {"content": "The kestrel hunts over the east meadow"})
+    assert status == 200
+    events = boto3.client("dynamodb").scan(TableName="events")["Items"]
+    logged = len([i for i in events if "type" in i])
+    status, found = call(aws.api, "GET", "/recall", query={"query": "kestrel meadow"})
+    assert status == 200 and captured["id"] in [e["id"] for e in found["results"]]
+    after = boto3.client("dynamodb").scan(TableName="events")["Items"]
+    assert len([i for i in after if "type" in i]) == logged  # no event appended for the recall
+    assert [i for i in after if i["stream_id"]["S"].startswith("$recalls#")]  # but noted
+    maintenance = load("maintenance")
+    event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
+    hourly = maintenance.handler({**event, "schedule": "hourly"}, CONTEXT)
+    [fold] = [run for run in hourly["runs"] if run["job"] == "recalls"]
+    assert fold["counts"] == {"counted": 1, "recalls_folded": 1} and fold["complete"], fold
+    project(aws)
+    assert call(aws.api, "GET", "/entry", query={"id": captured["id"]})[1]["entry"]["recall_count"] == 1
+    remaining = boto3.client("dynamodb").scan(TableName="events")["Items"]
+    assert not [i for i in remaining if i["stream_id"]["S"].startswith("$recalls#")]  # dropped once folded
 
 
 def test_a_nightly_run_short_of_time_stops_between_jobs_and_says_so(aws):

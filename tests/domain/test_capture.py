@@ -1,6 +1,8 @@
 """The capture decision, given/when/then: given the memory a note matched, when the triage's verdict is X,
 then these events go to these streams."""
 
+import hashlib
+
 from second_brain.domain import events as ev
 from second_brain.domain.capture import STORE, Change, Verdict, content_stream, decide_capture, exact_repeat
 from second_brain.domain.links import LinkCreated, edge_stream
@@ -120,6 +122,16 @@ def test_one_text_has_one_stream_per_workspace_whatever_its_case_and_spacing():
     assert stream.startswith(f"content-{WS}-") and stream == content_stream(WS, "the launch is on\nthursday")
     assert stream != content_stream("team-x", "The launch is on Thursday")
     assert stream != content_stream(WS, "The launch is on Friday")
+
+
+def test_with_the_brains_secret_a_texts_stream_tells_nothing_without_it():
+    """A copy of the log cannot be searched for a guessed text: the stream's id is keyed by the brain's secret."""
+    text = "The launch is on Thursday"
+    plain = hashlib.sha256(text.lower().encode()).hexdigest()[:40]
+    keyed = content_stream(WS, text, b"k" * 32)
+    assert keyed == content_stream(WS, "the launch is on\nthursday", b"k" * 32)  # still one stream per text
+    assert keyed != content_stream(WS, text) and keyed != content_stream(WS, text, b"j" * 32)
+    assert plain not in keyed and content_stream(WS, text).endswith(plain)
 
 
 def test_the_memory_that_claimed_a_text_blocks_it_while_it_still_holds_it():

@@ -50,7 +50,8 @@ STORED_TYPES = (
     "MemoryRecalled", "MemoryOpened", "TimeAnchorSet", "TimeAnchorCleared", "MemoryClassified", "DuplicateSuspected",
     "ContradictionWon", "ContradictionLost", "MemoryForgotten", "LinkCreated", "LinkRemoved", "ProjectCreated",
     "ProjectUpdated", "ProjectDeleted", "ProjectErased", "ProjectImported", "ConfigChanged", "ConfigReset",
-    "CaptureAnswered", "IdempotencyExpired", "ContentClaimed", "MemoryShared", "MemoryUnshared", "StalenessJudged",
+    "CaptureAnswered", "IdempotencyExpired", "ContentClaimed", "ContentReleased", "MemoryShared", "MemoryUnshared",
+    "StalenessJudged",
     "MemoryRolledUp", "MemoryReleased", "DigestComposed", "PatternProposed", "MemoryDrawnInto", "TeamCreated",
     "MembershipChanged", "ShareNoted", "PatternAnswered", "MemberAdded", "MemberTokenRotated",
     "MemberProfileChanged", "MemberSuspended", "MemberRemoved", "DefaultShareSet", "WorkspaceRenamed",
@@ -61,7 +62,7 @@ STORED_TYPES = (
 
 
 def test_the_registry_holds_every_stored_type_and_nothing_else():
-    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 64
+    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 65
 
 
 @pytest.mark.parametrize("type_name", STORED_TYPES)

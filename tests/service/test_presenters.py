@@ -161,6 +161,8 @@ FEED = {
     "IdempotencyExpired": ("idempotency_expired", {"kind": "idempotency", "id": "idempotency-owner-k"},
                            "idempotency expired"),
     "ContentClaimed": ("content_claimed", {"kind": "content", "id": "content-personal-owner-abc"}, "content claimed"),
+    "ContentReleased": ("content_released", {"kind": "content", "id": "content-personal-owner-abc"},
+                        "content released"),
     "MemoryShared": ("shared", {"kind": "memory", "id": "m1"}, "shared"),
     "MemoryUnshared": ("unshared", {"kind": "memory", "id": "m1"}, "unshared"),
     "StalenessJudged": ("staleness_judged", {"kind": "memory", "id": "m1"}, "possibly out of date"),

@@ -12,6 +12,7 @@ stops between two of them once its time budget is spent: it answers with the off
 client resends, so a large `limit` never outlives the request.
 """
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -149,16 +150,17 @@ class Transfer:
             "projects": [project_export(p) for p in self.read_model.projects(workspaces)],
         }
 
-    def import_page(self, ctx: Context, payload: ImportPayload, limit: int = 40, offset: int = 0,
+    def import_page(self, ctx: Context, payload: "ImportPayload | Window", limit: int = 40, offset: int = 0,
                     edge_offset: int = 0) -> dict[str, Any]:
+        """One page: a whole payload, or the window of a staged one (`stage`) that holds the page."""
+        window = payload if isinstance(payload, Window) else Window.of(payload)
         limit = max(1, min(MAX_PAGE, limit))
         offset, edge_offset = max(0, offset), max(0, edge_offset)
-        entries = sorted(payload.entries, key=lambda e: (e.created_at, e.id))  # oldest first, as if typed in order
         report: dict[str, Any] = {"imported": 0, "skipped": 0, "failed": 0, "edges_imported": 0, "edges_skipped": 0,
                                   "edges_failed": 0, "projects_imported": 0, "projects_skipped": 0}
         results: list[dict[str, Any]] = []
         if offset == 0 and edge_offset == 0:  # the first page restores the (few) projects
-            self._projects(ctx, payload.projects, report, results)
+            self._projects(ctx, window.projects, report, results)
         # Without a budget a page goes in as one slice; with one, every slice after the first checks the clock.
         slice_size = limit if self.budget_s is None else BUDGET_SLICE
         deadline = None if self.budget_s is None else self.timer() + self.budget_s
@@ -167,22 +169,21 @@ class Transfer:
         def time_left() -> bool:
             return deadline is None or (offset, edge_offset) == started or self.timer() < deadline
 
-        firsts = _firsts(entries)
-        end = min(len(entries), offset + limit)
+        end = min(window.total_entries, offset + limit)
         while offset < end and time_left():
-            page = entries[offset : min(end, offset + slice_size)]
-            self._entries(ctx, page, firsts, report, results)
+            page = window.entries_at(offset, min(end, offset + slice_size))
+            self._entries(ctx, page, window.firsts, report, results)
             offset += len(page)
-        edge_end = min(len(payload.edges), edge_offset + limit)
-        while offset >= len(entries) and edge_offset < edge_end and time_left():
-            page_edges = payload.edges[edge_offset : min(edge_end, edge_offset + slice_size)]
+        edge_end = min(window.total_edges, edge_offset + limit)
+        while offset >= window.total_entries and edge_offset < edge_end and time_left():
+            page_edges = window.edges_at(edge_offset, min(edge_end, edge_offset + slice_size))
             self._edges(ctx, page_edges, report, results)
             edge_offset += len(page_edges)
         return {
             "ok": True, **report,
-            "remaining_entries": max(0, len(entries) - offset),
-            "remaining_edges": max(0, len(payload.edges) - edge_offset),
-            "next_offset": min(offset, len(entries)), "next_edge_offset": edge_offset,
+            "remaining_entries": max(0, window.total_entries - offset),
+            "remaining_edges": max(0, window.total_edges - edge_offset),
+            "next_offset": min(offset, window.total_entries), "next_edge_offset": edge_offset,
             "results": results, "vectorize_hint": VECTORIZE_HINT,
         }
 
@@ -325,6 +326,95 @@ def _firsts(entries: list[ExportedEntry]) -> dict[str, ExportedEntry]:
     for entry in entries:
         firsts.setdefault(entry.id, entry)
     return firsts
+
+
+class Window:
+    """The part of a backup a page reads: its entries (sorted as an import takes them, oldest first) from
+    `entry_base`, its edges from `edge_base`, how many there are in all, and the oldest entry listed under each id
+    (a later one with the same id is skipped, or refused if its content differs)."""
+
+    def __init__(self, entries: list[ExportedEntry], entry_base: int, total_entries: int,
+                 firsts: dict[str, ExportedEntry], edges: list[ExportedEdge], edge_base: int, total_edges: int,
+                 projects: list[ExportedProject]) -> None:
+        self.entries, self.entry_base, self.total_entries, self.firsts = entries, entry_base, total_entries, firsts
+        self.edges, self.edge_base, self.total_edges, self.projects = edges, edge_base, total_edges, projects
+
+    @classmethod
+    def of(cls, payload: "ImportPayload") -> "Window":
+        entries = sorted(payload.entries, key=lambda e: (e.created_at, e.id))  # oldest first, as if typed in order
+        return cls(entries, 0, len(entries), _firsts(entries), payload.edges, 0, len(payload.edges),
+                   payload.projects)
+
+    def entries_at(self, start: int, end: int) -> list[ExportedEntry]:
+        if start < self.entry_base or end > self.entry_base + len(self.entries):
+            raise ValueError(f"entries {start}-{end} are outside this window")
+        return self.entries[start - self.entry_base : end - self.entry_base]
+
+    def edges_at(self, start: int, end: int) -> list[ExportedEdge]:
+        if start < self.edge_base or end > self.edge_base + len(self.edges):
+            raise ValueError(f"edges {start}-{end} are outside this window")
+        return self.edges[start - self.edge_base : end - self.edge_base]
+
+
+STAGE_CHUNK = 500  # entries (or edges) per staged part: a page of up to 1,000 reads three parts at most
+
+
+class Parts(Protocol):
+    def put(self, key: str, data: bytes) -> None: ...
+
+    def get(self, key: str) -> bytes: ...
+
+
+def staged(parts: Parts, key: str, read: Callable[[], "ImportPayload"]) -> dict[str, Any]:
+    """The staged layout of the backup uploaded at `key` (made from `read()` at its first page, read back after):
+    its entries sorted and cut in parts of STAGE_CHUNK, each entry that repeats an id carrying the content of the
+    first one, its edges likewise, so that every later page reads the parts it needs instead of the whole file."""
+    try:
+        manifest: dict[str, Any] = json.loads(parts.get(f"{key}.pages/manifest.json"))
+        return manifest
+    except KeyError:
+        pass
+    window = Window.of(read())
+    firsts = window.firsts
+    for start in range(0, window.total_entries, STAGE_CHUNK):
+        chunk = window.entries[start : start + STAGE_CHUNK]
+        parts.put(f"{key}.pages/entries-{start // STAGE_CHUNK}.json", json.dumps({
+            "entries": [e.model_dump() for e in chunk],
+            "first_content": {str(i): firsts[e.id].content for i, e in enumerate(chunk) if firsts[e.id] is not e},
+        }).encode())
+    for start in range(0, window.total_edges, STAGE_CHUNK):
+        chunk_edges = window.edges[start : start + STAGE_CHUNK]
+        parts.put(f"{key}.pages/edges-{start // STAGE_CHUNK}.json",
+                  json.dumps([e.model_dump() for e in chunk_edges]).encode())
+    manifest = {"entries": window.total_entries, "edges": window.total_edges,
+                "projects": [p.model_dump() for p in window.projects]}
+    parts.put(f"{key}.pages/manifest.json", json.dumps(manifest).encode())  # last: the layout is whole
+    return manifest
+
+
+def staged_window(parts: Parts, key: str, manifest: dict[str, Any], limit: int, offset: int,
+                  edge_offset: int) -> Window:
+    """The parts of a staged backup that a page from these offsets can read (at most `limit` of each)."""
+    limit = max(1, min(MAX_PAGE, limit))
+    entries: list[ExportedEntry] = []
+    firsts: dict[str, ExportedEntry] = {}
+    entry_base = min(offset, manifest["entries"]) // STAGE_CHUNK * STAGE_CHUNK
+    for n in range(entry_base // STAGE_CHUNK, -(-min(offset + limit, manifest["entries"]) // STAGE_CHUNK)):
+        part = json.loads(parts.get(f"{key}.pages/entries-{n}.json"))
+        for i, raw in enumerate(part["entries"]):
+            entry = ExportedEntry.model_validate(raw)
+            entries.append(entry)
+            if str(i) in part["first_content"]:  # its id was listed before: stands for that first entry
+                firsts.setdefault(entry.id, entry.model_copy(update={"content": part["first_content"][str(i)]}))
+            else:
+                firsts[entry.id] = entry
+    edges: list[ExportedEdge] = []
+    edge_base = min(edge_offset, manifest["edges"]) // STAGE_CHUNK * STAGE_CHUNK
+    if offset + limit >= manifest["entries"]:  # the page reaches the edges
+        for n in range(edge_base // STAGE_CHUNK, -(-min(edge_offset + limit, manifest["edges"]) // STAGE_CHUNK)):
+            edges += [ExportedEdge.model_validate(e) for e in json.loads(parts.get(f"{key}.pages/edges-{n}.json"))]
+    projects = [ExportedProject.model_validate(p) for p in manifest["projects"]]
+    return Window(entries, entry_base, manifest["entries"], firsts, edges, edge_base, manifest["edges"], projects)
 
 
 def _chunks(batch: list[Envelope], size: int) -> list[list[Envelope]]:

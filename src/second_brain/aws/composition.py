@@ -20,6 +20,7 @@ from ..adapters.embedder.sagemaker import SageMakerEmbedder
 from ..adapters.event_store.dynamodb import DynamoDBEventStore
 from ..adapters.event_store.keys import KmsKeyring
 from ..adapters.event_store.projecting import ProjectingEventStore
+from ..adapters.event_store.tally import DynamoDBRecallTally
 from ..adapters.llm.bedrock import BedrockConverseModel
 from ..adapters.llm.none import NoLanguageModel
 from ..adapters.opensearch.index import OpenSearchIndex
@@ -101,12 +102,16 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
                             embedder.dimension if embedder else settings.embedding_dimension,
                             replicas=settings.opensearch_replicas)
     store = ProjectingEventStore(log, [index] if settings.project_inline else [], skip=NOT_PROJECTED_INLINE)
+    keyring = log.keyring
     brain = assemble(settings, SystemClock(), store, index.read_model, index.vectors, embedder,
                      aws_llm(settings, clients), aws_reranker(settings, clients), worker=False,
                      background_classification=False,  # Lambda freezes threads after the response
                      index_check=index.check,
                      # its own projection just wrote the entry: a capture stores its vectors, not the projector
-                     index_at_capture=settings.project_inline)
+                     index_at_capture=settings.project_inline,
+                     content_key=(lambda: keyring.secret(BRAIN_SECRET)) if keyring else None,
+                     # a recall notes its memories (one PutItem); the hourly job folds them into the log
+                     recall_tally=DynamoDBRecallTally(clients("dynamodb"), settings.events_table))
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
     aws = AwsBrain(brain, index, log, blobs)
     brain.prepare_upkeep, brain.settle = aws.prepare_upkeep, aws.refresh
@@ -118,6 +123,9 @@ def build_access(settings: Settings, clients: Clients) -> tuple[EventStore, Team
     and the team read from it."""
     log = event_log(settings, clients)
     return log, TeamService(log, SystemClock(), owner(settings.owner_name))
+
+
+BRAIN_SECRET = "$brain"  # the key table's entry keying the claim streams' hashes of texts (no memory's id)
 
 
 def event_log(settings: Settings, clients: Clients) -> DynamoDBEventStore:

@@ -2,6 +2,7 @@
 events each stream receives. The application only gathers the inputs and appends the result."""
 
 import hashlib
+import hmac
 from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Literal
@@ -61,9 +62,21 @@ class CaptureDecision:
     changes: tuple[Change, ...] = ()
 
 
-def content_stream(workspace: str, content: str) -> str:
-    """The stream every capture of this text in this workspace appends to, so identical twins cannot both win."""
-    return f"content-{workspace}-{hashlib.sha256(_same_text(content).encode()).hexdigest()[:40]}"
+def content_stream(workspace: str, content: str, key: bytes | None = None) -> str:
+    """The stream every capture of this text in this workspace appends to, so identical twins cannot both win.
+
+    With the brain's `key` its id is a keyed hash (HMAC-SHA-256) of the text: a copy of the log tells nobody
+    without the key whether a given text was ever stored. Without one (a brain built for a test), a plain hash."""
+    same = _same_text(content).encode()
+    digest = hmac.new(key, same, hashlib.sha256) if key else hashlib.sha256(same)
+    return f"content-{workspace}-{digest.hexdigest()[:40]}"
+
+
+def request_digest(request: object, key: bytes | None = None) -> str:
+    """What an idempotency key's answer remembers of its request (to refuse the key on another one): keyed like
+    the content stream, as the request holds the note's text."""
+    said = repr(request).encode()
+    return (hmac.new(key, said, hashlib.sha256) if key else hashlib.sha256(said)).hexdigest()
 
 
 def exact_repeat(claimed: Memory, content: str) -> Verdict | None:

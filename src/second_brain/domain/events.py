@@ -241,6 +241,16 @@ class CaptureAnswered:
 
 @stored
 @dataclass(frozen=True)
+class ContentReleased:
+    """Tombstone on a text's claim stream: the memory that last claimed the text was forgotten, so the claims
+    (which memory holds the text) are erased with it and the text is free for a new capture."""
+
+    SCHEMA: ClassVar[int] = 1
+    TOMBSTONE: ClassVar[bool] = True
+
+
+@stored
+@dataclass(frozen=True)
 class IdempotencyExpired:
     """The nightly housekeeping retired a key's recorded answer (a day old): the key may be used afresh."""
 

@@ -1,6 +1,6 @@
 """Large files kept beside the API: backups past what one request or response may carry (6 MB on Lambda)."""
 
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class BlobStore(Protocol):
@@ -12,5 +12,9 @@ class BlobStore(Protocol):
     def download_url(self, key: str, seconds: int) -> str:
         """A URL anyone holding it may GET the object from, for `seconds`."""
 
-    def upload_url(self, key: str, seconds: int) -> str:
-        """A URL anyone holding it may PUT the object to, for `seconds`."""
+    def upload_form(self, key: str, seconds: int, max_bytes: int) -> dict[str, Any]:
+        """A form (`url`, `fields`) anyone holding it may POST the object with, for `seconds`: one JSON file of
+        1 to `max_bytes` bytes, to this key only (the storage refuses anything else)."""
+
+    def size(self, key: str) -> int:
+        """The stored object's size in bytes; KeyError when there is none."""

@@ -25,7 +25,18 @@ class S3BlobStore:
         return self.client.generate_presigned_url(
             "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=seconds)
 
-    def upload_url(self, key: str, seconds: int) -> str:
-        return self.client.generate_presigned_url(
-            "put_object", Params={"Bucket": self.bucket, "Key": key, "ContentType": "application/json"},
+    def upload_form(self, key: str, seconds: int, max_bytes: int) -> dict[str, Any]:
+        """A presigned POST (`url`, and the form `fields` to send before the file): S3 itself refuses a file past
+        `max_bytes`, or empty, or of another type, or to another key."""
+        return self.client.generate_presigned_post(
+            self.bucket, key, Fields={"Content-Type": "application/json"},
+            Conditions=[{"Content-Type": "application/json"}, ["content-length-range", 1, max_bytes]],
             ExpiresIn=seconds)
+
+    def size(self, key: str) -> int:
+        try:
+            return int(self.client.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                raise KeyError(key) from exc
+            raise

@@ -451,7 +451,8 @@ def _item(event: Envelope, partitions: Sequence[str], keyring: KmsKeyring | None
         "at": {"N": str(event.at)},
     }
     data = json.dumps(to_data(event.event), ensure_ascii=False)
-    scope = memory_of(event.stream_id) if keyring is not None else None
+    # A tombstone carries nothing to hide, and must read as itself once the key it destroys is gone.
+    scope = memory_of(event.stream_id) if keyring is not None and not is_tombstone(event.event) else None
     if keyring is not None and scope is not None:
         packed = keyring.seal(scope, zlib.compress(data.encode(), 6), _bound(event.stream_id, event.version))
         item["sealed_by"] = {"S": scope}

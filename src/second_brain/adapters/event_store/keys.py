@@ -47,6 +47,14 @@ class KmsKeyring:
             return None
         return AESGCM(key).decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], bound_to.encode())
 
+    def secret(self, name: str) -> bytes:
+        """A key that seals nothing and is never destroyed, made at first use (`name` is no memory's id): the
+        brain's secret for keyed hashes, kept as the memories' keys are."""
+        key = self._key(name, make=True)
+        if key is None:
+            raise StoreUnavailable(f"no key could be made for {name}")
+        return key
+
     def destroy(self, scope: str) -> None:
         """Delete the scope's key for good: whatever it sealed, wherever a copy lies, stays sealed."""
         with self._lock:

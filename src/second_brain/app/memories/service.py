@@ -21,6 +21,7 @@ from ...domain.capture import (
     content_stream,
     decide_capture,
     exact_repeat,
+    request_digest,
 )
 from ...domain.classification import classify
 from ...domain.conflicts import item_name
@@ -34,6 +35,7 @@ from ...domain.errors import (
 from ...domain.events import (
     CaptureAnswered,
     ContentClaimed,
+    ContentReleased,
     ContradictionLost,
     DigestComposed,
     Envelope,
@@ -41,6 +43,7 @@ from ...domain.events import (
     MemoryCaptured,
     MemoryClassified,
     MemoryForgotten,
+    MemoryImported,
     MemoryReleased,
     MemoryRevised,
     MemoryRolledUp,
@@ -50,10 +53,12 @@ from ...domain.events import (
     memory_stream,
 )
 from ...domain.extraction import Anchor, find_anchor
+from ...domain.identity import Identity
 from ...domain.memory import Memory, decide, evolve, fold, validate
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ...ports.llm import LanguageModel
+from ...ports.recall_tally import RecallTally, Tallied
 from ..handling import Context, envelopes, retrying
 from ..handling import system as system_context
 from .projects import ProjectService
@@ -105,12 +110,16 @@ class MemoryService:
         llm: LanguageModel | None = None,
         on_stored: Callable[[Context, str], None] | None = None,
         reads_when: bool | Callable[[], bool] = True,
+        content_key: bytes | Callable[[], bytes] | None = None,
+        recall_tally: RecallTally | None = None,
     ) -> None:
         self.triage = triage
         self.projects = projects  # creates the unknown projects a capture names, in the capture's append
         self.llm = llm  # refines classification, when a real model is configured
         self.on_stored = on_stored  # told of every memory a capture stored or changed
         self._reads_when = reads_when  # set the reminder a new note's words name (False: the nightly job alone)
+        self._content_key = content_key  # the brain's secret (or where to fetch it): claim streams are keyed hashes
+        self.recall_tally = recall_tally  # where recalls are noted, to be folded into the log later (AWS)
         self.store = store
         self.clock = clock
         self._timezone = timezone  # a zone, or where to read the configured one per request
@@ -148,10 +157,8 @@ class MemoryService:
         if anchor is not None:
             validate(c.SetTimeAnchor(anchor[0], anchor[1], 0))
         key_stream = idempotency_stream(ctx.identity.actor_id, idempotency_key) if idempotency_key else None
-        request_hash = hashlib.sha256(repr((captured.content, captured.tags, captured.source, anchor)).encode()
-                                      ).hexdigest()
-
-        text_stream = content_stream(captured.workspace, captured.content)
+        request_hash = request_digest((captured.content, captured.tags, captured.source, anchor), self.content_key)
+        text_stream = content_stream(captured.workspace, captured.content, self.content_key)
         said = self._said_when(captured) if anchor is None else None
 
         def attempt() -> CaptureOutcome:
@@ -207,7 +214,7 @@ class MemoryService:
 
     def _repeat(self, ctx: Context, claims: list[Envelope], captured: MemoryCaptured) -> Verdict | None:
         """A block when the memory that last stored this exact text in this workspace still holds it there."""
-        if not claims:
+        if not claims or not isinstance(claims[-1].event, ContentClaimed):  # none, or released by a forget
             return None
         try:
             state, _ = self.load(ctx, claims[-1].event.memory_id)
@@ -356,10 +363,30 @@ class MemoryService:
                 now = self.clock.now_ms()
                 batch = envelopes(ctx, memory_stream(memory_id), state.version, [MemoryForgotten()],
                                   state.workspace, now)
-                self.store.append(batch + self._derived_erasure(state, history, now))
+                self.store.append(batch + self._derived_erasure(state, history, now)
+                                  + self._released_claims(ctx, state, history, now))
                 return evolve(state, MemoryForgotten())
 
         return retrying(attempt)
+
+    @property
+    def content_key(self) -> bytes | None:
+        if callable(self._content_key):  # fetched at the first capture or forget, not at start
+            self._content_key = self._content_key()
+        return self._content_key
+
+    def _released_claims(self, ctx: Context, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
+        """A tombstone on the claim stream of each text the memory held, where it still holds the last claim:
+        which memory held which text is erased with it (a claim another memory made since stays theirs)."""
+        texts = {(e.event.workspace, e.event.content) for e in history
+                 if isinstance(e.event, MemoryCaptured | MemoryImported)}
+        texts.add((memory.workspace, memory.content))
+        batch: list[Envelope] = []
+        for stream_id in dict.fromkeys(content_stream(w, t, self.content_key) for w, t in texts):
+            claims = self.store.read_stream(stream_id)
+            if claims and isinstance(claims[-1].event, ContentClaimed) and claims[-1].event.memory_id == memory.id:
+                batch += envelopes(ctx, stream_id, len(claims), [ContentReleased()], claims[-1].workspace, now)
+        return batch
 
     def _derived_erasure(self, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
         """The events that erase what the brain wrote from this memory's words, as the system."""
@@ -389,8 +416,31 @@ class MemoryService:
         return fold(history, Memory(memory_id)), history
 
     def record_recalls(self, ctx: Context, memory_ids: list[str]) -> int:
-        """Count a recall of each memory, once per day; best effort, since a lost race only loses a count."""
-        return self._count_daily(ctx, memory_ids, c.RecordRecall)
+        """Count a recall of each memory, once per day; best effort, since a lost race only loses a count. With a
+        tally, the recall is noted there (one small write, nothing read) and `fold_recalls` counts it later."""
+        if self.recall_tally is None:
+            return self._count_daily(ctx, memory_ids, c.RecordRecall)
+        now = self.clock.now_ms()
+        day = self._day(now)
+        fresh = [i for i in dict.fromkeys(memory_ids) if (c.RecordRecall, i) not in self._counted]
+        if not fresh:
+            return 0
+        self._counted.update((c.RecordRecall, i) for i in fresh)
+        self.recall_tally.note(Tallied(uuid.uuid4().hex, ctx.identity.actor_id, ctx.request_id, tuple(fresh), day,
+                                       now))
+        return len(fresh)
+
+    def fold_recalls(self, tallied: Tallied) -> int:
+        """A noted recall counted in the log, as it would have been at the time: each memory still there that was
+        not yet counted that day gets its `MemoryRecalled`, under the one who recalled it."""
+        ctx = Context(Identity(tallied.actor, tallied.actor, "member", ""), tallied.request_id)
+        counts: list[list[Envelope]] = []
+        for memory_id in tallied.memory_ids:
+            state, _ = self._stream_state(memory_id)
+            if state.exists and (events := decide(c.RecordRecall(tallied.day), state)):
+                counts.append(envelopes(ctx, memory_stream(memory_id), state.version, events, state.workspace,
+                                        tallied.at))
+        return self._append_counts(counts)
 
     def record_open(self, ctx: Context, memory_id: str) -> int:
         """Count that someone opened the memory itself, once per day: the use ranking trusts."""
@@ -401,9 +451,7 @@ class MemoryService:
         """Every count in one append (on DynamoDB one transaction, not one per memory: the count is written
         inside the request under Mangum); a race lost on one memory loses that memory's count only."""
         now = self.clock.now_ms()
-        day = datetime.fromtimestamp(now / 1000, self.timezone).date().isoformat()
-        if self._counted_day != day:
-            self._counted_day, self._counted = day, set()
+        day = self._day(now)
         counts: list[list[Envelope]] = []
         for memory_id in dict.fromkeys(memory_ids):
             if (command, memory_id) in self._counted:  # already counted today by this process: skip the read
@@ -416,6 +464,17 @@ class MemoryService:
             if events := decide(command(day), state):
                 counts.append(envelopes(ctx, memory_stream(state.id), state.version, events,
                                         state.workspace or ctx.identity.personal_workspace, now))
+        return self._append_counts(counts)
+
+    def _day(self, now: int) -> str:
+        """Today in the brain's time zone; the counts this process made are forgotten when it changes."""
+        day = datetime.fromtimestamp(now / 1000, self.timezone).date().isoformat()
+        if self._counted_day != day:
+            self._counted_day, self._counted = day, set()
+        return day
+
+    def _append_counts(self, counts: list[list[Envelope]]) -> int:
+        """Every count in one append; a race lost on one memory loses that memory's count only."""
         if not counts:
             return 0
         try:

@@ -80,13 +80,14 @@ from .team import (
     team_workspaces,
     update_profile,
 )
-from .transfer import export, import_page, read_backup
+from .transfer import export, import_page, import_uploaded_page, read_backup
 
 __all__ = [
     "actor_id", "add_member", "answer_conflict", "append", "brief", "capture", "capture_response",
     "capture_workspace", "chat", "clamp", "clear_anchor", "conflicts", "connections", "count", "create_project",
     "create_team", "delete_project", "digest", "due", "embed_pending", "entry_revisions", "export", "extract_dry_run",
-    "filters", "forget", "get", "get_config", "graph", "identifier", "import_page", "int64", "landed", "link",
+    "filters", "forget", "get", "get_config", "graph", "identifier", "import_page", "import_uploaded_page", "int64",
+    "landed", "link",
     "list_projects", "list_recent", "list_teams", "loops", "maintenance_status", "me", "members", "narrowed",
     "output_budget", "owner_identity", "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test",
     "push_unsubscribe", "read_backup", "recall", "recall_request", "remove_member", "rename_team", "required",

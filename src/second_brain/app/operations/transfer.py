@@ -7,7 +7,7 @@ from typing import Any
 from ..brain import Brain
 from ..handling import Context
 from ..past import as_of as past
-from ..transfer import ImportPayload, parse_payload
+from ..transfer import ImportPayload, Parts, parse_payload, staged, staged_window
 
 
 def export(brain: Brain, ctx: Context, as_of: str | int | None = None) -> dict[str, Any]:
@@ -24,7 +24,7 @@ def read_backup(backup: Any) -> ImportPayload:
 
 
 def import_page(brain: Brain, ctx: Context, backup: ImportPayload | Callable[[], Any], limit: int = 40,
-                offset: int = 0, edge_offset: int = 0) -> dict[str, Any]:
+                offset: int = 0, edge_offset: int = 0, uploaded: tuple[Parts, str] | None = None) -> dict[str, Any]:
     """One page of a backup restored, each slice one atomic append: the answer says where the next page starts.
 
     `backup`: the payload read_backup made, or what reads the backup's JSON object (a client sends the whole
@@ -32,6 +32,8 @@ def import_page(brain: Brain, ctx: Context, backup: ImportPayload | Callable[[],
     handed back to the system (Brain.release_memory): a server would otherwise keep hundreds of MB per import."""
     if isinstance(backup, ImportPayload):
         return brain.transfer.import_page(ctx, backup, limit, offset, edge_offset)
+    if uploaded is not None:  # `backup` reads the file uploaded at that key (see import_uploaded_page)
+        return import_uploaded_page(brain, ctx, *uploaded, backup, limit, offset, edge_offset)
     try:
         return _restore_page(brain, ctx, backup, limit, offset, edge_offset)
     finally:
@@ -41,3 +43,16 @@ def import_page(brain: Brain, ctx: Context, backup: ImportPayload | Callable[[],
 def _restore_page(brain: Brain, ctx: Context, read: Callable[[], Any], limit: int, offset: int,
                   edge_offset: int) -> dict[str, Any]:
     return brain.transfer.import_page(ctx, parse_payload(read()), limit, offset, edge_offset)
+
+
+def import_uploaded_page(brain: Brain, ctx: Context, parts: Parts, key: str, read: Callable[[], Any],
+                         limit: int = 40, offset: int = 0, edge_offset: int = 0) -> dict[str, Any]:
+    """One page of the backup uploaded at `key`. Its first page reads and checks the whole file (`read()`, its
+    JSON object) and lays it out in parts beside it; every page reads only the parts it restores, so a page of a
+    large backup takes the memory of its own entries, not of the whole file."""
+    try:
+        manifest = staged(parts, key, lambda: parse_payload(read()))
+        window = staged_window(parts, key, manifest, limit, offset, edge_offset)
+        return brain.transfer.import_page(ctx, window, limit, offset, edge_offset)
+    finally:
+        brain.release_memory()

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...app import operations as ops
 from ...app.transfer import ImportPayload
-from ...domain.errors import InvalidInput
+from ...domain.errors import InvalidInput, TooLarge
 from .body import parse_object, read_body
 from .context import Ctx
 from .openapi import AS_OF, documented, errors, query
@@ -55,10 +55,13 @@ def carried_size(body: bytes) -> int:
 
 @uploads.post("/import/upload", responses=errors())
 def import_upload(ctx: Ctx, request: Request) -> dict[str, Any]:
-    """Where to PUT a backup too large for one request; then POST /import?upload=<upload> pages through it."""
+    """Where to POST a backup too large for one request (a form: `fields`, then the file as `file`), capped at
+    `max_bytes` by S3 itself; then POST /import?upload=<upload> pages through it."""
     key = f"imports/{secrets.token_hex(16)}.json"
-    return {"ok": True, "upload": key, "url": request.app.state.blobs.upload_url(key, URL_SECONDS), "method": "PUT",
-            "content_type": "application/json", "expires_in": URL_SECONDS}
+    most = request.app.state.brain.settings.import_upload_bytes
+    form = request.app.state.blobs.upload_form(key, URL_SECONDS, most)
+    return {"ok": True, "upload": key, "url": form["url"], "method": "POST", "fields": form["fields"],
+            "file_field": "file", "content_type": "application/json", "max_bytes": most, "expires_in": URL_SECONDS}
 
 
 PAGE = (query("limit", "Rows per call, clamped to 1-1000", "integer", minimum=1, maximum=1000, default=40),
@@ -76,8 +79,13 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     edge_offset = int_param(params, "edge_offset", 0, 0)
     # A whole backup comes with every page: it is handed to the operation, which reads it off the event loop (so
     # other requests go on answering) and lets it go before answering; nothing here keeps a reference to it.
-    body = [await (_uploaded(request, params["upload"]) if "upload" in params
-                   else read_body(request, MAX_IMPORT_BYTES))]
+    if "upload" in params:  # laid out in parts at its first page: a page reads only its own
+        key = await _uploaded(request, params["upload"])
+        blobs = request.app.state.blobs
+        return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx,
+                                       lambda: parse_object(bytearray(blobs.get(key))), limit, offset, edge_offset,
+                                       (blobs, key))
+    body = [await read_body(request, MAX_IMPORT_BYTES)]
     return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx, lambda: parse_object(body.pop()),
                                    limit, offset, edge_offset)
 
@@ -88,11 +96,15 @@ uploads.add_api_route("/import", import_backup, methods=["POST"], operation_id="
                       responses=errors(400, 413, 503), openapi_extra=documented(ImportPayload, *PAGE, UPLOAD))
 
 
-async def _uploaded(request: Request, key: str) -> bytearray:
+async def _uploaded(request: Request, key: str) -> str:
+    """The upload's key, once it is known to hold a file of at most the cap."""
     blobs = request.app.state.blobs
     if blobs is None or not UPLOAD_KEY.fullmatch(key):
         raise InvalidInput("upload must be the key POST /import/upload returned")
+    most = request.app.state.brain.settings.import_upload_bytes
     try:
-        return bytearray(await run_in_threadpool(blobs.get, key))
+        if await run_in_threadpool(blobs.size, key) > most:  # put there some other way than the form
+            raise TooLarge(f"the upload is larger than {most} bytes, the most an import reads")
     except KeyError:
         raise InvalidInput("nothing was uploaded to that key (or its hour has passed)") from None
+    return key
