@@ -85,7 +85,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     store.catch_up()
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder,
                      load_llm(settings), load_reranker(settings), db=db, foreground=Foreground(),
-                     index_check=SQLiteIndexCheck(db, store, vectors), content_key=local_secret(settings.data_dir))
+                     index_check=SQLiteIndexCheck(db, store, vectors), content_key=local_secret(settings.data_dir),
+                     legacy_claims=True)  # a brain from before its secret named its claims by a plain hash
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     return brain
@@ -122,7 +123,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
              background_classification: bool = True, foreground: Foreground | None = None,
              index_check: IndexCheck | None = None, index_at_capture: bool = False,
              content_key: bytes | Callable[[], bytes] | None = None,
-             recall_tally: RecallTally | None = None) -> Brain:
+             recall_tally: RecallTally | None = None, legacy_claims: bool = False) -> Brain:
     """The application services over whichever adapters the deployment chose. `index_at_capture`: a capture
     stores its memory's vectors itself when it computed them all (where no worker runs: AWS). `content_key`: the
     brain's secret, keying the claim streams' hashes of texts. `recall_tally`: recalls noted there, folded into the
@@ -143,7 +144,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     memories = MemoryService(store, clock, config.timezone, triage=triage, projects=projects,
                              llm=llm if has_model else None,
                              reads_when=lambda: config.value("REMINDERS_FROM_WORDS") == "capture",
-                             content_key=content_key, recall_tally=recall_tally)
+                             content_key=content_key, recall_tally=recall_tally, legacy_claims=legacy_claims)
     team = TeamService(store, clock, owner(settings.owner_name), lambda: config.value("TEAM_DEFAULT_SHARE"),
                        erase_member=workspace_eraser(memories, projects, read_model))
     # A push endpoint's host is resolved and checked at subscribe time, before each send, and as the gateway connects.

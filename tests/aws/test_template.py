@@ -700,8 +700,12 @@ def test_backups_past_the_payload_limit_go_through_a_private_expiring_bucket(tem
         if name != "ApiFunction":
             assert not s3, f"{name} may reach the transfer bucket"
             continue
-        [statement] = s3
+        [statement, listing] = s3
         assert sorted(statement["actions"]) == ["s3:GetObject", "s3:PutObject"]
         assert {json.dumps(r) for r in statement["resources"]} == {
             json.dumps({"Fn::Sub": "${TransferBucket.Arn}/exports/*"}),
             json.dumps({"Fn::Sub": "${TransferBucket.Arn}/imports/*"})}
+        # a missing upload must read as 404, not 403 (S3 says 403 without ListBucket): listing the uploads only
+        assert listing["actions"] == ["s3:ListBucket"] and listing["resources"] == [{"Fn::GetAtt": [
+            "TransferBucket", "Arn"]}]
+        assert listing["condition"] == {"StringLike": {"s3:prefix": ["imports/*"]}}

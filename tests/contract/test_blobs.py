@@ -26,9 +26,12 @@ def blobs(monkeypatch):
 
 def test_an_object_is_put_read_measured_and_downloaded(blobs):
     blobs.put("exports/a.json", b'{"entries": []}')
-    assert blobs.get("exports/a.json") == b'{"entries": []}' and blobs.size("exports/a.json") == 15
+    size, tag = blobs.stat("exports/a.json")
+    assert blobs.get("exports/a.json") == b'{"entries": []}' and size == 15 and tag
     assert requests.get(blobs.download_url("exports/a.json", 60)).content == b'{"entries": []}'
-    for read in (blobs.get, blobs.size):
+    blobs.put("exports/a.json", b'{"entries": [2]}')
+    assert blobs.stat("exports/a.json")[1] != tag  # another upload to the key: another version
+    for read in (blobs.get, blobs.stat):
         with pytest.raises(KeyError):
             read("exports/none.json")
 

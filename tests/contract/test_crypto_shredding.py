@@ -10,6 +10,7 @@ from moto import mock_aws
 
 from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
 from second_brain.adapters.event_store.keys import KmsKeyring, keys_table_definition
+from second_brain.domain.errors import ConcurrencyConflict
 from second_brain.domain.events import Erased, MemoryCaptured, MemoryForgotten, MemoryRevised
 from tests.conftest import envelope
 
@@ -54,7 +55,8 @@ def test_a_restored_backup_from_before_a_forget_holds_no_readable_text(aws):
     assert SECRET not in json.dumps(backup, default=str)  # sealed at rest: no plaintext in any item
 
     log.append([envelope("memory-gone", 3, MemoryForgotten())])
-    assert dynamodb.scan(TableName="keys")["Count"] == 1  # only the kept memory's key is left
+    keys = {i["scope"]["S"]: i for i in dynamodb.scan(TableName="keys")["Items"]}
+    assert "wrapped" not in keys["gone"] and "wrapped" in keys["kept"]  # only the kept memory's key is left
 
     restore(dynamodb, backup, "restored")
     for reader in (store(aws, "restored"), log):  # a fresh process on the restored copy, and this one
@@ -70,3 +72,21 @@ def test_a_store_without_the_keyring_refuses_sealed_events_instead_of_misreading
     store(aws).append([envelope("memory-a", 1, captured(SECRET))])
     with pytest.raises(Exception, match="sealed"):
         DynamoDBEventStore(aws[0], "events").read_stream("memory-a")
+
+
+def test_a_writer_that_read_a_memory_before_its_forget_cannot_make_it_a_new_key(aws):
+    """Its append conflicts (it must read the stream again, and find the memory forgotten) instead of sealing
+    under a second key that a restored copy of the first key's events would then fail to open."""
+    log = store(aws)
+    log.append([envelope("memory-a", 1, captured(f"The alarm code is {SECRET}"))])
+    log.append([envelope("memory-a", 2, MemoryForgotten())])
+    late = store(aws)  # another process, which read version 1 before the forget
+    with pytest.raises(ConcurrencyConflict):
+        late.append([envelope("memory-a", 2, MemoryRevised("an edit made too late"))])
+    assert "wrapped" not in aws[0].get_item(TableName="keys", Key={"scope": {"S": "a"}})["Item"]
+
+
+def test_a_sealed_log_refuses_a_writer_without_the_keyring(aws):
+    store(aws).append([envelope("memory-a", 1, captured("sealed"))])
+    with pytest.raises(Exception, match="seals its memories"):
+        DynamoDBEventStore(aws[0], "events").append([envelope("memory-b", 1, captured("in the clear"))])

@@ -13,7 +13,7 @@ from second_brain.app.transfer import STAGE_CHUNK
 from second_brain.bootstrap import build
 from second_brain.settings import Settings
 
-KEY = "imports/0123456789abcdef0123456789abcdef.json"
+KEY = "imports/0123456789abcdef0123456789abcdef.json.pages/etag-1"
 
 
 class Parts:

@@ -62,6 +62,8 @@ def test_a_recall_appends_nothing_and_the_fold_counts_each_memory_once_a_day(tal
     result = fold.run(Budget(float("inf")), "")
     assert result.counts == {"counted": 1, "recalls_folded": 2} and result.complete
     recalled = [e for e in store.read_stream(memory_stream(kept)) if isinstance(e.event, MemoryRecalled)]
-    assert [(e.event.day, e.actor, e.at) for e in recalled] == [("2026-01-01", ctx.identity.actor_id, recalled_at)]
+    # the recall's day, under its actor; the event's time is the fold's (the log's times follow its order)
+    assert [(e.event.day, e.actor, e.at) for e in recalled] == [("2026-01-01", ctx.identity.actor_id, clock.now)]
+    assert recalled_at < clock.now
     assert memories.load(ctx, kept)[0].recall_count == 1
     assert fold.run(Budget(float("inf")), "").counts == {}  # folded notes are gone

@@ -16,6 +16,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from typing import Annotated, Any, Final, Literal, Protocol
 
@@ -41,7 +42,7 @@ from .handling import Context, envelopes, retrying
 FORMAT_VERSION: Final = 3
 MAX_PAGE = 1000
 MAX_APPEND = 45  # events per append: a DynamoDB transaction holds 100 items: the events, a version check per
-                 # stream and the position counter
+                 # stream and the position claims
 BUDGET_SLICE = 40  # entries or edges restored between two looks at the time budget
 VECTORIZE_HINT = "POST /vectorize-pending until remaining is 0"
 STAND_INS = uuid.UUID("5b0c5f8e-2f6a-4c7e-9a41-3d2f0e6b8c11")  # the namespace of stand-in ids (see Transfer._home)
@@ -357,6 +358,7 @@ class Window:
 
 
 STAGE_CHUNK = 500  # entries (or edges) per staged part: a page of up to 1,000 reads three parts at most
+STAGE_WRITERS = 8
 
 
 class Parts(Protocol):
@@ -366,29 +368,33 @@ class Parts(Protocol):
 
 
 def staged(parts: Parts, key: str, read: Callable[[], "ImportPayload"]) -> dict[str, Any]:
-    """The staged layout of the backup uploaded at `key` (made from `read()` at its first page, read back after):
+    """The staged layout of an uploaded backup under the prefix `key` (made from `read()` at its first page, read
+    back after; the API names the prefix by the upload's key and version, so another upload is staged afresh):
     its entries sorted and cut in parts of STAGE_CHUNK, each entry that repeats an id carrying the content of the
     first one, its edges likewise, so that every later page reads the parts it needs instead of the whole file."""
     try:
-        manifest: dict[str, Any] = json.loads(parts.get(f"{key}.pages/manifest.json"))
+        manifest: dict[str, Any] = json.loads(parts.get(f"{key}/manifest.json"))
         return manifest
     except KeyError:
         pass
     window = Window.of(read())
     firsts = window.firsts
+    laid: list[tuple[str, bytes]] = []
     for start in range(0, window.total_entries, STAGE_CHUNK):
         chunk = window.entries[start : start + STAGE_CHUNK]
-        parts.put(f"{key}.pages/entries-{start // STAGE_CHUNK}.json", json.dumps({
+        laid.append((f"{key}/entries-{start // STAGE_CHUNK}.json", json.dumps({
             "entries": [e.model_dump() for e in chunk],
             "first_content": {str(i): firsts[e.id].content for i, e in enumerate(chunk) if firsts[e.id] is not e},
-        }).encode())
+        }).encode()))
     for start in range(0, window.total_edges, STAGE_CHUNK):
         chunk_edges = window.edges[start : start + STAGE_CHUNK]
-        parts.put(f"{key}.pages/edges-{start // STAGE_CHUNK}.json",
-                  json.dumps([e.model_dump() for e in chunk_edges]).encode())
+        laid.append((f"{key}/edges-{start // STAGE_CHUNK}.json",
+                     json.dumps([e.model_dump() for e in chunk_edges]).encode()))
+    with ThreadPoolExecutor(STAGE_WRITERS) as pool:  # each put is a round trip: 200 parts for 100,000 entries
+        list(pool.map(lambda named: parts.put(*named), laid))
     manifest = {"entries": window.total_entries, "edges": window.total_edges,
                 "projects": [p.model_dump() for p in window.projects]}
-    parts.put(f"{key}.pages/manifest.json", json.dumps(manifest).encode())  # last: the layout is whole
+    parts.put(f"{key}/manifest.json", json.dumps(manifest).encode())  # last: the layout is whole
     return manifest
 
 
@@ -400,7 +406,7 @@ def staged_window(parts: Parts, key: str, manifest: dict[str, Any], limit: int, 
     firsts: dict[str, ExportedEntry] = {}
     entry_base = min(offset, manifest["entries"]) // STAGE_CHUNK * STAGE_CHUNK
     for n in range(entry_base // STAGE_CHUNK, -(-min(offset + limit, manifest["entries"]) // STAGE_CHUNK)):
-        part = json.loads(parts.get(f"{key}.pages/entries-{n}.json"))
+        part = json.loads(parts.get(f"{key}/entries-{n}.json"))
         for i, raw in enumerate(part["entries"]):
             entry = ExportedEntry.model_validate(raw)
             entries.append(entry)
@@ -412,7 +418,7 @@ def staged_window(parts: Parts, key: str, manifest: dict[str, Any], limit: int, 
     edge_base = min(edge_offset, manifest["edges"]) // STAGE_CHUNK * STAGE_CHUNK
     if offset + limit >= manifest["entries"]:  # the page reaches the edges
         for n in range(edge_base // STAGE_CHUNK, -(-min(edge_offset + limit, manifest["edges"]) // STAGE_CHUNK)):
-            edges += [ExportedEdge.model_validate(e) for e in json.loads(parts.get(f"{key}.pages/edges-{n}.json"))]
+            edges += [ExportedEdge.model_validate(e) for e in json.loads(parts.get(f"{key}/edges-{n}.json"))]
     projects = [ExportedProject.model_validate(p) for p in manifest["projects"]]
     return Window(entries, entry_base, manifest["entries"], firsts, edges, edge_base, manifest["edges"], projects)
 

@@ -16,5 +16,5 @@ class BlobStore(Protocol):
         """A form (`url`, `fields`) anyone holding it may POST the object with, for `seconds`: one JSON file of
         1 to `max_bytes` bytes, to this key only (the storage refuses anything else)."""
 
-    def size(self, key: str) -> int:
-        """The stored object's size in bytes; KeyError when there is none."""
+    def stat(self, key: str) -> tuple[int, str]:
+        """The stored object's size in bytes and a tag that changes with its content; KeyError when there is none."""

@@ -33,10 +33,12 @@ class S3BlobStore:
             Conditions=[{"Content-Type": "application/json"}, ["content-length-range", 1, max_bytes]],
             ExpiresIn=seconds)
 
-    def size(self, key: str) -> int:
+    def stat(self, key: str) -> tuple[int, str]:
+        """The stored object's size and its version (the ETag: another upload to the key changes it)."""
         try:
-            return int(self.client.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
+            head = self.client.head_object(Bucket=self.bucket, Key=key)
         except ClientError as exc:
             if exc.response["Error"]["Code"] in ("NoSuchKey", "404"):
                 raise KeyError(key) from exc
             raise
+        return int(head["ContentLength"]), head["ETag"].strip('"')

@@ -87,6 +87,7 @@ class DynamoDBEventStore:
         self._pool: ThreadPoolExecutor | None = None
         self._new_partitions = partitions
         self._partitions: tuple[str, ...] = ()
+        self._sealed = False
 
     @property
     def partitions(self) -> tuple[str, ...]:
@@ -95,21 +96,32 @@ class DynamoDBEventStore:
         if not self._partitions:
             item = self.client.get_item(TableName=self.table, Key=_key(LOG_ITEM, 0), ConsistentRead=True).get("Item")
             if item is None:
+                item = {**_key(LOG_ITEM, 0), "partitions": {"N": str(self._new_partitions)},
+                        "sealed": {"BOOL": self.keyring is not None}}
                 try:
                     self.client.put_item(TableName=self.table, ConditionExpression="attribute_not_exists(stream_id)",
-                                         Item={**_key(LOG_ITEM, 0), "partitions": {"N": str(self._new_partitions)}})
-                    count = self._new_partitions
+                                         Item=item)
                 except ClientError as exc:
                     if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                         raise StoreUnavailable(f"DynamoDB read failed: {exc}") from exc
                     return self.partitions  # another process laid the log out first
-            else:
-                count = int(item["partitions"]["N"])
-            self._partitions = tuple(f"all#{n:02d}" for n in range(count))
+            self._sealed = item.get("sealed", {}).get("BOOL", False)
+            self._partitions = tuple(f"all#{n:02d}" for n in range(int(item["partitions"]["N"])))
         return self._partitions
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the log seals its memories' events (set by the first process to use it, as its layout): a
+        process without the keyring may not write to it, or a forget could not shred what it wrote."""
+        return bool(self.partitions) and self._sealed
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
         expected = expected_versions(events)
+        if self.keyring is None and self.sealed:
+            raise StoreUnavailable("this log seals its memories' events: set BRAIN_KEYS_TABLE and BRAIN_DATA_KEY_ID")
+        # Everything that takes round trips (sealing with the memories' keys, the log's layout) is done before a
+        # position is picked: from picking to committing is one transaction, well inside SETTLE_MS.
+        made = [_item(e, self.partitions, self.keyring) for e in events]
         floor_ms = 0
         blocks = -(-len(events) // BLOCK)
         for attempt in range(MAX_ATTEMPTS):
@@ -123,7 +135,7 @@ class DynamoDBEventStore:
                 self._last = base + len(events) - 1
             stored = [replace(e, position=base + i) for i, e in enumerate(events)]
             claims = [ms * BLOCKS_PER_MS + first + b for b in range(blocks)]
-            items, kinds = self._items(stored, expected, claims)
+            items, kinds = self._items(stored, made, expected, claims)
             if len(items) > TRANSACTION_ITEMS:
                 raise ValueError("a batch is limited to what one DynamoDB transaction holds")
             try:
@@ -149,8 +161,8 @@ class DynamoDBEventStore:
             return stored
         raise StoreUnavailable("the event log is too busy: the append kept meeting other writers")
 
-    def _items(self, stored: list[Envelope], expected: dict[str, int], claims: list[int]
-               ) -> tuple[list[dict[str, Any]], list[tuple[str, str, int]]]:
+    def _items(self, stored: list[Envelope], made: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+               expected: dict[str, int], claims: list[int]) -> tuple[list[dict[str, Any]], list[tuple[str, str, int]]]:
         """The transaction's items, and what each is: ("check" | "put" | "part" | "claim", stream, version)."""
         items: list[dict[str, Any]] = []
         kinds: list[tuple[str, str, int]] = []
@@ -166,8 +178,8 @@ class DynamoDBEventStore:
                     "ExpressionAttributeValues": {":mine": {"N": str(first[stream_id])}},
                 }})
                 kinds.append(("check", stream_id, version))
-        for event in stored:
-            item, parts = _item(event, self.partitions, self.keyring)
+        for event, (sealed, parts) in zip(stored, made, strict=True):
+            item = {**sealed, "position": {"N": str(event.position)}}
             items.append({"Put": {
                 "TableName": self.table, "Item": item, "ConditionExpression": "attribute_not_exists(stream_id)",
             }})

@@ -5,7 +5,8 @@ Each memory's events are sealed (AES-256-GCM) with a data key of its own. The ke
 (GenerateDataKey) and kept only wrapped, in a table of its own that is not backed up beyond a short window (the
 template's KeysTable: point-in-time recovery of one day, no stream). Forget deletes the memory's key: its events in
 a point-in-time restore of the log table, in the log's stream, in an export of the table, all become ciphertext
-nobody can open. Keys are unwrapped once per process and kept a few minutes (KEY_CACHE_SECONDS): a forgotten
+nobody can open. (The entry stays, marked destroyed, so a writer that read the memory before its forget cannot
+make it a new key.) Keys are unwrapped once per process and kept a few minutes (KEY_CACHE_SECONDS): a forgotten
 memory's events are erased from the live table as well, so a key still held elsewhere opens nothing there.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ...domain.errors import StoreUnavailable
+from ...domain.errors import ConcurrencyConflict, StoreUnavailable
 
 KEY_CACHE_SECONDS = 300.0
 KEY_CACHE_SIZE = 10_000
@@ -56,10 +57,13 @@ class KmsKeyring:
         return key
 
     def destroy(self, scope: str) -> None:
-        """Delete the scope's key for good: whatever it sealed, wherever a copy lies, stays sealed."""
+        """Destroy the scope's key for good: whatever it sealed, wherever a copy lies, stays sealed. The entry
+        stays, marked destroyed, so no writer that read the memory before its forget can make it a new key."""
         with self._lock:
             self._keys.pop(scope, None)
-        self._call(self.dynamodb.delete_item, TableName=self.table, Key={"scope": {"S": scope}})
+        self._call(self.dynamodb.update_item, TableName=self.table, Key={"scope": {"S": scope}},
+                   UpdateExpression="SET destroyed = :yes REMOVE #w", ExpressionAttributeNames={"#w": "wrapped"},
+                   ExpressionAttributeValues={":yes": {"BOOL": True}})
 
     def _key(self, scope: str, make: bool) -> bytes | None:
         with self._lock:
@@ -69,6 +73,10 @@ class KmsKeyring:
                 return cached[0]
         item = self._call(self.dynamodb.get_item, TableName=self.table, Key={"scope": {"S": scope}},
                           ConsistentRead=True).get("Item")
+        if item is not None and "destroyed" in item:
+            if make:  # a writer that read the memory before its forget: it must read it again, and find it gone
+                raise ConcurrencyConflict(f"{scope} was forgotten: its key is destroyed")
+            return None
         if item is not None:
             key = self._call(self.kms.decrypt, CiphertextBlob=item["wrapped"]["B"], KeyId=self.key_id)["Plaintext"]
         elif not make:

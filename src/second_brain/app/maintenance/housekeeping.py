@@ -4,7 +4,7 @@ recorded answers once they are a day old, so a key may be reused afterwards."""
 from ...domain.errors import ConcurrencyConflict
 from ...domain.events import CaptureAnswered, IdempotencyExpired
 from ...ports.clock import Clock
-from ...ports.event_store import EventStore
+from ...ports.event_store import EventStore, settled_pages
 from ..handling import envelopes
 from ..memories.indexing import Indexer
 from ..memories.service import answered
@@ -50,7 +50,7 @@ class Housekeeping:
         """Walk the log from `position` to the answers younger than a day, retiring each key's live answer; the
         position reached, and whether it got there. Each event is walked once, ever."""
         cutoff = self.clock.now_ms() - KEY_LIFETIME_MS
-        while batch := self.store.read_all(after=position, limit=PAGE):
+        for batch in settled_pages(self.store, position, PAGE):  # the cursor is kept: no further than settled
             for envelope in batch:
                 if envelope.at >= cutoff:
                     return position, True

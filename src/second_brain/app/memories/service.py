@@ -112,6 +112,7 @@ class MemoryService:
         reads_when: bool | Callable[[], bool] = True,
         content_key: bytes | Callable[[], bytes] | None = None,
         recall_tally: RecallTally | None = None,
+        legacy_claims: bool = False,
     ) -> None:
         self.triage = triage
         self.projects = projects  # creates the unknown projects a capture names, in the capture's append
@@ -120,6 +121,7 @@ class MemoryService:
         self._reads_when = reads_when  # set the reminder a new note's words name (False: the nightly job alone)
         self._content_key = content_key  # the brain's secret (or where to fetch it): claim streams are keyed hashes
         self.recall_tally = recall_tally  # where recalls are noted, to be folded into the log later (AWS)
+        self.legacy_claims = legacy_claims  # a brain older than its secret: claims named by a plain hash too
         self.store = store
         self.clock = clock
         self._timezone = timezone  # a zone, or where to read the configured one per request
@@ -166,8 +168,9 @@ class MemoryService:
             if answered(key_history):
                 return self._replayed(ctx, key_history[-1].event, request_hash)
             claims = self.store.read_stream(text_stream)
+            holders = claims if _held(claims) else self._legacy_claims(captured.workspace, captured.content)
             verdict = STORE if force else (
-                self._repeat(ctx, claims, captured)
+                self._repeat(ctx, holders, captured)
                 or (self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
             matched = self._as_judged(ctx, verdict)
             may_change = matched is None or ctx.identity.can_edit(matched.workspace, matched.actor)
@@ -375,17 +378,36 @@ class MemoryService:
             self._content_key = self._content_key()
         return self._content_key
 
+    def _legacy_claims(self, workspace: str, content: str) -> list[Envelope]:
+        """The claims on a text made before the brain had its secret (named by a plain hash), if it may have any."""
+        if not (self.legacy_claims and self.content_key):
+            return []
+        return self.store.read_stream(content_stream(workspace, content))
+
     def _released_claims(self, ctx: Context, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
-        """A tombstone on the claim stream of each text the memory held, where it still holds the last claim:
-        which memory held which text is erased with it (a claim another memory made since stays theirs)."""
-        texts = {(e.event.workspace, e.event.content) for e in history
-                 if isinstance(e.event, MemoryCaptured | MemoryImported)}
-        texts.add((memory.workspace, memory.content))
+        """A tombstone on the claim stream of every text the memory held or took in (captured, imported, revised,
+        merged in), wherever it claimed it: which memory held which text is erased with it. Where another memory
+        claimed the text since, its claim is made again after the tombstone, so it keeps its text."""
+        texts = {memory.content}
+        workspaces = {memory.workspace}
+        for event in (e.event for e in history):
+            if isinstance(event, MemoryCaptured | MemoryImported):
+                texts.add(event.content)
+                workspaces.add(event.workspace)
+            elif isinstance(event, MemoryRevised):
+                texts.update(t for t in (event.content, event.note) if t)
+        keys = [self.content_key] + ([None] if self.legacy_claims and self.content_key else [])
+        streams = dict.fromkeys(content_stream(w, t, k) for k in keys for w in workspaces for t in texts)
         batch: list[Envelope] = []
-        for stream_id in dict.fromkeys(content_stream(w, t, self.content_key) for w, t in texts):
+        for stream_id in streams:
             claims = self.store.read_stream(stream_id)
-            if claims and isinstance(claims[-1].event, ContentClaimed) and claims[-1].event.memory_id == memory.id:
-                batch += envelopes(ctx, stream_id, len(claims), [ContentReleased()], claims[-1].workspace, now)
+            held = [e for e in claims if isinstance(e.event, ContentClaimed)]
+            if not any(e.event.memory_id == memory.id for e in held):
+                continue
+            events: list[object] = [ContentReleased()]
+            if held[-1] is claims[-1] and held[-1].event.memory_id != memory.id:
+                events.append(ContentClaimed(held[-1].event.memory_id))  # the text is still another memory's
+            batch += envelopes(ctx, stream_id, len(claims), events, claims[-1].workspace, now)
         return batch
 
     def _derived_erasure(self, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
@@ -431,15 +453,16 @@ class MemoryService:
         return len(fresh)
 
     def fold_recalls(self, tallied: Tallied) -> int:
-        """A noted recall counted in the log, as it would have been at the time: each memory still there that was
-        not yet counted that day gets its `MemoryRecalled`, under the one who recalled it."""
+        """A noted recall counted in the log: each memory still there that was not yet counted on the recall's day
+        gets its `MemoryRecalled` (that day in its data), under the one who recalled it. The event's time is the
+        fold's, when it entered the log: the log's times follow its order (`EventStore.last_by`)."""
         ctx = Context(Identity(tallied.actor, tallied.actor, "member", ""), tallied.request_id)
+        now = self.clock.now_ms()
         counts: list[list[Envelope]] = []
         for memory_id in tallied.memory_ids:
             state, _ = self._stream_state(memory_id)
             if state.exists and (events := decide(c.RecordRecall(tallied.day), state)):
-                counts.append(envelopes(ctx, memory_stream(memory_id), state.version, events, state.workspace,
-                                        tallied.at))
+                counts.append(envelopes(ctx, memory_stream(memory_id), state.version, events, state.workspace, now))
         return self._append_counts(counts)
 
     def record_open(self, ctx: Context, memory_id: str) -> int:
@@ -528,6 +551,11 @@ class MemoryService:
         self.store.append(envelopes(ctx, memory_stream(state.id), state.version, events, workspace,
                                     self.clock.now_ms()))
         return reduce(evolve, events, state)
+
+
+def _held(claims: list[Envelope]) -> bool:
+    """Whether a text's claim stream says some memory holds the text (its last event is a claim)."""
+    return bool(claims) and isinstance(claims[-1].event, ContentClaimed)
 
 
 def _may_change(ctx: Context, memory: Memory) -> None:

@@ -32,7 +32,7 @@ def import_page(brain: Brain, ctx: Context, backup: ImportPayload | Callable[[],
     handed back to the system (Brain.release_memory): a server would otherwise keep hundreds of MB per import."""
     if isinstance(backup, ImportPayload):
         return brain.transfer.import_page(ctx, backup, limit, offset, edge_offset)
-    if uploaded is not None:  # `backup` reads the file uploaded at that key (see import_uploaded_page)
+    if uploaded is not None:  # `backup` reads the uploaded file; its parts go under that prefix
         return import_uploaded_page(brain, ctx, *uploaded, backup, limit, offset, edge_offset)
     try:
         return _restore_page(brain, ctx, backup, limit, offset, edge_offset)
@@ -45,14 +45,14 @@ def _restore_page(brain: Brain, ctx: Context, read: Callable[[], Any], limit: in
     return brain.transfer.import_page(ctx, parse_payload(read()), limit, offset, edge_offset)
 
 
-def import_uploaded_page(brain: Brain, ctx: Context, parts: Parts, key: str, read: Callable[[], Any],
+def import_uploaded_page(brain: Brain, ctx: Context, parts: Parts, prefix: str, read: Callable[[], Any],
                          limit: int = 40, offset: int = 0, edge_offset: int = 0) -> dict[str, Any]:
-    """One page of the backup uploaded at `key`. Its first page reads and checks the whole file (`read()`, its
-    JSON object) and lays it out in parts beside it; every page reads only the parts it restores, so a page of a
-    large backup takes the memory of its own entries, not of the whole file."""
+    """One page of an uploaded backup, staged under `prefix`. Its first page reads and checks the whole file
+    (`read()`, its JSON object) and lays it out in parts under the prefix; every page reads only the parts it
+    restores, so a page of a large backup takes the memory of its own entries, not of the whole file."""
     try:
-        manifest = staged(parts, key, lambda: parse_payload(read()))
-        window = staged_window(parts, key, manifest, limit, offset, edge_offset)
+        manifest = staged(parts, prefix, lambda: parse_payload(read()))
+        window = staged_window(parts, prefix, manifest, limit, offset, edge_offset)
         return brain.transfer.import_page(ctx, window, limit, offset, edge_offset)
     finally:
         brain.release_memory()

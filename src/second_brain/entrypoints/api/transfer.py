@@ -80,11 +80,11 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     # A whole backup comes with every page: it is handed to the operation, which reads it off the event loop (so
     # other requests go on answering) and lets it go before answering; nothing here keeps a reference to it.
     if "upload" in params:  # laid out in parts at its first page: a page reads only its own
-        key = await _uploaded(request, params["upload"])
+        key, tag = await _uploaded(request, params["upload"])
         blobs = request.app.state.blobs
         return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx,
                                        lambda: parse_object(bytearray(blobs.get(key))), limit, offset, edge_offset,
-                                       (blobs, key))
+                                       (blobs, f"{key}.pages/{tag}"))
     body = [await read_body(request, MAX_IMPORT_BYTES)]
     return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx, lambda: parse_object(body.pop()),
                                    limit, offset, edge_offset)
@@ -96,15 +96,16 @@ uploads.add_api_route("/import", import_backup, methods=["POST"], operation_id="
                       responses=errors(400, 413, 503), openapi_extra=documented(ImportPayload, *PAGE, UPLOAD))
 
 
-async def _uploaded(request: Request, key: str) -> str:
-    """The upload's key, once it is known to hold a file of at most the cap."""
+async def _uploaded(request: Request, key: str) -> tuple[str, str]:
+    """The upload's key and its version, once it is known to hold a file of at most the cap."""
     blobs = request.app.state.blobs
     if blobs is None or not UPLOAD_KEY.fullmatch(key):
         raise InvalidInput("upload must be the key POST /import/upload returned")
     most = request.app.state.brain.settings.import_upload_bytes
     try:
-        if await run_in_threadpool(blobs.size, key) > most:  # put there some other way than the form
-            raise TooLarge(f"the upload is larger than {most} bytes, the most an import reads")
+        size, tag = await run_in_threadpool(blobs.stat, key)
     except KeyError:
         raise InvalidInput("nothing was uploaded to that key (or its hour has passed)") from None
-    return key
+    if size > most:  # put there some other way than the form
+        raise TooLarge(f"the upload is larger than {most} bytes, the most an import reads")
+    return key, tag
