@@ -7,9 +7,15 @@ The URL is public (AuthType NONE: MCP clients send a bearer token, not SigV4), s
 anything costly: a stranger's request never builds the brain or touches the indexes (a member's token is
 looked up in the team's stream of the event log, an OAuth access token in its own stream). The OAuth flow's
 routes (discovery, registration, authorize, consent, token, revoke) are served over the event log alone, without
-the brain, at this same URL."""
+the brain, at this same URL.
 
+With the stack's edge on (McpRateLimit), clients reach this function through CloudFront and its per-address rate
+limit: CloudFront adds a secret header (BRAIN_MCP_EDGE_SECRET), and a request without it is refused before
+anything else; the address the client used (x-forwarded-host) is then the issuer and the Host."""
+
+import hmac
 import json
+import os
 from collections.abc import Callable
 from functools import cache
 
@@ -79,6 +85,15 @@ def app(issuer: str | None) -> Mangum:
 def handler(event: dict, context: LambdaContext) -> dict:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     domain = event.get("requestContext", {}).get("domainName")
+    if edge := os.environ.get("BRAIN_MCP_EDGE_SECRET"):  # only what came through the edge's rate limit
+        if not hmac.compare_digest(headers.get("x-brain-edge", ""), edge):
+            metrics.add_metric(name="AroundTheEdge", unit=MetricUnit.Count, value=1)
+            return {"statusCode": 403, "headers": {"content-type": "application/json"}, "body": json.dumps(
+                {"ok": False, "error": "Reach the MCP server at the McpUrl the stack outputs, not the function URL"})}
+        if forwarded := headers.get("x-forwarded-host"):  # the address the client used: the issuer, the Host
+            domain = forwarded
+            event = {**event, "headers": {**{k: v for k, v in (event.get("headers") or {}).items()
+                                             if k.lower() != "host"}, "host": forwarded}}
     issuer = f"https://{domain}" if domain else None
     if issuer and oauth.is_oauth_path(event.get("rawPath", "")):
         return oauth_app(issuer)(event, context)

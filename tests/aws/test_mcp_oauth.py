@@ -33,10 +33,11 @@ def mcp(monkeypatch):
 
 
 def invoke(mcp, method: str, path: str, query: dict | None = None, form: dict | None = None,
-           body: dict | None = None, authorization: str | None = None, source: str = "203.0.113.7") -> dict:
+           body: dict | None = None, authorization: str | None = None, source: str = "203.0.113.7",
+           headers: dict | None = None) -> dict:
     event = copy.deepcopy(json.loads((EVENTS / "function-url-mcp.json").read_text()))
     event["requestContext"]["http"]["sourceIp"] = source
-    event["headers"] = {"host": DOMAIN, "x-forwarded-proto": "https"}
+    event["headers"] = {"host": DOMAIN, "x-forwarded-proto": "https", **(headers or {})}
     if authorization:
         event["headers"]["authorization"] = authorization
     if form is not None:
@@ -109,3 +110,18 @@ def test_a_refused_token_on_the_function_url_is_told_so(mcp):
                      body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert refused["statusCode"] == 401
     assert refused["headers"]["www-authenticate"].startswith('Bearer error="invalid_token", resource_metadata=')
+
+
+def test_with_the_edge_on_only_what_came_through_it_is_served_under_its_address(mcp, monkeypatch):
+    """With McpRateLimit, CloudFront (and its per-address limit) stands before the function URL: a request that
+    went around it has no secret header and is refused before anything else; one through it is served under the
+    address the client used."""
+    monkeypatch.setenv("BRAIN_MCP_EDGE_SECRET", "edge-secret-7f3a")
+    for sent in ({}, {"x-brain-edge": "a-guess"}):
+        around = invoke(mcp, "POST", "/register", body={"redirect_uris": [REDIRECT]}, headers=sent)
+        assert around["statusCode"] == 403 and json.loads(around["body"])["ok"] is False
+    edge = {"x-brain-edge": "edge-secret-7f3a", "x-forwarded-host": "d111111abcdef8.cloudfront.net"}
+    server = json.loads(invoke(mcp, "GET", "/.well-known/oauth-authorization-server", headers=edge)["body"])
+    assert server["issuer"] == "https://d111111abcdef8.cloudfront.net/"  # as the function URL's own issuer is
+    refused = invoke(mcp, "POST", "/mcp", body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=edge)
+    assert refused["statusCode"] == 401 and "d111111abcdef8.cloudfront.net" in refused["headers"]["www-authenticate"]

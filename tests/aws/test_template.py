@@ -183,6 +183,7 @@ def _value(expression: object, parameters: dict[str, str], conditions: dict | No
 def _parameters(template: dict, **overrides: object) -> dict[str, str]:
     """Every parameter's value: its default unless given."""
     parameters = {name: str(p.get("Default", "")) for name, p in template["Parameters"].items()}
+    parameters["AWS::Region"] = "us-east-1"  # the pseudo parameter, where a deploy is made unless said otherwise
     return parameters | {name: str(value) for name, value in overrides.items()}
 
 
@@ -709,3 +710,39 @@ def test_backups_past_the_payload_limit_go_through_a_private_expiring_bucket(tem
         assert listing["actions"] == ["s3:ListBucket"] and listing["resources"] == [{"Fn::GetAtt": [
             "TransferBucket", "Arn"]}]
         assert listing["condition"] == {"StringLike": {"s3:prefix": ["imports/*"]}}
+
+
+# --- the MCP URL's edge (issue 46, item 3) ---
+
+
+def test_the_mcp_url_is_behind_a_rate_limit_per_address_that_cannot_be_walked_around(template):
+    resources = template["Resources"]
+    assert int(template["Parameters"]["McpRateLimit"]["Default"]) >= 10  # on by default
+    acl = resources["McpWebAcl"]["Properties"]
+    assert acl["Scope"] == "CLOUDFRONT" and acl["DefaultAction"] == {"Allow": {}}
+    limits = {r["Name"]: r["Statement"]["RateBasedStatement"] for r in acl["Rules"]}
+    assert limits["requests-per-address"]["Limit"] == {"Ref": "McpRateLimit"}
+    assert all(r["AggregateKeyType"] == "IP" for r in limits.values())
+    assert all(r["Action"] == {"Block": {}} for r in acl["Rules"])
+    register = limits["registrations-per-address"]["ScopeDownStatement"]["ByteMatchStatement"]
+    assert register["SearchString"] == "/register" and limits["registrations-per-address"]["Limit"] <= 100
+    edge = resources["McpDistribution"]["Properties"]["DistributionConfig"]
+    assert edge["WebACLId"] == {"Fn::If": ["McpWafHere", {"Fn::GetAtt": ["McpWebAcl", "Arn"]}, {"Ref": "McpWebAclArn"}]}
+    [origin] = edge["Origins"]
+    assert "McpFunctionUrl.FunctionUrl" in json.dumps(origin["DomainName"]) or "McpFunctionUrl" in json.dumps(origin)
+    [secret_header] = origin["OriginCustomHeaders"]
+    assert secret_header["HeaderName"] == "x-brain-edge" and "McpEdgeSecret" in json.dumps(secret_header)
+    # the function refuses what lacks that header: the same secret, in its environment, only with the edge on
+    variables = _functions(template)["McpFunction"]["Environment"]["Variables"]
+    assert variables["BRAIN_MCP_EDGE_SECRET"]["Fn::If"][0] == "McpEdge"
+    assert "McpEdgeSecret" in json.dumps(variables["BRAIN_MCP_EDGE_SECRET"])
+    assert "McpDistribution" in json.dumps(template["Outputs"]["McpUrl"])
+    # outside us-east-1 the web ACL comes from infra/mcp-edge-waf.yaml, and the deploy says so
+    rule = template["Rules"]["McpEdgeOutsideUsEast1"]
+    assert rule["Assertions"][0]["Assert"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "McpWebAclArn"}, ""]}]}
+    assert not _refused(template) and not _refused(template, McpRateLimit=0, **{"AWS::Region": "eu-west-1"})
+    assert _refused(template, **{"AWS::Region": "eu-west-1"})  # elsewhere, without the web ACL made in us-east-1
+    assert not _refused(template, McpWebAclArn="arn:aws:wafv2:us-east-1:1:global/webacl/x/1",
+                        **{"AWS::Region": "eu-west-1"})
+    outside = load_template(ROOT / "infra/mcp-edge-waf.yaml")["Resources"]["McpWebAcl"]["Properties"]["Rules"]
+    assert [(r["Name"], r["Statement"]) for r in outside] == [(r["Name"], r["Statement"]) for r in acl["Rules"]]

@@ -26,5 +26,5 @@ def _long_form(loader: yaml.SafeLoader, tag: str, node: yaml.Node) -> dict:
 CloudFormationLoader.add_multi_constructor("!", _long_form)
 
 
-def load_template() -> dict:
-    return yaml.load(TEMPLATE.read_text(), Loader=CloudFormationLoader)  # a SafeLoader with the tags added
+def load_template(path: Path = TEMPLATE) -> dict:
+    return yaml.load(path.read_text(), Loader=CloudFormationLoader)  # a SafeLoader with the tags added
