@@ -62,7 +62,8 @@ def environment(opensearch_url: str, inline: bool) -> None:
         "BRAIN_EVENTS_TABLE": "events", "BRAIN_OPENSEARCH_URL": opensearch_url,
         "BRAIN_OPENSEARCH_PREFIX": f"bench-{uuid.uuid4().hex[:8]}", "BRAIN_EMBEDDER": "none",
         "BRAIN_AUTH_TOKEN_SECRET": "brain/owner-token", "BRAIN_PROJECT_INLINE": "true" if inline else "false",
-        "BRAIN_IMPORT_REQUEST_SECONDS": "15", "BRAIN_KEYS_TABLE": "keys"})  # as template.yaml deploys
+        "BRAIN_IMPORT_REQUEST_SECONDS": "15", "BRAIN_KEYS_TABLE": "keys",
+        "BRAIN_CONFIG_FRESH_SECONDS": "2"})  # as template.yaml deploys
 
 
 def fresh_account() -> None:

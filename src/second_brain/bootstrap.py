@@ -133,7 +133,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     # On one machine, indexing runs on every core while no request does, and yields them to requests.
     indexer = (Indexer(vectors, embedder, on_indexed=links.infer, foreground=foreground,
                        threads=os.cpu_count() or 1) if embedder else None)
-    config = SettingsService(store, clock, settings.timezone)
+    config = SettingsService(store, clock, settings.timezone, fresh_for=settings.config_fresh_seconds)
     triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
                     catch_up=indexer.catch_up) if indexer else None
     has_model = not isinstance(llm, NoLanguageModel)

@@ -53,6 +53,9 @@ class Settings(BaseSettings):
                                             "existing ones left as they are.")
     transfer_bucket: str | None = Field(None, description="On AWS: the S3 bucket for backups past Lambda's 6 MB "
                                         "(exports redirected there, uploads imported from there).")
+    config_fresh_seconds: float = Field(0.0, ge=0, le=60, description="Seconds a process reuses the runtime "
+                                        "settings it read from the log (0: read every time; the AWS functions use "
+                                        "2, so a PATCH /config reaches every container within 2 s).")
     import_upload_bytes: int = Field(100_000_000, ge=1, description="With a transfer bucket: the largest backup "
                                      "POST /import/upload accepts (S3 refuses a larger file).")
     export_inline_bytes: int = Field(5_000_000, description="With a transfer bucket: the largest export answered "

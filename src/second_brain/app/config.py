@@ -10,6 +10,7 @@ once and listed under `ignored` in GET /config.
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -144,12 +145,17 @@ DUPLICATE_FIELDS = {f.name for f in fields(DuplicateConfig)}
 
 
 class SettingsService:
-    def __init__(self, store: EventStore, clock: Clock, timezone: str = "UTC") -> None:
+    def __init__(self, store: EventStore, clock: Clock, timezone: str = "UTC", fresh_for: float = 0.0) -> None:
+        """`fresh_for`: seconds this process reuses the settings it read (0: the log is read every time; on AWS a
+        capture would otherwise read them three times, and a change reaches every container within that long).
+        A change made through this process is seen by it at once."""
         self.store = store
         self.clock = clock
         self.defaults = {s.key: s.default for s in SETTINGS} | {"TIMEZONE": timezone}
         self._reported: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
+        self.fresh_for = fresh_for
+        self._folded: tuple[float, tuple[dict[str, Any], list[Ignored]]] | None = None
 
     def overrides(self) -> dict[str, Any]:
         """The valid overrides in the log, folded."""
@@ -165,6 +171,16 @@ class SettingsService:
                 "settings": DESCRIBED}
 
     def _fold(self) -> tuple[dict[str, Any], list[Ignored]]:
+        folded = self._folded
+        if folded is not None and time.monotonic() - folded[0] < self.fresh_for:
+            return dict(folded[1][0]), list(folded[1][1])
+        read_at = time.monotonic()
+        result = self._read()
+        if self.fresh_for:
+            self._folded = (read_at, result)
+        return dict(result[0]), list(result[1])
+
+    def _read(self) -> tuple[dict[str, Any], list[Ignored]]:
         stored: dict[str, Any] = {}
         for envelope in self.store.read_stream(STREAM):
             event = envelope.event
@@ -206,6 +222,7 @@ class SettingsService:
             if values:
                 self.store.append(envelopes(ctx, STREAM, len(history), [ConfigChanged(dict(values))], "",
                                             self.clock.now_ms()))
+            self._folded = None
 
         retrying(attempt)
         return {"ok": True, "config": self.effective()}
@@ -219,6 +236,7 @@ class SettingsService:
             history = self.store.read_stream(STREAM)
             _check_together({k: v for k, v in self.effective().items() if k != key} | {key: self.defaults[key]})
             self.store.append(envelopes(ctx, STREAM, len(history), [ConfigReset(key)], "", self.clock.now_ms()))
+            self._folded = None
 
         retrying(attempt)
         return {"ok": True, "config": self.effective()}
