@@ -615,3 +615,23 @@ def test_the_best_rows_are_found_from_a_sampled_threshold_exactly():
             picked = _best(scores, pick)
             assert len(picked) == min(size, pick) == len(set(picked.tolist()))
             assert np.sort(scores[picked]).tolist() == np.sort(scores)[::-1][: len(picked)][::-1].tolist()
+
+
+def test_a_memory_links_to_all_its_close_neighbours_in_one_append(brain, ctx, monkeypatch):
+    """Both ends of every inferred link read at once and every link appended together (on AWS one read of the
+    index and one transaction, where each link took two reads and a transaction)."""
+    olds = [brain.memories.capture(ctx, f"quarterly budget review for the marketing team, take {n}", [], "api").id
+            for n in range(3)]
+    brain.indexer.run_once(10)
+    appended, reads = [], []
+    read_model = brain.links.read_model
+    append, many = brain.store.append, read_model.many
+    monkeypatch.setattr(brain.store, "append", lambda events: appended.append(events) or append(events))
+    monkeypatch.setattr(read_model, "many", lambda *a: reads.append(a) or many(*a))
+    new = brain.memories.capture(ctx, "quarterly budget review for the marketing team, take 9", [], "api").id
+    appended.clear()
+    brain.indexer.run_once(10)
+    links = [batch for batch in appended if any(e.stream_id.startswith("link-") for e in batch)]
+    assert len(links) == 1 and len(links[0]) == 3  # three links, one append
+    assert {c["id"] for c in brain.links.connections(ctx, new, None)} == set(olds)
+    assert len([r for r in reads if new in r[0]]) == 1

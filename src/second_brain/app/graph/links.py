@@ -79,9 +79,18 @@ class LinkService:
         system = system_context(workspace, request_id)
         hits = self.vectors.search(vector, Filters((workspace,)), INFERRED_PER_MEMORY + 1)
         near = [h for h in hits if h.entry_id != entry_id and h.score >= self.inferred_link_threshold]
-        for hit in near[:INFERRED_PER_MEMORY]:
-            self.link(system, entry_id, hit.entry_id, "relates_to", round(min(hit.score, 1.0), 4), "inferred")
-        return len(near[:INFERRED_PER_MEMORY])
+        near = near[:INFERRED_PER_MEMORY]
+        if not near:
+            return 0
+        # Both ends of every link read at once, and every link in one append (on AWS: one read of the index and
+        # one transaction, not two reads and a transaction per link); a neighbour gone meanwhile is left out.
+        rows = self.read_model.many([entry_id, *(h.entry_id for h in near)], (workspace,))
+        weights = {links.endpoints(entry_id, h.entry_id, "relates_to") + ("relates_to",): round(min(h.score, 1.0), 4)
+                   for h in near if entry_id in rows and h.entry_id in rows}
+        if weights:
+            self._append_decisions(system, sorted(weights), lambda edge: links.decide_link(
+                edge, weights[(edge.source_id, edge.target_id, edge.type)], "inferred"), workspace)
+        return len(weights)
 
     def connections(self, ctx: Context, entry_id: str, link_type: str | None) -> list[dict[str, Any]]:
         entry_id = entry_id.strip()
