@@ -15,6 +15,7 @@ from second_brain.adapters.event_store.tally import DynamoDBRecallTally, InMemor
 from second_brain.app.maintenance.recalls import RecallFold
 from second_brain.app.maintenance.runner import Budget
 from second_brain.app.memories.service import MemoryService
+from second_brain.domain.errors import StoreUnavailable
 from second_brain.domain.events import MemoryRecalled, memory_stream
 from second_brain.ports.recall_tally import Tallied
 
@@ -67,3 +68,16 @@ def test_a_recall_appends_nothing_and_the_fold_counts_each_memory_once_a_day(tal
     assert recalled_at < clock.now
     assert memories.load(ctx, kept)[0].recall_count == 1
     assert fold.run(Budget(float("inf")), "").counts == {}  # folded notes are gone
+
+
+def test_a_recall_whose_note_fails_is_answered_and_noted_by_the_next_one(clock, ctx):
+    class Down(InMemoryRecallTally):
+        def note(self, tallied: Tallied) -> None:
+            raise StoreUnavailable("the recall tally failed: throttled")
+
+    tally = Down()
+    memories = MemoryService(InMemoryEventStore(), clock, ZoneInfo("UTC"), recall_tally=tally)
+    kept = memories.capture(ctx, "The heron nests by the north pond", [], "api").id
+    assert memories.record_recalls(ctx, [kept]) == 0  # no error: the recall's answer stands
+    tally.note = lambda tallied: InMemoryRecallTally.note(tally, tallied)  # the table answers again
+    assert memories.record_recalls(ctx, [kept]) == 1 and len(tally.noted) == 1

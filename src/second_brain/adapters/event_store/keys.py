@@ -100,10 +100,16 @@ class KmsKeyring:
 
     @staticmethod
     def _call(method: Any, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return method(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise StoreUnavailable(f"the key store failed: {exc}") from exc
+        return aws_call("the key store", method, **kwargs)
+
+
+def aws_call(what: str, method: Any, **kwargs: Any) -> dict[str, Any]:
+    """A client call, its failure said as the store being unavailable (503 in the envelope, never a 500)."""
+    try:
+        result: dict[str, Any] = method(**kwargs)
+        return result
+    except (ClientError, BotoCoreError) as exc:
+        raise StoreUnavailable(f"{what} failed: {exc}") from exc
 
 
 def keys_table_definition(table_name: str) -> dict[str, Any]:

@@ -10,10 +10,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from ...domain.errors import StoreUnavailable
 from ...ports.recall_tally import Tallied
+from .keys import aws_call
 
 TALLY_PREFIX = "$recalls#"
 TALLY_PARTITIONS = 16
@@ -56,10 +54,7 @@ class DynamoDBRecallTally:
 
     @staticmethod
     def _call(method: Any, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return method(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise StoreUnavailable(f"the recall tally failed: {exc}") from exc
+        return aws_call("the recall tally", method, **kwargs)
 
 
 class InMemoryRecallTally:

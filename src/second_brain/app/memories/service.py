@@ -1,6 +1,7 @@
 """The command side: load a memory from its stream, decide, append; retry on a concurrent writer."""
 
 import hashlib
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ from ...domain.errors import (
     Forbidden,
     InvalidInput,
     NotFound,
+    StoreUnavailable,
 )
 from ...domain.events import (
     CaptureAnswered,
@@ -63,6 +65,8 @@ from ..handling import Context, envelopes, retrying
 from ..handling import system as system_context
 from .projects import ProjectService
 from .triage import Triage, classify_with_model
+
+log = logging.getLogger("second_brain.memories")
 
 REWRITES = ("merge", "replace", "contradiction")  # verdicts that act on the matched memory's text
 STRIPES = 64  # locks that writers of one memory in this process share (other processes race: `retrying`)
@@ -447,9 +451,13 @@ class MemoryService:
         fresh = [i for i in dict.fromkeys(memory_ids) if (c.RecordRecall, i) not in self._counted]
         if not fresh:
             return 0
+        try:
+            self.recall_tally.note(Tallied(uuid.uuid4().hex, ctx.identity.actor_id, ctx.request_id, tuple(fresh),
+                                           day, now))
+        except StoreUnavailable:  # the recall is answered all the same; the next one notes these again
+            log.warning("noting a recall of %d memories failed", len(fresh), exc_info=True)
+            return 0
         self._counted.update((c.RecordRecall, i) for i in fresh)
-        self.recall_tally.note(Tallied(uuid.uuid4().hex, ctx.identity.actor_id, ctx.request_id, tuple(fresh), day,
-                                       now))
         return len(fresh)
 
     def fold_recalls(self, tallied: Tallied) -> int:
