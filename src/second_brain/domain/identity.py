@@ -13,6 +13,9 @@ class Identity:
     roster: dict[str, str] = field(default_factory=dict, compare=False, hash=False)  # actor id -> name
     owner: bool = False
     notice: str = field(default="", compare=False, hash=False)  # what they must be told when they next sign in
+    # Where their captures land by default ("personal", "company" or "inherit"), as the team said when they signed
+    # in for this request; None where nobody looked (a capture then reads the team).
+    default_share: str | None = field(default=None, compare=False, hash=False)
 
     @property
     def readable(self) -> tuple[str, ...]:

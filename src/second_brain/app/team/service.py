@@ -71,7 +71,7 @@ class TeamService:
         roster = {m.id: m.name for m in team.members.values()} | {self.owner.actor_id: self.owner.name,
                                                                     "system": t.PRODUCT_NAME}
         return Identity(identity.actor_id, identity.name, identity.role, identity.personal_workspace, teams,
-                        roster, identity.owner, notice)
+                        roster, identity.owner, notice, default_share=self._own_default(identity, team))
 
     def _notice(self, member: t.Member, team: t.Team) -> str:
         """What a member whose token someone else replaced is told each time they sign in, until they replace it
@@ -86,7 +86,9 @@ class TeamService:
     def default_layer(self, ctx: Context) -> str:
         """Where a capture that names no workspace lands: the caller's own default, else the organisation's (never
         for the owner, whose captures go where the owner alone says)."""
-        own = self._own_default(ctx.identity, self.state())
+        own = ctx.identity.default_share  # read with the team when the caller was identified, in this request
+        if own is None:
+            own = self._own_default(ctx.identity, self.state())
         return self.org_default() if own == "inherit" else own
 
     def _own_default(self, identity: Identity, team: t.Team) -> str:
