@@ -206,6 +206,7 @@ def test_a_streams_events_lie_in_log_order(store):
 
 
 def test_an_unknown_stream_reads_empty(store):
+    assert store.append([]) == []  # nothing to append writes nothing
     assert store.read_stream("memory-none") == []
     assert store.head() == 0
 

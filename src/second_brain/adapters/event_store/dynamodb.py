@@ -116,6 +116,8 @@ class DynamoDBEventStore:
         return bool(self.partitions) and self._sealed
 
     def append(self, events: Sequence[Envelope]) -> list[Envelope]:
+        if not events:
+            return []
         expected = expected_versions(events)
         if self.keyring is None and self.sealed:
             raise StoreUnavailable("this log seals its memories' events: set BRAIN_KEYS_TABLE and BRAIN_DATA_KEY_ID")
@@ -126,9 +128,10 @@ class DynamoDBEventStore:
         blocks = -(-len(events) // BLOCK)
         for attempt in range(MAX_ATTEMPTS):
             with self._lock:  # above every position this process gave: its appends read in the order they made
-                ms = max(self.clock(), max(e.at for e in events), floor_ms, self._last // SLOTS_PER_MS)
-                lowest = (self._last // BLOCK + 1) % BLOCKS_PER_MS if ms == self._last // SLOTS_PER_MS else 0
-                if lowest == 0 and ms == self._last // SLOTS_PER_MS or lowest + blocks > BLOCKS_PER_MS:
+                last_ms, last_slot = divmod(self._last, SLOTS_PER_MS)
+                ms = max(self.clock(), max(e.at for e in events), floor_ms, last_ms)
+                lowest = last_slot // BLOCK + 1 if ms == last_ms else 0  # the block after this process's last
+                if lowest + blocks > BLOCKS_PER_MS:  # no room left in that millisecond
                     ms, lowest = ms + 1, 0
                 first = random.randrange(lowest, BLOCKS_PER_MS - blocks + 1)
                 base = ms * SLOTS_PER_MS + first * BLOCK
@@ -350,31 +353,28 @@ class DynamoDBEventStore:
         read side by side, a share of `limit` each, and the next page of one only when the merge needs it."""
         share = max(10, -(-limit // len(self.partitions)) * 2)
 
-        def partition(log: str, first: dict[str, Any]) -> Iterator[dict[str, Any]]:
-            page = first
-            while True:
-                yield from page.get("Items", [])
-                if "LastEvaluatedKey" not in page:
-                    return
-                page = self.client.query(**read(log), ExclusiveStartKey=page["LastEvaluatedKey"])
-
         def read(log: str) -> dict[str, Any]:
             values = {**query.get("ExpressionAttributeValues", {}), ":log": {"S": log}}
             return {**query, "TableName": self.table, "IndexName": LOG_INDEX, "ScanIndexForward": not newest_first,
                     "Limit": share, "ExpressionAttributeValues": values}
 
         firsts = self._each_partition(lambda log: self.client.query(**read(log)))
-        return heapq.merge(*(partition(log, first) for log, first in zip(self.partitions, firsts, strict=True)),
+        return heapq.merge(*(paged(self.client.query, first, **read(log)) for log, first in zip(self.partitions, firsts,
+                                                                                            strict=True)),
                            key=_position, reverse=newest_first)
 
-    def _query(self, max_items: int | None = None, **kwargs: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        while True:
-            page = self.client.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page or (max_items is not None and len(items) >= max_items):
-                return items[:max_items] if max_items is not None else items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
+        return list(paged(self.client.query, self.client.query(**kwargs), **kwargs))
+
+
+def paged(query: Callable[..., dict[str, Any]], page: dict[str, Any], **request: Any) -> Iterator[dict[str, Any]]:
+    """The items of a request's first `page` and of every page after it (asked of `query`), each page read only
+    when the items before it have been taken."""
+    while True:
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        page = query(**request, ExclusiveStartKey=page["LastEvaluatedKey"])
 
 
 def table_definition(table_name: str) -> dict[str, Any]:

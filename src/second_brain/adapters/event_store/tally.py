@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...ports.recall_tally import Tallied
+from .dynamodb import paged
 from .keys import aws_call
 
 TALLY_PREFIX = "$recalls#"
@@ -37,15 +38,11 @@ class DynamoDBRecallTally:
                 request: dict[str, Any] = {
                     "TableName": self.table, "ConsistentRead": True, "KeyConditionExpression": "stream_id = :s",
                     "ExpressionAttributeValues": {":s": {"S": f"{TALLY_PREFIX}{day}#{n:02d}"}}}
-                while True:
-                    page = self._call(self.client.query, **request)
-                    for item in page.get("Items", []):
-                        yield Tallied(f"{item['stream_id']['S']}|{item['version']['N']}", item["actor"]["S"],
-                                      item["request_id"]["S"], tuple(i["S"] for i in item["ids"]["L"]), day,
-                                      int(item["at"]["N"]))
-                    if "LastEvaluatedKey" not in page:
-                        break
-                    request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+                query = lambda **asked: self._call(self.client.query, **asked)  # noqa: E731
+                for item in paged(query, query(**request), **request):
+                    yield Tallied(f"{item['stream_id']['S']}|{item['version']['N']}", item["actor"]["S"],
+                                  item["request_id"]["S"], tuple(i["S"] for i in item["ids"]["L"]), day,
+                                  int(item["at"]["N"]))
 
     def drop(self, tallied: Tallied) -> None:
         partition, version = tallied.key.split("|")
