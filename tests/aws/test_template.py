@@ -94,7 +94,7 @@ def test_traces_never_carry_what_a_handler_answered(template):
     assert variables["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
     assert variables["POWERTOOLS_TRACER_CAPTURE_ERROR"] == "false"
     handlers = sorted((ROOT / "functions").glob("*/app.py"))
-    assert len(handlers) == 4
+    assert len(handlers) == 5
     for path in handlers:
         decorators = [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Call)
                       and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("capture_")]
@@ -177,7 +177,16 @@ def _value(expression: object, parameters: dict[str, str], conditions: dict | No
             return any(arguments)
         case "Fn::Contains":
             return arguments[1] in arguments[0]
+        case "Fn::EachMemberEquals":
+            return all(member == arguments[1] for member in _members(arguments[0]))
+        case "Fn::Join":
+            return arguments[0].join(_members(arguments[1]))
     raise NotImplementedError(function)
+
+
+def _members(value: object) -> list:
+    """A list parameter's members (its value is given as the comma-separated string a deploy passes)."""
+    return value if isinstance(value, list) else str(value).split(",")
 
 
 def _parameters(template: dict, **overrides: object) -> dict[str, str]:
@@ -213,6 +222,7 @@ def _refused(template: dict, **overrides: object) -> list[str]:
     {"Embedder": "sagemaker", "EmbeddingDimension": 384, "EmbeddingEndpointName": ""},
     {"Reranker": "sagemaker", "RerankerEndpointName": ""},
     {"RestoredTableName": "brain-restored", "RestoredTableStreamArn": ""},
+    {"VpcSubnetIds": "subnet-1,subnet-2"},
 ])
 def test_rules_refuse_what_would_fail_at_the_first_request(template, parameters):
     assert _refused(template, **parameters), f"a deploy with {parameters} would pass"
@@ -225,6 +235,7 @@ def test_rules_refuse_what_would_fail_at_the_first_request(template, parameters)
     {"Embedder": "sagemaker", "EmbeddingDimension": 768, "EmbeddingEndpointName": "e5-base"},
     {"Reranker": "sagemaker", "RerankerEndpointName": "bge-reranker"},
     {"Reranker": "bedrock", "LanguageModel": "bedrock"},
+    {"VpcSubnetIds": "subnet-1,subnet-2", "VpcId": "vpc-1"},
 ])
 def test_rules_let_valid_settings_through(template, parameters):
     assert not _refused(template, **parameters)
@@ -241,11 +252,16 @@ def test_the_bedrock_rule_allows_exactly_what_the_titan_adapter_does(template):
 # --- timeouts (item 6) ---
 
 
+# Run by CloudFormation during a deploy, not by the brain: a failure fails the deploy (no alarm), and its role is
+# its own (tested on its own below).
+DEPLOY_TIME = {"SearchAccessSetupFunction"}
+
+
 def _functions(template: dict) -> dict[str, dict]:
-    """Each function's properties with the Globals it inherits (its own win)."""
+    """Each of the brain's functions' properties with the Globals it inherits (its own win)."""
     shared = template.get("Globals", {}).get("Function", {})
     return {name: shared | r["Properties"] for name, r in template["Resources"].items()
-            if r["Type"] == "AWS::Serverless::Function"}
+            if r["Type"] == "AWS::Serverless::Function" and name not in DEPLOY_TIME}
 
 
 def test_request_functions_stop_before_api_gateway_does(template):
@@ -580,13 +596,17 @@ def test_the_search_domain_is_sized_by_parameters_and_logs_what_is_slow(template
     assert _resolved(cluster["DedicatedMasterCount"], template, **production) == 3
     variables = template["Globals"]["Function"]["Environment"]["Variables"]
     assert _resolved(variables["BRAIN_OPENSEARCH_REPLICAS"], template, **production) == "1"
-    logs = domain["LogPublishingOptions"]
-    assert set(logs) == {"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS"}
+    logs = {kind: _resolved(option, template, SearchAccessControl="fine-grained")
+            for kind, option in domain["LogPublishingOptions"].items()}
+    assert set(logs) == {"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS", "AUDIT_LOGS"}
+    # the audit log needs fine-grained access control: without it the domain would refuse the deploy
+    assert _resolved(domain["LogPublishingOptions"]["AUDIT_LOGS"], template) is None
     groups = {_ref(option["CloudWatchLogsLogGroupArn"]) for option in logs.values()}
     for group in groups:
         assert template["Resources"][group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionInDays"}
     written = json.dumps(template["Resources"]["SearchLogsPolicy"]["Properties"]["PolicyDocument"])
-    assert all(f"${{{group}.Arn}}" in written for group in groups) and '"Resource": "*"' not in written
+    assert len(groups) == 4 and all(f"${{{group}.Arn}}" in written for group in groups)
+    assert '"Resource": "*"' not in written
     assert template["Resources"]["SearchDomain"]["DependsOn"] == "SearchLogsPolicy"
 
 
@@ -679,12 +699,19 @@ def test_sam_adds_no_fixed_name_and_no_account_wide_policy(expanded):
         fixed = [key for key in NAME_PROPERTIES & set(properties)
                  if not _stack_derived(properties[key]) and _ref(properties[key]) not in resources]
         assert not fixed, f"SAM gave {name} the fixed {fixed}"
+    vpc = "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
     allowed = {"arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
-               "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"}
+               "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess", vpc}
+    deny = {"Fn::If": ["OutsideVpc", {"Ref": "NoNetworkInterfaces"}, {"Ref": "AWS::NoValue"}]}
     for name, role in resources.items():
         if role["Type"] == "AWS::IAM::Role":
-            managed = {arn for arn in role["Properties"].get("ManagedPolicyArns", []) if isinstance(arn, str)}
+            attached = role["Properties"].get("ManagedPolicyArns", [])
+            managed = {arn for arn in attached if isinstance(arn, str)}
             assert managed <= allowed, f"SAM attached {managed - allowed} to {name}"
+            # SAM attaches the VPC policy (network interfaces anywhere) whatever the VpcConfig's !If says:
+            # outside a VPC the role also holds the policy that denies what it allows
+            if vpc in managed:
+                assert deny in attached, f"{name} may make network interfaces outside a VPC"
 
 
 def test_backups_past_the_payload_limit_go_through_a_private_expiring_bucket(template):
@@ -746,3 +773,118 @@ def test_the_mcp_url_is_behind_a_rate_limit_per_address_that_cannot_be_walked_ar
                         **{"AWS::Region": "eu-west-1"})
     outside = load_template(ROOT / "infra/mcp-edge-waf.yaml")["Resources"]["McpWebAcl"]["Properties"]["Rules"]
     assert [(r["Name"], r["Statement"]) for r in outside] == [(r["Name"], r["Statement"]) for r in acl["Rules"]]
+
+
+# --- the search domain's access control and network (issue 46, item 4) ---
+
+
+def _deep(value: object, template: dict, **overrides: object) -> object:
+    """A value with every Fn::If in it resolved, at any depth (None: AWS::NoValue, dropped from lists)."""
+    value = _resolved(value, template, **overrides)
+    if isinstance(value, list):
+        return [v for v in (_deep(item, template, **overrides) for item in value) if v is not None]
+    if isinstance(value, dict):
+        return {k: v for k, v in ((k, _deep(item, template, **overrides)) for k, item in value.items())
+                if v is not None}
+    return value
+
+
+def _present(template: dict, name: str, **overrides: object) -> bool:
+    condition = template["Resources"][name].get("Condition")
+    parameters = _parameters(template, **overrides)
+    return condition is None or bool(_value({"Condition": condition}, parameters, template["Conditions"]))
+
+
+def test_fine_grained_access_maps_the_four_functions_from_a_master_role_that_reaches_only_the_security_api(template):
+    resources = template["Resources"]
+    domain = resources["SearchDomain"]["Properties"]
+    assert _resolved(domain["AdvancedSecurityOptions"], template) is None  # iam: the default, as before
+    fine = {"SearchAccessControl": "fine-grained"}
+    assert _deep(domain["AdvancedSecurityOptions"], template, **fine) == {
+        "Enabled": True, "InternalUserDatabaseEnabled": False,
+        "MasterUserOptions": {"MasterUserARN": {"Fn::GetAtt": ["SearchAdminRole", "Arn"]}}}
+    made = ["SearchAdminRole", "SearchAdminPolicy", "SearchAccessSetupFunction", "SearchAccessSetup",
+            "SearchAuditLogs", "SearchAccessSetupLogs"]
+    assert all(_present(template, name, **fine) for name in made)
+    assert not any(_present(template, name) for name in made)
+    # the master role: the security plugin's API on this domain, nothing else
+    [statement] = resources["SearchAdminPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Allow" and set(statement["Action"]) == {"es:ESHttpGet", "es:ESHttpPut",
+                                                                             "es:ESHttpPatch"}
+    assert statement["Resource"] == {"Fn::Sub": "${SearchDomain.Arn}/_plugins/_security/api/*"}
+    assert resources["SearchAdminPolicy"]["Properties"]["Roles"] == [{"Ref": "SearchAdminRole"}]
+    trust = resources["SearchAdminRole"]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert [s["Principal"] for s in trust] == [{"Service": "lambda.amazonaws.com"}]
+    # the setup runs as that role, once its policy is in place, and maps exactly the brain's four functions
+    setup = resources["SearchAccessSetup"]
+    assert setup["DependsOn"] == "SearchAdminPolicy"
+    assert _ref(setup["Properties"]["ServiceToken"]) == "SearchAccessSetupFunction"
+    assert _ref(resources["SearchAccessSetupFunction"]["Properties"]["Role"]) == "SearchAdminRole"
+    mapped = {_ref(arn) for arn in setup["Properties"]["FunctionRoles"]}
+    assert mapped == {f"{name}Role" for name in _functions(template)}
+    assert setup["Properties"]["Prefix"] == {"Ref": "SearchIndexPrefix"}
+    assert setup["Properties"]["OperatorArns"] == {"Ref": "SearchOperatorArns"}
+    handler = (ROOT / "functions/search_access/app.py").read_text()
+    assert "from second_brain.aws.search_access import handle" in handler
+
+
+def test_in_a_vpc_the_domain_and_the_functions_sit_in_its_private_subnets(template):
+    resources = template["Resources"]
+    domain = resources["SearchDomain"]["Properties"]
+    shared = template["Globals"]["Function"]
+    assert _resolved(domain["VPCOptions"], template) is None and _resolved(shared["VpcConfig"], template) is None
+    subnets = {"VpcSubnetIds": "subnet-a,subnet-b,subnet-c", "VpcId": "vpc-1"}
+    assert not _refused(template, **subnets)
+    picked = {zones: _deep(domain["VPCOptions"], template, SearchZoneCount=zones, **subnets)["SubnetIds"]
+              for zones in (1, 2, 3)}
+    # a domain takes one subnet per zone it spreads over
+    assert {zones: [s["Fn::Select"][0] for s in chosen] for zones, chosen in picked.items()} == {
+        1: [0], 2: [0, 1], 3: [0, 1, 2]}
+    assert _deep(domain["VPCOptions"], template, **subnets)["SecurityGroupIds"] == [{"Ref": "SearchSecurityGroup"}]
+    assert _deep(shared["VpcConfig"], template, **subnets) == {
+        "SubnetIds": "subnet-a,subnet-b,subnet-c", "SecurityGroupIds": [{"Ref": "FunctionsSecurityGroup"}]}
+    # the domain answers HTTPS from the functions' group alone; the functions send HTTPS only
+    [ingress] = resources["SearchSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    assert (ingress["FromPort"], ingress["ToPort"], _ref(ingress["SourceSecurityGroupId"])) == (
+        443, 443, "FunctionsSecurityGroup")
+    [egress] = resources["FunctionsSecurityGroup"]["Properties"]["SecurityGroupEgress"]
+    assert (egress["IpProtocol"], egress["FromPort"], egress["ToPort"]) == ("tcp", 443, 443)
+
+
+@pytest.mark.parametrize("models", [
+    {"Embedder": "bedrock", "Reranker": "bedrock", "LanguageModel": "bedrock"},
+    {"Embedder": "sagemaker", "EmbeddingEndpointName": "e", "Reranker": "none", "LanguageModel": "none"},
+])
+def test_in_a_vpc_every_aws_service_the_functions_call_has_an_endpoint(template, models):
+    """Functions in private subnets reach AWS only through endpoints (or a NAT of the operator's): the endpoints
+    made are exactly the services the code calls with these models, and X-Ray for the traces."""
+    calls = set(re.findall(r'clients\("([a-z0-9-]+)"', (ROOT / "src/second_brain/aws/composition.py").read_text()))
+    calls -= {"ssm"}  # the owner token from an SSM parameter: the template passes a Secrets Manager secret
+    needed = {"dynamodb", "s3", "kms", "secretsmanager", "xray"}
+    needed |= {"bedrock-runtime"} if "bedrock" in (models["Embedder"], models["LanguageModel"]) else set()
+    needed |= {"bedrock-agent-runtime"} if models["Reranker"] == "bedrock" else set()
+    needed |= {"sagemaker.runtime"} if "sagemaker" in (models["Embedder"], models["Reranker"]) else set()
+    assert {c.replace("sagemaker-runtime", "sagemaker.runtime") for c in calls} >= needed - {"xray"}
+    parameters = {"VpcSubnetIds": "subnet-a", "VpcId": "vpc-1", "VpcRouteTableIds": "rtb-1",
+                  "VpcInterfaceEndpoints": "create"} | models
+    made = {resource["Properties"]["ServiceName"]["Fn::Sub"].rpartition("}.")[2]
+            for name, resource in template["Resources"].items()
+            if resource["Type"] == "AWS::EC2::VPCEndpoint" and _present(template, name, **parameters)}
+    assert made == needed
+    assert not any(_present(template, name, VpcSubnetIds="subnet-a", VpcId="vpc-1") for name, r in
+                   template["Resources"].items() if r["Type"] == "AWS::EC2::VPCEndpoint")  # none unless asked
+
+
+def test_outside_a_vpc_no_function_makes_a_network_interface(template):
+    """SAM attaches AWSLambdaVPCAccessExecutionRole to every role once VpcConfig is in the Globals, even when
+    its !If leaves the functions out of any VPC; outside a VPC a deny of that policy's writes is attached too."""
+    policy = template["Resources"]["NoNetworkInterfaces"]
+    assert policy["Condition"] == "OutsideVpc" and not _present(template, "NoNetworkInterfaces", VpcSubnetIds="s")
+    [statement] = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Deny" and statement["Resource"] == "*"
+    # the writes of AWSLambdaVPCAccessExecutionRole (its other actions only describe)
+    assert set(statement["Action"]) == {"ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface",
+                                        "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"}
+    for name, function in _functions(template).items():
+        assert {"Fn::If": ["OutsideVpc", {"Ref": "NoNetworkInterfaces"}, {"Ref": "AWS::NoValue"}]} in function[
+            "Policies"], name
