@@ -24,8 +24,10 @@ shipped) against the same layer without its __pycache__ folders (as before issue
 """
 
 import argparse
+import json
 import logging
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -33,6 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import boto3
@@ -80,6 +83,7 @@ class DynamoDBClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.calls = 0
+        self.by: Counter[str] = Counter()  # DynamoDB calls by operation and the kind of key they touch
         self.kms = 0  # calls to KMS (each memory's data key made, or unwrapped once per process)
         original = BaseClient._make_api_call
         clock = self
@@ -90,6 +94,7 @@ class DynamoDBClock:
             if client.meta.service_model.service_name != "dynamodb":
                 return original(client, operation, params)
             clock.calls += 1
+            clock.by[f"{operation} {_key_kind(params)}".strip()] += 1
             started = time.perf_counter()
             try:
                 return original(client, operation, params)
@@ -97,6 +102,14 @@ class DynamoDBClock:
                 clock.seconds += time.perf_counter() - started
 
         BaseClient._make_api_call = timed
+
+
+def _key_kind(params: dict) -> str:
+    """What a DynamoDB call touches, by the shape of its keys: `$slot#`, `$content#`, a memory's stream..."""
+    text = json.dumps(params.get("TransactItems") or params.get("Key") or params.get("Item")
+                      or params.get("ExpressionAttributeValues") or params.get("RequestItems") or {}, default=str)
+    kinds = sorted(set(re.findall(r'"S": "(\$?[a-z]+)[#:-]', text))) or re.findall(r'"S": "([^"]{1,16})', text)[:1]
+    return "/".join(kinds)[:60]
 
 
 class OpenSearchRequests:
@@ -119,6 +132,7 @@ def bench_capture(count: int, embedder: FakeEmbedder) -> float:
     call(api, "POST", "/capture", {"content": "warm-up note, the first request builds the brain"})
     times, without = [], []
     calls_before = (dynamodb.calls, search.count, embedder.calls, dynamodb.kms)
+    dynamodb.by.clear()
     for n in range(count):
         started, before = time.perf_counter(), dynamodb.seconds
         status, body = call(api, "POST", "/capture", {"content": f"Bench note {n}: the heron count was {n * 7}"})
@@ -134,6 +148,8 @@ def bench_capture(count: int, embedder: FakeEmbedder) -> float:
                                                               strict=True)]
     print(f"  calls per capture: DynamoDB {made[0]:.1f}, OpenSearch {made[1]:.1f}, embedder {made[2]:.1f}, "
           f"KMS {made[3]:.1f} (issue 46 counted 14.5, 8 and one per text; no KMS then)")
+    print("  DynamoDB calls per capture, by operation:",
+          ", ".join(f"{name} {n / count:.1f}" for name, n in dynamodb.by.most_common(12)))
     print(f"  (before: {BEFORE['capture']:.0f} ms; target p50 <= {TARGET['capture']:.0f} ms without model latency)")
     return statistics.median(times)
 

@@ -58,8 +58,9 @@ class SecurityApi(BaseHTTPRequestHandler):
             store = self.server.roles if kind == "roles" else self.server.mappings
             created = name not in store
             store[name] = body
+            said = "created" if created else "updated"
             return self._answer(201 if created else 200, {"status": "CREATED" if created else "OK",
-                                                          "message": f"'{name}' {'created' if created else 'updated'}."})
+                                                          "message": f"'{name}' {said}."})
         if self.command == "PATCH" and kind == "audit":
             self.server.audit = body
             return self._answer(200, {"status": "OK", "message": "'config' updated."})

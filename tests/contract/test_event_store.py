@@ -211,6 +211,21 @@ def test_an_unknown_stream_reads_empty(store):
     assert store.head() == 0
 
 
+def test_several_streams_read_together_are_each_as_read_alone(store):
+    store.append([envelope("memory-a", 1, captured("a")), envelope("memory-b", 1, captured("b"))])
+    store.append([envelope("memory-a", 2, StatusChanged("deprecated"))])
+    wanted = ["memory-b", "memory-none", "memory-a", "memory-b"]
+    read = store.read_streams(wanted)
+    assert list(read) == ["memory-b", "memory-none", "memory-a"]
+    assert {s: read[s] for s in read} == {s: store.read_stream(s) for s in read}
+    assert [e.version for e in read["memory-a"]] == [1, 2] and read["memory-none"] == []
+    assert store.read_streams([]) == {}
+    # past a version: only what came after it (a projection asking whether a stream moved since it wrote it)
+    newer = store.read_streams(["memory-a", "memory-b", "memory-none"], after={"memory-a": 1, "memory-b": 1})
+    assert newer == {"memory-a": store.read_stream("memory-a")[1:], "memory-b": [], "memory-none": []}
+
+
+
 @pytest.mark.parametrize("kind", ["repetitive", "random"])
 def test_the_largest_note_in_cjk_is_stored_read_and_erased_whole(store, kind):
     """200,000 CJK characters are 600 KB of UTF-8, past DynamoDB's 400 KB item: compressed when that is enough
@@ -331,6 +346,23 @@ def test_a_writer_whose_clock_is_behind_still_appends_above_the_streams_last_eve
     assert [e.version for e in slow.read_all(0)] == [1, 2]
     with pytest.raises(ConcurrencyConflict):  # a real conflict is still one, clock or not
         slow.append([envelope("memory-a", 2, MemoryRevised("again"), at=behind.ms)])
+
+
+def test_streams_read_together_query_only_those_that_exist(dynamodb, monkeypatch):
+    """An inferred link's edge, a claim: mostly new streams. One batch read finds which exist; only they are
+    queried (a capture inferring 8 links made 8 queries before)."""
+    store = DynamoDBEventStore(dynamodb, "events")
+    store.append([envelope("link-old", 1, captured("old"))])
+    made: list[str] = []
+    for name in ("query", "batch_get_item"):
+        original = getattr(dynamodb, name)
+        monkeypatch.setattr(dynamodb, name, lambda *a, _o=original, _n=name, **k: made.append(_n) or _o(*a, **k))
+    read = store.read_streams([f"link-new-{n}" for n in range(120)] + ["link-old"])
+    assert [e.version for e in read["link-old"]] == [1] and sum(map(len, read.values())) == 1
+    assert made == ["batch_get_item", "batch_get_item", "query"]  # 121 keys: two batches of at most 100
+    made.clear()
+    assert store.read_streams(["link-old"], after={"link-old": 1}) == {"link-old": []}
+    assert made == ["batch_get_item"]  # not moved since version 1: no query
 
 
 def test_a_cursor_keeper_waits_until_the_log_is_settled(dynamodb):

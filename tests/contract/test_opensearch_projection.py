@@ -146,3 +146,34 @@ def test_indexes_are_made_with_the_replicas_the_deployment_asks_and_keep_up_with
         assert replicas() == dict.fromkeys(names, "2")
     finally:
         client.indices.delete(index=",".join(names), ignore_unavailable=True)
+
+
+class CountingLog(InMemoryEventStore):
+    """Counts whole-stream reads; a rival may append to a stream right after its first append is projected."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.whole: list[str] = []
+
+    def read_stream(self, stream_id: str):
+        self.whole.append(stream_id)
+        return super().read_stream(stream_id)
+
+
+def test_an_append_that_begins_a_stream_is_projected_without_reading_it_back(opensearch_url):
+    """A capture's new memory and its new edges are known whole from the append: the projection writes them
+    and only asks the log whether anything came after (DynamoDB: one batch read for all of them, no query)."""
+    log = CountingLog()
+    mine, _ = indexes(opensearch_url, log)
+    stored = log.append([envelope("memory-n", 1, MemoryCaptured("a new note", ("t",), "api", "personal-owner"))])
+    checked: list[dict] = []
+    original = log.read_streams
+    log.read_streams = lambda streams, after=None: checked.append(dict(after or {})) or original(streams, after)
+    mine.projection.apply(stored)
+    assert log.whole == [] and checked == [{"memory-n": 1}]
+    row = mine.read_model.get("n", WS)
+    assert row is not None and row.content == "a new note"
+    # an append to a stream begun earlier is read whole from the log, as before
+    stored = log.append([envelope("memory-n", 2, TagsChanged(("u",)))])
+    mine.projection.apply(stored)
+    assert log.whole == ["memory-n"] and mine.read_model.get("n", WS).tags == ("u",)

@@ -1,6 +1,6 @@
 """The event store port: an append-only log of per-stream events with a global order."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -55,6 +55,13 @@ class EventStore(Protocol):
 
     def read_stream(self, stream_id: str) -> list[Envelope]:
         """Every event of one stream, oldest first."""
+
+    def read_streams(self, stream_ids: Sequence[str],
+                     after: Mapping[str, int] | None = None) -> dict[str, list[Envelope]]:
+        """The events of each of these streams past version `after[stream]` (0: all), oldest first; a stream with
+        none reads empty. Read together where the store can: on DynamoDB one batch read of each stream's next
+        version tells which streams have any, and only those are queried (a new edge, a stream that has not
+        moved since a projection wrote it: no query)."""
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         """Events with a global position greater than `after`, in log order."""

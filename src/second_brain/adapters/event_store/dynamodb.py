@@ -28,7 +28,7 @@ import random
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from itertools import islice
@@ -250,6 +250,28 @@ class DynamoDBEventStore:
             KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": stream_id}},
         )
         return self._envelopes(items)
+
+    def read_streams(self, stream_ids: Sequence[str],
+                     after: Mapping[str, int] | None = None) -> dict[str, list[Envelope]]:
+        """One consistent batch read of each stream's next version tells which streams have any (a new edge, a
+        stream not moved since: none); only those are queried."""
+        after = after or {}
+        found: dict[str, list[Envelope]] = {stream_id: [] for stream_id in stream_ids}
+        wanted, moved = [_key(stream_id, after.get(stream_id, 0) + 1) for stream_id in found], []
+        while wanted:
+            batch, wanted = wanted[:100], wanted[100:]
+            request: dict[str, Any] | None = {self.table: {"Keys": batch, "ConsistentRead": True,
+                                                           "ProjectionExpression": "stream_id"}}
+            while request:
+                page = self.client.batch_get_item(RequestItems=request)
+                moved += [item["stream_id"]["S"] for item in page.get("Responses", {}).get(self.table, [])]
+                request = page.get("UnprocessedKeys") or None
+        for stream_id in moved:
+            since = {":s": {"S": stream_id}, ":v": {"N": str(after.get(stream_id, 0))}}
+            found[stream_id] = self._envelopes(self._query(
+                TableName=self.table, ConsistentRead=True, KeyConditionExpression="stream_id = :s AND #v > :v",
+                ExpressionAttributeNames={"#v": "version"}, ExpressionAttributeValues=since))
+        return found
 
     def _envelopes(self, items: list[dict[str, Any]]) -> list[Envelope]:
         """The events of these items, with the data of those stored in parts read back."""

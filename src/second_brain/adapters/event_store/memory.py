@@ -2,7 +2,7 @@
 
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ...domain.events import Envelope, Erased, is_tombstone
@@ -44,6 +44,13 @@ class InMemoryEventStore:
     def read_stream(self, stream_id: str) -> list[Envelope]:
         with self._lock:
             return [self._log[i] for i in self._streams.get(stream_id, [])]
+
+    def read_streams(self, stream_ids: Sequence[str],
+                     after: Mapping[str, int] | None = None) -> dict[str, list[Envelope]]:
+        after = after or {}
+        with self._lock:
+            return {s: [self._log[i] for i in self._streams.get(s, []) if self._log[i].version > after.get(s, 0)]
+                    for s in stream_ids}
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         with self._lock:

@@ -2,7 +2,7 @@
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -117,6 +117,21 @@ class SQLiteEventStore:
             "SELECT * FROM events WHERE stream_id = ? ORDER BY version", (stream_id,)
         ).fetchall()
         return [_envelope(row) for row in rows]
+
+    def read_streams(self, stream_ids: Sequence[str],
+                     after: Mapping[str, int] | None = None) -> dict[str, list[Envelope]]:
+        after = after or {}
+        found: dict[str, list[Envelope]] = {stream_id: [] for stream_id in stream_ids}
+        wanted = list(found)
+        for start in range(0, len(wanted), 500):  # under SQLite's bound on a statement's parameters
+            chunk = wanted[start:start + 500]
+            rows = self.db.connection().execute(
+                f"SELECT * FROM events WHERE stream_id IN ({', '.join('?' * len(chunk))}) ORDER BY stream_id, version",
+                chunk).fetchall()
+            for row in rows:
+                if row["version"] > after.get(row["stream_id"], 0):
+                    found[row["stream_id"]].append(_envelope(row))
+        return found
 
     def read_all(self, after: int = 0, limit: int = 1000) -> list[Envelope]:
         rows = self.db.connection().execute(

@@ -29,32 +29,49 @@ class OpenSearchProjection:
         self.log = log  # the event log the projection re-reads streams from
 
     def apply(self, events: Sequence[Envelope]) -> None:
-        """Bring every stream these events touch up to date, from the stream itself."""
-        self.project(dict.fromkeys(e.stream_id for e in events))
+        """Bring every stream these events touch up to date, from the stream itself (a stream these events
+        begin is known whole from them: it is not read back)."""
+        self.project(dict.fromkeys(e.stream_id for e in events), known=begun(events))
 
-    def project(self, stream_ids: Iterable[str]) -> None:
+    def project(self, stream_ids: Iterable[str], known: dict[str, list[Envelope]] | None = None) -> None:
         """Rebuild these streams' documents from the log; the first failure is raised once all were tried."""
-        for failure in self.project_each(stream_ids).values():
+        for failure in self.project_each(stream_ids, known=known).values():
             if failure is not None:
                 raise failure
 
-    def project_each(self, stream_ids: Iterable[str], threads: int = 1) -> dict[str, Exception | None]:
-        """Rebuild these streams' documents from the log (read on up to `threads` threads), and say how each
-        went: None, or what stopped it. One stream's failure never holds the others back.
+    def project_each(self, stream_ids: Iterable[str], threads: int = 1,
+                     known: dict[str, list[Envelope]] | None = None) -> dict[str, Exception | None]:
+        """Rebuild these streams' documents from the log (read on up to `threads` threads; `known`: streams
+        whose whole history the caller holds), and say how each went: None, or what stopped it. One stream's
+        failure never holds the others back.
 
         Two writers (the API projecting its own append, the stream projector) can race: one that read the
         stream before the other's append could write last and leave the older document, or bring a forgotten
         memory back. So each write is checked against the log afterwards, and redone from the newer stream
-        when the stream moved on meanwhile: the last writer always leaves what the log says."""
+        when the stream moved on meanwhile: the last writer always leaves what the log says. The check asks
+        the log for what lies past each version written, all streams in one read."""
         outcome: dict[str, Exception | None] = dict.fromkeys(stream_ids)
-        histories = self._read([s for s in outcome if s.startswith(PROJECTED)], outcome, threads)
+        wanted = [s for s in outcome if s.startswith(PROJECTED)]
+        known = {s: known[s] for s in wanted if known and s in known}
+        histories = known | self._read([s for s in wanted if s not in known], outcome, threads)
         for _ in range(MAX_ROUNDS):
             if not histories:
                 break
             self._write(histories, outcome)
-            latest = self._read([s for s in histories if outcome[s] is None], outcome, threads)
-            histories = {s: h for s, h in latest.items() if _version(h) != _version(histories[s])}
+            moved = self._moved({s: _version(h) for s, h in histories.items() if outcome[s] is None}, outcome)
+            histories = self._read(moved, outcome, threads)
         return outcome
+
+    def _moved(self, versions: dict[str, int], outcome: dict[str, Exception | None]) -> list[str]:
+        """The streams with an event past the version written for them."""
+        if not versions:
+            return []
+        try:
+            newer = self.log.read_streams(list(versions), after=versions)
+        except Exception as exc:  # noqa: BLE001 (unchecked: each stream is reported failed, and redone later)
+            outcome.update(dict.fromkeys(versions, exc))
+            return []
+        return [s for s, events in newer.items() if events]
 
     def _read(self, stream_ids: list[str], outcome: dict[str, Exception | None],
               threads: int) -> dict[str, list[Envelope]]:
@@ -184,6 +201,15 @@ class OpenSearchProjection:
         """Create the document, or set these fields of it, unless it holds a newer stream version."""
         return {"_op_type": "update", "_index": index, "_id": doc_id, "retry_on_conflict": 3,
                 "scripted_upsert": True, "upsert": {}, "script": newer_only(doc)}
+
+
+def begun(events: Sequence[Envelope]) -> dict[str, list[Envelope]]:
+    """The streams these appended events begin (their first event is the stream's first), each whole."""
+    streams: dict[str, list[Envelope]] = {}
+    for event in events:
+        streams.setdefault(event.stream_id, []).append(event)
+    return {s: history for s, history in streams.items()
+            if [e.version for e in history] == list(range(1, len(history) + 1))}
 
 
 def _version(history: list[Envelope]) -> int:
