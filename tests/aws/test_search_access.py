@@ -51,7 +51,7 @@ class SecurityApi(BaseHTTPRequestHandler):
         if self.command == "GET" and kind == "rolesmapping":
             if name not in self.server.mappings:
                 return self._answer(404, {"status": "NOT_FOUND", "message": f"'{name}' not found."})
-            return self._answer(200, {name: self.server.mappings[name] | {"reserved": True, "hidden": False}})
+            return self._answer(200, {name: self.server.mappings[name] | {"reserved": False, "hidden": False}})
         if self.command == "PUT" and kind in ("roles", "rolesmapping"):
             if kind == "rolesmapping" and ({"reserved", "hidden", "static"} & set(body)):
                 return self._answer(400, {"status": "error", "reason": "Invalid configuration"})
@@ -107,12 +107,18 @@ def _event(server: Server, kind: str = "Create", **properties: object) -> dict:
             | properties}
 
 
+def _environ(operators: list[str] | None = None, roles: list[str] = FUNCTIONS) -> dict[str, str]:
+    """The setup function's environment, as the template sets it."""
+    return {"BRAIN_OPENSEARCH_PREFIX": "brain", "BRAIN_SEARCH_FUNCTION_ROLES": ",".join(roles),
+            "BRAIN_SEARCH_OPERATORS": ",".join(operators or [])}
+
+
 def _client(server: Server) -> OpenSearch:
     return OpenSearch(server.url, timeout=5, max_retries=2)  # as composition.opensearch_client makes it
 
 
 def test_the_functions_reach_the_brains_indexes_only_and_the_audit_log_leaves_bodies_out(server):
-    answer = handle(_event(server), lambda: _client(server))
+    answer = handle(_event(server), lambda: _client(server), _environ())
     assert answer["Status"] == "SUCCESS", answer.get("Reason")
     role = server.roles["brain_brain"]
     assert role["index_permissions"] == [{"index_patterns": ["brain-*"], "allowed_actions": ["indices_all"]}]
@@ -128,37 +134,56 @@ def test_the_functions_reach_the_brains_indexes_only_and_the_audit_log_leaves_bo
     assert body["PhysicalResourceId"] == "search-access" and body["LogicalResourceId"] == "SearchAccessSetup"
 
 
-def test_operators_join_the_master_user_on_the_operator_roles(server):
-    operator = "arn:aws:iam::111122223333:role/Admin"
-    answer = handle(_event(server, OperatorArns=[operator, " "]), lambda: _client(server))
+def test_operators_join_the_master_user_and_leave_when_no_longer_named(server):
+    admin, auditor = "arn:aws:iam::111122223333:role/Admin", "arn:aws:iam::111122223333:user/alice"
+    server.mappings["all_access"]["backend_roles"].append("arn:aws:iam::111122223333:role/ByHand")
+    answer = handle(_event(server), lambda: _client(server), _environ([admin, auditor, " "]))
+    assert answer["Status"] == "SUCCESS", answer.get("Reason")
+    # a role signs in as a backend role, a user as a user name
+    assert server.mappings["security_manager"] == {"backend_roles": sorted([MASTER, admin]), "hosts": [],
+                                                   "users": [auditor]}
+    assert set(server.mappings["all_access"]["backend_roles"]) == {
+        MASTER, admin, "arn:aws:iam::111122223333:role/ByHand"}
+    # a redeploy naming only the admin: the user the stack mapped goes; the master and the hand-made stay
+    answer = handle(_event(server, "Update"), lambda: _client(server), _environ([admin]))
     assert answer["Status"] == "SUCCESS", answer.get("Reason")
     for role in ("all_access", "security_manager"):
-        assert server.mappings[role]["backend_roles"] == sorted([MASTER, operator])
-    # again (a redeploy): the same mapping, no duplicate
-    handle(_event(server, "Update", OperatorArns=[operator]), lambda: _client(server))
-    assert server.mappings["all_access"]["backend_roles"] == sorted([MASTER, operator])
+        assert server.mappings[role]["users"] == [] and admin in server.mappings[role]["backend_roles"]
+    assert "arn:aws:iam::111122223333:role/ByHand" in server.mappings["all_access"]["backend_roles"]
+    puts = [path for method, path, _ in server.calls if method == "PUT" and "all_access" in path]
+    handle(_event(server, "Update"), lambda: _client(server), _environ([admin]))  # nothing changed: no write
+    assert [path for method, path, _ in server.calls if method == "PUT" and "all_access" in path] == puts
+
+
+def test_what_is_mapped_comes_from_the_functions_environment_not_the_request(server):
+    """Whoever else may invoke the function cannot make themselves an operator by forging a request."""
+    forged = _event(server, OperatorArns=["arn:aws:iam::999999999999:role/Intruder"],
+                    FunctionRoles=["arn:aws:iam::999999999999:role/Intruder"])
+    answer = handle(forged, lambda: _client(server), _environ())
+    assert answer["Status"] == "SUCCESS", answer.get("Reason")
+    assert "Intruder" not in json.dumps(server.mappings)
+    refused = handle(_event(server), lambda: _client(server), _environ(roles=[]))
+    assert refused["Status"] == "FAILED" and "BRAIN_SEARCH_FUNCTION_ROLES" in refused["Reason"]
 
 
 def test_a_domain_whose_security_index_is_not_ready_is_waited_for(server):
     server.unavailable = 7  # the client's own 3 tries of a request, twice; then the domain is ready
     slept: list[float] = []
-    answer = handle(_event(server), lambda: _client(server), pause=0.01, sleep=slept.append)
+    answer = handle(_event(server), lambda: _client(server), _environ(), pause=0.01, sleep=slept.append)
     assert answer["Status"] == "SUCCESS", answer.get("Reason")
     assert slept == [0.01, 0.01] and "brain_brain" in server.roles
 
 
 def test_a_failure_is_told_to_cloudformation_not_left_hanging(server):
     server.unavailable = 50
-    answer = handle(_event(server), lambda: _client(server), attempts=2, pause=0, sleep=lambda _: None)
+    answer = handle(_event(server), lambda: _client(server), _environ(), attempts=2, pause=0,
+                    sleep=lambda _: None)
     assert answer["Status"] == "FAILED" and "503" in answer["Reason"]
-    server.unavailable = 0
-    refused = handle(_event(server, FunctionRoles=[]), lambda: _client(server))
-    assert refused["Status"] == "FAILED" and "FunctionRoles" in refused["Reason"]
-    assert [body["Status"] for _, body in server.responses] == ["FAILED", "FAILED"]
+    assert [body["Status"] for _, body in server.responses] == ["FAILED"]
 
 
 def test_a_deletion_removes_nothing_and_succeeds(server):
     event = _event(server, "Delete") | {"PhysicalResourceId": "search-access"}
-    answer = handle(event, lambda: pytest.fail("a deletion calls the domain"))
+    answer = handle(event, lambda: pytest.fail("a deletion calls the domain"), _environ())
     assert answer["Status"] == "SUCCESS"
     assert [(m, p) for m, p, _ in server.calls] == [("PUT", "/cfn")]

@@ -223,6 +223,8 @@ def _refused(template: dict, **overrides: object) -> list[str]:
     {"Reranker": "sagemaker", "RerankerEndpointName": ""},
     {"RestoredTableName": "brain-restored", "RestoredTableStreamArn": ""},
     {"VpcSubnetIds": "subnet-1,subnet-2"},
+    {"VpcRouteTableIds": "rtb-1"},
+    {"VpcInterfaceEndpoints": "create"},
 ])
 def test_rules_refuse_what_would_fail_at_the_first_request(template, parameters):
     assert _refused(template, **parameters), f"a deploy with {parameters} would pass"
@@ -820,8 +822,14 @@ def test_fine_grained_access_maps_the_four_functions_from_a_master_role_that_rea
     assert setup["DependsOn"] == "SearchAdminPolicy"
     assert _ref(setup["Properties"]["ServiceToken"]) == "SearchAccessSetupFunction"
     assert _ref(resources["SearchAccessSetupFunction"]["Properties"]["Role"]) == "SearchAdminRole"
-    mapped = {_ref(arn) for arn in setup["Properties"]["FunctionRoles"]}
+    # what it maps comes from its own environment (a forged request names nobody); the properties carry the
+    # same, and the domain's endpoint, so a change to any of them (a new domain too) runs it again
+    variables = resources["SearchAccessSetupFunction"]["Properties"]["Environment"]["Variables"]
+    mapped = {_ref(arn) for arn in variables["BRAIN_SEARCH_FUNCTION_ROLES"]["Fn::Join"][1]}
     assert mapped == {f"{name}Role" for name in _functions(template)}
+    assert variables["BRAIN_SEARCH_OPERATORS"] == {"Fn::Join": [",", {"Ref": "SearchOperatorArns"}]}
+    assert {_ref(arn) for arn in setup["Properties"]["FunctionRoles"]} == mapped
+    assert setup["Properties"]["Domain"] == {"Fn::GetAtt": ["SearchDomain", "DomainEndpoint"]}
     assert setup["Properties"]["Prefix"] == {"Ref": "SearchIndexPrefix"}
     assert setup["Properties"]["OperatorArns"] == {"Ref": "SearchOperatorArns"}
     handler = (ROOT / "functions/search_access/app.py").read_text()

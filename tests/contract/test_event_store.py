@@ -225,7 +225,6 @@ def test_several_streams_read_together_are_each_as_read_alone(store):
     assert newer == {"memory-a": store.read_stream("memory-a")[1:], "memory-b": [], "memory-none": []}
 
 
-
 @pytest.mark.parametrize("kind", ["repetitive", "random"])
 def test_the_largest_note_in_cjk_is_stored_read_and_erased_whole(store, kind):
     """200,000 CJK characters are 600 KB of UTF-8, past DynamoDB's 400 KB item: compressed when that is enough

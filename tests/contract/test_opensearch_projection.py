@@ -149,7 +149,7 @@ def test_indexes_are_made_with_the_replicas_the_deployment_asks_and_keep_up_with
 
 
 class CountingLog(InMemoryEventStore):
-    """Counts whole-stream reads; a rival may append to a stream right after its first append is projected."""
+    """Counts whole-stream reads."""
 
     def __init__(self) -> None:
         super().__init__()
