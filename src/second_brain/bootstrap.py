@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from threadpoolctl import threadpool_limits
 
 from .adapters.event_store.sqlite import SQLiteEventStore, copy_log
+from .adapters.integrations.notes import NotesFolder
 from .adapters.lexicon import english_words
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
@@ -29,12 +30,14 @@ from .app.handling import Context
 from .app.insights.brief import BriefService
 from .app.insights.digest import DigestService
 from .app.insights.patterns import PatternService
+from .app.integrations.service import IntegrationService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
 from .app.maintenance.compression import CompressionJob
 from .app.maintenance.extraction import ExtractionJob
 from .app.maintenance.graph import GraphPass
 from .app.maintenance.housekeeping import Housekeeping
 from .app.maintenance.index_check import IndexVerification
+from .app.maintenance.integrations import IntegrationSync
 from .app.maintenance.patterns import PatternsJob
 from .app.maintenance.push import PushReminders
 from .app.maintenance.recalls import RecallFold
@@ -151,6 +154,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     push_gateway = WebPushGateway(settings.push_contact, resolve=resolve, allow_loopback=settings.push_allow_loopback)
     push = PushService(store, read_model, clock, push_gateway, team, resolve, settings.push_allow_loopback)
     digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
+    integrations = IntegrationService(store, memories, links, {"notes": NotesFolder()}, clock)
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
     maintenance = MaintenanceRunner(store, clock, [
         Housekeeping(store, clock, indexer),
@@ -161,6 +165,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         CompressionJob(digests, read_model, team.every_workspace, clock),
         PatternsJob(store, vectors if embedder else None, llm if has_model else None, clock, config.timezone),
         PushReminders(push),  # hourly
+        IntegrationSync(integrations),  # hourly
         *([RecallFold(recall_tally, memories, clock, config.timezone)] if recall_tally else []),  # hourly
     ])
     at = parse_daily(settings.maintenance_at)
@@ -203,6 +208,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         digests=digests,
         patterns=PatternService(store, memories, clock, team.note_pattern),
         conflicts=ConflictReview(store, clock, memories.store_note),
+        integrations=integrations,
         classifier=classifier,
         foreground=foreground or Foreground(),
         scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,

@@ -1,7 +1,7 @@
 """One stored event of every type that exists, each on the stream it lives on: the pins of the registry and of every
 presenter start from these."""
 
-from second_brain.domain import conflicts, links, maintenance, oauth, patterns, projects, push, team
+from second_brain.domain import conflicts, integrations, links, maintenance, oauth, patterns, projects, push, team
 from second_brain.domain.events import (
     CaptureAnswered,
     ConfigChanged,
@@ -104,4 +104,11 @@ SAMPLES: dict[str, tuple[str, object]] = {
     "ReminderPushed": (MEMORY, push.ReminderPushed(1_800_000_000_000, ("d1", "d2"))),
     "ConflictSuspected": (MEMORY, conflicts.ConflictSuspected("m-seen", "maybe another subject")),
     "ConflictAnswered": (MEMORY, conflicts.ConflictAnswered("m1@3", "retired", "both", "m-seen")),
+    "IntegrationConnected": ("integration-x", integrations.IntegrationConnected(
+        "notes", "Vault", "personal-owner", (("path", "/home/ada/vault"),))),
+    "IntegrationSynced": ("integration-x", integrations.IntegrationSynced(2, 1, 0, True, "")),
+    "MirrorIndexed": ("integration-x", integrations.MirrorIndexed("a.md", "m-a")),
+    "MirrorDropped": ("integration-x", integrations.MirrorDropped("a.md")),
+    "IntegrationDisconnected": ("integration-x", integrations.IntegrationDisconnected(True)),
+    "MirrorSynced": (MEMORY, integrations.MirrorSynced("i-1", "notes", "a.md", "file:///vault/a.md", "h1")),
 }

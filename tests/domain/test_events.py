@@ -58,11 +58,13 @@ STORED_TYPES = (
     "ClientRegistered", "SignInRequested", "SignInDecided", "CodeIssued", "CodeRedeemed", "TokenIssued",
     "TokenRevoked", "PairIssued", "GrantRevoked", "SigningKeyMade", "JobStarted", "JobFinished", "VapidKeyGenerated",
     "PushSubscribed", "PushUnsubscribed", "ReminderPushed", "ConflictSuspected", "ConflictAnswered",
+    "IntegrationConnected", "IntegrationSynced", "MirrorIndexed", "MirrorDropped", "IntegrationDisconnected",
+    "MirrorSynced",
 )
 
 
 def test_the_registry_holds_every_stored_type_and_nothing_else():
-    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 65
+    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 71
 
 
 @pytest.mark.parametrize("type_name", STORED_TYPES)

@@ -87,6 +87,7 @@ ENTRY = {
     "ConflictSuspected": ("conflict_suspected", {"other_id": "m-seen", "reason": "maybe another subject"}),
     "ConflictAnswered": ("conflict_answered",
                          {"item": "m1@3", "kind": "retired", "keep": "both", "other_id": "m-seen"}),
+    "MirrorSynced": ("synced", {"source": "notes", "url": "file:///vault/a.md"}),
 }
 # The same events in other shapes, where the presenter says something else.
 ENTRY_VARIANTS = [
@@ -202,6 +203,13 @@ FEED = {
                           "may update m-seen: both kept for review"),
     "ConflictAnswered": ("conflict_answered", {"kind": "memory", "id": "m1"},
                          "retired answered: keep both (with m-seen)"),
+    "IntegrationConnected": ("integration_connected", {"kind": "integration", "id": "x"}, "integration connected"),
+    "IntegrationSynced": ("integration_synced", {"kind": "integration", "id": "x"}, "integration synced"),
+    "MirrorIndexed": ("mirror_indexed", {"kind": "integration", "id": "x"}, "mirror indexed"),
+    "MirrorDropped": ("mirror_dropped", {"kind": "integration", "id": "x"}, "mirror dropped"),
+    "IntegrationDisconnected": ("integration_disconnected", {"kind": "integration", "id": "x"},
+                                "integration disconnected"),
+    "MirrorSynced": ("synced", {"kind": "memory", "id": "m1"}, "synced from notes"),
 }
 FEED_VARIANTS = [
     (MemoryRevised("new text", ""), "updated: now 8 characters"),

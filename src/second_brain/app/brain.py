@@ -16,6 +16,7 @@ from .graph.view import GraphView
 from .insights.brief import BriefService
 from .insights.digest import DigestService
 from .insights.patterns import PatternService
+from .integrations.service import IntegrationService
 from .maintenance import MaintenanceRunner, MaintenanceScheduler
 from .memories.conflicts import ConflictReview
 from .memories.indexing import Foreground, Indexer, IndexingWorker
@@ -63,6 +64,7 @@ class Brain:
     digests: DigestService
     patterns: PatternService
     conflicts: ConflictReview
+    integrations: IntegrationService
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))

@@ -72,3 +72,7 @@ class ModelUnavailable(BrainError):
 
 class RerankerUnavailable(BrainError):
     """The reranker directory is missing a file or holds something that is not a cross-encoder."""
+
+
+class ManagedMirror(BrainError):
+    """A change through the API to a memory an integration owns: the next sync would overwrite it (409)."""

@@ -46,6 +46,7 @@ from .events import (
     TimeAnchorCleared,
     TimeAnchorSet,
 )
+from .integrations import MirrorSynced, refused
 from .patterns import MemoryDrawnInto
 from .push import ReminderPushed
 
@@ -83,6 +84,9 @@ class Memory:
     version: int = 0  # events on its stream: where the next append goes
     content_version: int = 0  # moves whenever the vectors made from its text may be out of date
     position: int = 0  # the log position of its first event: orders memories captured in the same millisecond
+    mirror: str = ""  # the integration that owns it (a managed mirror), if any
+    origin: str = ""  # where its original is (a mirror's link upstream)
+    mirror_hash: str = ""  # what its last sync brought (a hash): an unchanged item is not written again
 
     @property
     def deprecated(self) -> bool:
@@ -96,6 +100,8 @@ def decide(command: Command, state: Memory) -> list[object]:
         return _capture(command, state)
     if not state.exists:
         raise NotFound(f"No entry found with ID: {state.id}")
+    if isinstance(command, Append | Update) and state.mirror:
+        raise refused(state.source, state.origin)
     if isinstance(command, Append):
         return _append(command, state)
     if isinstance(command, Update):
@@ -157,6 +163,14 @@ def evolve(state: Memory, event: object, envelope: Envelope | None = None) -> Me
 @singledispatch
 def _apply(event: object, state: Memory, step: Step) -> Memory:
     raise TypeError(f"unknown event {event!r}")
+
+
+@_apply.register
+def _mirrored(event: MirrorSynced, state: Memory, step: Step) -> Memory:
+    if event.kept:  # its integration was disconnected and its mirrors kept: an ordinary memory from now on
+        return replace(state, mirror="", version=step.version)
+    return replace(state, mirror=event.integration_id, origin=event.url or event.external_id,
+                   mirror_hash=event.synced_hash, version=step.version)
 
 
 @_apply.register

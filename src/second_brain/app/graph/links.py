@@ -108,6 +108,11 @@ class LinkService:
             raise NotFound(f"No entry found with ID: {entry_id}")
         return row
 
+    def append_decisions(self, ctx: Context, keys: list[tuple[str, str, str]], decide: Any, workspace: str) -> int:
+        """Decide on each of these edges (source, target, type) and append the events in one batch (the system's
+        own links: inferred neighbours, an integration's wikilinks); how many events that was."""
+        return self._append_decisions(ctx, keys, decide, workspace)
+
     def _append_decisions(self, ctx: Context, keys: list[tuple[str, str, str]], decide: Any, workspace: str) -> int:
         """Decide on every edge and append all resulting events in one batch; how many events that was."""
 

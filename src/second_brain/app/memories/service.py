@@ -56,6 +56,7 @@ from ...domain.events import (
 )
 from ...domain.extraction import Anchor, find_anchor
 from ...domain.identity import Identity
+from ...domain.integrations import refused
 from ...domain.memory import Memory, decide, evolve, fold, validate
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -357,15 +358,18 @@ class MemoryService:
 
         return retrying(attempt)
 
-    def forget(self, ctx: Context, memory_id: str) -> Memory:
+    def forget(self, ctx: Context, memory_id: str, managed: bool = False) -> Memory:
         """Erase a memory, and in the same atomic append every memory written from its words: the digest it was
         rolled into (whose other sources are released) and the patterns drawn from it (taking it back from the team
-        does the same). A forgotten digest releases its sources too."""
+        does the same). A forgotten digest releases its sources too. A managed mirror is forgotten only by its
+        integration (`managed`): through the API it answers where to delete it instead."""
         memory_id = memory_id.strip()
 
         def attempt() -> Memory:
             with self._writing(memory_id):
                 state, history = self.load(ctx, memory_id)
+                if state.mirror and not managed:
+                    raise refused(state.source, state.origin)
                 _may_change(ctx, state)
                 now = self.clock.now_ms()
                 batch = envelopes(ctx, memory_stream(memory_id), state.version, [MemoryForgotten()],

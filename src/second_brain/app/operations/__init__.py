@@ -5,8 +5,8 @@ string, a JSON body, tool arguments or a command line), and only translate their
 Each applies the rules the contract sets (required fields, workspaces, project slugs, `when`, limits, idempotency
 keys, `as_of`) and calls the service that does the work. One module per capability, as under app/: `memories`,
 `projects`, `recall`, `graph`, `past`, `team`, `reminders` (time anchors, loops, push), `insights`, `transfer`,
-`config`, `maintenance`, `conflicts` (the review list); `inputs` holds the rules they share. Every operation is
-importable from here.
+`config`, `maintenance`, `conflicts` (the review list), `integrations`; `inputs` holds the rules they share. Every
+operation is importable from here.
 """
 
 from .config import get_config, output_budget, patch_config, reset_config
@@ -26,6 +26,7 @@ from .inputs import (
     workspaces_for,
 )
 from .insights import brief, digest, resolve_patterns
+from .integrations import connect_integration, disconnect_integration, integrations, sync_integration
 from .maintenance import extract_dry_run, maintenance_status, run_jobs, run_maintenance, run_scheduled
 from .memories import (
     append,
@@ -84,16 +85,15 @@ from .transfer import export, import_page, import_uploaded_page, read_backup
 
 __all__ = [
     "actor_id", "add_member", "answer_conflict", "append", "brief", "capture", "capture_response",
-    "capture_workspace", "chat", "clamp", "clear_anchor", "conflicts", "connections", "count", "create_project",
-    "create_team", "delete_project", "digest", "due", "embed_pending", "entry_revisions", "export", "extract_dry_run",
-    "filters", "forget", "get", "get_config", "graph", "identifier", "import_page", "import_uploaded_page", "int64",
-    "landed", "link",
-    "list_projects", "list_recent", "list_teams", "loops", "maintenance_status", "me", "members", "narrowed",
-    "output_budget", "owner_identity", "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test",
-    "push_unsubscribe", "read_backup", "recall", "recall_request", "remove_member", "rename_team", "required",
-    "reset_config", "resolve_loop", "retag", "resolve_patterns", "roster", "rotate_member_token", "rotate_own_token",
-    "run_jobs", "run_maintenance", "run_scheduled", "set_member_default", "set_membership", "set_own_default",
-    "set_status", "share", "snooze", "stats", "suspend_member", "tags", "team_activity", "team_workspaces",
-    "timeline", "unlink", "update", "update_profile", "update_project", "vectorize_pending", "when_text",
-    "workspaces_for",
+    "capture_workspace", "chat", "clamp", "clear_anchor", "conflicts", "connect_integration", "connections", "count",
+    "create_project", "create_team", "delete_project", "digest", "disconnect_integration", "due", "embed_pending",
+    "entry_revisions", "export", "extract_dry_run", "filters", "forget", "get", "get_config", "graph", "identifier",
+    "import_page", "import_uploaded_page", "int64", "integrations", "landed", "link", "list_projects", "list_recent",
+    "list_teams", "loops", "maintenance_status", "me", "members", "narrowed", "output_budget", "owner_identity",
+    "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test", "push_unsubscribe", "read_backup",
+    "recall", "recall_request", "remove_member", "rename_team", "required", "reset_config", "resolve_loop",
+    "resolve_patterns", "retag", "roster", "rotate_member_token", "rotate_own_token", "run_jobs", "run_maintenance",
+    "run_scheduled", "set_member_default", "set_membership", "set_own_default", "set_status", "share", "snooze",
+    "stats", "suspend_member", "sync_integration", "tags", "team_activity", "team_workspaces", "timeline", "unlink",
+    "update", "update_profile", "update_project", "vectorize_pending", "when_text", "workspaces_for",
 ]

@@ -33,7 +33,8 @@ ADMIN_KINDS = frozenset({"team", "config", "maintenance", "oauth", "push"})
 NEVER_SHOWN = frozenset({"content", "idempotency", "team_shares", "patterns", "other"})
 KINDS = ((MEMORY_STREAM, "memory"), ("link-", "edge"), ("project-", "project"), ("maintenance-", "maintenance"),
          ("oauth-", "oauth"), ("team-shares", "team_shares"), ("team", "team"), ("config", "config"),
-         ("push", "push"), ("patterns-", "patterns"), ("content-", "content"), ("idempotency-", "idempotency"))
+         ("push", "push"), ("patterns-", "patterns"), ("content-", "content"), ("idempotency-", "idempotency"),
+         ("integration-", "integration"))
 
 
 def event_name(stored_type: str) -> str:
@@ -133,7 +134,7 @@ class Timeline:
                 return False
             return ((memory_id is None or memory_id in (source, target))
                     and all(self.readable(end) is not None for end in (source, target)))
-        return kind == "project" and envelope.workspace in self.identity.readable
+        return kind in ("project", "integration") and envelope.workspace in self.identity.readable
 
     def item(self, envelope: Envelope) -> dict[str, Any]:
         kind = stream_kind(envelope.stream_id)
@@ -150,6 +151,8 @@ class Timeline:
             return stream.removeprefix(f"project-{envelope.workspace}-")
         if kind == "maintenance":
             return stream.removeprefix("maintenance-")
+        if kind == "integration":
+            return stream.removeprefix("integration-")
         return None if kind == "oauth" else stream  # an OAuth stream's id is a token's or a code's digest
 
     def _other(self, memory_id: str) -> str:

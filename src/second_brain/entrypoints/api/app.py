@@ -32,6 +32,7 @@ from . import (
     errors,
     extraction,
     insights,
+    integrations,
     links,
     maintenance,
     memories,
@@ -89,6 +90,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(maintenance.router)
     app.include_router(extraction.router)
     app.include_router(push.router)
+    app.include_router(integrations.router)
     app.include_router(insights.router)
     app.include_router(digest.router)
     app.include_router(timeline.router)

@@ -1,0 +1,1 @@
+"""Connectors of the external systems an integration mirrors."""

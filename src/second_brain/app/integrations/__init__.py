@@ -1,0 +1,1 @@
+"""Integrations: external systems mirrored into the brain."""

@@ -1,0 +1,247 @@
+"""Integrations: connect an external system, sync its items into managed mirrors, disconnect (domain/integrations.py).
+
+A sync lists every item upstream and compares each with its mirror (the same memory id at every sync, from the
+integration and the item's id): a new item is captured with its `MirrorSynced`, a changed one revised in place
+(one memory, its timeline shows each sync), an item gone upstream has its mirror forgotten. Everything is events,
+so replay, as_of, the timeline and forget work on mirrors as on any memory. A sync writes at most `limit` changes
+and says whether it went through (a run stopped early, by the limit or a crash, is taken up by the next: what it
+wrote is found again by id, and nothing is written twice). Removals wait for a listing the sync went all through.
+"""
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ...domain import integrations as i
+from ...domain.errors import Forbidden, InvalidInput, NotFound, StoreUnavailable
+from ...domain.events import MemoryCaptured, MemoryRevised, TagsChanged, memory_stream
+from ...domain.identity import Identity
+from ...domain.links import decide_link, endpoints
+from ...domain.memory import Memory, fold
+from ...ports.clock import Clock
+from ...ports.event_store import EventStore
+from ...ports.integrations import Connector, Item
+from ..graph.links import LinkService
+from ..handling import Context, envelopes, retrying
+from ..memories.service import MemoryService
+
+SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
+
+
+class IntegrationService:
+    def __init__(self, store: EventStore, memories: MemoryService, links: LinkService,
+                 connectors: Mapping[str, Connector], clock: Clock,
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        self.store = store
+        self.memories = memories
+        self.links = links
+        self.connectors = dict(connectors)
+        self.clock = clock
+        self.new_id = new_id
+
+    # --- what the routes call ---
+
+    def connect(self, ctx: Context, kind: str, name: str, settings: Mapping[str, Any],
+                workspace: str | None = None) -> dict[str, Any]:
+        """Connect `kind` with its settings into the caller's personal workspace (or a company one they may write
+        to); the first sync runs at once, so a wrong setting shows now, in words."""
+        settings = {str(k): v for k, v in settings.items()}
+        i.check_connect(kind, name, settings)
+        target = workspace or ctx.identity.personal_workspace
+        if target not in ctx.identity.readable:
+            raise Forbidden("You can only connect an integration to a workspace you belong to")
+        if target != ctx.identity.personal_workspace and ctx.identity.role != "admin":
+            raise Forbidden("Only an admin may connect an integration to the company workspace")
+        self._connector(kind).check(settings)
+        integration_id = self.new_id()
+        event = i.IntegrationConnected(kind, name.strip(), target, tuple(sorted(settings.items())))
+        self.store.append(envelopes(ctx, i.integration_stream(integration_id), 0, [event], target,
+                                    self.clock.now_ms()))
+        report = self.sync(ctx, integration_id)
+        return {"integration": self.view(ctx, self._load(integration_id)), "sync": report}
+
+    def list(self, ctx: Context) -> list[dict[str, Any]]:
+        """The integrations of the workspaces the caller can read, connected or not."""
+        streams = self.store.begun_after(i.INTEGRATION_STREAM, 0, 0)
+        found = [self._load(s.removeprefix(i.INTEGRATION_STREAM)) for s in streams]
+        shown = [x for x in found if x.exists and x.workspace in ctx.identity.readable]
+        return [self.view(ctx, x) for x in sorted(shown, key=lambda x: (-x.connected, x.connected_at))]
+
+    def sync(self, ctx: Context, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any]:
+        integration = self._owned(ctx, integration_id)
+        if not integration.connected:
+            raise InvalidInput(f"Integration {integration_id} is disconnected")
+        return self._sync(integration, limit)
+
+    def disconnect(self, ctx: Context, integration_id: str, forget_mirrors: bool) -> dict[str, Any]:
+        """Stop syncing. The mirrors are forgotten (`forget_mirrors`) or kept as ordinary memories, the caller's to
+        edit from then on."""
+        integration = self._owned(ctx, integration_id)
+        if not integration.connected:
+            raise InvalidInput(f"Integration {integration_id} is already disconnected")
+        acting = self._acting(integration)
+        handled = 0
+        for external_id, memory_id in sorted(integration.mirrors.items()):
+            memory = self._memory(memory_id)
+            if not memory.exists:
+                continue
+            if forget_mirrors:
+                self.memories.forget(acting, memory_id, managed=True)
+            else:
+                released = i.MirrorSynced(integration.id, integration.source, external_id, memory.origin, "", True)
+                self.store.append(envelopes(acting, memory_stream(memory_id), memory.version, [released],
+                                            memory.workspace, self.clock.now_ms()))
+            handled += 1
+        latest = self._load(integration_id)
+        self.store.append(envelopes(ctx, i.integration_stream(integration_id), latest.version,
+                                    [i.IntegrationDisconnected(not forget_mirrors)], integration.workspace,
+                                    self.clock.now_ms()))
+        return {"id": integration_id, "disconnected": True,
+                ("forgotten" if forget_mirrors else "kept"): handled}
+
+    def sync_all(self, until: Callable[[], bool] = lambda: False, limit: int = SYNC_LIMIT) -> dict[str, Any]:
+        """Every connected integration, as the scheduler runs them (each bounded; what is left waits for the next
+        run)."""
+        done: list[dict[str, Any]] = []
+        for stream in self.store.begun_after(i.INTEGRATION_STREAM, 0, 0):
+            if until():
+                break
+            integration = self._load(stream.removeprefix(i.INTEGRATION_STREAM))
+            if integration.connected:
+                done.append({"id": integration.id, **self._sync(integration, limit)})
+        return {"integrations": done}
+
+    def view(self, ctx: Context, integration: i.Integration) -> dict[str, Any]:
+        created, updated, removed = integration.counts
+        return {
+            "id": integration.id, "kind": integration.kind, "name": integration.name, "source": integration.source,
+            "layer": ctx.identity.layer(integration.workspace), "connected": integration.connected,
+            "settings": dict(integration.settings), "connected_at": integration.connected_at,
+            "last_sync": integration.last_sync or None, "complete": integration.complete,
+            "mirrors": len(integration.mirrors), "last_error": integration.last_error or None,
+            "last_counts": {"created": created, "updated": updated, "removed": removed},
+            "connected_by": ctx.identity.name_of(integration.actor),
+        }
+
+    # --- the sync ---
+
+    def _sync(self, integration: i.Integration, limit: int) -> dict[str, Any]:
+        acting = self._acting(integration)
+        counts = {"created": 0, "updated": 0, "removed": 0, "unchanged": 0}
+        error, complete = "", True
+        try:
+            listed: dict[str, Item] = {}
+            for item in self._connector(integration.kind).items(dict(integration.settings)):
+                listed.setdefault(item.external_id, item)
+            for item in listed.values():
+                if counts["created"] + counts["updated"] + counts["removed"] >= limit:
+                    complete = False
+                    break
+                counts[self._mirror(acting, integration, item)] += 1
+            if complete:
+                current = self._load(integration.id)
+                for external_id, memory_id in sorted(current.mirrors.items()):
+                    if external_id in listed:
+                        continue
+                    if counts["created"] + counts["updated"] + counts["removed"] >= limit:
+                        complete = False
+                        break
+                    self._remove(acting, current, external_id, memory_id)
+                    counts["removed"] += 1
+            if complete:
+                self._link(acting, integration, listed)
+        except StoreUnavailable as e:
+            error, complete = e.message, False
+        latest = self._load(integration.id)
+        synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error)
+        self.store.append(envelopes(acting, i.integration_stream(integration.id), latest.version, [synced],
+                                    integration.workspace, self.clock.now_ms()))
+        return {**counts, "complete": complete, "error": error or None}
+
+    def _mirror(self, acting: Context, integration: i.Integration, item: Item) -> str:
+        """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged"."""
+        memory_id = i.mirror_id(integration.id, item.external_id)
+        synced_hash = i.content_hash(item.content, item.tags)
+
+        def attempt() -> str:
+            memory = self._memory(memory_id)
+            now = self.clock.now_ms()
+            mirrored = i.MirrorSynced(integration.id, integration.source, item.external_id, item.url, synced_hash)
+            stream = memory_stream(memory_id)
+            if not memory.exists:
+                if memory.forgotten:
+                    return "unchanged"  # erased here for good (a forget of the whole brain's copy): not brought back
+                events: list[object] = [MemoryCaptured(item.content, item.tags, integration.source,
+                                                       integration.workspace), mirrored]
+                batch = envelopes(acting, stream, memory.version, events, integration.workspace, now)
+                indexed = self._load(integration.id)
+                if item.external_id not in indexed.mirrors:
+                    batch += envelopes(acting, i.integration_stream(integration.id), indexed.version,
+                                       [i.MirrorIndexed(item.external_id, memory_id)], integration.workspace, now)
+                self.store.append(batch)
+                return "created"
+            if memory.mirror != integration.id or memory.mirror_hash == synced_hash:
+                return "unchanged"
+            changes: list[object] = []
+            if memory.content != item.content:
+                changes.append(MemoryRevised(item.content, "synced"))
+            if set(memory.tags) != set(item.tags):
+                changes.append(TagsChanged(_kept_tags(memory.tags, item.tags)))
+            self.store.append(envelopes(acting, stream, memory.version, [*changes, mirrored], memory.workspace, now))
+            return "updated"
+
+        return retrying(attempt)
+
+    def _remove(self, acting: Context, integration: i.Integration, external_id: str, memory_id: str) -> None:
+        if self._memory(memory_id).exists:
+            self.memories.forget(acting, memory_id, managed=True)
+
+        def attempt() -> None:
+            latest = self._load(integration.id)
+            self.store.append(envelopes(acting, i.integration_stream(integration.id), latest.version,
+                                        [i.MirrorDropped(external_id)], integration.workspace, self.clock.now_ms()))
+
+        retrying(attempt)
+
+    def _link(self, acting: Context, integration: i.Integration, listed: Mapping[str, Item]) -> None:
+        """The items' links to one another (a note's [[wikilinks]]) as edges between their mirrors."""
+        keys = sorted({endpoints(i.mirror_id(integration.id, item.external_id), i.mirror_id(integration.id, target),
+                                 "relates_to") + ("relates_to",)
+                       for item in listed.values() for target in item.links if target in listed})
+        if keys:
+            self.links.append_decisions(acting, keys, lambda edge: decide_link(edge, 1.0, "system"),
+                                        integration.workspace)
+
+    # --- reading ---
+
+    def _load(self, integration_id: str) -> i.Integration:
+        return i.fold(self.store.read_stream(i.integration_stream(integration_id)), integration_id)
+
+    def _owned(self, ctx: Context, integration_id: str) -> i.Integration:
+        """An integration the caller may sync or disconnect: theirs, or any of the company's for an admin."""
+        integration = self._load(integration_id.strip())
+        if not integration.exists or integration.workspace not in ctx.identity.readable:
+            raise NotFound(f"No integration found with ID: {integration_id}")
+        if integration.actor != ctx.identity.actor_id and ctx.identity.role != "admin":
+            raise Forbidden("Only who connected an integration, or an admin, may sync or disconnect it")
+        return integration
+
+    def _memory(self, memory_id: str) -> Memory:
+        return fold(self.store.read_stream(memory_stream(memory_id)), Memory(memory_id))
+
+    def _connector(self, kind: str) -> Connector:
+        if kind not in self.connectors:
+            raise InvalidInput(f"Integrations of kind {kind} are not available here")
+        return self.connectors[kind]
+
+    @staticmethod
+    def _acting(integration: i.Integration) -> Context:
+        """The sync acts as whoever connected the integration (its mirrors are theirs), in its workspace."""
+        identity = Identity(integration.actor, "", "admin", integration.workspace)
+        return Context(identity, f"sync-{integration.id}")
+
+
+def _kept_tags(current: tuple[str, ...], synced: tuple[str, ...]) -> tuple[str, ...]:
+    """The upstream tags, and the brain's own that upstream never has (status, kind, importance: `x:y` tags)."""
+    own = [t for t in current if ":" in t and t not in synced]
+    return tuple(dict.fromkeys([*synced, *own]))

@@ -1,0 +1,37 @@
+"""Integrations: what is connected, connect, sync now, disconnect (app/integrations/service.py)."""
+
+from typing import Any
+
+from ...domain.errors import InvalidInput
+from ..brain import Brain
+from ..handling import Context
+from .inputs import identifier, required, workspaces_for
+
+
+def integrations(brain: Brain, ctx: Context) -> dict[str, Any]:
+    """The integrations of the workspaces the caller can read: status, last sync, counts, last error."""
+    return {"ok": True, "integrations": brain.integrations.list(ctx)}
+
+
+def connect_integration(brain: Brain, ctx: Context, kind: str | None, name: str | None,
+                        settings: dict[str, Any] | None, layer: str | None = None,
+                        team: str | None = None) -> dict[str, Any]:
+    """Connect one, into the caller's personal workspace unless the company one is asked for; its first sync runs
+    at once."""
+    kind = required(kind, "kind").strip()
+    if settings is not None and not isinstance(settings, dict):
+        raise InvalidInput("settings must be an object")
+    workspace = workspaces_for(ctx, layer or "personal", team)[0] if layer or team else None
+    done = brain.integrations.connect(ctx, kind, (name or kind).strip(), settings or {}, workspace)
+    return {"ok": True, **done}
+
+
+def sync_integration(brain: Brain, ctx: Context, integration_id: str | None) -> dict[str, Any]:
+    report = brain.integrations.sync(ctx, identifier(integration_id))
+    return {"ok": True, "id": integration_id.strip() if integration_id else "", "sync": report}
+
+
+def disconnect_integration(brain: Brain, ctx: Context, integration_id: str | None,
+                           forget_mirrors: bool | None) -> dict[str, Any]:
+    """Stop syncing; the mirrors are kept as ordinary memories unless `forget_mirrors`."""
+    return {"ok": True, **brain.integrations.disconnect(ctx, identifier(integration_id), bool(forget_mirrors))}

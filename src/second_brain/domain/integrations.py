@@ -1,0 +1,191 @@
+"""Integrations: external systems (a notes folder, a mailbox, a calendar, Notion) whose items the brain keeps as
+managed mirrors, memories that system owns.
+
+An integration is one stream (`integration-<id>`): connected with its settings, each sync's outcome, which
+mirror stands for which upstream item, disconnected. A mirror is an ordinary memory whose stream also carries
+`MirrorSynced` (the integration, the item's id and link upstream, and a hash of what was synced): the memory
+aggregate refuses to edit or forget it through the API (`ManagedMirror`, answered 409), since the next sync would
+overwrite the edit; the sync itself revises it, and removes it when the item is gone upstream.
+"""
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field, replace
+from functools import singledispatch
+from typing import ClassVar
+
+from .envelope import Envelope, stored
+from .errors import InvalidInput, ManagedMirror
+from .shown import shows
+
+INTEGRATION_STREAM = "integration-"
+# What each kind of integration is called, and the source its mirrors carry (/brief counts memories by source).
+KINDS = {"notes": "notes"}
+NAMESPACE = uuid.UUID("5f0c6a43-51b3-4c63-9a4e-7d0a3c1e2b90")  # mirror ids: one per integration and item
+
+
+def integration_stream(integration_id: str) -> str:
+    return INTEGRATION_STREAM + integration_id
+
+
+def mirror_id(integration_id: str, external_id: str) -> str:
+    """The memory that mirrors an item: the same id at every sync, so a sync that stopped halfway and runs again
+    finds what it wrote instead of writing it twice."""
+    return str(uuid.uuid5(NAMESPACE, f"{integration_id}\n{external_id}"))
+
+
+def content_hash(content: str, tags: tuple[str, ...]) -> str:
+    return hashlib.sha256("\n".join([content, *tags]).encode()).hexdigest()[:32]
+
+
+@stored
+@dataclass(frozen=True)
+class IntegrationConnected:
+    kind: str
+    name: str
+    workspace: str
+    settings: tuple[tuple[str, str], ...]  # never a secret: those are kept apart, encrypted
+    SCHEMA: ClassVar[int] = 1
+
+
+@stored
+@dataclass(frozen=True)
+class IntegrationSynced:
+    """One sync's outcome: what it changed, and whether it went through every item (a bounded run stops early
+    and the next one goes on)."""
+
+    created: int
+    updated: int
+    removed: int
+    complete: bool
+    error: str = ""  # in words, for the person who connected it
+    SCHEMA: ClassVar[int] = 1
+
+
+@stored
+@dataclass(frozen=True)
+class MirrorIndexed:
+    """The integration holds a mirror of this upstream item."""
+
+    external_id: str
+    memory_id: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@stored
+@dataclass(frozen=True)
+class MirrorDropped:
+    external_id: str
+    SCHEMA: ClassVar[int] = 1
+
+
+@stored
+@dataclass(frozen=True)
+class IntegrationDisconnected:
+    kept_mirrors: bool
+    SCHEMA: ClassVar[int] = 1
+
+
+@stored
+@dataclass(frozen=True)
+class MirrorSynced:
+    """On a memory's stream: it mirrors `external_id` of the integration, as synced (its hash); `kept` when the
+    integration was disconnected with its mirrors kept (they are ordinary memories from then on)."""
+
+    integration_id: str
+    source: str
+    external_id: str
+    url: str
+    synced_hash: str
+    kept: bool = False
+    SCHEMA: ClassVar[int] = 1
+
+
+# The events of an integration's own stream show by their type's name in the audit feed; a mirror's sync shows on
+# the memory's timeline (a change of its text is the MemoryRevised beside it, reason "synced").
+shows(MirrorSynced, "synced",
+      payload=lambda e: {"source": e.source, "url": e.url, **({"kept": True} if e.kept else {})},
+      line=lambda e, other: f"{'released' if e.kept else 'synced'} from {e.source}")
+
+
+@dataclass(frozen=True)
+class Integration:
+    id: str
+    exists: bool = False
+    connected: bool = False
+    kind: str = ""
+    name: str = ""
+    workspace: str = ""
+    actor: str = ""  # who connected it
+    settings: tuple[tuple[str, str], ...] = ()
+    connected_at: int = 0
+    last_sync: int = 0
+    last_error: str = ""
+    complete: bool = False
+    counts: tuple[int, int, int] = (0, 0, 0)  # the last sync's created, updated, removed
+    mirrors: dict[str, str] = field(default_factory=dict)  # upstream item → memory id
+    version: int = 0
+
+    @property
+    def source(self) -> str:
+        return KINDS.get(self.kind, self.kind)
+
+    def setting(self, name: str) -> str:
+        return dict(self.settings).get(name, "")
+
+
+def fold(history: list[Envelope], integration_id: str) -> Integration:
+    state = Integration(integration_id)
+    for envelope in history:
+        state = _apply(envelope.event, state, envelope.at, envelope.actor)
+    return state
+
+
+@singledispatch
+def _apply(event: object, state: Integration, at: int, actor: str) -> Integration:
+    return replace(state, version=state.version + 1)  # an erased event: nothing to show
+
+
+@_apply.register
+def _connected(event: IntegrationConnected, state: Integration, at: int, actor: str) -> Integration:
+    return replace(state, exists=True, connected=True, kind=event.kind, name=event.name, workspace=event.workspace,
+                   actor=actor, settings=event.settings, connected_at=at, version=state.version + 1)
+
+
+@_apply.register
+def _synced(event: IntegrationSynced, state: Integration, at: int, actor: str) -> Integration:
+    return replace(state, last_sync=at, last_error=event.error, complete=event.complete,
+                   counts=(event.created, event.updated, event.removed), version=state.version + 1)
+
+
+@_apply.register
+def _indexed(event: MirrorIndexed, state: Integration, at: int, actor: str) -> Integration:
+    return replace(state, mirrors={**state.mirrors, event.external_id: event.memory_id}, version=state.version + 1)
+
+
+@_apply.register
+def _dropped(event: MirrorDropped, state: Integration, at: int, actor: str) -> Integration:
+    mirrors = {k: v for k, v in state.mirrors.items() if k != event.external_id}
+    return replace(state, mirrors=mirrors, version=state.version + 1)
+
+
+@_apply.register
+def _disconnected(event: IntegrationDisconnected, state: Integration, at: int, actor: str) -> Integration:
+    return replace(state, connected=False, mirrors={}, version=state.version + 1)
+
+
+def check_connect(kind: str, name: str, settings: dict[str, str]) -> None:
+    if kind not in KINDS:
+        raise InvalidInput(f"Unknown integration kind: {kind} (one of: {', '.join(sorted(KINDS))})")
+    if not name.strip() or len(name) > 100:
+        raise InvalidInput("name must be 1 to 100 characters")
+    if any(not isinstance(v, str) or len(v) > 2000 for v in settings.values()):
+        raise InvalidInput("settings must be strings of at most 2,000 characters")
+
+
+def refused(source: str, url: str) -> ManagedMirror:
+    """The 409: where the change is to be made instead."""
+    where = f" ({url})" if url else ""
+    return ManagedMirror(f"This entry is a managed mirror of {source}{where}: change it there, and the next sync "
+                         "brings the change here. To take it out of the brain, delete it there, or disconnect the "
+                         "integration (POST /integrations/disconnect) with forget_mirrors.")

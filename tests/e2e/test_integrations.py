@@ -1,0 +1,121 @@
+"""Integrations over HTTP against a real notes folder: first sync, an edit and a delete upstream, the 409 on a
+mirror, disconnect, and a sync that stops halfway and is taken up again."""
+
+from pathlib import Path
+
+import pytest
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    folder = tmp_path / "vault"
+    write(folder, "Pricing.md", "---\ntags: [sales]\n---\n# Pricing floor\n\nThe floor is 40 euros a seat, see "
+                                "[[Renewals]].\n")
+    write(folder, "projects/Renewals.md", "Renewals are due every March. #contracts\n")
+    write(folder, ".obsidian/workspace.md", "not a note")
+    return folder
+
+
+def connect(api, vault: Path) -> dict:
+    answer = api.post("/integrations", json={"kind": "notes", "name": "Vault", "settings": {"path": str(vault)}})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def mirrors(api) -> dict[str, dict]:
+    rows = api.get("/list", params={"n": 50}).json()
+    return {row["content"].split("\n")[0]: row for row in rows if row["source"] == "notes"}
+
+
+def test_a_notes_folder_is_mirrored_kept_up_to_date_and_disconnected(api, vault):
+    connected = connect(api, vault)
+    integration = connected["integration"]
+    assert connected["sync"] == {"created": 2, "updated": 0, "removed": 0, "unchanged": 0, "complete": True,
+                                 "error": None}
+    assert (integration["kind"], integration["mirrors"], integration["connected"]) == ("notes", 2, True)
+    found = mirrors(api)
+    assert set(found) == {"Pricing floor", "Renewals"}  # the hidden .obsidian folder is no note
+    assert set(found["Pricing floor"]["tags"]) >= {"sales"} and "contracts" in found["Renewals"]["tags"]
+    # the wikilink is an edge between the two mirrors
+    linked = api.get("/connections", params={"id": found["Pricing floor"]["id"]}).json()
+    assert [c["id"] for c in linked["connections"]] == [found["Renewals"]["id"]]
+    # found by words like any memory
+    hits = api.get("/recall", params={"query": "floor euros seat"}).json()
+    assert found["Pricing floor"]["id"] in [h["id"] for h in hits["results"]]
+
+    # a mirror cannot be edited or forgotten here: 409, saying where to change it
+    pricing = found["Pricing floor"]["id"]
+    for path, body in (("/update", {"id": pricing, "content": "floor is 50"}),
+                       ("/append", {"id": pricing, "addition": "and more"}),
+                       ("/forget", {"id": pricing})):
+        refused = api.post(path, json=body)
+        assert refused.status_code == 409, (path, refused.text)
+        assert refused.json()["ok"] is False and "managed mirror of notes" in refused.json()["error"]
+        assert "Pricing.md" in refused.json()["error"]  # the link back to the original
+
+    # an edit upstream: the same memory, revised, its timeline showing the sync
+    write(vault, "Pricing.md", "---\ntags: [sales, pricing]\n---\n# Pricing floor\n\nThe floor is 45 euros a seat.\n")
+    sync = api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]
+    assert (sync["created"], sync["updated"], sync["removed"], sync["unchanged"]) == (0, 1, 0, 1)
+    entry = api.get("/entry", params={"id": pricing}).json()["entry"]
+    assert "45 euros" in entry["content"] and "pricing" in entry["tags"]
+    timeline = api.get("/timeline", params={"id": pricing}).json()["timeline"]
+    assert [e["type"] for e in timeline].count("synced") == 2, timeline
+    # syncing again changes nothing
+    again = api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]
+    assert (again["created"], again["updated"], again["removed"]) == (0, 0, 0)
+
+    # a delete upstream: the mirror goes
+    (vault / "projects/Renewals.md").unlink()
+    sync = api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]
+    assert sync["removed"] == 1
+    assert set(mirrors(api)) == {"Pricing floor"}
+    assert api.get("/entry", params={"id": found["Renewals"]["id"]}).status_code == 404
+
+    listed = api.get("/integrations").json()["integrations"]
+    assert [(x["id"], x["mirrors"], x["last_error"]) for x in listed] == [(integration["id"], 1, None)]
+
+    # disconnect, keeping the mirrors: ordinary memories from then on, editable here
+    gone = api.post("/integrations/disconnect", json={"id": integration["id"]}).json()
+    assert gone == {"ok": True, "id": integration["id"], "disconnected": True, "kept": 1}
+    assert api.post("/update", json={"id": pricing, "content": "The floor is 50 euros a seat."}).status_code == 200
+    assert api.get("/integrations").json()["integrations"][0]["connected"] is False
+    refused = api.post("/integrations/sync", json={"id": integration["id"]})
+    assert refused.status_code == 400 and "disconnected" in refused.json()["error"]
+
+
+def test_disconnecting_can_forget_the_mirrors(api, vault):
+    integration = connect(api, vault)["integration"]
+    ids = [row["id"] for row in mirrors(api).values()]
+    gone = api.post("/integrations/disconnect", json={"id": integration["id"], "forget_mirrors": True}).json()
+    assert gone["forgotten"] == 2
+    assert mirrors(api) == {} and all(api.get("/entry", params={"id": i}).status_code == 404 for i in ids)
+
+
+def test_bad_settings_are_refused_in_words_and_connect_nothing(api, tmp_path):
+    for settings, words in (({}, "settings.path"), ({"path": "relative/dir"}, "absolute"),
+                            ({"path": str(tmp_path / "missing")}, "No folder")):
+        refused = api.post("/integrations", json={"kind": "notes", "settings": settings})
+        assert refused.status_code == 400 and words in refused.json()["error"], refused.text
+    unknown = api.post("/integrations", json={"kind": "fax", "settings": {}})
+    assert unknown.status_code == 400
+    assert api.get("/integrations").json()["integrations"] == []
+
+
+def test_a_folder_that_goes_away_is_an_error_in_words_not_a_removal(api, vault):
+    integration = connect(api, vault)["integration"]
+    moved = vault.rename(vault.with_name("elsewhere"))
+    sync = api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]
+    assert sync["complete"] is False and "cannot be read" in sync["error"] and sync["removed"] == 0
+    assert len(mirrors(api)) == 2  # nothing removed for a folder that could not be read
+    listed = api.get("/integrations").json()["integrations"][0]
+    assert "cannot be read" in listed["last_error"]
+    moved.rename(vault)
+    assert api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]["error"] is None

@@ -1,0 +1,119 @@
+"""The integration framework on a real SQLite brain with a real notes folder: bounded syncs that go on where the
+last stopped, a crash mid-sync that the next sync finishes without writing anything twice, replay, and whose
+workspace a member's connection writes to."""
+
+from pathlib import Path
+
+import pytest
+
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app import operations as ops
+from second_brain.app.handling import Context
+from second_brain.domain import integrations as i
+from second_brain.domain.errors import Forbidden, ManagedMirror, NotFound
+from second_brain.domain.events import MemoryCaptured, memory_stream
+from second_brain.domain.team import token_hash
+from tests.support.brains import make_brain
+
+
+@pytest.fixture
+def brain(request, tmp_path, clock):
+    brain = make_brain("sqlite", request, tmp_path, clock, FakeEmbedder())
+    yield brain
+    brain.close()
+
+
+@pytest.fixture
+def owner(brain) -> Context:
+    return Context(brain.team.owner_identity(), "owner")
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    folder = tmp_path / "vault"
+    folder.mkdir()
+    for n in range(12):
+        (folder / f"note-{n:02}.md").write_text(f"Note number {n} about herons\n")
+    return folder
+
+
+def captures(brain, memory_id: str) -> int:
+    return sum(isinstance(e.event, MemoryCaptured) for e in brain.store.read_stream(memory_stream(memory_id)))
+
+
+def test_a_bounded_sync_goes_on_where_the_last_one_stopped(brain, owner, vault):
+    connected = brain.integrations.connect(owner, "notes", "Vault", {"path": str(vault)})
+    integration_id = connected["integration"]["id"]
+    assert connected["sync"]["created"] == 12  # the first sync, in full (the default bound is 500 changes)
+    for n in range(12, 24):
+        (vault / f"note-{n:02}.md").write_text(f"Note number {n} about herons\n")
+    (vault / "note-00.md").unlink()
+    runs = [brain.integrations.sync(owner, integration_id, limit=5) for _ in range(4)]
+    assert [(r["created"], r["removed"], r["complete"]) for r in runs] == [
+        (5, 0, False), (5, 0, False), (2, 1, True), (0, 0, True)]  # removals wait for a full pass
+    state = i.fold(brain.store.read_stream(i.integration_stream(integration_id)), integration_id)
+    assert len(state.mirrors) == 23 and all(captures(brain, m) == 1 for m in state.mirrors.values())
+
+
+def test_a_sync_that_crashed_halfway_is_finished_by_the_next_without_writing_twice(brain, owner, vault, monkeypatch):
+    integration_id = brain.integrations.connect(owner, "notes", "Vault", {"path": str(vault)})["integration"]["id"]
+    for n in range(12):
+        (vault / f"note-{n:02}.md").write_text(f"Note number {n} about herons, revised\n")
+    store, appended = brain.integrations.store, []
+
+    class Crashing:
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def append(self, events):
+            if len(appended) == 5:
+                raise SystemExit("the process died")  # not an error a sync handles: the run just stops
+            appended.append(events)
+            return store.append(events)
+
+    monkeypatch.setattr(brain.integrations, "store", Crashing())
+    with pytest.raises(SystemExit):
+        brain.integrations.sync(owner, integration_id)
+    monkeypatch.setattr(brain.integrations, "store", store)
+    finished = brain.integrations.sync(owner, integration_id)
+    assert (finished["updated"], finished["unchanged"], finished["complete"]) == (7, 5, True)
+    state = i.fold(store.read_stream(i.integration_stream(integration_id)), integration_id)
+    for memory_id in state.mirrors.values():
+        memory = brain.memories.load(owner, memory_id)[0]
+        assert memory.content.endswith("revised") and captures(brain, memory_id) == 1
+
+
+def test_mirrors_survive_a_replay_and_stay_managed(brain, owner, vault):
+    integration_id = brain.integrations.connect(owner, "notes", "Vault", {"path": str(vault)})["integration"]["id"]
+    memory_id = i.mirror_id(integration_id, "note-03.md")
+    assert brain.store.rebuild_projections() > 0  # every projection dropped and rebuilt from the log
+    row = brain.queries.read_model.get(memory_id, owner.identity.readable)
+    assert row is not None and row.source == "notes" and row.content.startswith("note-03")
+    memory = brain.memories.load(owner, memory_id)[0]
+    assert memory.mirror == integration_id and memory.origin == (vault / "note-03.md").as_uri()
+    with pytest.raises(ManagedMirror, match="note-03.md"):
+        brain.memories.update(owner, memory_id, "edited here", None)
+    with pytest.raises(ManagedMirror):
+        brain.memories.forget(owner, memory_id)
+
+
+def test_a_members_connection_writes_to_their_own_workspace_only(brain, owner, tmp_path, vault):
+    token = brain.team.add_member(owner, "Bob", role="member")["token"]
+    bob = Context(brain.team.member_identity(token_hash(token)), "bob")
+    bob_vault = tmp_path / "bob"
+    bob_vault.mkdir()
+    (bob_vault / "private.md").write_text("Bob's private plan\n")
+    mine = brain.integrations.connect(owner, "notes", "Mine", {"path": str(vault)})["integration"]
+    his = brain.integrations.connect(bob, "notes", "His", {"path": str(bob_vault)})["integration"]
+    assert [x["id"] for x in brain.integrations.list(bob)] == [his["id"]]
+    assert [x["id"] for x in brain.integrations.list(owner)] == [mine["id"]]  # an admin sees no one's personal
+    private = brain.memories.load(bob, i.mirror_id(his["id"], "private.md"))[0]
+    assert private.workspace == bob.identity.personal_workspace and private.actor == bob.identity.actor_id
+    with pytest.raises(NotFound):
+        brain.memories.load(owner, private.id)
+    with pytest.raises(NotFound):
+        brain.integrations.sync(owner, his["id"])
+    with pytest.raises(NotFound):
+        brain.integrations.sync(bob, mine["id"])
+    with pytest.raises(Forbidden):  # the company layer is an admin's to connect
+        ops.connect_integration(brain, bob, "notes", "Team", {"path": str(bob_vault)}, "company")
