@@ -96,7 +96,19 @@ phases.coverage.enabled = false
 "body.subscription.endpoint" = "https://localhost:9/push"
 "body.subscription.keys.p256dh" = "{p256dh}"
 "body.subscription.keys.auth" = "{auth}"
+
+# A notes folder must exist on this machine: an empty one is given (each connect syncs it at once).
+[[operations]]
+include-path = "/integrations"
+phases.coverage.enabled = false
+[operations.parameters]
+"body.settings.path" = "{vault}"
 """
+def _folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -114,7 +126,8 @@ def test_no_server_error_every_answer_documented_and_valid_input_accepted(server
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG.format(owner=TOKEN, member=member["member"]["id"], member_token=member["token"],
                                     importer_token=importer["token"], never_a_source=NEVER_A_SOURCE,
-                                    p256dh=base64url(P256_POINT), auth=base64url(AUTH_SECRET)))
+                                    p256dh=base64url(P256_POINT), auth=base64url(AUTH_SECRET),
+                                    vault=_folder(tmp_path / "vault")))
     report, requests = tmp_path / "report.json", tmp_path / "requests.har"
     run = subprocess.run(
         [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run", server.url + "/openapi.json",

@@ -12,8 +12,9 @@ def test_runs_on_demand_are_summarised_and_listed(server, api):
     api.post("/capture", json={"content": "The harbour crane needs new cables"})
     jobs = api.get("/maintenance").json()["jobs"]
     names = [j["job"] for j in jobs]
-    assert names == ["housekeeping", "index", "graph", "staleness", "extraction", "compression", "patterns", "push"]
-    assert [j["schedule"] for j in jobs] == ["nightly"] * 7 + ["hourly"]
+    assert names == ["housekeeping", "index", "graph", "staleness", "extraction", "compression", "patterns", "push",
+                     "integrations"]
+    assert [j["schedule"] for j in jobs] == ["nightly"] * 7 + ["hourly"] * 2
     assert all(j["runs"] == 0 and j["last"] is None and not j["running"] for j in jobs)
 
     run = api.post("/maintenance/run", params={"job": "index"})

@@ -14,14 +14,15 @@ def integrations(brain: Brain, ctx: Context) -> dict[str, Any]:
 
 
 def connect_integration(brain: Brain, ctx: Context, kind: str | None, name: str | None,
-                        settings: dict[str, Any] | None, layer: str | None = None,
-                        team: str | None = None) -> dict[str, Any]:
-    """Connect one, into the caller's personal workspace unless the company one is asked for; its first sync runs
-    at once."""
+                        settings: dict[str, Any] | None, layer: str | None = None) -> dict[str, Any]:
+    """Connect one, into the caller's personal workspace unless the company one is asked for (an admin's, their
+    first team); its first sync runs at once."""
     kind = required(kind, "kind").strip()
     if settings is not None and not isinstance(settings, dict):
         raise InvalidInput("settings must be an object")
-    workspace = workspaces_for(ctx, layer or "personal", team)[0] if layer or team else None
+    if layer == "company" and not ctx.identity.company_workspaces:
+        raise InvalidInput("You belong to no team: connect to personal")
+    workspace = workspaces_for(ctx, layer)[0] if layer else None
     done = brain.integrations.connect(ctx, kind, (name or kind).strip(), settings or {}, workspace)
     return {"ok": True, **done}
 

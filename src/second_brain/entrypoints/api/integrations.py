@@ -10,23 +10,26 @@ from ...domain.integrations import KINDS
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import documented, errors, requiring
-from .schemas import LAYER, TEAM_ID, optional, schema
+from .schemas import LAYER, NOT_BLANK, optional, schema
 
 router = APIRouter()
 
 KIND = {"enum": sorted(KINDS)}
-SETTINGS = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 2000},
-            "description": "The connector's settings (notes: path, the folder's absolute path)"}
+SETTING = {"type": "string", "maxLength": 2000}
+# Each kind's settings (one kind so far): a notes folder's absolute path on the machine the brain runs on.
+SETTINGS = {"type": "object", "properties": {"path": SETTING | {"pattern": "^/", "description": "notes: the "
+                                                                "folder's absolute path"}},
+            "required": ["path"], "additionalProperties": SETTING,
+            "description": "The connector's settings; never echoed back but for the folder's path"}
 INTEGRATION_ID = {"type": "string", "pattern": "^[0-9a-f-]{36}$"}
 
 
 class ConnectBody(Body):
-    model_config = requiring("kind")
+    model_config = requiring("kind", "settings")
     kind: Annotated[StrictStr | None, schema(KIND)] = None
-    name: Annotated[StrictStr | None, optional({"type": "string", "maxLength": 100})] = None
-    settings: Annotated[dict[str, Any] | None, optional(SETTINGS)] = None
-    workspace: Annotated[StrictStr | None, optional(LAYER)] = None
-    team: Annotated[StrictStr | None, optional(TEAM_ID)] = None
+    name: Annotated[StrictStr | None, optional({"type": "string", "maxLength": 100, "pattern": NOT_BLANK})] = None
+    settings: Annotated[dict[str, Any] | None, schema(SETTINGS)] = None
+    workspace: Annotated[StrictStr | None, optional(LAYER)] = None  # company: an admin's, into their first team
 
 
 class IntegrationBody(Body):
@@ -51,7 +54,7 @@ def list_integrations(ctx: Ctx, request: Request) -> dict[str, Any]:
 @router.post("/integrations", responses=errors(400, 403, 404, 413), openapi_extra=documented(ConnectBody))
 def connect(ctx: Ctx, body: ConnectIn, request: Request) -> dict[str, Any]:
     return ops.connect_integration(request.app.state.brain, ctx, body.kind, body.name, body.settings,
-                                   body.workspace, body.team)
+                                   body.workspace)
 
 
 @router.post("/integrations/sync", responses=errors(400, 403, 404, 413), openapi_extra=documented(IntegrationBody))
