@@ -135,8 +135,12 @@ class Integration:
 
 
 def fold(history: list[Envelope], integration_id: str) -> Integration:
-    state = Integration(integration_id)
-    for envelope in history:
+    return fold_more(Integration(integration_id), history)
+
+
+def fold_more(state: Integration, events: list[Envelope]) -> Integration:
+    """`state` with these later events of its stream applied."""
+    for envelope in events:
         state = _apply(envelope.event, state, envelope.at, envelope.actor)
     return state
 

@@ -9,12 +9,13 @@ wrote is found again by id, and nothing is written twice). Removals wait for a l
 """
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...domain import integrations as i
-from ...domain.errors import Forbidden, InvalidInput, NotFound, StoreUnavailable
-from ...domain.events import MemoryCaptured, MemoryRevised, TagsChanged, memory_stream
+from ...domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound, StoreUnavailable
+from ...domain.events import Envelope, MemoryCaptured, MemoryRevised, TagsChanged, memory_stream
 from ...domain.identity import Identity
 from ...domain.links import decide_link, endpoints
 from ...domain.memory import Memory, fold
@@ -26,6 +27,19 @@ from ..handling import Context, envelopes, retrying
 from ..memories.service import MemoryService
 
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
+
+
+@dataclass
+class Run:
+    """One sync: who it acts as, and the integration as this sync last wrote it (its stream is read once per sync,
+    and again only after a race with another writer)."""
+
+    acting: Context
+    integration: i.Integration
+    held: i.Integration = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.held = self.integration
 
 
 class IntegrationService:
@@ -129,6 +143,7 @@ class IntegrationService:
         acting = self._acting(integration)
         counts = {"created": 0, "updated": 0, "removed": 0, "unchanged": 0}
         error, complete = "", True
+        run = Run(acting, integration)
         try:
             listed: dict[str, Item] = {}
             for item in self._connector(integration.kind).items(dict(integration.settings)):
@@ -137,29 +152,44 @@ class IntegrationService:
                 if counts["created"] + counts["updated"] + counts["removed"] >= limit:
                     complete = False
                     break
-                counts[self._mirror(acting, integration, item)] += 1
+                counts[self._mirror(run, item)] += 1
             if complete:
-                current = self._load(integration.id)
-                for external_id, memory_id in sorted(current.mirrors.items()):
+                for external_id, memory_id in sorted(run.held.mirrors.items()):
                     if external_id in listed:
                         continue
                     if counts["created"] + counts["updated"] + counts["removed"] >= limit:
                         complete = False
                         break
-                    self._remove(acting, current, external_id, memory_id)
+                    self._remove(run, external_id, memory_id)
                     counts["removed"] += 1
             if complete:
                 self._link(acting, integration, listed)
         except StoreUnavailable as e:
             error, complete = e.message, False
-        latest = self._load(integration.id)
         synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error)
-        self.store.append(envelopes(acting, i.integration_stream(integration.id), latest.version, [synced],
-                                    integration.workspace, self.clock.now_ms()))
+        self._write(run, synced)
         return {**counts, "complete": complete, "error": error or None}
 
-    def _mirror(self, acting: Context, integration: i.Integration, item: Item) -> str:
+    def _write(self, run: "Run", event: object, also: Sequence[Envelope] = ()) -> None:
+        """Append to the integration's stream after the version this sync holds (and `also` in the same batch); a
+        race with another writer reads it again and retries once."""
+        integration = run.integration
+        stream = i.integration_stream(integration.id)
+        for attempt in range(2):
+            held = run.held if attempt == 0 else self._load(integration.id)
+            batch = envelopes(run.acting, stream, held.version, [event], integration.workspace, self.clock.now_ms())
+            try:
+                stored = self.store.append([*also, *batch])
+            except ConcurrencyConflict:
+                if attempt == 1:
+                    raise
+                continue
+            run.held = i.fold_more(held, [e for e in stored if e.stream_id == stream])
+            return
+
+    def _mirror(self, run: "Run", item: Item) -> str:
         """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged"."""
+        acting, integration = run.acting, run.integration
         memory_id = i.mirror_id(integration.id, item.external_id)
         synced_hash = i.content_hash(item.content, item.tags)
 
@@ -174,11 +204,10 @@ class IntegrationService:
                 events: list[object] = [MemoryCaptured(item.content, item.tags, integration.source,
                                                        integration.workspace), mirrored]
                 batch = envelopes(acting, stream, memory.version, events, integration.workspace, now)
-                indexed = self._load(integration.id)
-                if item.external_id not in indexed.mirrors:
-                    batch += envelopes(acting, i.integration_stream(integration.id), indexed.version,
-                                       [i.MirrorIndexed(item.external_id, memory_id)], integration.workspace, now)
-                self.store.append(batch)
+                if item.external_id in run.held.mirrors:
+                    self.store.append(batch)
+                else:
+                    self._write(run, i.MirrorIndexed(item.external_id, memory_id), batch)
                 return "created"
             if memory.mirror != integration.id or memory.mirror_hash == synced_hash:
                 return "unchanged"
@@ -192,16 +221,10 @@ class IntegrationService:
 
         return retrying(attempt)
 
-    def _remove(self, acting: Context, integration: i.Integration, external_id: str, memory_id: str) -> None:
+    def _remove(self, run: "Run", external_id: str, memory_id: str) -> None:
         if self._memory(memory_id).exists:
-            self.memories.forget(acting, memory_id, managed=True)
-
-        def attempt() -> None:
-            latest = self._load(integration.id)
-            self.store.append(envelopes(acting, i.integration_stream(integration.id), latest.version,
-                                        [i.MirrorDropped(external_id)], integration.workspace, self.clock.now_ms()))
-
-        retrying(attempt)
+            self.memories.forget(run.acting, memory_id, managed=True)
+        self._write(run, i.MirrorDropped(external_id))
 
     def _link(self, acting: Context, integration: i.Integration, listed: Mapping[str, Item]) -> None:
         """The items' links to one another (a note's [[wikilinks]]) as edges between their mirrors."""
