@@ -460,7 +460,7 @@ function showSignIn(message) {
 export const NAV = [
   ["", "Home"], ["capture", "Capture"], ["recall", "Recall"], ["memories", "Memories"], ["graph", "Graph"],
   ["projects", "Projects"], ["reminders", "Reminders"], ["team", "Team", "admin"], ["settings", "Settings"],
-  ["chat", "Chat"], ["backup", "Backup"],
+  ["chat", "Chat"], ["integrations", "Integrations"], ["backup", "Backup"],
 ];
 
 /** What the signed-in person must be told at every sign-in until they act on it: someone else replaced their
@@ -519,6 +519,7 @@ async function start() {
 const VIEWS = {
   "": "home", capture: "capture", recall: "recall", memories: "memories", entry: "entry", graph: "graph",
   projects: "projects", reminders: "reminders", team: "team", settings: "settings", chat: "chat", backup: "backup",
+  integrations: "integrations",
 };
 let cleanup = null;
 let routing = 0;

@@ -40,7 +40,8 @@ def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, ap
     page.emulate_media(color_scheme=scheme)
     views = {"home": "", "capture": "capture", "recall": "recall?q=atlas", "memories": "memories",
              "memory": f"entry?id={ids['launch']}", "graph": "graph", "projects": "projects",
-             "reminders": "reminders", "team": "team", "settings": "settings", "chat": "chat", "backup": "backup"}
+             "reminders": "reminders", "team": "team", "settings": "settings", "chat": "chat", "backup": "backup",
+             "integrations": "integrations"}
     for name, view in views.items():
         dashboard.open(view)
         expect(page.locator("#main")).not_to_contain_text(LOADING)

@@ -1,0 +1,49 @@
+"""The Integrations view in a real browser: connect a notes folder, see what it brought in, sync after an edit
+upstream, a folder that cannot be read said in words (on the card, and beside the form for a wrong path), and
+disconnecting with the mirrors kept."""
+
+from playwright.sync_api import expect
+
+
+def test_a_notes_folder_is_connected_synced_and_disconnected_from_the_dashboard(dashboard, tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Boiler.md").write_text("# Boiler\n\nServiced in March. #home\n")
+    (vault / "Roof.md").write_text("The garage roof leaks when it rains from the west.\n")
+    page = dashboard.open("integrations")
+    expect(page.locator("#main")).to_contain_text("Nothing is connected yet")
+    dashboard.accessible_light_and_dark()
+    page.emulate_media(color_scheme="light")
+
+    page.fill("#integration-path", "relative/folder")
+    page.get_by_role("button", name="Connect").click()
+    expect(page.locator("#main form [role=alert]")).to_contain_text("absolute path")
+
+    page.fill("#integration-path", str(vault))
+    page.fill("#integration-name", "Home vault")
+    page.get_by_role("button", name="Connect").click()
+    card = page.locator("article.integration", has_text="Home vault")
+    expect(card).to_contain_text("2 memories mirrored")
+    expect(card).to_contain_text("up to date")
+    expect(page.locator(".toast")).to_contain_text("Connected Home vault: 2 new")
+
+    (vault / "Boiler.md").write_text("# Boiler\n\nServiced in March and again in October. #home\n")
+    card.get_by_role("button", name="Sync now").click()
+    expect(page.locator(".toast", has_text="Synced")).to_contain_text("1 updated")
+    expect(page.locator("article.integration")).to_contain_text("1 updated")
+
+    moved = vault.rename(tmp_path / "elsewhere")
+    page.locator("article.integration").get_by_role("button", name="Sync now").click()
+    expect(page.locator("article.integration [role=alert]")).to_contain_text("cannot be read")
+    expect(page.locator("article.integration")).to_contain_text("needs attention")
+    assert dashboard.accessibility() == []
+    dashboard.screenshot("integrations")
+    moved.rename(vault)
+
+    page.locator("article.integration").get_by_role("button", name="Disconnect…").click()
+    page.get_by_role("button", name="Keep them").click()
+    expect(page.locator(".toast", has_text="Disconnected")).to_contain_text("2 memories kept as your own")
+    expect(page.locator("article.integration")).to_contain_text("disconnected")
+    expect(page.locator("article.integration").get_by_role("button", name="Sync now")).to_have_count(0)
+    dashboard.accessible_at_phone_width()
+    assert not dashboard.errors, dashboard.errors
