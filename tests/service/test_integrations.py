@@ -117,3 +117,22 @@ def test_a_members_connection_writes_to_their_own_workspace_only(brain, owner, t
         brain.integrations.sync(bob, mine["id"])
     with pytest.raises(Forbidden):  # the company layer is an admin's to connect
         ops.connect_integration(brain, bob, "notes", "Team", {"path": str(bob_vault)}, "company")
+
+
+def test_wikilinks_become_edges_whichever_sync_makes_each_end(brain, owner, tmp_path):
+    vault = tmp_path / "linked"
+    vault.mkdir()
+    integration_id = brain.integrations.connect(owner, "notes", "Linked", {"path": str(vault)})["integration"]["id"]
+    (vault / "a.md").write_text("Alpha links to [[z]] and [[m|the middle]]\n")
+    (vault / "m.md").write_text("Middle\n")
+    (vault / "z.md").write_text("Zulu links back to [[a]]\n")
+    ids = {name: i.mirror_id(integration_id, f"{name}.md") for name in "amz"}
+
+    def neighbours(name: str) -> set[str]:
+        return {c["id"] for c in brain.links.connections(owner, ids[name], None)}
+
+    # one note a sync: a's link to z waits for the sync that makes z
+    runs = [brain.integrations.sync(owner, integration_id, limit=1) for _ in range(4)]
+    assert [r["created"] for r in runs] == [1, 1, 1, 0]
+    assert neighbours("a") == {ids["m"], ids["z"]} and neighbours("m") == {ids["a"]}
+    assert neighbours("z") == {ids["a"]}

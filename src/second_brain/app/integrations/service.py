@@ -148,11 +148,15 @@ class IntegrationService:
             listed: dict[str, Item] = {}
             for item in self._connector(integration.kind).items(dict(integration.settings)):
                 listed.setdefault(item.external_id, item)
+            changed: dict[str, str] = {}  # item → "created" or "updated", by this sync
             for item in listed.values():
                 if counts["created"] + counts["updated"] + counts["removed"] >= limit:
                     complete = False
                     break
-                counts[self._mirror(run, item)] += 1
+                outcome = self._mirror(run, item)
+                counts[outcome] += 1
+                if outcome != "unchanged":
+                    changed[item.external_id] = outcome
             if complete:
                 for external_id, memory_id in sorted(run.held.mirrors.items()):
                     if external_id in listed:
@@ -162,8 +166,7 @@ class IntegrationService:
                         break
                     self._remove(run, external_id, memory_id)
                     counts["removed"] += 1
-            if complete:
-                self._link(acting, integration, listed)
+            self._link(run, listed, changed)
         except StoreUnavailable as e:
             error, complete = e.message, False
         synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error)
@@ -226,13 +229,19 @@ class IntegrationService:
             self.memories.forget(run.acting, memory_id, managed=True)
         self._write(run, i.MirrorDropped(external_id))
 
-    def _link(self, acting: Context, integration: i.Integration, listed: Mapping[str, Item]) -> None:
-        """The items' links to one another (a note's [[wikilinks]]) as edges between their mirrors."""
+    def _link(self, run: "Run", listed: Mapping[str, Item], changed: Mapping[str, str]) -> None:
+        """The items' links to one another (a note's [[wikilinks]]) as edges between their mirrors: those of the
+        items this sync changed, and those to the items it created, where both ends are mirrored (an edge to an item
+        a later sync creates is made by that sync)."""
+        integration, mirrored = run.integration, run.held.mirrors
+        created = {external_id for external_id, outcome in changed.items() if outcome == "created"}
         keys = sorted({endpoints(i.mirror_id(integration.id, item.external_id), i.mirror_id(integration.id, target),
                                  "relates_to") + ("relates_to",)
-                       for item in listed.values() for target in item.links if target in listed})
+                       for item in listed.values() if item.external_id in mirrored
+                       for target in item.links
+                       if target in mirrored and (item.external_id in changed or target in created)})
         if keys:
-            self.links.append_decisions(acting, keys, lambda edge: decide_link(edge, 1.0, "system"),
+            self.links.append_decisions(run.acting, keys, lambda edge: decide_link(edge, 1.0, "system"),
                                         integration.workspace)
 
     # --- reading ---
