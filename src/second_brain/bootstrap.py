@@ -6,6 +6,7 @@ import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from threadpoolctl import threadpool_limits
@@ -69,6 +70,9 @@ from .ports.vector_index import VectorIndex
 from .settings import Settings
 
 __all__ = ["Brain", "assemble", "build", "limit_malloc_arenas", "materialise", "replay"]
+if TYPE_CHECKING:
+    from .adapters.integrations.watch import FolderWatcher
+
 log = logging.getLogger("second_brain")
 
 
@@ -92,7 +96,20 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
                      legacy_claims=True)  # a brain from before its secret named its claims by a plain hash
     if brain.worker:
         vectors.on_pending = brain.worker.notify
+    brain.watcher = folder_watcher(brain)
     return brain
+
+
+def folder_watcher(brain: Brain) -> "FolderWatcher | None":
+    """The watcher of the connected notes folders (the `local` extra's watchdog), told of every connect and
+    disconnect; None where watchdog is not installed (the hourly sync still runs)."""
+    try:
+        from .adapters.integrations.watch import FolderWatcher as Watcher
+    except ImportError:
+        return None
+    watcher = Watcher(brain.integrations.folders, brain.integrations.sync_changed)
+    brain.integrations.on_change = watcher.refresh
+    return watcher
 
 
 def local_secret(data_dir: Path) -> bytes:

@@ -119,3 +119,22 @@ def test_a_folder_that_goes_away_is_an_error_in_words_not_a_removal(api, vault):
     assert "cannot be read" in listed["last_error"]
     moved.rename(vault)
     assert api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]["error"] is None
+
+
+def test_a_served_brain_picks_up_changes_to_the_folder_as_they_happen(api, vault):
+    """`brain serve` watches each connected folder: an edit, a new note and a deleted one reach the brain within
+    seconds, with no sync asked for."""
+    import time
+
+    connect(api, vault)
+    write(vault, "Pricing.md", "---\ntags: [sales]\n---\n# Pricing floor\n\nThe floor is 55 euros a seat.\n")
+    write(vault, "New idea.md", "Sell the harbour crane cables by the metre.\n")
+    (vault / "projects/Renewals.md").unlink()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        found = mirrors(api)
+        if set(found) == {"Pricing floor", "New idea"} and "55 euros" in found["Pricing floor"]["content"]:
+            break
+        time.sleep(0.3)
+    assert set(found) == {"Pricing floor", "New idea"}, found
+    assert "55 euros" in found["Pricing floor"]["content"]

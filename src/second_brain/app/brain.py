@@ -68,6 +68,7 @@ class Brain:
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))
+    watcher: Any = None  # the connected notes folders' watcher (adapters/integrations/watch.py), started with it
     # What the deployment does beside the services, wired by the composition root so that no operation asks which
     # adapters it runs on: hand the memory a large payload's objects took back to the system; the chores before a
     # scheduled maintenance run (their counts join its answer); make what was just written searchable now.
@@ -81,8 +82,12 @@ class Brain:
             self.worker.start()
         if schedule and self.scheduler:
             self.scheduler.start()
+        if schedule and self.watcher:
+            self.watcher.start()
 
     def close(self) -> None:
+        if self.watcher:
+            self.watcher.stop()
         if self.scheduler:
             self.scheduler.stop()
         if self.worker:

@@ -52,6 +52,7 @@ class IntegrationService:
         self.connectors = dict(connectors)
         self.clock = clock
         self.new_id = new_id
+        self.on_change: Callable[[], None] = lambda: None  # an integration connected or disconnected (the watcher)
 
     # --- what the routes call ---
 
@@ -72,6 +73,7 @@ class IntegrationService:
         self.store.append(envelopes(ctx, i.integration_stream(integration_id), 0, [event], target,
                                     self.clock.now_ms()))
         report = self.sync(ctx, integration_id)
+        self.on_change()
         return {"integration": self.view(ctx, self._load(integration_id)), "sync": report}
 
     def list(self, ctx: Context) -> list[dict[str, Any]]:
@@ -110,6 +112,7 @@ class IntegrationService:
         self.store.append(envelopes(ctx, i.integration_stream(integration_id), latest.version,
                                     [i.IntegrationDisconnected(not forget_mirrors)], integration.workspace,
                                     self.clock.now_ms()))
+        self.on_change()
         return {"id": integration_id, "disconnected": True,
                 ("forgotten" if forget_mirrors else "kept"): handled}
 
@@ -124,6 +127,17 @@ class IntegrationService:
             if integration.connected:
                 done.append({"id": integration.id, **self._sync(integration, limit)})
         return {"integrations": done}
+
+    def folders(self) -> dict[str, str]:
+        """The connected notes folders: integration id → path (what the folder watcher watches)."""
+        found = (self._load(s.removeprefix(i.INTEGRATION_STREAM))
+                 for s in self.store.begun_after(i.INTEGRATION_STREAM, 0, 0))
+        return {x.id: x.setting("path") for x in found if x.connected and x.kind == "notes"}
+
+    def sync_changed(self, integration_id: str) -> dict[str, Any] | None:
+        """Sync one integration because its upstream changed (the watcher): as the scheduler would."""
+        integration = self._load(integration_id)
+        return self._sync(integration, SYNC_LIMIT) if integration.connected else None
 
     def view(self, ctx: Context, integration: i.Integration) -> dict[str, Any]:
         created, updated, removed = integration.counts
