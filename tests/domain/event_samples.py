@@ -106,6 +106,7 @@ SAMPLES: dict[str, tuple[str, object]] = {
     "ConflictAnswered": (MEMORY, conflicts.ConflictAnswered("m1@3", "retired", "both", "m-seen")),
     "IntegrationConnected": ("integration-x", integrations.IntegrationConnected(
         "notes", "Vault", "personal-owner", (("path", "/home/ada/vault"),))),
+    "IntegrationListed": ("integrations", integrations.IntegrationListed("x")),
     "IntegrationSynced": ("integration-x", integrations.IntegrationSynced(2, 1, 0, True, "")),
     "MirrorIndexed": ("integration-x", integrations.MirrorIndexed("a.md", "m-a")),
     "MirrorDropped": ("integration-x", integrations.MirrorDropped("a.md")),

@@ -59,12 +59,12 @@ STORED_TYPES = (
     "TokenRevoked", "PairIssued", "GrantRevoked", "SigningKeyMade", "JobStarted", "JobFinished", "VapidKeyGenerated",
     "PushSubscribed", "PushUnsubscribed", "ReminderPushed", "ConflictSuspected", "ConflictAnswered",
     "IntegrationConnected", "IntegrationSynced", "MirrorIndexed", "MirrorDropped", "IntegrationDisconnected",
-    "MirrorSynced",
+    "MirrorSynced", "IntegrationListed",
 )
 
 
 def test_the_registry_holds_every_stored_type_and_nothing_else():
-    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 71
+    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 72
 
 
 @pytest.mark.parametrize("type_name", STORED_TYPES)

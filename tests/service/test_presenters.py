@@ -205,6 +205,8 @@ FEED = {
                          "retired answered: keep both (with m-seen)"),
     "IntegrationConnected": ("integration_connected", {"kind": "integration", "id": "x"}, "integration connected"),
     "IntegrationSynced": ("integration_synced", {"kind": "integration", "id": "x"}, "integration synced"),
+    "IntegrationListed": ("integration_listed", {"kind": "integration", "id": "integrations"},
+                          "integration listed"),
     "MirrorIndexed": ("mirror_indexed", {"kind": "integration", "id": "x"}, "mirror indexed"),
     "MirrorDropped": ("mirror_dropped", {"kind": "integration", "id": "x"}, "mirror dropped"),
     "IntegrationDisconnected": ("integration_disconnected", {"kind": "integration", "id": "x"},

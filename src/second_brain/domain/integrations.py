@@ -19,6 +19,7 @@ from .errors import InvalidInput, ManagedMirror
 from .shown import shows
 
 INTEGRATION_STREAM = "integration-"
+REGISTRY_STREAM = "integrations"  # every integration ever connected, one event each: what lists them (one read)
 # What each kind of integration is called, and the source its mirrors carry (/brief counts memories by source).
 KINDS = {"notes": "notes"}
 NAMESPACE = uuid.UUID("5f0c6a43-51b3-4c63-9a4e-7d0a3c1e2b90")  # mirror ids: one per integration and item
@@ -45,6 +46,15 @@ class IntegrationConnected:
     name: str
     workspace: str
     settings: tuple[tuple[str, str], ...]  # never a secret: those are kept apart, encrypted
+    SCHEMA: ClassVar[int] = 1
+
+
+@stored
+@dataclass(frozen=True)
+class IntegrationListed:
+    """On the registry stream: an integration was connected (its own stream says the rest)."""
+
+    integration_id: str
     SCHEMA: ClassVar[int] = 1
 
 
@@ -132,6 +142,11 @@ class Integration:
 
     def setting(self, name: str) -> str:
         return dict(self.settings).get(name, "")
+
+
+def listed(history: list[Envelope]) -> list[str]:
+    """The integrations the registry stream lists, oldest first."""
+    return [e.event.integration_id for e in history if isinstance(e.event, IntegrationListed)]
 
 
 def fold(history: list[Envelope], integration_id: str) -> Integration:

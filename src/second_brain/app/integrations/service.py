@@ -70,16 +70,22 @@ class IntegrationService:
         self._connector(kind).check(settings)
         integration_id = self.new_id()
         event = i.IntegrationConnected(kind, name.strip(), target, tuple(sorted(settings.items())))
-        self.store.append(envelopes(ctx, i.integration_stream(integration_id), 0, [event], target,
-                                    self.clock.now_ms()))
+
+        def attempt() -> None:
+            registry = self.store.read_stream(i.REGISTRY_STREAM)
+            now = self.clock.now_ms()
+            self.store.append(envelopes(ctx, i.integration_stream(integration_id), 0, [event], target, now)
+                              + envelopes(ctx, i.REGISTRY_STREAM, len(registry), [i.IntegrationListed(integration_id)],
+                                          target, now))
+
+        retrying(attempt)
         report = self.sync(ctx, integration_id)
         self.on_change()
         return {"integration": self.view(ctx, self._load(integration_id)), "sync": report}
 
     def list(self, ctx: Context) -> list[dict[str, Any]]:
         """The integrations of the workspaces the caller can read, connected or not."""
-        streams = self.store.begun_after(i.INTEGRATION_STREAM, 0, 0)
-        found = [self._load(s.removeprefix(i.INTEGRATION_STREAM)) for s in streams]
+        found = [self._load(integration_id) for integration_id in self._listed()]
         shown = [x for x in found if x.exists and x.workspace in ctx.identity.readable]
         return [self.view(ctx, x) for x in sorted(shown, key=lambda x: (-x.connected, x.connected_at))]
 
@@ -120,18 +126,17 @@ class IntegrationService:
         """Every connected integration, as the scheduler runs them (each bounded; what is left waits for the next
         run)."""
         done: list[dict[str, Any]] = []
-        for stream in self.store.begun_after(i.INTEGRATION_STREAM, 0, 0):
+        for integration_id in self._listed():
             if until():
                 break
-            integration = self._load(stream.removeprefix(i.INTEGRATION_STREAM))
+            integration = self._load(integration_id)
             if integration.connected:
                 done.append({"id": integration.id, **self._sync(integration, limit)})
         return {"integrations": done}
 
     def folders(self) -> dict[str, str]:
         """The connected notes folders: integration id → path (what the folder watcher watches)."""
-        found = (self._load(s.removeprefix(i.INTEGRATION_STREAM))
-                 for s in self.store.begun_after(i.INTEGRATION_STREAM, 0, 0))
+        found = (self._load(integration_id) for integration_id in self._listed())
         return {x.id: x.setting("path") for x in found if x.connected and x.kind == "notes"}
 
     def sync_changed(self, integration_id: str) -> dict[str, Any] | None:
@@ -259,6 +264,9 @@ class IntegrationService:
                                         integration.workspace)
 
     # --- reading ---
+
+    def _listed(self) -> Sequence[str]:
+        return i.listed(self.store.read_stream(i.REGISTRY_STREAM))
 
     def _load(self, integration_id: str) -> i.Integration:
         return i.fold(self.store.read_stream(i.integration_stream(integration_id)), integration_id)

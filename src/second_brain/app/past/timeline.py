@@ -34,7 +34,7 @@ NEVER_SHOWN = frozenset({"content", "idempotency", "team_shares", "patterns", "o
 KINDS = ((MEMORY_STREAM, "memory"), ("link-", "edge"), ("project-", "project"), ("maintenance-", "maintenance"),
          ("oauth-", "oauth"), ("team-shares", "team_shares"), ("team", "team"), ("config", "config"),
          ("push", "push"), ("patterns-", "patterns"), ("content-", "content"), ("idempotency-", "idempotency"),
-         ("integration-", "integration"))
+         ("integration", "integration"))
 
 
 def event_name(stored_type: str) -> str:
@@ -152,7 +152,7 @@ class Timeline:
         if kind == "maintenance":
             return stream.removeprefix("maintenance-")
         if kind == "integration":
-            return stream.removeprefix("integration-")
+            return stream.removeprefix("integration-")  # the registry stream: "integrations"
         return None if kind == "oauth" else stream  # an OAuth stream's id is a token's or a code's digest
 
     def _other(self, memory_id: str) -> str:
