@@ -341,18 +341,19 @@ def test_a_member_is_told_over_mcp_and_rest_that_someone_else_replaced_their_tok
     assert owner.post("/team/me/token").status_code == 400  # the owner's token is the deployment's
 
 
-def test_a_members_integration_and_its_mirrors_are_theirs_alone(world, tmp_path):
-    """Bob's notes folder: nobody else lists it, syncs it, disconnects it or reads its mirrors; what they get is what
-    an id that never existed gets. A member connects to the company layer only through an admin."""
-    vault = tmp_path / "bob-vault"
+def test_an_integration_and_its_mirrors_are_its_owners_alone(world, tmp_path):
+    """The owner's notes folder: nobody else lists it, syncs it, disconnects it or reads its mirrors; what they get
+    is what an id that never existed gets. A folder on the brain's machine is read with the server's rights, so no
+    one but the owner may name one (a member would read the owner's files)."""
+    vault = tmp_path / "owner-vault"
     vault.mkdir()
-    (vault / "plan.md").write_text(f"Bob's {SECRET} notes\n")
-    bob = world["api"]("Bob")
-    connected = bob.post("/integrations", json={"kind": "notes", "settings": {"path": str(vault)}}).json()
+    (vault / "plan.md").write_text(f"The owner's {SECRET} notes\n")
+    owner = world["api"]("owner")
+    connected = owner.post("/integrations", json={"kind": "notes", "settings": {"path": str(vault)}}).json()
     integration = connected["integration"]["id"]
-    [mirror] = [row["id"] for row in bob.get("/list").json() if row["source"] == "notes"]
+    [mirror] = [row["id"] for row in owner.get("/list").json() if row["source"] == "notes"]
     unknown = str(uuid.uuid4())
-    for who in ("owner", "Ann", "Cat"):
+    for who in ("Ann", "Bob", "Cat"):
         caller = world["api"](who)
         assert caller.get("/integrations").json() == {"ok": True, "integrations": []}
         for path, body in (("/integrations/sync", {"id": integration}),
@@ -361,8 +362,7 @@ def test_a_members_integration_and_its_mirrors_are_theirs_alone(world, tmp_path)
             assert theirs.status_code == never.status_code == 404
             assert theirs.json()["error"].replace(integration, unknown) == never.json()["error"]
         assert caller.get("/entry", params={"id": mirror}).status_code == 404
-        assert caller.get("/recall", params={"query": SECRET}).json()["results"] == []
-    refused = bob.post("/integrations", json={"kind": "notes", "settings": {"path": str(vault)},
-                                              "workspace": "company"})
-    assert refused.status_code == 403
-    assert [x["id"] for x in bob.get("/integrations").json()["integrations"]] == [integration]
+        assert mirror not in [r["id"] for r in caller.get("/recall", params={"query": SECRET}).json()["results"]]
+        refused = caller.post("/integrations", json={"kind": "notes", "settings": {"path": str(vault)}})
+        assert refused.status_code == 403 and "owner" in refused.json()["error"]
+    assert [x["id"] for x in owner.get("/integrations").json()["integrations"]] == [integration]

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
-from second_brain.app import operations as ops
 from second_brain.app.handling import Context
 from second_brain.domain import integrations as i
-from second_brain.domain.errors import Forbidden, ManagedMirror, NotFound
+from second_brain.domain.errors import Forbidden, ManagedMirror
 from second_brain.domain.events import MemoryCaptured, memory_stream
 from second_brain.domain.team import token_hash
 from tests.support.brains import make_brain
@@ -97,26 +96,27 @@ def test_mirrors_survive_a_replay_and_stay_managed(brain, owner, vault):
         brain.memories.forget(owner, memory_id)
 
 
-def test_a_members_connection_writes_to_their_own_workspace_only(brain, owner, tmp_path, vault):
+def test_a_company_connection_writes_where_the_team_reads_and_a_member_names_no_folder(brain, owner, tmp_path,
+                                                                                      vault):
     token = brain.team.add_member(owner, "Bob", role="member")["token"]
     bob = Context(brain.team.member_identity(token_hash(token)), "bob")
+    owner = Context(brain.team.owner_identity(), "owner")  # with the roster as it is now
+    shared = brain.integrations.connect(owner, "notes", "Team wiki", {"path": str(vault)},
+                                        workspace="company")["integration"]
+    assert shared["layer"] == "company"
+    mirror = brain.memories.load(bob, i.mirror_id(shared["id"], "note-03.md"))[0]  # the team reads it
+    assert mirror.workspace == "company" and mirror.actor == owner.identity.actor_id
+    assert [x["id"] for x in brain.integrations.list(bob)] == [shared["id"]]
+    with pytest.raises(Forbidden):  # who connected it, or an admin, syncs it
+        brain.integrations.sync(bob, shared["id"])
+    with pytest.raises(ManagedMirror):  # and nobody edits its mirrors here, an admin neither
+        brain.memories.update(owner, mirror.id, "edited", None)
     bob_vault = tmp_path / "bob"
     bob_vault.mkdir()
-    (bob_vault / "private.md").write_text("Bob's private plan\n")
-    mine = brain.integrations.connect(owner, "notes", "Mine", {"path": str(vault)})["integration"]
-    his = brain.integrations.connect(bob, "notes", "His", {"path": str(bob_vault)})["integration"]
-    assert [x["id"] for x in brain.integrations.list(bob)] == [his["id"]]
-    assert [x["id"] for x in brain.integrations.list(owner)] == [mine["id"]]  # an admin sees no one's personal
-    private = brain.memories.load(bob, i.mirror_id(his["id"], "private.md"))[0]
-    assert private.workspace == bob.identity.personal_workspace and private.actor == bob.identity.actor_id
-    with pytest.raises(NotFound):
-        brain.memories.load(owner, private.id)
-    with pytest.raises(NotFound):
-        brain.integrations.sync(owner, his["id"])
-    with pytest.raises(NotFound):
-        brain.integrations.sync(bob, mine["id"])
-    with pytest.raises(Forbidden):  # the company layer is an admin's to connect
-        ops.connect_integration(brain, bob, "notes", "Team", {"path": str(bob_vault)}, "company")
+    with pytest.raises(Forbidden, match="owner"):  # a folder is read with the server's rights: the owner's to name
+        brain.integrations.connect(bob, "notes", "His", {"path": str(bob_vault)})
+    with pytest.raises(Forbidden, match="admin"):
+        brain.integrations.connect(bob, "notes", "His", {"path": str(bob_vault)}, workspace="company")
 
 
 def test_wikilinks_become_edges_whichever_sync_makes_each_end(brain, owner, tmp_path):
