@@ -1,6 +1,6 @@
 // Integrations: what is connected (status, last sync, what it changed, the last error in words), sync now,
 // disconnect (keeping the mirrors or forgetting them), and connecting a notes folder.
-import { act, api, ask, clear, failure, h, heading, plural, reload, toast, when } from "../app.js";
+import { act, api, ask, clear, failure, h, heading, plural, reload, session, toast, when } from "../app.js";
 
 const KINDS = { notes: "Notes folder" };
 
@@ -43,7 +43,7 @@ function card(item) {
     h("p", null, plural(item.mirrors, "memory", "memories"), " mirrored",
       item.last_sync ? [" · last sync ", when(item.last_sync), ": ", counts(item.last_counts)] : " · never synced"),
     item.last_error ? h("p", { class: "error", role: "alert" }, "The last sync failed: ", item.last_error) : null,
-    item.connected ? h("div", { class: "row" }, sync, disconnect, forget) : null);
+    item.connected && item.may_change ? h("div", { class: "row" }, sync, disconnect, forget) : null);
 }
 
 function connectForm() {
@@ -78,12 +78,14 @@ export default {
   title: "Integrations",
   async render(main) {
     const list = h("div", { class: "list" }, h("p", { class: "muted" }, "Loading…"));
-    main.append(heading("Integrations"), list, connectForm());
+    // A folder is read with the server's rights: only the brain's owner may name one.
+    const owner = Boolean(session.me && session.me.owner);
+    main.append(heading("Integrations"), list, owner ? connectForm()
+      : h("p", { class: "muted" }, "Only the brain's owner can connect a folder on the machine it runs on."));
     try {
       const { integrations } = await api.get("/integrations");
       clear(list, integrations.length ? integrations.map(card)
-        : h("p", { class: "muted" }, "Nothing is connected yet. Connect a notes folder below; mail, calendars and ",
-          "Notion are not available yet."));
+        : h("p", { class: "muted" }, "Nothing is connected yet. Mail, calendars and Notion are not available yet."));
     } catch (error) {
       clear(list, failure(error));
     }

@@ -96,7 +96,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
                      legacy_claims=True)  # a brain from before its secret named its claims by a plain hash
     if brain.worker:
         vectors.on_pending = brain.worker.notify
-    brain.watcher = folder_watcher(brain)
+    brain.watcher = folder_watcher(brain) if settings.watch_folders else None
     return brain
 
 

@@ -84,6 +84,8 @@ class Settings(BaseSettings):
                                 "BRAIN_TIMEZONE, or `off` (the hourly jobs, such as push reminders, stop too).")
     push_contact: str = Field("mailto:second-brain@example.com", description="How push services reach whoever runs "
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
+    watch_folders: bool = Field(True, description="`brain serve` watches each connected notes folder and syncs it "
+                                "a second after a change (false: the hourly sync and POST /integrations/sync only)")
     push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints be on this machine's "
                                       "loopback (http://127.0.0.1:<port>/..., where the test suite runs its push "
                                       "service). Never set it where the brain serves others: an endpoint is a "

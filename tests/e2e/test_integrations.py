@@ -1,9 +1,22 @@
 """Integrations over HTTP against a real notes folder: first sync, an edit and a delete upstream, the 409 on a
 mirror, disconnect, and a sync that stops halfway and is taken up again."""
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .conftest import Server
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[Server]:
+    """A served brain that does not watch its folders: each test says when a sync runs, and counts what it did."""
+    server = Server(tmp_path / "brain", env={"BRAIN_WATCH_FOLDERS": "false"}).start()
+    yield server
+    if server.running:
+        server.stop()
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -37,8 +50,8 @@ def mirrors(api) -> dict[str, dict]:
 def test_a_notes_folder_is_mirrored_kept_up_to_date_and_disconnected(api, vault):
     connected = connect(api, vault)
     integration = connected["integration"]
-    assert connected["sync"] == {"created": 2, "updated": 0, "removed": 0, "unchanged": 0, "complete": True,
-                                 "error": None}
+    assert connected["sync"] == {"created": 2, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0,
+                                 "complete": True, "error": None}
     assert (integration["kind"], integration["mirrors"], integration["connected"]) == ("notes", 2, True)
     found = mirrors(api)
     assert set(found) == {"Pricing floor", "Renewals"}  # the hidden .obsidian folder is no note
@@ -121,11 +134,18 @@ def test_a_folder_that_goes_away_is_an_error_in_words_not_a_removal(api, vault):
     assert api.post("/integrations/sync", json={"id": integration["id"]}).json()["sync"]["error"] is None
 
 
-def test_a_served_brain_picks_up_changes_to_the_folder_as_they_happen(api, vault):
-    """`brain serve` watches each connected folder: an edit, a new note and a deleted one reach the brain within
-    seconds, with no sync asked for."""
-    import time
+def test_a_served_brain_picks_up_changes_to_the_folder_as_they_happen(tmp_path, vault):
+    """`brain serve` watches each connected folder (by default): an edit, a new note and a deleted one reach the
+    brain within seconds, with no sync asked for."""
+    watching = Server(tmp_path / "watching").start()
+    try:
+        with watching.client() as api:
+            picked_up(api, vault)
+    finally:
+        watching.stop()
 
+
+def picked_up(api, vault: Path) -> None:
     connect(api, vault)
     write(vault, "Pricing.md", "---\ntags: [sales]\n---\n# Pricing floor\n\nThe floor is 55 euros a seat.\n")
     write(vault, "New idea.md", "Sell the harbour crane cables by the metre.\n")
@@ -138,3 +158,36 @@ def test_a_served_brain_picks_up_changes_to_the_folder_as_they_happen(api, vault
         time.sleep(0.3)
     assert set(found) == {"Pricing floor", "New idea"}, found
     assert "55 euros" in found["Pricing floor"]["content"]
+
+
+def test_a_note_deleted_and_made_again_is_mirrored_again(api, vault):
+    integration = connect(api, vault)["integration"]["id"]
+    renewals = vault / "projects/Renewals.md"
+    text = renewals.read_text()
+    renewals.unlink()
+    assert api.post("/integrations/sync", json={"id": integration}).json()["sync"]["removed"] == 1
+    renewals.write_text(text)  # restored from the trash
+    assert api.post("/integrations/sync", json={"id": integration}).json()["sync"]["created"] == 1
+    assert set(mirrors(api)) == {"Pricing floor", "Renewals"}
+
+
+def test_what_the_folder_cannot_vouch_for_is_never_removed(api, vault, tmp_path):
+    """An emptied (or unmounted) folder, a note grown past 1 MB, a note behind a link out of the folder, a note with
+    more tags than a memory holds: none removes a mirror or stops the others."""
+    integration = connect(api, vault)["integration"]["id"]
+    outside = tmp_path / "secret.md"
+    outside.write_text("The server's own secret")
+    (vault / "linked.md").symlink_to(outside)
+    (vault / "tagged.md").write_text("Many tags " + " ".join(f"#t{n}" for n in range(100)) + "\n")
+    (vault / "Pricing.md").write_text("x" * 1_000_001)
+    sync = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
+    assert (sync["created"], sync["removed"], sync["error"]) == (1, 0, None), sync
+    found = mirrors(api)
+    assert "Pricing floor" in found and "The server's own secret" not in str(found)  # kept; the link not followed
+    assert 0 < len(found["tagged"]["tags"]) <= 64  # the first 64 of its hundred
+    for path in vault.rglob("*"):
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+    emptied = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
+    assert emptied["removed"] == 0 and "nothing was removed" in emptied["error"]
+    assert len(mirrors(api)) == 3

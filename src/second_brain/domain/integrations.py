@@ -29,14 +29,16 @@ def integration_stream(integration_id: str) -> str:
     return INTEGRATION_STREAM + integration_id
 
 
-def mirror_id(integration_id: str, external_id: str) -> str:
+def mirror_id(integration_id: str, external_id: str, generation: int = 0) -> str:
     """The memory that mirrors an item: the same id at every sync, so a sync that stopped halfway and runs again
-    finds what it wrote instead of writing it twice."""
-    return str(uuid.uuid5(NAMESPACE, f"{integration_id}\n{external_id}"))
+    finds what it wrote instead of writing it twice. `generation`: how often the item was removed before (a note
+    deleted and made again is mirrored again, by a new memory: the old one is forgotten for good)."""
+    key = f"{integration_id}\n{external_id}" + (f"\n{generation}" if generation else "")
+    return str(uuid.uuid5(NAMESPACE, key.encode("utf-8", "surrogateescape").decode("utf-8", "replace")))
 
 
 def content_hash(content: str, tags: tuple[str, ...]) -> str:
-    return hashlib.sha256("\n".join([content, *tags]).encode()).hexdigest()[:32]
+    return hashlib.sha256("\n".join([content, *tags]).encode("utf-8", "replace")).hexdigest()[:32]
 
 
 @stored
@@ -45,7 +47,7 @@ class IntegrationConnected:
     kind: str
     name: str
     workspace: str
-    settings: tuple[tuple[str, str], ...]  # never a secret: those are kept apart, encrypted
+    settings: tuple[tuple[str, str], ...]  # never a secret (no connector built so far takes one)
     SCHEMA: ClassVar[int] = 1
 
 
@@ -134,6 +136,7 @@ class Integration:
     complete: bool = False
     counts: tuple[int, int, int] = (0, 0, 0)  # the last sync's created, updated, removed
     mirrors: dict[str, str] = field(default_factory=dict)  # upstream item → memory id
+    dropped: dict[str, int] = field(default_factory=dict)  # upstream item → how often its mirror was removed
     version: int = 0
 
     @property
@@ -142,6 +145,10 @@ class Integration:
 
     def setting(self, name: str) -> str:
         return dict(self.settings).get(name, "")
+
+    def mirror_of(self, external_id: str) -> str:
+        """The memory that mirrors this item now (or will, once synced)."""
+        return self.mirrors.get(external_id) or mirror_id(self.id, external_id, self.dropped.get(external_id, 0))
 
 
 def listed(history: list[Envelope]) -> list[str]:
@@ -185,7 +192,8 @@ def _indexed(event: MirrorIndexed, state: Integration, at: int, actor: str) -> I
 @_apply.register
 def _dropped(event: MirrorDropped, state: Integration, at: int, actor: str) -> Integration:
     mirrors = {k: v for k, v in state.mirrors.items() if k != event.external_id}
-    return replace(state, mirrors=mirrors, version=state.version + 1)
+    dropped = {**state.dropped, event.external_id: state.dropped.get(event.external_id, 0) + 1}
+    return replace(state, mirrors=mirrors, dropped=dropped, version=state.version + 1)
 
 
 @_apply.register

@@ -15,6 +15,7 @@ class Item:
     tags: tuple[str, ...] = ()
     url: str = ""
     links: tuple[str, ...] = ()
+    unreadable: bool = False  # listed but not read this time (too large, replaced meanwhile): its mirror stays
 
 
 class Connector(Protocol):

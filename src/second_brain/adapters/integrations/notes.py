@@ -8,6 +8,7 @@ as Obsidian resolves them. Hidden folders (`.obsidian`, `.trash`, `.git`) are no
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ...ports.integrations import Item
 
 WIKILINK = re.compile(r"\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]")
 HASHTAG = re.compile(r"(?:^|\s)#([A-Za-z][\w/-]*)")
-MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted log): skipped
+MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted log): left as it was
 
 
 class NotesFolder:
@@ -27,28 +28,64 @@ class NotesFolder:
             raise InvalidInput("A notes folder needs settings.path: the folder's absolute path")
         if not os.path.isabs(path):
             raise InvalidInput(f"settings.path must be an absolute path: {path}")
-        if not Path(path).is_dir():
-            raise InvalidInput(f"No folder at settings.path: {path}")
+        if not Path(path).is_dir() or Path(path).is_symlink():
+            raise InvalidInput(f"No folder at settings.path: {path} (a link to a folder is not followed)")
 
     def items(self, settings: Mapping[str, str]) -> Iterator[Item]:
-        root = Path(settings.get("path", "")).resolve()
-        if not root.is_dir():
-            raise StoreUnavailable(f"The notes folder {root} cannot be read (moved, unmounted or deleted?)")
-        notes = sorted(p for p in root.rglob("*.md") if _visible(p.relative_to(root)) and p.is_file())
+        root = Path(settings.get("path", "").strip())
+        try:
+            notes = sorted(_notes(root))
+        except OSError as e:  # unmounted, moved, or a folder inside it refused: nothing is known to be gone
+            raise StoreUnavailable(f"The notes folder {root} cannot be read ({e.strerror or e}): moved, unmounted "
+                                   "or not readable?") from e
         by_name: dict[str, str] = {}
-        for path in notes:  # Obsidian resolves a link by file name; the shortest path wins a tie
-            by_name.setdefault(path.stem.lower(), path.relative_to(root).as_posix())
+        for path in sorted(notes, key=lambda p: (len(p.parts), p)):  # Obsidian: the shortest path wins a name
+            by_name.setdefault(path.stem.lower(), _id(path.relative_to(root)))
         for path in notes:
-            relative = path.relative_to(root).as_posix()
-            try:
-                if path.stat().st_size > MAX_NOTE_BYTES:
-                    continue
-                raw = path.read_text(encoding="utf-8", errors="replace")
-            except FileNotFoundError:  # deleted while the folder was read: gone, as the next listing will say
+            raw = _read(path)
+            if raw is None:
+                yield Item(_id(path.relative_to(root)), "", unreadable=True)
                 continue
-            except OSError as e:
-                raise StoreUnavailable(f"The note {relative} cannot be read: {e.strerror or e}") from e
-            yield note(relative, path.stem, raw, path.as_uri(), by_name)
+            yield note(_id(path.relative_to(root)), path.stem, raw, path.as_uri(), by_name)
+
+
+def _notes(root: Path) -> Iterator[Path]:
+    """The notes under `root`: `.md` files that are not hidden, not links (a link could lead anywhere the server
+    can read), and not inside a hidden folder or a linked one. A folder that cannot be read raises."""
+    if not root.is_dir() or root.is_symlink():
+        raise FileNotFoundError(2, "no such folder", str(root))
+
+    def refuse(error: OSError) -> None:
+        raise error
+
+    for folder, dirs, files in os.walk(root, onerror=refuse, followlinks=False):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (here / d).is_symlink()]
+        for name in files:
+            path = here / name
+            if name.endswith(".md") and not name.startswith(".") and not path.is_symlink():
+                yield path
+
+
+def _read(path: Path) -> str | None:
+    """A note's text: a regular file, not followed through a link, at most MAX_NOTE_BYTES; None when it cannot be
+    read as one (too large, gone or replaced meanwhile): the sync leaves its mirror as it was."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return None
+        data = file.read(MAX_NOTE_BYTES + 1)
+    if len(data) > MAX_NOTE_BYTES:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _id(relative: Path) -> str:
+    """An item's id: its path in the folder (a name that is not UTF-8 kept readable, the same at every sync)."""
+    return relative.as_posix().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _visible(relative: Path) -> bool:
@@ -63,7 +100,8 @@ def note(relative: str, stem: str, raw: str, url: str, by_name: Mapping[str, str
     if heading:
         title, body = heading.group(1).strip(), body[heading.end():].strip()
     content = f"{title}\n\n{body}" if body else title
-    tags = text.normalize_tags([*_listed(meta.get("tags", "")), *HASHTAG.findall(body)])
+    found = [t.strip().lower() for t in [*_listed(meta.get("tags", "")), *HASHTAG.findall(body)]]
+    tags = text.dedupe([t for t in found if t and len(t) <= text.MAX_TAG_CHARS])[:text.MAX_TAGS]
     links = tuple(dict.fromkeys(
         target for name in WIKILINK.findall(body)
         if (target := by_name.get(Path(name.strip()).stem.lower() if name.strip().endswith(".md")
@@ -75,9 +113,10 @@ def front_matter(raw: str) -> tuple[dict[str, str], str]:
     """The `---` block's keys (a key's list items joined by commas) and the rest."""
     if not raw.startswith("---\n"):
         return {}, raw
-    end = raw.find("\n---", 4)
-    if end < 0:
+    closing = re.search(r"^---[ \t]*$", raw[4:], re.MULTILINE)  # a line of exactly three dashes closes it
+    if closing is None:
         return {}, raw
+    end = 4 + closing.start() - 1  # the newline before the closing line (4 + 0 - 1 = 3: an empty block)
     meta: dict[str, str] = {}
     key = ""
     for line in raw[4:end].split("\n"):
@@ -87,7 +126,7 @@ def front_matter(raw: str) -> tuple[dict[str, str], str]:
             key, _, value = line.partition(":")
             key = key.strip().lower()
             meta[key] = value.strip()
-    rest = raw[end + 4:]
+    rest = raw[4 + closing.end():]
     return meta, rest[1:] if rest.startswith("\n") else rest
 
 

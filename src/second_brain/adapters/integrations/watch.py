@@ -28,7 +28,8 @@ class FolderWatcher:
         self.observer = Observer()
         self._watches: dict[str, tuple[str, ObservedWatch]] = {}  # integration id → (path, watch)
         self._due: dict[str, float] = {}  # integration id → when its folder went quiet enough to sync
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # `_due`: taken in watchdog's handlers, which run under watchdog's own lock
+        self._watching = threading.Lock()  # `_watches`: held while (un)scheduling, which takes watchdog's lock
         self._stop = threading.Event()
         self._worker = threading.Thread(target=self._run, name="folder-watcher", daemon=True)
 
@@ -52,24 +53,34 @@ class FolderWatcher:
         except Exception:  # the log unreadable for a moment: the next refresh (or the hourly sync) catches up
             log.exception("listing the connected folders failed")
             return
-        with self._lock:
+        with self._watching:
             for integration_id, (path, watch) in list(self._watches.items()):
-                if wanted.get(integration_id) != path:
+                if wanted.get(integration_id) != path or not Path(path).is_dir():  # disconnected, or gone
                     self.observer.unschedule(watch)
                     del self._watches[integration_id]
             for integration_id, path in wanted.items():
                 if integration_id not in self._watches and Path(path).is_dir():
-                    watch = self.observer.schedule(_For(self, integration_id), path, recursive=True)
+                    try:
+                        watch = self.observer.schedule(_For(self, integration_id), path, recursive=True)
+                    except OSError:  # the inotify watch limit, a folder not readable: the hourly sync remains
+                        log.exception("cannot watch %s", path)
+                        continue
                     self._watches[integration_id] = (path, watch)
 
     def changed(self, integration_id: str, event: FileSystemEvent) -> None:
         paths = [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
-        if any(p.endswith(".md") for p in paths) or event.is_directory:
+        hidden = all("/." in p for p in paths if p)  # .obsidian, .git, .trash: no notes there
+        notes = any(p.endswith(".md") for p in paths) or (event.is_directory and event.event_type != "modified")
+        if notes and not hidden:
             with self._lock:
                 self._due[integration_id] = time.monotonic() + self.quiet
 
     def _run(self) -> None:
+        beat = 0
         while not self._stop.wait(0.2):
+            beat += 1
+            if beat % 300 == 0:  # every minute: watch a folder that came back, stop watching one that went
+                self.refresh()
             now = time.monotonic()
             with self._lock:
                 ready = [i for i, at in self._due.items() if at <= now]

@@ -8,6 +8,8 @@ and says whether it went through (a run stopped early, by the limit or a crash, 
 wrote is found again by id, and nothing is written twice). Removals wait for a listing the sync went all through.
 """
 
+import logging
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,10 @@ from ..graph.links import LinkService
 from ..handling import Context, envelopes, retrying
 from ..memories.service import MemoryService
 
+log = logging.getLogger("second_brain.integrations")
+
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
+ITEM_ERRORS = (InvalidInput, UnicodeError, ValueError, OSError)  # one item's, not the integration's
 LOCAL_KINDS = frozenset({"notes"})  # read from the brain's own machine, with the server's rights
 
 
@@ -54,6 +59,10 @@ class IntegrationService:
         self.clock = clock
         self.new_id = new_id
         self.on_change: Callable[[], None] = lambda: None  # an integration connected or disconnected (the watcher)
+        # One sync or disconnect of an integration at a time in this process (the watcher, the hourly job and a
+        # request can ask at once); another process racing it loses on the integration's stream and retries.
+        self._running: dict[str, threading.Lock] = {}
+        self._running_guard = threading.Lock()
 
     # --- what the routes call ---
 
@@ -61,7 +70,7 @@ class IntegrationService:
                 workspace: str | None = None) -> dict[str, Any]:
         """Connect `kind` with its settings into the caller's personal workspace (or a company one they may write
         to); the first sync runs at once, so a wrong setting shows now, in words."""
-        settings = {str(k): v for k, v in settings.items()}
+        settings = {str(k): v.strip() if isinstance(v, str) else v for k, v in settings.items()}
         i.check_connect(kind, name, settings)
         target = workspace or ctx.identity.personal_workspace
         if target not in ctx.identity.readable:
@@ -94,37 +103,50 @@ class IntegrationService:
         return [self.view(ctx, x) for x in sorted(shown, key=lambda x: (-x.connected, x.connected_at))]
 
     def sync(self, ctx: Context, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any]:
-        integration = self._owned(ctx, integration_id)
-        if not integration.connected:
-            raise InvalidInput(f"Integration {integration_id} is disconnected")
-        return self._sync(integration, limit)
+        self._owned(ctx, integration_id)
+        with self._lock(integration_id):
+            integration = self._load(integration_id.strip())  # as it is now that no other sync runs
+            if not integration.connected:
+                raise InvalidInput(f"Integration {integration_id} is disconnected")
+            return self._sync(integration, limit)
+
+    def _lock(self, integration_id: str) -> threading.Lock:
+        with self._running_guard:
+            return self._running.setdefault(integration_id.strip(), threading.Lock())
 
     def disconnect(self, ctx: Context, integration_id: str, forget_mirrors: bool) -> dict[str, Any]:
         """Stop syncing. The mirrors are forgotten (`forget_mirrors`) or kept as ordinary memories, the caller's to
         edit from then on."""
-        integration = self._owned(ctx, integration_id)
-        if not integration.connected:
-            raise InvalidInput(f"Integration {integration_id} is already disconnected")
-        acting = self._acting(integration)
-        handled = 0
-        for external_id, memory_id in sorted(integration.mirrors.items()):
-            memory = self._memory(memory_id)
-            if not memory.exists:
-                continue
-            if forget_mirrors:
-                self.memories.forget(acting, memory_id, managed=True)
-            else:
-                released = i.MirrorSynced(integration.id, integration.source, external_id, memory.origin, "", True)
-                self.store.append(envelopes(acting, memory_stream(memory_id), memory.version, [released],
-                                            memory.workspace, self.clock.now_ms()))
-            handled += 1
-        latest = self._load(integration_id)
-        self.store.append(envelopes(ctx, i.integration_stream(integration_id), latest.version,
-                                    [i.IntegrationDisconnected(not forget_mirrors)], integration.workspace,
-                                    self.clock.now_ms()))
+        self._owned(ctx, integration_id)
+        with self._lock(integration_id):
+            integration = self._load(integration_id.strip())
+            if not integration.connected:
+                raise InvalidInput(f"Integration {integration_id} is already disconnected")
+            acting = self._acting(integration)
+            handled = 0
+            for external_id, memory_id in sorted(integration.mirrors.items()):
+                if self._memory(memory_id).exists:
+                    if forget_mirrors:
+                        self.memories.forget(acting, memory_id, managed=True)
+                    else:
+                        self._release(acting, integration, external_id, memory_id)
+                    handled += 1
+            run = Run(acting, integration)
+            run.held = self._load(integration.id)
+            self._write(run, i.IntegrationDisconnected(not forget_mirrors), by=ctx)
         self.on_change()
-        return {"id": integration_id, "disconnected": True,
-                ("forgotten" if forget_mirrors else "kept"): handled}
+        return {"id": integration.id, "disconnected": True, ("forgotten" if forget_mirrors else "kept"): handled}
+
+    def _release(self, acting: Context, integration: i.Integration, external_id: str, memory_id: str) -> None:
+        """A mirror made an ordinary memory (its integration disconnected with the mirrors kept)."""
+
+        def attempt() -> None:
+            memory = self._memory(memory_id)
+            released = i.MirrorSynced(integration.id, integration.source, external_id, memory.origin, "", True)
+            self.store.append(envelopes(acting, memory_stream(memory_id), memory.version, [released],
+                                        memory.workspace, self.clock.now_ms()))
+
+        retrying(attempt)
 
     def sync_all(self, until: Callable[[], bool] = lambda: False, limit: int = SYNC_LIMIT) -> dict[str, Any]:
         """Every connected integration, as the scheduler runs them (each bounded; what is left waits for the next
@@ -133,9 +155,9 @@ class IntegrationService:
         for integration_id in self._listed():
             if until():
                 break
-            integration = self._load(integration_id)
-            if integration.connected:
-                done.append({"id": integration.id, **self._sync(integration, limit)})
+            report = self.sync_changed(integration_id, limit)
+            if report is not None:
+                done.append({"id": integration_id, **report})
         return {"integrations": done}
 
     def folders(self) -> dict[str, str]:
@@ -143,10 +165,19 @@ class IntegrationService:
         found = (self._load(integration_id) for integration_id in self._listed())
         return {x.id: x.setting("path") for x in found if x.connected and x.kind == "notes"}
 
-    def sync_changed(self, integration_id: str) -> dict[str, Any] | None:
-        """Sync one integration because its upstream changed (the watcher): as the scheduler would."""
-        integration = self._load(integration_id)
-        return self._sync(integration, SYNC_LIMIT) if integration.connected else None
+    def sync_changed(self, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any] | None:
+        """Sync one integration as the system does (the hourly job, the folder watcher); None if it is
+        disconnected. A failure is told in its `last_error`, and stops no other integration."""
+        with self._lock(integration_id):
+            integration = self._load(integration_id)
+            if not integration.connected:
+                return None
+            try:
+                return self._sync(integration, limit)
+            except Exception as e:  # noqa: BLE001 - logged, and the next run tries again
+                log.exception("syncing integration %s failed", integration_id)
+                return {"created": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0, "complete": False,
+                        "error": f"The sync stopped: {type(e).__name__}"}
 
     def view(self, ctx: Context, integration: i.Integration) -> dict[str, Any]:
         created, updated, removed = integration.counts
@@ -158,25 +189,38 @@ class IntegrationService:
             "mirrors": len(integration.mirrors), "last_error": integration.last_error or None,
             "last_counts": {"created": created, "updated": updated, "removed": removed},
             "connected_by": ctx.identity.name_of(integration.actor),
+            "may_change": integration.actor == ctx.identity.actor_id or ctx.identity.role == "admin",
         }
 
     # --- the sync ---
 
     def _sync(self, integration: i.Integration, limit: int) -> dict[str, Any]:
         acting = self._acting(integration)
-        counts = {"created": 0, "updated": 0, "removed": 0, "unchanged": 0}
-        error, complete = "", True
+        counts = {"created": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
+        errors: list[str] = []
+        complete = True
         run = Run(acting, integration)
         try:
             listed: dict[str, Item] = {}
             for item in self._connector(integration.kind).items(dict(integration.settings)):
                 listed.setdefault(item.external_id, item)
+            if not listed and run.held.mirrors:  # an unmounted drive lists as an empty folder
+                raise StoreUnavailable(f"{integration.name} lists nothing where {len(run.held.mirrors)} items "
+                                       "were: nothing was removed (moved, unmounted or emptied?)")
             changed: dict[str, str] = {}  # item → "created" or "updated", by this sync
             for item in listed.values():
                 if counts["created"] + counts["updated"] + counts["removed"] >= limit:
                     complete = False
                     break
-                outcome = self._mirror(run, item)
+                if item.unreadable:  # listed, not read this time: its mirror stays as it was
+                    counts["unchanged"] += 1
+                    continue
+                try:
+                    outcome = self._mirror(run, item)
+                except ITEM_ERRORS as e:  # this item's alone: said, and the others go on
+                    counts["failed"] += 1
+                    errors.append(f"{item.external_id}: {getattr(e, 'message', None) or e}")
+                    continue
                 counts[outcome] += 1
                 if outcome != "unchanged":
                     changed[item.external_id] = outcome
@@ -191,19 +235,23 @@ class IntegrationService:
                     counts["removed"] += 1
             self._link(run, listed, changed)
         except StoreUnavailable as e:
-            error, complete = e.message, False
+            errors, complete = [e.message], False
+        error = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
         synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error)
         self._write(run, synced)
         return {**counts, "complete": complete, "error": error or None}
 
-    def _write(self, run: "Run", event: object, also: Sequence[Envelope] = ()) -> None:
+    def _write(self, run: "Run", event: object, also: Sequence[Envelope] = (), by: Context | None = None) -> None:
         """Append to the integration's stream after the version this sync holds (and `also` in the same batch); a
-        race with another writer reads it again and retries once."""
+        race with another writer (another process) reads it again and retries once, unless it disconnected."""
         integration = run.integration
         stream = i.integration_stream(integration.id)
         for attempt in range(2):
             held = run.held if attempt == 0 else self._load(integration.id)
-            batch = envelopes(run.acting, stream, held.version, [event], integration.workspace, self.clock.now_ms())
+            if not held.connected:
+                raise InvalidInput(f"Integration {integration.id} was disconnected meanwhile")
+            batch = envelopes(by or run.acting, stream, held.version, [event], integration.workspace,
+                              self.clock.now_ms())
             try:
                 stored = self.store.append([*also, *batch])
             except ConcurrencyConflict:
@@ -216,7 +264,12 @@ class IntegrationService:
     def _mirror(self, run: "Run", item: Item) -> str:
         """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged"."""
         acting, integration = run.acting, run.integration
-        memory_id = i.mirror_id(integration.id, item.external_id)
+        memory_id = run.held.mirror_of(item.external_id)
+        if item.external_id in run.held.mirrors and self._memory(memory_id).forgotten:
+            # a sync stopped between forgetting a removed item's mirror and saying so: say so now, so the item
+            # (made again upstream) gets a mirror of its own
+            self._write(run, i.MirrorDropped(item.external_id))
+            memory_id = run.held.mirror_of(item.external_id)
         synced_hash = i.content_hash(item.content, item.tags)
 
         def attempt() -> str:
@@ -225,8 +278,8 @@ class IntegrationService:
             mirrored = i.MirrorSynced(integration.id, integration.source, item.external_id, item.url, synced_hash)
             stream = memory_stream(memory_id)
             if not memory.exists:
-                if memory.forgotten:
-                    return "unchanged"  # erased here for good (a forget of the whole brain's copy): not brought back
+                if memory.forgotten:  # removed by the integration: a later generation's id is used instead
+                    return "unchanged"
                 events: list[object] = [MemoryCaptured(item.content, item.tags, integration.source,
                                                        integration.workspace), mirrored]
                 batch = envelopes(acting, stream, memory.version, events, integration.workspace, now)
@@ -258,8 +311,7 @@ class IntegrationService:
         a later sync creates is made by that sync)."""
         integration, mirrored = run.integration, run.held.mirrors
         created = {external_id for external_id, outcome in changed.items() if outcome == "created"}
-        keys = sorted({endpoints(i.mirror_id(integration.id, item.external_id), i.mirror_id(integration.id, target),
-                                 "relates_to") + ("relates_to",)
+        keys = sorted({endpoints(mirrored[item.external_id], mirrored[target], "relates_to") + ("relates_to",)
                        for item in listed.values() if item.external_id in mirrored
                        for target in item.links
                        if target in mirrored and (item.external_id in changed or target in created)})

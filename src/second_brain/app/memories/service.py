@@ -331,6 +331,8 @@ class MemoryService:
         def attempt() -> str:
             with self._writing(memory_id):
                 state, history = self.load(ctx, memory_id)
+                if state.mirror:  # its integration writes it where it was connected: moving it would lose it
+                    raise refused(state.source, state.origin)
                 to_company = workspace != ctx.identity.personal_workspace
                 if to_company and state.workspace == workspace:
                     return "no_change"
@@ -368,9 +370,9 @@ class MemoryService:
         def attempt() -> Memory:
             with self._writing(memory_id):
                 state, history = self.load(ctx, memory_id)
+                _may_change(ctx, state)
                 if state.mirror and not managed:
                     raise refused(state.source, state.origin)
-                _may_change(ctx, state)
                 now = self.clock.now_ms()
                 batch = envelopes(ctx, memory_stream(memory_id), state.version, [MemoryForgotten()],
                                   state.workspace, now)

@@ -402,7 +402,7 @@ def workspace_eraser(memories: "MemoryService", projects: "ProjectService", read
             before = erased
             for row in read_model.all_entries((member.personal_workspace,)):
                 try:
-                    memories.forget(ctx, row.id)
+                    memories.forget(ctx, row.id, managed=True)  # a mirror of theirs goes too
                     erased += 1
                 except NotFound:  # forgotten meanwhile
                     continue
