@@ -98,8 +98,10 @@ def is_protected(memory: Memory) -> bool:
 def protect(verdict: Verdict, source: str, matched: Memory, may_change: bool = True) -> Verdict:
     """The verdict after the protections: a transcript never overrides another source, a protected memory is
     never rewritten, a canonical one never retired, and a memory the author may not change (another member's
-    company memory) is only pointed at, never merged into, replaced or deprecated."""
-    if not may_change and verdict.action in ("merge", "replace", "contradiction", "keep_canonical"):
+    company memory) is only pointed at, never merged into, replaced or deprecated; nor is a managed mirror (its
+    integration owns it: the next sync would undo the change)."""
+    if (not may_change or matched.mirror) and verdict.action in ("merge", "replace", "contradiction",
+                                                                 "keep_canonical"):
         return Verdict("flag", matched.id, verdict.score)
     transcript = source in TRANSCRIPT_SOURCES and matched.source != source
     if verdict.action in ("merge", "replace") and (is_protected(matched) or transcript):
