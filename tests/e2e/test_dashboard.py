@@ -644,7 +644,7 @@ def test_on_a_phone_the_views_are_a_tab_bar_with_more(dashboard: Dashboard, api)
     more.click()
     sheet = page.locator("#more-sheet")
     expect(sheet.get_by_role("link")).to_have_text(["Memories", "Graph", "Projects", "Team", "Settings", "Chat",
-                                                    "Backup"])
+                                                    "Integrations", "Backup"])
     assert dashboard.accessibility() == []
     dashboard.screenshot("phone-more")
     sheet.get_by_role("link", name="Memories").click()
