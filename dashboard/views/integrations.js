@@ -2,7 +2,7 @@
 // disconnect (keeping the mirrors or forgetting them), and connecting a notes folder.
 import { act, api, ask, clear, failure, h, heading, plural, reload, session, toast, when } from "../app.js";
 
-const KINDS = { notes: "Notes folder" };
+const KINDS = { notes: "Notes folder", calendar: "Calendar (ICS feed)" };
 
 function counts(last) {
   const parts = [["created", "new"], ["updated", "updated"], ["removed", "removed"]]
@@ -37,8 +37,9 @@ function card(item) {
       }) }, "Disconnect and forget…");
   return h("article", { class: "card integration", dataset: { id: item.id } },
     h("h2", null, item.name, " ", status),
-    h("p", { class: "muted" }, KINDS[item.kind] || item.kind, item.settings.path ? [": ", h("code", null,
-      item.settings.path)] : null, " · connected by ", item.connected_by, " · ",
+    h("p", { class: "muted" }, KINDS[item.kind] || item.kind, item.settings.path || item.settings.url
+      ? [": ", h("code", null, item.settings.path || item.settings.url)] : null, " · connected by ", item.connected_by,
+    " · ",
     item.layer === "company" ? "company" : "personal"),
     h("p", null, plural(item.mirrors, "memory", "memories"), " mirrored",
       item.last_sync ? [" · last sync ", when(item.last_sync), ": ", counts(item.last_counts)] : " · never synced"),
@@ -74,6 +75,34 @@ function connectForm() {
   return form;
 }
 
+function calendarForm() {
+  const url = h("input", { id: "calendar-url", name: "url", type: "url", required: true,
+    placeholder: "https://calendar.example.com/me/basic.ics", autocomplete: "off" });
+  const name = h("input", { id: "calendar-name", name: "name", placeholder: "Work calendar", maxlength: 100 });
+  const status = h("div", { role: "status" });
+  const button = h("button", { type: "submit" }, "Connect calendar");
+  const form = h("form", { class: "card", novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    clear(status);
+    act(button, async () => {
+      try {
+        const answer = await api.post("/integrations", { kind: "calendar", name: name.value.trim() || "Calendar",
+          settings: { url: url.value.trim() } });
+        toast(`Connected ${answer.integration.name}: ${counts(answer.sync)}`);
+        await reload();
+      } catch (error) {
+        clear(status, failure(error));
+      }
+    });
+  } },
+  h("h2", null, "Connect a calendar"),
+  h("p", { class: "muted" }, "Its ICS feed's address (the secret iCal address your calendar offers). Each event ",
+    "becomes a memory with its time, repeating ones within the coming year; moves and cancellations follow."),
+  h("label", { for: "calendar-url" }, "Feed address"), url,
+  h("label", { for: "calendar-name" }, "Name"), name, button, status);
+  return form;
+}
+
 export default {
   title: "Integrations",
   async render(main) {
@@ -81,11 +110,12 @@ export default {
     // A folder is read with the server's rights: only the brain's owner may name one.
     const owner = Boolean(session.me && session.me.owner);
     main.append(heading("Integrations"), list, owner ? connectForm()
-      : h("p", { class: "muted" }, "Only the brain's owner can connect a folder on the machine it runs on."));
+      : h("p", { class: "muted" }, "Only the brain's owner can connect a folder on the machine it runs on."),
+    calendarForm());
     try {
       const { integrations } = await api.get("/integrations");
       clear(list, integrations.length ? integrations.map(card)
-        : h("p", { class: "muted" }, "Nothing is connected yet. Mail, calendars and Notion are not available yet."));
+        : h("p", { class: "muted" }, "Nothing is connected yet. Mail and Notion are not available yet."));
     } catch (error) {
       clear(list, failure(error));
     }

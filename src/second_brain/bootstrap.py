@@ -62,6 +62,7 @@ from .ports.clock import Clock, SystemClock
 from .ports.embedder import Embedder
 from .ports.event_store import EventStore
 from .ports.index_check import IndexCheck
+from .ports.integrations import Connector
 from .ports.llm import LanguageModel
 from .ports.read_model import ReadModel
 from .ports.recall_tally import RecallTally
@@ -171,7 +172,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     push_gateway = WebPushGateway(settings.push_contact, resolve=resolve, allow_loopback=settings.push_allow_loopback)
     push = PushService(store, read_model, clock, push_gateway, team, resolve, settings.push_allow_loopback)
     digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
-    integrations = IntegrationService(store, memories, links, {"notes": NotesFolder()}, clock)
+    integrations = IntegrationService(store, memories, links, connectors(settings), clock)
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
     maintenance = MaintenanceRunner(store, clock, [
         Housekeeping(store, clock, indexer),
@@ -231,6 +232,18 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,
         release_memory=release_freed_memory,
     )
+
+
+def connectors(settings: Settings) -> dict[str, Connector]:
+    """The integrations this deployment can connect: a notes folder always; a calendar's ICS feed where the `local`
+    extra's icalendar is installed (not in the AWS layer yet)."""
+    found: dict[str, Connector] = {"notes": NotesFolder()}
+    try:
+        from .adapters.integrations.calendar import IcsFeed
+    except ImportError:
+        return found
+    found["calendar"] = IcsFeed(allow_loopback=settings.push_allow_loopback)  # the tests' feed is on loopback
+    return found
 
 
 def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: object) -> None:

@@ -29,13 +29,17 @@ def test_a_notes_folder_is_connected_synced_and_disconnected_from_the_dashboard(
     dashboard.accessible_light_and_dark()
     page.emulate_media(color_scheme="light")
 
+    page.fill("#calendar-url", "ftp://calendar.example.com/me.ics")
+    page.get_by_role("button", name="Connect calendar").click()
+    expect(page.locator("#main form [role=alert]")).to_contain_text("https://")
+
     page.fill("#integration-path", "relative/folder")
-    page.get_by_role("button", name="Connect").click()
-    expect(page.locator("#main form [role=alert]")).to_contain_text("absolute path")
+    page.get_by_role("button", name="Connect", exact=True).click()
+    expect(page.locator("#main form [role=alert]", has_text="absolute")).to_contain_text("absolute path")
 
     page.fill("#integration-path", str(vault))
     page.fill("#integration-name", "Home vault")
-    page.get_by_role("button", name="Connect").click()
+    page.get_by_role("button", name="Connect", exact=True).click()
     card = page.locator("article.integration", has_text="Home vault")
     expect(card).to_contain_text("2 memories mirrored")
     expect(card).to_contain_text("up to date")

@@ -21,7 +21,7 @@ from .shown import shows
 INTEGRATION_STREAM = "integration-"
 REGISTRY_STREAM = "integrations"  # every integration ever connected, one event each: what lists them (one read)
 # What each kind of integration is called, and the source its mirrors carry (/brief counts memories by source).
-KINDS = {"notes": "notes"}
+KINDS = {"notes": "notes", "calendar": "calendar"}
 NAMESPACE = uuid.UUID("5f0c6a43-51b3-4c63-9a4e-7d0a3c1e2b90")  # mirror ids: one per integration and item
 
 
@@ -37,8 +37,9 @@ def mirror_id(integration_id: str, external_id: str, generation: int = 0) -> str
     return str(uuid.uuid5(NAMESPACE, key.encode("utf-8", "surrogateescape").decode("utf-8", "replace")))
 
 
-def content_hash(content: str, tags: tuple[str, ...]) -> str:
-    return hashlib.sha256("\n".join([content, *tags]).encode("utf-8", "replace")).hexdigest()[:32]
+def content_hash(content: str, tags: tuple[str, ...], when_at: int | None = None) -> str:
+    anchored = [f"@{when_at}"] if when_at is not None else []
+    return hashlib.sha256("\n".join([content, *tags, *anchored]).encode("utf-8", "replace")).hexdigest()[:32]
 
 
 @stored

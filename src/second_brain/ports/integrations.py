@@ -16,6 +16,8 @@ class Item:
     url: str = ""
     links: tuple[str, ...] = ()
     unreadable: bool = False  # listed but not read this time (too large, replaced meanwhile): its mirror stays
+    when_at: int | None = None  # a calendar event's start (unix ms): the mirror's time anchor
+    when_kind: str | None = None
 
 
 class Connector(Protocol):

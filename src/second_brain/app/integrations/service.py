@@ -17,7 +17,15 @@ from typing import Any
 
 from ...domain import integrations as i
 from ...domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound, StoreUnavailable
-from ...domain.events import Envelope, MemoryCaptured, MemoryRevised, TagsChanged, memory_stream
+from ...domain.events import (
+    Envelope,
+    MemoryCaptured,
+    MemoryRevised,
+    TagsChanged,
+    TimeAnchorCleared,
+    TimeAnchorSet,
+    memory_stream,
+)
 from ...domain.identity import Identity
 from ...domain.links import decide_link, endpoints
 from ...domain.memory import Memory, fold
@@ -270,7 +278,7 @@ class IntegrationService:
             # (made again upstream) gets a mirror of its own
             self._write(run, i.MirrorDropped(item.external_id))
             memory_id = run.held.mirror_of(item.external_id)
-        synced_hash = i.content_hash(item.content, item.tags)
+        synced_hash = i.content_hash(item.content, item.tags, item.when_at)
 
         def attempt() -> str:
             memory = self._memory(memory_id)
@@ -280,8 +288,9 @@ class IntegrationService:
             if not memory.exists:
                 if memory.forgotten:  # removed by the integration: a later generation's id is used instead
                     return "unchanged"
+                anchor = [TimeAnchorSet(item.when_at, item.when_kind or "event")] if item.when_at else []
                 events: list[object] = [MemoryCaptured(item.content, item.tags, integration.source,
-                                                       integration.workspace), mirrored]
+                                                       integration.workspace), *anchor, mirrored]
                 batch = envelopes(acting, stream, memory.version, events, integration.workspace, now)
                 if item.external_id in run.held.mirrors:
                     self.store.append(batch)
@@ -295,6 +304,10 @@ class IntegrationService:
                 changes.append(MemoryRevised(item.content, "synced"))
             if set(memory.tags) != set(item.tags):
                 changes.append(TagsChanged(_kept_tags(memory.tags, item.tags)))
+            if item.when_at is not None and (memory.when_at, memory.when_kind) != (item.when_at, item.when_kind):
+                changes.append(TimeAnchorSet(item.when_at, item.when_kind or "event"))  # the event moved
+            elif item.when_at is None and memory.when_at is not None and memory.mirror_hash:
+                changes.append(TimeAnchorCleared())
             self.store.append(envelopes(acting, stream, memory.version, [*changes, mirrored], memory.workspace, now))
             return "updated"
 

@@ -16,11 +16,12 @@ router = APIRouter()
 
 KIND = {"enum": sorted(KINDS)}
 SETTING = {"type": "string", "maxLength": 2000}
-# Each kind's settings (one kind so far): a notes folder's absolute path on the machine the brain runs on.
-SETTINGS = {"type": "object", "properties": {"path": SETTING | {"pattern": "^/", "description": "notes: the "
-                                                                "folder's absolute path"}},
-            "required": ["path"], "additionalProperties": SETTING,
-            "description": "The connector's settings; never echoed back but for the folder's path"}
+# Each kind's settings: a notes folder's absolute path on the machine the brain runs on; a calendar's ICS feed URL.
+SETTINGS = {"type": "object", "properties": {
+    "path": SETTING | {"pattern": "^/", "description": "notes: the folder's absolute path"},
+    "url": SETTING | {"pattern": "^https?://", "description": "calendar: the ICS feed's https:// address"}},
+    "additionalProperties": SETTING,
+    "description": "The connector's settings: notes takes path, calendar takes url"}
 INTEGRATION_ID = {"type": "string", "pattern": "^[0-9a-f-]{36}$"}
 
 

@@ -1,0 +1,140 @@
+"""A calendar's ICS feed, served by the test over HTTP, connected to a served brain: events become mirrors with
+their time anchor, recurring ones expanded within the window, a moved event or occurrence followed (the same
+memory, its anchor moved), a cancelled one removed, and a feed that cannot be read said in words."""
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from .conftest import Server
+
+
+class Feed(ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), FeedHandler)
+        self.ics = ""
+        self.status = 200
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/calendar.ics"
+
+
+class FeedHandler(BaseHTTPRequestHandler):
+    server: Feed
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        body = self.server.ics.encode()
+        self.send_response(self.server.status)
+        self.send_header("content-type", "text/calendar")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def feed() -> Iterator[Feed]:
+    server = Feed()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[Server]:
+    """Loopback allowed (the feed is this test's, on 127.0.0.1); folders not watched."""
+    server = Server(tmp_path / "brain", env={"BRAIN_PUSH_ALLOW_LOOPBACK": "true",
+                                             "BRAIN_WATCH_FOLDERS": "false"}).start()
+    yield server
+    if server.running:
+        server.stop()
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime("%Y%m%dT%H%M%SZ")
+
+
+def calendar(*events: str) -> str:
+    return "\r\n".join(["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", *events, "END:VCALENDAR", ""])
+
+
+def event(uid: str, start: datetime, summary: str, *more: str) -> str:
+    return "\r\n".join(["BEGIN:VEVENT", f"UID:{uid}", f"DTSTAMP:{stamp(start)}", f"DTSTART:{stamp(start)}",
+                        f"DTEND:{stamp(start + timedelta(hours=1))}", f"SUMMARY:{summary}", *more, "END:VEVENT"])
+
+
+def mirrors(api) -> list[dict]:
+    return [row for row in api.get("/list", params={"n": 100}).json() if row["source"] == "calendar"]
+
+
+def test_a_calendar_feed_is_mirrored_with_its_times_and_followed(api, feed):
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    dentist = now + timedelta(hours=5)  # within /due's upcoming window
+    first_standup = now - timedelta(days=10)
+    moved_from = first_standup + timedelta(weeks=3)  # the fourth standup, moved an hour later
+    skipped = first_standup + timedelta(weeks=2)
+    feed.ics = calendar(
+        event("dentist-1", dentist, "Dentist", "LOCATION:Harbour Street 4"),
+        event("standup-1", first_standup, "Standup", "RRULE:FREQ=WEEKLY;COUNT=6", f"EXDATE:{stamp(skipped)}"),
+        event("standup-1", moved_from + timedelta(hours=1), "Standup (moved)", f"RECURRENCE-ID:{stamp(moved_from)}"),
+        event("party-1", now + timedelta(days=5), "Party", "STATUS:CANCELLED"))
+    connected = api.post("/integrations", json={"kind": "calendar", "name": "Work",
+                                                "settings": {"url": feed.url}})
+    assert connected.status_code == 200, connected.text
+    integration = connected.json()["integration"]["id"]
+    assert connected.json()["sync"]["created"] == 6  # the dentist, and 6 standups less the skipped one; no party
+    found = mirrors(api)
+    by_title = {}
+    for row in found:
+        by_title.setdefault(row["content"].split("\n")[0], []).append(row)
+    assert sorted(by_title) == ["Dentist", "Standup", "Standup (moved)"] and len(by_title["Standup"]) == 4
+    [mirror] = by_title["Dentist"]
+    entry = api.get("/entry", params={"id": mirror["id"]}).json()["entry"]
+    assert entry["when_at"] == int(dentist.timestamp() * 1000) and entry["when_kind"] == "event"
+    assert "Where: Harbour Street 4" in entry["content"] and "calendar" in entry["tags"]
+    upcoming = api.get("/due").json()["upcoming"]
+    assert mirror["id"] in [e["id"] for e in upcoming]
+    refused = api.post("/update", json={"id": mirror["id"], "content": "Dentist moved"})
+    assert refused.status_code == 409 and "managed mirror of calendar" in refused.json()["error"]
+
+    # the dentist moves a day later, the moved standup moves again: the same memories, their anchors moved
+    moved = dentist + timedelta(days=1)
+    feed.ics = feed.ics.replace(event("dentist-1", dentist, "Dentist", "LOCATION:Harbour Street 4"),
+                                event("dentist-1", moved, "Dentist", "LOCATION:Harbour Street 4")).replace(
+        event("standup-1", moved_from + timedelta(hours=1), "Standup (moved)", f"RECURRENCE-ID:{stamp(moved_from)}"),
+        event("standup-1", moved_from + timedelta(hours=2), "Standup (moved)", f"RECURRENCE-ID:{stamp(moved_from)}"))
+    sync = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
+    assert (sync["created"], sync["updated"], sync["removed"]) == (0, 2, 0), sync
+    entry = api.get("/entry", params={"id": mirror["id"]}).json()["entry"]
+    assert entry["when_at"] == int(moved.timestamp() * 1000)
+
+    # cancelled: its mirror goes
+    feed.ics = feed.ics.replace("SUMMARY:Dentist", "SUMMARY:Dentist\r\nSTATUS:CANCELLED")
+    sync = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
+    assert sync["removed"] == 1 and api.get("/entry", params={"id": mirror["id"]}).status_code == 404
+
+    # a feed that answers an error is said in words, and removes nothing
+    feed.status = 500
+    sync = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
+    assert sync["removed"] == 0 and "HTTP 500" in sync["error"]
+    assert len(mirrors(api)) == 5
+
+
+def test_a_calendar_address_that_cannot_work_is_refused_before_connecting(api, feed):
+    feed.ics = "this is not a calendar"
+    for settings, words in (({}, "settings.url"), ({"url": "ftp://example.com/cal.ics"}, "https://"),
+                            ({"url": "http://example.com/cal.ics"}, "https://")):
+        refused = api.post("/integrations", json={"kind": "calendar", "settings": settings})
+        assert refused.status_code == 400 and words in refused.json()["error"], refused.text
+    feed.status = 404
+    refused = api.post("/integrations", json={"kind": "calendar", "settings": {"url": feed.url}})
+    assert refused.status_code == 400 and "HTTP 404" in refused.json()["error"]
+    assert api.get("/integrations").json()["integrations"] == []
