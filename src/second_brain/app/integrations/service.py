@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...domain import integrations as i
 from ...domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound, StoreUnavailable
@@ -192,7 +193,7 @@ class IntegrationService:
         return {
             "id": integration.id, "kind": integration.kind, "name": integration.name, "source": integration.source,
             "layer": ctx.identity.layer(integration.workspace), "connected": integration.connected,
-            "settings": dict(integration.settings), "connected_at": integration.connected_at,
+            "settings": _shown_settings(integration.settings), "connected_at": integration.connected_at,
             "last_sync": integration.last_sync or None, "complete": integration.complete,
             "mirrors": len(integration.mirrors), "last_error": integration.last_error or None,
             "last_counts": {"created": created, "updated": updated, "removed": removed},
@@ -368,3 +369,13 @@ def _kept_tags(current: tuple[str, ...], synced: tuple[str, ...]) -> tuple[str, 
     """The upstream tags, and the brain's own that upstream never has (status, kind, importance: `x:y` tags)."""
     own = [t for t in current if ":" in t and t not in synced]
     return tuple(dict.fromkeys([*synced, *own]))
+
+
+def _shown_settings(settings: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Settings as `GET /integrations` shows them: a feed's address is a secret (whoever holds a secret iCal URL
+    reads the calendar), so only its host shows; a folder's path shows whole."""
+    shown = dict(settings)
+    if url := shown.get("url"):
+        parts = urlsplit(url)
+        shown["url"] = f"{parts.scheme}://{parts.hostname or ''}/…"
+    return shown
