@@ -197,7 +197,7 @@ def reap_servers() -> Iterator[None]:
 
 @pytest.fixture
 def server(request, tmp_path) -> Iterator[Server]:
-    server = Server(tmp_path / "brain", model=uses_model(request)).start()
+    server = Server(tmp_path / "brain", model=uses_model(request), env=server_env(request)).start()
     yield server
     if server.running:
         server.stop()
@@ -206,6 +206,12 @@ def server(request, tmp_path) -> Iterator[Server]:
 def uses_model(request: pytest.FixtureRequest) -> bool:
     """Whether the test is about meaning (`@pytest.mark.model`): its servers embed with the packaged model."""
     return request.node.get_closest_marker("model") is not None
+
+
+def server_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The settings a module's or test's `@pytest.mark.server_env(NAME="value")` gives its served brain."""
+    marker = request.node.get_closest_marker("server_env")
+    return dict(marker.kwargs) if marker else {}
 
 
 @pytest.fixture

@@ -2,21 +2,11 @@
 upstream, a folder that cannot be read said in words (on the card, and beside the form for a wrong path), and
 disconnecting with the mirrors kept."""
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import Server
-
-
-@pytest.fixture
-def server(tmp_path) -> Iterator[Server]:
-    """Not watching its folders: the view's Sync now is what brings an edit in (the counts it shows are its own)."""
-    server = Server(tmp_path / "brain", env={"BRAIN_WATCH_FOLDERS": "false"}).start()
-    yield server
-    if server.running:
-        server.stop()
+# Not watching its folders: the view's Sync now is what brings an edit in (the counts it shows are its own).
+pytestmark = pytest.mark.server_env(BRAIN_WATCH_FOLDERS="false")
 
 
 def test_a_notes_folder_is_connected_synced_and_disconnected_from_the_dashboard(dashboard, tmp_path):

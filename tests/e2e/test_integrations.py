@@ -2,21 +2,14 @@
 mirror, disconnect, and a sync that stops halfway and is taken up again."""
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .conftest import Server
 
-
-@pytest.fixture
-def server(tmp_path) -> Iterator[Server]:
-    """A served brain that does not watch its folders: each test says when a sync runs, and counts what it did."""
-    server = Server(tmp_path / "brain", env={"BRAIN_WATCH_FOLDERS": "false"}).start()
-    yield server
-    if server.running:
-        server.stop()
+# Not watching its folders: each test says when a sync runs, and counts what it did.
+pytestmark = pytest.mark.server_env(BRAIN_WATCH_FOLDERS="false")
 
 
 def write(folder: Path, name: str, text: str) -> Path:

@@ -9,8 +9,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from .conftest import Server
-
 
 class Feed(ThreadingHTTPServer):
     def __init__(self) -> None:
@@ -48,14 +46,8 @@ def feed() -> Iterator[Feed]:
     server.server_close()
 
 
-@pytest.fixture
-def server(tmp_path) -> Iterator[Server]:
-    """Loopback allowed (the feed is this test's, on 127.0.0.1); folders not watched."""
-    server = Server(tmp_path / "brain", env={"BRAIN_PUSH_ALLOW_LOOPBACK": "true",
-                                             "BRAIN_WATCH_FOLDERS": "false"}).start()
-    yield server
-    if server.running:
-        server.stop()
+# Loopback allowed (the feed is this test's, on 127.0.0.1); folders not watched.
+pytestmark = pytest.mark.server_env(BRAIN_PUSH_ALLOW_LOOPBACK="true", BRAIN_WATCH_FOLDERS="false")
 
 
 def stamp(moment: datetime) -> str:
