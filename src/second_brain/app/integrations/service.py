@@ -11,7 +11,8 @@ wrote is found again by id, and nothing is written twice). Removals wait for a l
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -113,23 +114,27 @@ class IntegrationService:
 
     def sync(self, ctx: Context, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any]:
         self._owned(ctx, integration_id)
-        with self._lock(integration_id):
-            integration = self._load(integration_id.strip())  # as it is now that no other sync runs
-            if not integration.connected:
+        with self._alone(integration_id) as integration:
+            if integration is None:
                 raise InvalidInput(f"Integration {integration_id} is disconnected")
             return self._sync(integration, limit)
 
-    def _lock(self, integration_id: str) -> threading.Lock:
+    @contextmanager
+    def _alone(self, integration_id: str) -> Iterator[i.Integration | None]:
+        """The integration as it is once no other sync or disconnect of it runs in this process (None if it is
+        disconnected), held so until the block ends."""
         with self._running_guard:
-            return self._running.setdefault(integration_id.strip(), threading.Lock())
+            lock = self._running.setdefault(integration_id.strip(), threading.Lock())
+        with lock:
+            integration = self._load(integration_id.strip())
+            yield integration if integration.connected else None
 
     def disconnect(self, ctx: Context, integration_id: str, forget_mirrors: bool) -> dict[str, Any]:
         """Stop syncing. The mirrors are forgotten (`forget_mirrors`) or kept as ordinary memories, the caller's to
         edit from then on."""
         self._owned(ctx, integration_id)
-        with self._lock(integration_id):
-            integration = self._load(integration_id.strip())
-            if not integration.connected:
+        with self._alone(integration_id) as integration:
+            if integration is None:
                 raise InvalidInput(f"Integration {integration_id} is already disconnected")
             acting = self._acting(integration)
             handled = 0
@@ -140,9 +145,7 @@ class IntegrationService:
                     else:
                         self._release(acting, integration, external_id, memory_id)
                     handled += 1
-            run = Run(acting, integration)
-            run.held = self._load(integration.id)
-            self._write(run, i.IntegrationDisconnected(not forget_mirrors), by=ctx)
+            self._write(Run(acting, self._load(integration.id)), i.IntegrationDisconnected(not forget_mirrors), by=ctx)
         self.on_change()
         return {"id": integration.id, "disconnected": True, ("forgotten" if forget_mirrors else "kept"): handled}
 
@@ -177,9 +180,8 @@ class IntegrationService:
     def sync_changed(self, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any] | None:
         """Sync one integration as the system does (the hourly job, the folder watcher); None if it is
         disconnected. A failure is told in its `last_error`, and stops no other integration."""
-        with self._lock(integration_id):
-            integration = self._load(integration_id)
-            if not integration.connected:
+        with self._alone(integration_id) as integration:
+            if integration is None:
                 return None
             try:
                 return self._sync(integration, limit)
@@ -206,6 +208,10 @@ class IntegrationService:
     def _sync(self, integration: i.Integration, limit: int) -> dict[str, Any]:
         acting = self._acting(integration)
         counts = {"created": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
+
+        def spent() -> bool:  # the changes this sync may write
+            return counts["created"] + counts["updated"] + counts["removed"] >= limit
+
         errors: list[str] = []
         complete = True
         run = Run(acting, integration)
@@ -218,7 +224,7 @@ class IntegrationService:
                                        "were: nothing was removed (moved, unmounted or emptied?)")
             changed: dict[str, str] = {}  # item → "created" or "updated", by this sync
             for item in listed.values():
-                if counts["created"] + counts["updated"] + counts["removed"] >= limit:
+                if spent():
                     complete = False
                     break
                 if item.unreadable:  # listed, not read this time: its mirror stays as it was
@@ -237,7 +243,7 @@ class IntegrationService:
                 for external_id, memory_id in sorted(run.held.mirrors.items()):
                     if external_id in listed:
                         continue
-                    if counts["created"] + counts["updated"] + counts["removed"] >= limit:
+                    if spent():
                         complete = False
                         break
                     self._remove(run, external_id, memory_id)
@@ -274,15 +280,17 @@ class IntegrationService:
         """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged"."""
         acting, integration = run.acting, run.integration
         memory_id = run.held.mirror_of(item.external_id)
-        if item.external_id in run.held.mirrors and self._memory(memory_id).forgotten:
+        read = [self._memory(memory_id)]  # the first attempt's; a retry after a lost race reads it again
+        if item.external_id in run.held.mirrors and read[0].forgotten:
             # a sync stopped between forgetting a removed item's mirror and saying so: say so now, so the item
             # (made again upstream) gets a mirror of its own
             self._write(run, i.MirrorDropped(item.external_id))
             memory_id = run.held.mirror_of(item.external_id)
+            read = [self._memory(memory_id)]
         synced_hash = i.content_hash(item.content, item.tags, item.when_at)
 
         def attempt() -> str:
-            memory = self._memory(memory_id)
+            memory = read.pop() if read else self._memory(memory_id)
             now = self.clock.now_ms()
             mirrored = i.MirrorSynced(integration.id, integration.source, item.external_id, item.url, synced_hash)
             stream = memory_stream(memory_id)
@@ -303,8 +311,8 @@ class IntegrationService:
             changes: list[object] = []
             if memory.content != item.content:
                 changes.append(MemoryRevised(item.content, "synced"))
-            if set(memory.tags) != set(item.tags):
-                changes.append(TagsChanged(_kept_tags(memory.tags, item.tags)))
+            if set(kept := _kept_tags(memory.tags, item.tags)) != set(memory.tags):
+                changes.append(TagsChanged(kept))
             if item.when_at is not None and (memory.when_at, memory.when_kind) != (item.when_at, item.when_kind):
                 changes.append(TimeAnchorSet(item.when_at, item.when_kind or "event"))  # the event moved
             elif item.when_at is None and memory.when_at is not None and memory.mirror_hash:
