@@ -257,15 +257,8 @@ class DynamoDBEventStore:
         stream not moved since: none); only those are queried."""
         after = after or {}
         found: dict[str, list[Envelope]] = {stream_id: [] for stream_id in stream_ids}
-        wanted, moved = [_key(stream_id, after.get(stream_id, 0) + 1) for stream_id in found], []
-        while wanted:
-            batch, wanted = wanted[:100], wanted[100:]
-            request: dict[str, Any] | None = {self.table: {"Keys": batch, "ConsistentRead": True,
-                                                           "ProjectionExpression": "stream_id"}}
-            while request:
-                page = self.client.batch_get_item(RequestItems=request)
-                moved += [item["stream_id"]["S"] for item in page.get("Responses", {}).get(self.table, [])]
-                request = page.get("UnprocessedKeys") or None
+        nexts = [_key(stream_id, after.get(stream_id, 0) + 1) for stream_id in found]
+        moved = [item["stream_id"]["S"] for item in self._batch_get(nexts, ProjectionExpression="stream_id")]
         for stream_id in moved:
             since = {":s": {"S": stream_id}, ":v": {"N": str(after.get(stream_id, 0))}}
             found[stream_id] = self._envelopes(self._query(
@@ -273,19 +266,23 @@ class DynamoDBEventStore:
                 ExpressionAttributeNames={"#v": "version"}, ExpressionAttributeValues=since))
         return found
 
+    def _batch_get(self, keys: list[dict[str, Any]], **read: Any) -> Iterator[dict[str, Any]]:
+        """The items of these keys that exist, read consistently 100 keys a request, the keys DynamoDB left
+        unprocessed asked again."""
+        for start in range(0, len(keys), 100):
+            request: dict[str, Any] | None = {self.table: {"Keys": keys[start:start + 100], "ConsistentRead": True,
+                                                           **read}}
+            while request:
+                page = self.client.batch_get_item(RequestItems=request)
+                yield from page.get("Responses", {}).get(self.table, [])
+                request = page.get("UnprocessedKeys") or None
+
     def _envelopes(self, items: list[dict[str, Any]]) -> list[Envelope]:
         """The events of these items, with the data of those stored in parts read back."""
         wanted = [_key(_part_stream(i["stream_id"]["S"], int(i["version"]["N"])), part)
                   for i in items for part in range(int(i.get("parts", {}).get("N", 0)))]
-        chunks: dict[tuple[str, int], bytes] = {}
-        while wanted:
-            batch, wanted = wanted[:100], wanted[100:]
-            request: dict[str, Any] | None = {self.table: {"Keys": batch, "ConsistentRead": True}}
-            while request:
-                page = self.client.batch_get_item(RequestItems=request)
-                for part in page.get("Responses", {}).get(self.table, []):
-                    chunks[(part["stream_id"]["S"], int(part["version"]["N"]))] = part["chunk"]["B"]
-                request = page.get("UnprocessedKeys") or None
+        chunks = {(part["stream_id"]["S"], int(part["version"]["N"])): part["chunk"]["B"]
+                  for part in self._batch_get(wanted)}
         envelopes = []
         for item in items:
             if "parts" in item:
