@@ -21,6 +21,9 @@ class Item:
 
 
 class Connector(Protocol):
+    # Whether it reads the brain's own machine (a folder), with the server's rights: then only the owner connects it.
+    local: bool
+
     def check(self, settings: Mapping[str, str]) -> None:
         """Refuse settings that cannot work (InvalidInput, in words), before anything is connected."""
 

@@ -27,6 +27,7 @@ PAST, AHEAD = timedelta(days=30), timedelta(days=365)
 
 
 class IcsFeed:
+    local = False  # fetched from the internet only (the pinned client): anyone may connect one
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.allow_loopback = allow_loopback

@@ -22,6 +22,7 @@ MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted l
 
 
 class NotesFolder:
+    local = True  # the folder is read with the server's rights: the owner's alone to name
     def check(self, settings: Mapping[str, str]) -> None:
         path = settings.get("path", "").strip()
         if not path:

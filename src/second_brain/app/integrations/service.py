@@ -42,7 +42,6 @@ log = logging.getLogger("second_brain.integrations")
 
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
 ITEM_ERRORS = (InvalidInput, UnicodeError, ValueError, OSError)  # one item's, not the integration's
-LOCAL_KINDS = frozenset({"notes"})  # read from the brain's own machine, with the server's rights
 
 
 @dataclass
@@ -87,10 +86,11 @@ class IntegrationService:
             raise Forbidden("You can only connect an integration to a workspace you belong to")
         if target != ctx.identity.personal_workspace and ctx.identity.role != "admin":
             raise Forbidden("Only an admin may connect an integration to the company workspace")
-        if kind in LOCAL_KINDS and not ctx.identity.owner:
+        connector = self._connector(kind)
+        if connector.local and not ctx.identity.owner:
             # The server reads the folder with its own rights: a member naming a path would read the owner's files.
             raise Forbidden("Only the brain's owner may connect a folder on the machine the brain runs on")
-        self._connector(kind).check(settings)
+        connector.check(settings)
         integration_id = self.new_id()
         event = i.IntegrationConnected(kind, name.strip(), target, tuple(sorted(settings.items())))
 
