@@ -86,10 +86,10 @@ class Settings(BaseSettings):
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
     watch_folders: bool = Field(True, description="`brain serve` watches each connected notes folder and syncs it "
                                 "a second after a change (false: the hourly sync and POST /integrations/sync only)")
-    push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints be on this machine's "
-                                      "loopback (http://127.0.0.1:<port>/..., where the test suite runs its push "
-                                      "service). Never set it where the brain serves others: an endpoint is a "
-                                      "request any member makes the brain send.")
+    push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints and calendar feeds be "
+                                      "on this machine's loopback (http://127.0.0.1:<port>/..., where the test suite "
+                                      "serves them). Never set it where the brain serves others: an endpoint or a "
+                                      "feed is a request any member makes the brain send.")
     maintenance_request_seconds: float = Field(600.0, description="The longest `POST /maintenance/run` works "
                                                "before answering (what is left resumes next run); on AWS below "
                                                "API Gateway's 29 s.")
