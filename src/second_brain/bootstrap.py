@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from threadpoolctl import threadpool_limits
 
 from .adapters.event_store.sqlite import SQLiteEventStore, copy_log
+from .adapters.integrations.mail import Mailbox
 from .adapters.integrations.notes import NotesFolder
 from .adapters.lexicon import english_words
 from .adapters.llm.none import NoLanguageModel
@@ -21,6 +22,8 @@ from .adapters.push.webpush import WebPushGateway, resolve
 from .adapters.read_model.sqlite import SQLiteReadModel
 from .adapters.read_model.sqlite_check import SQLiteIndexCheck
 from .adapters.read_model.sqlite_projection import SQLiteEntryProjection
+from .adapters.secrets.memory import InMemorySecrets
+from .adapters.secrets.sealed import SealedFileSecrets
 from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
@@ -67,6 +70,7 @@ from .ports.llm import LanguageModel
 from .ports.read_model import ReadModel
 from .ports.recall_tally import RecallTally
 from .ports.reranker import Reranker
+from .ports.secrets import SecretStore
 from .ports.vector_index import VectorIndex
 from .settings import Settings
 
@@ -94,7 +98,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder,
                      load_llm(settings), load_reranker(settings), db=db, foreground=Foreground(),
                      index_check=SQLiteIndexCheck(db, store, vectors), content_key=local_secret(settings.data_dir),
-                     legacy_claims=True)  # a brain from before its secret named its claims by a plain hash
+                     legacy_claims=True,  # a brain from before its secret named its claims by a plain hash
+                     secret_store=SealedFileSecrets(settings.data_dir / "secrets", local_secret(settings.data_dir)))
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     brain.watcher = folder_watcher(brain) if settings.watch_folders else None
@@ -144,11 +149,13 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
              background_classification: bool = True, foreground: Foreground | None = None,
              index_check: IndexCheck | None = None, index_at_capture: bool = False,
              content_key: bytes | Callable[[], bytes] | None = None,
-             recall_tally: RecallTally | None = None, legacy_claims: bool = False) -> Brain:
+             recall_tally: RecallTally | None = None, legacy_claims: bool = False,
+             secret_store: SecretStore | None = None) -> Brain:
     """The application services over whichever adapters the deployment chose. `index_at_capture`: a capture
     stores its memory's vectors itself when it computed them all (where no worker runs: AWS). `content_key`: the
     brain's secret, keying the claim streams' hashes of texts. `recall_tally`: recalls noted there, folded into the
-    log hourly, instead of appended one by one."""
+    log hourly, instead of appended one by one. `secret_store`: where integrations keep their secrets (none given:
+    in memory, as the unit tests' brains do; a served brain passes one that lasts)."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
     # On one machine, indexing runs on every core while no request does, and yields them to requests.
@@ -172,7 +179,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     push_gateway = WebPushGateway(settings.push_contact, resolve=resolve, allow_loopback=settings.push_allow_loopback)
     push = PushService(store, read_model, clock, push_gateway, team, resolve, settings.push_allow_loopback)
     digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
-    integrations = IntegrationService(store, memories, links, connectors(settings), clock)
+    integrations = IntegrationService(store, memories, links, connectors(settings), clock,
+                                      secret_store or InMemorySecrets())
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
     maintenance = MaintenanceRunner(store, clock, [
         Housekeeping(store, clock, indexer),
@@ -235,14 +243,26 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
 
 
 def connectors(settings: Settings) -> dict[str, Connector]:
-    """The integrations this deployment can connect: a notes folder always; a calendar's ICS feed where the `local`
-    extra's icalendar is installed (not in the AWS layer yet)."""
-    found: dict[str, Connector] = {"notes": NotesFolder()}
+    """The integrations this deployment can connect: a notes folder and a mailbox (IMAP, the standard library)
+    always; a calendar (an ICS feed, a CalDAV server) and Notion where the `local` extra's icalendar and
+    notion-client are installed (not in the AWS layer yet). Every connector but the folder reaches only hosts on the
+    internet (the push client's check: no private, loopback or metadata address, unless a test allows loopback)."""
+    loopback = settings.push_allow_loopback  # the tests' servers are on loopback
+    found: dict[str, Connector] = {"notes": NotesFolder(), "imap": Mailbox(allow_loopback=loopback)}
     try:
+        from .adapters.integrations.caldav import CalDav
         from .adapters.integrations.calendar import IcsFeed
     except ImportError:
-        return found
-    found["calendar"] = IcsFeed(allow_loopback=settings.push_allow_loopback)  # the tests' feed is on loopback
+        pass
+    else:
+        found["calendar"] = IcsFeed(allow_loopback=loopback)
+        found["caldav"] = CalDav(allow_loopback=loopback)
+    try:
+        from .adapters.integrations.notion import NotionPages
+    except ImportError:
+        pass
+    else:
+        found["notion"] = NotionPages(settings.notion_api_url, allow_loopback=loopback)
     return found
 
 

@@ -48,6 +48,8 @@ class Settings(BaseSettings):
                                     "data keys.")
     opensearch_url: str | None = Field(None, description="On AWS: the OpenSearch domain endpoint (https://...).")
     opensearch_prefix: str = Field("brain", description="Prefix of this brain's OpenSearch indexes.")
+    secrets_prefix: str = Field("second-brain", description="On AWS: the integrations' secrets are the Secrets "
+                                "Manager secrets `<prefix>/integrations/<id>` (the stack's name).")
     opensearch_replicas: int | None = Field(None, ge=0, le=5, description="Replicas of every shard of this brain's "
                                             "indexes (template.yaml's SearchReplicas); unset: 0 for a new index, and "
                                             "existing ones left as they are.")
@@ -86,10 +88,13 @@ class Settings(BaseSettings):
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
     watch_folders: bool = Field(True, description="`brain serve` watches each connected notes folder and syncs it "
                                 "a second after a change (false: the hourly sync and POST /integrations/sync only)")
-    push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints and calendar feeds be "
-                                      "on this machine's loopback (http://127.0.0.1:<port>/..., where the test suite "
-                                      "serves them). Never set it where the brain serves others: an endpoint or a "
-                                      "feed is a request any member makes the brain send.")
+    notion_api_url: str = Field("https://api.notion.com", description="Where the Notion connector calls Notion's "
+                                "API (tests point it at a local server that answers its documented endpoints).")
+    push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints, calendar feeds, "
+                                      "CalDAV, IMAP and Notion servers be on this machine's loopback "
+                                      "(http://127.0.0.1:<port>/..., where the test suite serves them). Never set it "
+                                      "where the brain serves others: an endpoint, a feed or a server is a request any "
+                                      "member makes the brain send.")
     maintenance_request_seconds: float = Field(600.0, description="The longest `POST /maintenance/run` works "
                                                "before answering (what is left resumes next run); on AWS below "
                                                "API Gateway's 29 s.")

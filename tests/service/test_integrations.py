@@ -12,6 +12,7 @@ from second_brain.domain import integrations as i
 from second_brain.domain.errors import Forbidden, ManagedMirror
 from second_brain.domain.events import MemoryCaptured, memory_stream
 from second_brain.domain.team import token_hash
+from second_brain.ports.integrations import Item
 from tests.support.brains import make_brain
 
 
@@ -136,3 +137,68 @@ def test_wikilinks_become_edges_whichever_sync_makes_each_end(brain, owner, tmp_
     assert [r["created"] for r in runs] == [1, 1, 1, 0]
     assert neighbours("a") == {ids["m"], ids["z"]} and neighbours("m") == {ids["a"]}
     assert neighbours("z") == {ids["a"]}
+
+
+class Versioned:
+    """A connector over a dict of items (id → (text, version)) that reads only what its mirror lacks, as the
+    mailbox and Notion do: an item at the version its mirror holds is listed unread, at most the budget are read."""
+
+    local, secrets = False, frozenset({"token"})
+
+    def __init__(self) -> None:
+        self.upstream: dict[str, tuple[str, str]] = {}
+        self.read: list[str] = []
+        self.tokens: list[str] = []
+
+    def check(self, settings):
+        pass
+
+    def items(self, settings, synced):
+        self.tokens.append(settings["token"])
+        budget = synced.budget
+        for external_id, (content, version) in sorted(self.upstream.items()):
+            if synced.version(external_id) == version:
+                yield Item(external_id, "", unreadable=True)
+            elif budget == 0:
+                yield Item(external_id, "", later=True)
+            else:
+                budget -= 1
+                self.read.append(external_id)
+                yield Item(external_id, content, url=f"fake://{external_id}/{version}", version=version)
+
+
+def test_a_connector_reads_only_what_changed_and_at_most_its_budget_a_run(brain, owner):
+    fake = Versioned()
+    brain.integrations.connectors["imap"] = fake
+    fake.upstream = {f"m{n}": (f"Message {n} about herons", "1") for n in range(7)}
+    connected = brain.integrations.connect(owner, "imap", "Mail", {"host": "imap.gmail.com", "token": "s3cret"},
+                                           )
+    integration_id = connected["integration"]["id"]
+    assert connected["integration"]["source"] == "email-gmail"
+    assert connected["sync"]["created"] == 7 and fake.read == [f"m{n}" for n in range(7)]
+    fake.read.clear()
+    fake.upstream |= {f"m{n}": (f"Message {n} about herons", "1") for n in range(7, 12)}
+    fake.upstream["m0"] = ("Message 0 about herons, moved", "2")  # a new version of one of them
+    runs = [brain.integrations.sync(owner, integration_id, limit=4) for _ in range(3)]
+    assert [(r["created"], r["updated"], r["complete"]) for r in runs] == [(3, 1, False), (2, 0, True), (0, 0, True)]
+    assert sorted(fake.read) == ["m0", "m10", "m11", "m7", "m8", "m9"]  # each read once, the rest listed unread
+    # the same words at a new version (a message saved again): noted, not read again next time
+    fake.upstream["m1"] = ("Message 1 about herons", "3")
+    fake.read.clear()
+    assert brain.integrations.sync(owner, integration_id)["unchanged"] == 12 and fake.read == ["m1"]
+    fake.read.clear()
+    brain.integrations.sync(owner, integration_id)
+    assert fake.read == []
+    # a run whose budget went on items that turned out unchanged is not complete: the rest waits for the next
+    fake.upstream |= {"m2": ("Message 2 about herons", "4"), "m3": ("Message 3 about herons", "4"),
+                      "m4": ("Message 4 about herons, edited", "4")}
+    runs = [brain.integrations.sync(owner, integration_id, limit=2) for _ in range(2)]
+    assert [(r["updated"], r["complete"]) for r in runs] == [(0, False), (1, True)]
+    # the token reached the connector at every sync, and is in no event of the log
+    assert set(fake.tokens) == {"s3cret"}
+    assert not any("s3cret" in str(e.event) for e in brain.store.read_all())
+    # a brain whose secret is gone says so in words, and removes nothing
+    brain.integrations.secrets.delete(integration_id)
+    report = brain.integrations.sync(owner, integration_id)
+    assert report["complete"] is False and "token is no longer kept here" in report["error"]
+    assert len(i.fold(brain.store.read_stream(i.integration_stream(integration_id)), integration_id).mirrors) == 12

@@ -26,6 +26,7 @@ from ..adapters.llm.none import NoLanguageModel
 from ..adapters.opensearch.index import OpenSearchIndex
 from ..adapters.reranker.bedrock import BedrockReranker
 from ..adapters.reranker.sagemaker import SageMakerReranker
+from ..adapters.secrets.secretsmanager import SecretsManagerSecrets
 from ..app.maintenance.runner import NIGHTLY
 from ..app.team.service import TeamService
 from ..bootstrap import Brain, assemble, single_threaded_blas
@@ -111,7 +112,9 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
                      index_at_capture=settings.project_inline,
                      content_key=(lambda: keyring.secret(BRAIN_SECRET)) if keyring else None,
                      # a recall notes its memories (one PutItem); the hourly job folds them into the log
-                     recall_tally=DynamoDBRecallTally(clients("dynamodb"), settings.events_table))
+                     recall_tally=DynamoDBRecallTally(clients("dynamodb"), settings.events_table),
+                     secret_store=SecretsManagerSecrets(clients("secretsmanager"), settings.secrets_prefix,
+                                                        settings.data_key_id))
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
     aws = AwsBrain(brain, index, log, blobs)
     brain.prepare_upkeep, brain.settle = aws.prepare_upkeep, aws.refresh

@@ -21,7 +21,8 @@ from .shown import shows
 INTEGRATION_STREAM = "integration-"
 REGISTRY_STREAM = "integrations"  # every integration ever connected, one event each: what lists them (one read)
 # What each kind of integration is called, and the source its mirrors carry (/brief counts memories by source).
-KINDS = {"notes": "notes", "calendar": "calendar"}
+# A mailbox's source names its provider (`email-gmail`), from the IMAP host (domain/integrations.source_of).
+KINDS = {"notes": "notes", "calendar": "calendar", "caldav": "calendar", "imap": "email", "notion": "notion"}
 NAMESPACE = uuid.UUID("5f0c6a43-51b3-4c63-9a4e-7d0a3c1e2b90")  # mirror ids: one per integration and item
 
 
@@ -48,7 +49,8 @@ class IntegrationConnected:
     kind: str
     name: str
     workspace: str
-    settings: tuple[tuple[str, str], ...]  # never a secret (no connector built so far takes one)
+    settings: tuple[tuple[str, str], ...]  # never a secret: those are sealed outside the log (ports/secrets.py)
+    secret_names: tuple[str, ...] = ()  # the settings kept there, by name
     SCHEMA: ClassVar[int] = 1
 
 
@@ -111,6 +113,7 @@ class MirrorSynced:
     url: str
     synced_hash: str
     kept: bool = False
+    version: str = ""  # the item's version upstream as synced (Item.version), when its connector gives one
     SCHEMA: ClassVar[int] = 1
 
 
@@ -131,6 +134,7 @@ class Integration:
     workspace: str = ""
     actor: str = ""  # who connected it
     settings: tuple[tuple[str, str], ...] = ()
+    secret_names: tuple[str, ...] = ()
     connected_at: int = 0
     last_sync: int = 0
     last_error: str = ""
@@ -142,6 +146,8 @@ class Integration:
 
     @property
     def source(self) -> str:
+        if self.kind == "imap":
+            return f"email-{provider(self.setting('host'))}"
         return KINDS.get(self.kind, self.kind)
 
     def setting(self, name: str) -> str:
@@ -176,7 +182,8 @@ def _apply(event: object, state: Integration, at: int, actor: str) -> Integratio
 @_apply.register
 def _connected(event: IntegrationConnected, state: Integration, at: int, actor: str) -> Integration:
     return replace(state, exists=True, connected=True, kind=event.kind, name=event.name, workspace=event.workspace,
-                   actor=actor, settings=event.settings, connected_at=at, version=state.version + 1)
+                   actor=actor, settings=event.settings, secret_names=event.secret_names, connected_at=at,
+                   version=state.version + 1)
 
 
 @_apply.register
@@ -200,6 +207,20 @@ def _dropped(event: MirrorDropped, state: Integration, at: int, actor: str) -> I
 @_apply.register
 def _disconnected(event: IntegrationDisconnected, state: Integration, at: int, actor: str) -> Integration:
     return replace(state, connected=False, mirrors={}, version=state.version + 1)
+
+
+# Mail providers by the domain of their IMAP host: a mirror's source names the provider (`email-gmail`), as the
+# reference's /brief counts them; any other host is `email-imap`.
+PROVIDERS = {"gmail.com": "gmail", "googlemail.com": "gmail", "outlook.com": "outlook", "office365.com": "outlook",
+             "hotmail.com": "outlook", "fastmail.com": "fastmail", "icloud.com": "icloud", "me.com": "icloud",
+             "yahoo.com": "yahoo", "aol.com": "aol", "zoho.com": "zoho", "proton.me": "proton",
+             "protonmail.ch": "proton", "gmx.net": "gmx", "gmx.com": "gmx", "yandex.com": "yandex"}
+
+
+def provider(host: str) -> str:
+    labels = host.strip().lower().rstrip(".").split(".")
+    return next((PROVIDERS[".".join(labels[i:])] for i in range(len(labels)) if ".".join(labels[i:]) in PROVIDERS),
+                "imap")
 
 
 def check_connect(kind: str, name: str, settings: dict[str, str]) -> None:

@@ -87,6 +87,7 @@ class Memory:
     mirror: str = ""  # the integration that owns it (a managed mirror), if any
     origin: str = ""  # where its original is (a mirror's link upstream)
     mirror_hash: str = ""  # what its last sync brought (a hash): an unchanged item is not written again
+    mirror_version: str = ""  # the item's version upstream at its last sync (a UID, an edit time): not read again
 
     @property
     def deprecated(self) -> bool:
@@ -170,7 +171,7 @@ def _mirrored(event: MirrorSynced, state: Memory, step: Step) -> Memory:
     if event.kept:  # its integration was disconnected and its mirrors kept: an ordinary memory from now on
         return replace(state, mirror="", version=step.version)
     return replace(state, mirror=event.integration_id, origin=event.url or event.external_id,
-                   mirror_hash=event.synced_hash, version=step.version)
+                   mirror_hash=event.synced_hash, mirror_version=event.version, version=step.version)
 
 
 @_apply.register

@@ -1,6 +1,6 @@
 """What an integration's connector gives the brain: the items upstream, each as a mirror should read."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,17 +16,35 @@ class Item:
     url: str = ""
     links: tuple[str, ...] = ()
     unreadable: bool = False  # listed but not read this time (too large, replaced meanwhile): its mirror stays
+    later: bool = False  # listed, not read in this run (its budget spent): its mirror stays, the next run reads it
+    # Its version upstream, where the system has a cheap one that changes with every change (a message's UID, an
+    # edit time): an item listed with the version its mirror holds is not read again (Synced.version).
+    version: str = ""
     when_at: int | None = None  # a calendar event's start (unix ms): the mirror's time anchor
     when_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Synced:
+    """What the brain holds of an integration, for a connector that reads only what changed upstream: the version
+    each item's mirror was synced at (None: no mirror yet, or none known), and how many items this run may read
+    whole (the rest are listed `later`, for the next run). An item whose version is the one held is listed
+    `unreadable` (its mirror stays as it is), not read."""
+
+    version: Callable[[str], str | None] = lambda external_id: None
+    budget: int = 500
 
 
 class Connector(Protocol):
     # Whether it reads the brain's own machine (a folder), with the server's rights: then only the owner connects it.
     local: bool
+    # The settings that are secrets (a password, a token, a secret feed address): kept sealed outside the log
+    # (ports/secrets.py), never shown back; `check` and `items` get them with the rest.
+    secrets: frozenset[str]
 
     def check(self, settings: Mapping[str, str]) -> None:
         """Refuse settings that cannot work (InvalidInput, in words), before anything is connected."""
 
-    def items(self, settings: Mapping[str, str]) -> Iterator[Item]:
+    def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         """Every item upstream, each once, in a stable order; raise StoreUnavailable when upstream cannot be read
         (the sync records the failure in words and changes nothing)."""

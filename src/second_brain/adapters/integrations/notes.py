@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...domain import text
 from ...domain.errors import InvalidInput, StoreUnavailable
-from ...ports.integrations import Item
+from ...ports.integrations import Item, Synced
 
 WIKILINK = re.compile(r"\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]")
 HASHTAG = re.compile(r"(?:^|\s)#([A-Za-z][\w/-]*)")
@@ -23,6 +23,8 @@ MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted l
 
 class NotesFolder:
     local = True  # the folder is read with the server's rights: the owner's alone to name
+    secrets: frozenset[str] = frozenset()
+
     def check(self, settings: Mapping[str, str]) -> None:
         path = settings.get("path", "").strip()
         if not path:
@@ -32,7 +34,7 @@ class NotesFolder:
         if not Path(path).is_dir() or Path(path).is_symlink():
             raise InvalidInput(f"No folder at settings.path: {path} (a link to a folder is not followed)")
 
-    def items(self, settings: Mapping[str, str]) -> Iterator[Item]:
+    def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         root = Path(settings.get("path", "").strip())
         try:
             notes = sorted(_notes(root))

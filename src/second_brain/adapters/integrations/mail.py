@@ -1,0 +1,415 @@
+"""A mailbox over IMAP (a "brain" label, a forwarding address's inbox, any folder): each message one mirror.
+
+A message's mirror reads as its subject, sender, recipients and date, the names of its attachments (never their
+contents), and its plain-text body without the quoted history below it or the signature after it (an HTML-only
+message is read as its text). Its link back is an IMAP URL (RFC 5092) naming the folder, its UIDVALIDITY and the
+message's UID. A message is named by its Message-ID, so the same message found again (moved back, appended again
+by a client that saves drafts that way) keeps its mirror; replies link to the messages they answer (In-Reply-To and
+References), so a thread reads as linked memories.
+
+A message never changes in IMAP, so a sync fetches only what it has not mirrored: it lists the folder's UIDs with
+each Message-ID (headers only), and reads whole only the messages whose mirror was not synced from that UID (the
+item's version: UIDVALIDITY.UID),
+at most the run's budget of them (the rest are listed `later`, for the next run). A message gone from the folder
+(deleted, expunged, moved out) has its mirror removed; a folder whose UIDVALIDITY changed is read again whole.
+
+The server is reached over TLS (port 993, or STARTTLS), connected to an address checked as it connects (no
+private, loopback or metadata address: the push client's rule), and read only (EXAMINE: no flag is set, nothing
+is marked read). A plain connection is refused, but for a test's server on loopback.
+"""
+
+import email
+import email.policy
+import imaplib
+import re
+import socket
+import ssl
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC
+from email.message import EmailMessage
+from email.utils import getaddresses, parsedate_to_datetime
+from html.parser import HTMLParser
+from urllib.parse import quote
+
+from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.push import on_internet
+from ...domain.text import MAX_CONTENT_CHARS
+from ...ports.integrations import Item, Synced
+from ..push.webpush import resolve
+
+TIMEOUT = 30.0
+BATCH = 50  # messages fetched whole per FETCH command
+MAX_MESSAGE_BYTES = 2_000_000  # read of a message: its text comes first; a larger attachment is named, not read
+SECURITY = ("tls", "starttls", "none")
+MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
+# Where quoted history starts: "On <date>, <name> wrote:" (Gmail, Apple Mail), Outlook's header block or separator.
+QUOTE_STARTS = [
+    re.compile(r"^\s*On .{0,200}wrote:\s*$", re.IGNORECASE),
+    re.compile(r"^\s*Le .{0,200}a écrit\s*:\s*$", re.IGNORECASE),
+    re.compile(r"^\s*Am .{0,200}schrieb .{0,100}:\s*$", re.IGNORECASE),
+    re.compile(r"^\s*-{2,}\s*Original Message\s*-{2,}\s*$", re.IGNORECASE),
+    re.compile(r"^\s*-{2,}\s*Forwarded message\s*-{2,}\s*$", re.IGNORECASE),
+    re.compile(r"^\s*_{10,}\s*$"),
+    re.compile(r"^\s*From:\s.+$"),  # Outlook: From:/Sent:/To: above the quoted message, checked with the next line
+]
+SIGNATURE_STARTS = [
+    re.compile(r"^-- ?$"),  # the RFC 3676 delimiter
+    re.compile(r"^\s*Sent from my \w+", re.IGNORECASE),
+    re.compile(r"^\s*Get Outlook for \w+", re.IGNORECASE),
+]
+
+
+class Mailbox:
+    local = False  # reaches a mail server on the internet only: anyone may connect one
+    secrets = frozenset({"password"})
+
+    def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve) -> None:
+        self.allow_loopback = allow_loopback
+        self.resolver = resolver
+
+    def check(self, settings: Mapping[str, str]) -> None:
+        host, port, security = _server(settings, self.allow_loopback)
+        for name in ("username", "password"):
+            if not settings.get(name, ""):
+                raise InvalidInput(f"A mailbox needs settings.{name}")
+        with self._session(settings, InvalidInput) as imap:
+            folder = settings.get("mailbox", "") or "INBOX"
+            status, answer = imap.select(_quoted(folder), readonly=True)
+            if status != "OK":
+                raise InvalidInput(f"{host} has no folder {folder!r} (for a Gmail label, its name: e.g. brain)")
+
+    def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
+        folder = settings.get("mailbox", "") or "INBOX"
+        with self._session(settings, StoreUnavailable) as imap:
+            status, _ = imap.select(_quoted(folder), readonly=True)
+            if status != "OK":
+                raise StoreUnavailable(f"The folder {folder!r} is no longer on {settings.get('host')}")
+            validity = _untagged_number(imap, "UIDVALIDITY")
+            listed = _listing(imap)
+            base = _base_url(settings, folder, validity)
+            wanted: list[tuple[int, str]] = []  # (uid, external id) to fetch whole, oldest first
+            seen: set[str] = set()
+            for uid, message_id in listed:
+                external_id = message_id or f"uid:{validity}:{uid}"
+                if external_id in seen:  # the same message twice in the folder: the first is its mirror
+                    continue
+                seen.add(external_id)
+                if synced.version(external_id) == f"{validity}.{uid}":
+                    yield Item(external_id, "", unreadable=True)  # mirrored from this very message already
+                elif len(wanted) < synced.budget:
+                    wanted.append((uid, external_id))
+                else:
+                    yield Item(external_id, "", later=True)
+            for start in range(0, len(wanted), BATCH):
+                batch = wanted[start:start + BATCH]
+                bodies = _fetch(imap, [uid for uid, _ in batch])
+                for uid, external_id in batch:
+                    raw = bodies.get(uid)
+                    if raw is None:  # expunged between the listing and the fetch: listed, its mirror stays
+                        yield Item(external_id, "", unreadable=True)
+                        continue
+                    yield message_item(external_id, raw, f"{base};UID={uid}", f"{validity}.{uid}")
+
+    def _session(self, settings: Mapping[str, str],
+                 error: type[InvalidInput] | type[StoreUnavailable]) -> "_Session":
+        host, port, security = _server(settings, self.allow_loopback)
+        try:
+            addresses = list(self.resolver(host))
+        except (OSError, UnicodeError) as e:
+            raise error(f"The mail server {host} does not resolve") from e
+        if not on_internet(addresses, self.allow_loopback):
+            raise error(f"The mail server {host} resolves to an address on this machine or its network, and the "
+                        "brain reaches only mail servers on the internet")
+        return _Session(host, port, security, addresses, settings.get("username", ""),
+                        settings.get("password", ""), error)
+
+
+class _Session:
+    """A logged-in, read-only IMAP connection for one `with` block; every failure raised as `error`, in words."""
+
+    def __init__(self, host: str, port: int, security: str, addresses: Sequence[str], username: str, password: str,
+                 error: type[InvalidInput] | type[StoreUnavailable]) -> None:
+        self.host, self.port, self.security, self.addresses = host, port, security, addresses
+        self.username, self.password, self.error = username, password, error
+        self.imap: _PinnedIMAP | None = None
+
+    def __enter__(self) -> imaplib.IMAP4:
+        try:
+            imap = _PinnedIMAP(self.host, self.port, self.addresses, self.security)
+        except (OSError, imaplib.IMAP4.error) as e:
+            raise self.error(f"The mail server {self.host}:{self.port} cannot be reached ({_said(e)})") from e
+        self.imap = imap
+        try:
+            if self.security == "starttls":
+                imap.starttls(ssl.create_default_context())
+            imap.login(self.username, self.password)
+        except imaplib.IMAP4.error as e:
+            self._close()
+            raise self.error(f"{self.host} refused the user name or password ({_said(e)})") from e
+        except (OSError, ssl.SSLError) as e:
+            self._close()
+            raise self.error(f"The mail server {self.host} cannot be reached securely ({_said(e)})") from e
+        return imap
+
+    def __exit__(self, kind: object, value: BaseException | None, traceback: object) -> None:
+        self._close()
+        if isinstance(value, (imaplib.IMAP4.error, OSError)) and not isinstance(value, (InvalidInput,
+                                                                                          StoreUnavailable)):
+            raise self.error(f"Reading the mailbox on {self.host} failed ({_said(value)})") from value
+
+    def _close(self) -> None:
+        if self.imap is not None:
+            try:
+                self.imap.logout()
+            except (OSError, imaplib.IMAP4.error):
+                pass
+            self.imap = None
+
+
+class _PinnedIMAP(imaplib.IMAP4):
+    """imaplib's client, its socket opened to an address checked beforehand (one lookup, so a name re-pointed
+    after the check is never connected to); TLS still names the host."""
+
+    def __init__(self, host: str, port: int, addresses: Sequence[str], security: str) -> None:
+        self._addresses = addresses
+        self._tls = ssl.create_default_context() if security == "tls" else None
+        super().__init__(host, port, timeout=TIMEOUT)
+
+    def _create_socket(self, timeout: float | None) -> socket.socket:
+        failure: OSError | None = None
+        for address in self._addresses:
+            try:
+                sock = socket.create_connection((address, self.port), timeout)
+            except OSError as e:
+                failure = e
+                continue
+            return self._tls.wrap_socket(sock, server_hostname=self.host) if self._tls else sock
+        raise failure or OSError("no address")
+
+
+def _server(settings: Mapping[str, str], allow_loopback: bool) -> tuple[str, int, str]:
+    host = settings.get("host", "").strip().lower()
+    if not host or not re.fullmatch(r"[a-z0-9.-]{1,253}|\[?[0-9a-f:.]+\]?", host):
+        raise InvalidInput("A mailbox needs settings.host: its IMAP server's name (e.g. imap.gmail.com)")
+    security = settings.get("security", "").strip().lower() or "tls"
+    if security not in SECURITY:
+        raise InvalidInput("settings.security must be tls (port 993), starttls (port 143) or none")
+    if security == "none" and not (allow_loopback and host in ("127.0.0.1", "localhost")):
+        raise InvalidInput("A mailbox is read over TLS only (settings.security tls or starttls): a plain connection "
+                           "would send its password in the clear")
+    raw_port = settings.get("port", "").strip() or ("993" if security == "tls" else "143")
+    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
+        raise InvalidInput(f"settings.port must be a port number: {raw_port}")
+    return host, int(raw_port), security
+
+
+def _quoted(folder: str) -> str:
+    """A folder's name as an IMAP string (imaplib sends it as given): quoted, its quotes and backslashes escaped."""
+    return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _untagged_number(imap: imaplib.IMAP4, name: str) -> int:
+    _, values = imap.response(name)
+    try:
+        return int(values[0]) if values and values[0] is not None else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def _listing(imap: imaplib.IMAP4) -> list[tuple[int, str]]:
+    """Every message in the folder: (UID, Message-ID or ""), by UID. Headers only (BODY.PEEK: nothing marked read)."""
+    status, data = imap.uid("SEARCH", "ALL")
+    if status != "OK":
+        raise StoreUnavailable("The mail server did not list the folder's messages")
+    uids = sorted(int(u) for u in (data[0] or b"").split())
+    found: dict[int, str] = {}
+    for start in range(0, len(uids), 1000):
+        chunk = uids[start:start + 1000]
+        status, answer = imap.uid("FETCH", ",".join(map(str, chunk)),
+                                  "(UID BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
+        if status != "OK":
+            raise StoreUnavailable("The mail server did not list the folder's messages")
+        for part in answer:
+            if isinstance(part, tuple):
+                uid = _uid_of(part[0])
+                if uid is not None:
+                    found[uid] = _message_id(part[1].decode("utf-8", "replace"))
+    return [(uid, found.get(uid, "")) for uid in uids]
+
+
+def _fetch(imap: imaplib.IMAP4, uids: Sequence[int]) -> dict[int, bytes]:
+    """The messages, whole but for what lies past MAX_MESSAGE_BYTES (BODY.PEEK: nothing marked read)."""
+    status, answer = imap.uid("FETCH", ",".join(map(str, uids)), f"(UID BODY.PEEK[]<0.{MAX_MESSAGE_BYTES}>)")
+    if status != "OK":
+        raise StoreUnavailable("The mail server did not give the messages asked for")
+    bodies: dict[int, bytes] = {}
+    for part in answer:
+        if isinstance(part, tuple) and (uid := _uid_of(part[0])) is not None:
+            bodies[uid] = part[1]
+    return bodies
+
+
+def _uid_of(line: bytes) -> int | None:
+    found = re.search(rb"UID (\d+)", line)
+    return int(found.group(1)) if found else None
+
+
+def _message_id(headers: str) -> str:
+    value = re.sub(r"\r?\n[ \t]+", " ", headers)
+    found = re.search(r"^message-id:\s*(.*)$", value, re.IGNORECASE | re.MULTILINE)
+    if not found:
+        return ""
+    inner = MESSAGE_ID.search(found.group(1))
+    return inner.group(1) if inner else found.group(1).strip()[:250]
+
+
+def _base_url(settings: Mapping[str, str], folder: str, validity: int) -> str:
+    """RFC 5092's IMAP URL of the folder (a message's adds `;UID=<uid>`)."""
+    user = quote(settings.get("username", ""), safe="")
+    host, port, security = settings.get("host", "").strip().lower(), settings.get("port", "").strip(), \
+        settings.get("security", "").strip().lower() or "tls"
+    default = "993" if security == "tls" else "143"
+    netloc = f"{user}@{host}" + (f":{port}" if port and port != default else "")
+    return f"imap://{netloc}/{quote(folder)};UIDVALIDITY={validity}/"
+
+
+def message_item(external_id: str, raw: bytes, url: str, version: str = "") -> Item:
+    """A message as its mirror reads it."""
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    subject = _header(message, "subject") or "(no subject)"
+    lines = [subject, "", f"From: {_people(message, 'from')}"]
+    if to := _people(message, "to"):
+        lines.append(f"To: {to}")
+    if when := _date(message):
+        lines.append(f"Date: {when}")
+    if attached := _attachments(message):
+        lines.append("Attachments: " + ", ".join(attached))
+    body = _body(message)
+    if body:
+        lines += ["", body]
+    replied = [*MESSAGE_ID.findall(_header(message, "in-reply-to")),
+               *MESSAGE_ID.findall(_header(message, "references"))]
+    links = tuple(dict.fromkeys(m for m in replied if m != external_id))
+    return Item(external_id, "\n".join(lines).strip()[:MAX_CONTENT_CHARS], ("email",), url, links, version=version)
+
+
+def _header(message: EmailMessage, name: str) -> str:
+    try:
+        value = message.get(name)
+    except (ValueError, IndexError, TypeError):  # a header the parser cannot make sense of
+        value = message.get_all(name, [""])[0] if message.get_all(name) else ""
+    return " ".join(str(value or "").split())
+
+
+def _people(message: EmailMessage, name: str) -> str:
+    shown = []
+    for display, address in getaddresses([_header(message, name)]):
+        if address or display:
+            shown.append(f"{display} <{address}>" if display and address else address or display)
+    return ", ".join(shown[:20]) + (f" and {len(shown) - 20} more" if len(shown) > 20 else "")
+
+
+def _date(message: EmailMessage) -> str:
+    try:
+        moment = parsedate_to_datetime(_header(message, "date"))
+    except (TypeError, ValueError, IndexError):
+        return ""
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.strftime("%Y-%m-%d %H:%M %z")
+
+
+def _attachments(message: EmailMessage) -> list[str]:
+    named = []
+    for part in message.walk():
+        if part.is_multipart():
+            continue
+        filename = part.get_filename()
+        if filename or part.get_content_disposition() == "attachment":
+            named.append(" ".join(str(filename or f"unnamed {part.get_content_type()}").split())[:200])
+    return named
+
+
+def _body(message: EmailMessage) -> str:
+    """The message's own words: its plain text (else its HTML as text), without quoted history or signature."""
+    part = message.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return ""
+    try:
+        content = part.get_content()
+    except (LookupError, ValueError, AssertionError):  # an unknown charset, a broken encoding
+        payload = part.get_payload(decode=True)
+        content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    if not isinstance(content, str):
+        return ""
+    text = _html_text(content) if part.get_content_type() == "text/html" else content
+    return own_words(text)
+
+
+def own_words(text: str) -> str:
+    """The text above the quoted history and the signature: a line that starts either ends it; `>` lines go."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    kept: list[str] = []
+    for index, line in enumerate(lines):
+        if any(p.match(line) for p in SIGNATURE_STARTS):
+            break
+        if any(p.match(line) for p in QUOTE_STARTS):
+            if not line.lstrip().startswith("From:") or _outlook_header(lines[index + 1:index + 4]):
+                break
+        if line.lstrip().startswith(">"):
+            continue
+        kept.append(line.rstrip())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _outlook_header(following: list[str]) -> bool:
+    return any(re.match(r"^\s*(Sent|Date|To|Subject):\s", line) for line in following)
+
+
+class _Text(HTMLParser):
+    """An HTML body's text, blocks on lines of their own, without what a reader does not see (scripts, styles) or
+    the quoted message below (a <blockquote>, Gmail's `gmail_quote`, Thunderbird's `moz-cite-prefix`)."""
+
+    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "table"}
+    VOID = {"br", "img", "hr", "meta", "link", "input", "wbr", "col", "area", "base", "source"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.open: list[tuple[str, bool]] = []  # each open element, and whether it hides what it holds
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = dict(attrs).get("class") or ""
+        hides = (tag in ("script", "style", "head", "title", "blockquote")
+                 or "gmail_quote" in classes or "moz-cite-prefix" in classes)
+        if tag not in self.VOID:
+            self.open.append((tag, hides))
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.open) - 1, -1, -1):  # closes the nearest open one (and what it left open)
+            if self.open[depth][0] == tag:
+                del self.open[depth:]
+                break
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not any(hides for _, hides in self.open):
+            self.parts.append(data)
+
+
+def _html_text(html: str) -> str:
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _said(error: BaseException) -> str:
+    text = str(error.args[0] if error.args else error)
+    if text.startswith("b'") or text.startswith('b"'):
+        text = text[2:-1]
+    return " ".join(text.split())[:200] or type(error).__name__
