@@ -1,8 +1,18 @@
 // Integrations: what is connected (status, last sync, what it changed, the last error in words), sync now,
-// disconnect (keeping the mirrors or forgetting them), and connecting a notes folder.
+// disconnect (keeping the mirrors or forgetting them), and connecting a mailbox, Notion, a calendar or a notes folder.
 import { act, api, ask, clear, failure, h, heading, plural, reload, session, toast, when } from "../app.js";
 
-const KINDS = { notes: "Notes folder", calendar: "Calendar (ICS feed)" };
+const KINDS = { notes: "Notes folder", imap: "Mailbox (IMAP)", calendar: "Calendar (ICS feed)",
+  caldav: "Calendar (CalDAV)", notion: "Notion" };
+
+// Where it reads from, as far as its settings may be shown (a secret never is).
+function where(settings) {
+  const shown = (value) => value && !value.startsWith("(secret");
+  if (shown(settings.path)) return settings.path;
+  if (shown(settings.host)) return `${settings.username || ""}${settings.username ? "@" : ""}${settings.host}`
+    + ` · ${settings.mailbox || "INBOX"}`;
+  return [settings.database, settings.page, settings.url, settings.calendar].find(shown) || "";
+}
 
 function counts(last) {
   const parts = [["created", "new"], ["updated", "updated"], ["removed", "removed"]]
@@ -37,8 +47,8 @@ function card(item) {
       }) }, "Disconnect and forget…");
   return h("article", { class: "card integration", dataset: { id: item.id } },
     h("h2", null, item.name, " ", status),
-    h("p", { class: "muted" }, KINDS[item.kind] || item.kind, item.settings.path || item.settings.url
-      ? [": ", h("code", null, item.settings.path || item.settings.url)] : null, " · connected by ", item.connected_by,
+    h("p", { class: "muted" }, KINDS[item.kind] || item.kind, where(item.settings)
+      ? [": ", h("code", null, where(item.settings))] : null, " · connected by ", item.connected_by,
     " · ",
     item.layer === "company" ? "company" : "personal"),
     h("p", null, plural(item.mirrors, "memory", "memories"), " mirrored",
@@ -47,60 +57,91 @@ function card(item) {
     item.connected && item.may_change ? h("div", { class: "row" }, sync, disconnect, forget) : null);
 }
 
-function connectForm() {
-  const name = h("input", { id: "integration-name", name: "name", placeholder: "My vault", maxlength: 100 });
-  const path = h("input", { id: "integration-path", name: "path", required: true, placeholder: "/home/me/Vault",
-    autocomplete: "off" });
-  const status = h("div", { role: "status" });
-  const button = h("button", { type: "submit" }, "Connect");
-  const form = h("form", { class: "card", onsubmit: (event) => {
-    event.preventDefault();
-    clear(status);
-    act(button, async () => {
-      try {
-        const answer = await api.post("/integrations", { kind: "notes", name: name.value.trim() || "Notes",
-          settings: { path: path.value.trim() } });
-        toast(`Connected ${answer.integration.name}: ${counts(answer.sync)}`);
-        await reload();
-      } catch (error) {
-        clear(status, failure(error)); // said beside the form, where the folder is typed
-      }
-    });
-  } },
-  h("h2", null, "Connect a notes folder"),
-  h("p", { class: "muted" }, "A folder of Markdown notes on the machine the brain runs on (an Obsidian vault, say). ",
-    "Each note becomes a memory that the folder owns: edit it there, and the next sync brings the change here."),
-  h("label", { for: "integration-path" }, "Folder (absolute path)"), path,
-  h("label", { for: "integration-name" }, "Name"), name, button, status);
-  return form;
-}
+// What each kind asks for. A secret (a password, a token, a secret feed address) is sent once, kept sealed by the
+// brain and never shown again.
+const FORMS = {
+  notes: { title: "Connect a notes folder", button: "Connect", nameId: "integration-name", name: "Notes",
+    placeholder: "My vault",
+    intro: "A folder of Markdown notes on the machine the brain runs on (an Obsidian vault, say). Each note becomes "
+      + "a memory that the folder owns: edit it there, and the next sync brings the change here.",
+    fields: [{ name: "path", id: "integration-path", label: "Folder (absolute path)", placeholder: "/home/me/Vault",
+      required: true }] },
+  imap: { title: "Connect a mailbox", button: "Connect mailbox", nameId: "mail-name", name: "Mail",
+    placeholder: "Brain label",
+    intro: "A mail folder or label over IMAP (a \"brain\" label, a forwarding address's inbox). Each message becomes "
+      + "a memory: its own words without the quoted history or signature, attachments named but not stored. "
+      + "The mailbox is only read: nothing is marked read or moved. For Gmail, use an app password.",
+    fields: [
+      { name: "host", id: "mail-host", label: "IMAP server", placeholder: "imap.gmail.com", required: true },
+      { name: "username", id: "mail-username", label: "User name", placeholder: "me@example.com", required: true },
+      { name: "password", id: "mail-password", label: "Password (an app password)", type: "password",
+        required: true },
+      { name: "mailbox", id: "mail-mailbox", label: "Folder or label", placeholder: "INBOX" },
+      { name: "security", id: "mail-security", label: "Connection", choices: [["tls", "TLS (port 993)"],
+        ["starttls", "STARTTLS (port 143)"], ["none", "Unencrypted (test servers only)"]] },
+      { name: "port", id: "mail-port", label: "Port (if not the usual one)", placeholder: "993", inputmode: "numeric" },
+    ] },
+  calendar: { title: "Connect a calendar feed", button: "Connect calendar", nameId: "calendar-name",
+    name: "Calendar", placeholder: "Work calendar",
+    intro: "Its ICS feed's address (the secret iCal address your calendar offers). Each event becomes a memory with "
+      + "its time, repeating ones within the coming year; moves and cancellations follow.",
+    fields: [{ name: "url", id: "calendar-url", label: "Feed address", type: "url", required: true,
+      placeholder: "https://calendar.example.com/me/basic.ics" }] },
+  caldav: { title: "Connect a CalDAV calendar", button: "Connect CalDAV", nameId: "caldav-name", name: "Calendar",
+    placeholder: "Family calendar",
+    intro: "A CalDAV server (Fastmail, iCloud, Nextcloud, Radicale): its address, or one calendar's. Each event "
+      + "becomes a memory with its time; moves and cancellations follow.",
+    fields: [
+      { name: "url", id: "caldav-url", label: "Server or calendar address", type: "url", required: true,
+        placeholder: "https://caldav.fastmail.com/" },
+      { name: "username", id: "caldav-username", label: "User name", required: true },
+      { name: "password", id: "caldav-password", label: "Password (an app password)", type: "password",
+        required: true },
+      { name: "calendar", id: "caldav-calendar", label: "Only the calendar named", placeholder: "all of them" },
+    ] },
+  notion: { title: "Connect Notion", button: "Connect Notion", nameId: "notion-name", name: "Notion",
+    placeholder: "Team wiki",
+    intro: "An internal integration's secret (notion.so/my-integrations), and the databases or the page to mirror, "
+      + "shared with that integration in Notion. Each page becomes a memory.",
+    fields: [
+      { name: "token", id: "notion-token", label: "Integration secret", type: "password", required: true },
+      { name: "database", id: "notion-database", label: "Databases (links or ids, separated by commas)" },
+      { name: "page", id: "notion-page", label: "Or a page (its link): it and the pages under it" },
+    ] },
+};
 
-function calendarForm() {
-  const url = h("input", { id: "calendar-url", name: "url", type: "url", required: true,
-    placeholder: "https://calendar.example.com/me/basic.ics", autocomplete: "off" });
-  const name = h("input", { id: "calendar-name", name: "name", placeholder: "Work calendar", maxlength: 100 });
+function connectForm(kind) {
+  const spec = FORMS[kind];
+  const inputs = spec.fields.map((field) => [field, field.choices
+    ? h("select", { id: field.id, name: field.name }, field.choices.map(([value, label]) =>
+      h("option", { value }, label)))
+    : h("input", { id: field.id, name: field.name, type: field.type || "text", required: Boolean(field.required),
+      placeholder: field.placeholder || "", inputmode: field.inputmode || null,
+      autocomplete: field.type === "password" ? "new-password" : "off" })]);
+  const name = h("input", { id: spec.nameId, name: "name", placeholder: spec.placeholder, maxlength: 100 });
   const status = h("div", { role: "status" });
-  const button = h("button", { type: "submit" }, "Connect calendar");
-  const form = h("form", { class: "card", novalidate: true, onsubmit: (event) => {
+  const button = h("button", { type: "submit" }, spec.button);
+  return h("form", { class: "card", novalidate: true, dataset: { kind }, onsubmit: (event) => {
     event.preventDefault();
     clear(status);
+    const settings = {};
+    for (const [field, input] of inputs) {
+      if (input.value.trim()) settings[field.name] = field.type === "password" ? input.value : input.value.trim();
+    }
     act(button, async () => {
       try {
-        const answer = await api.post("/integrations", { kind: "calendar", name: name.value.trim() || "Calendar",
-          settings: { url: url.value.trim() } });
+        const answer = await api.post("/integrations", { kind, name: name.value.trim() || spec.name, settings });
+        for (const [field, input] of inputs) if (field.type === "password") input.value = "";
         toast(`Connected ${answer.integration.name}: ${counts(answer.sync)}`);
         await reload();
       } catch (error) {
-        clear(status, failure(error));
+        clear(status, failure(error)); // said beside the form, where the setting is typed
       }
     });
   } },
-  h("h2", null, "Connect a calendar"),
-  h("p", { class: "muted" }, "Its ICS feed's address (the secret iCal address your calendar offers). Each event ",
-    "becomes a memory with its time, repeating ones within the coming year; moves and cancellations follow."),
-  h("label", { for: "calendar-url" }, "Feed address"), url,
-  h("label", { for: "calendar-name" }, "Name"), name, button, status);
-  return form;
+  h("h2", null, spec.title), h("p", { class: "muted" }, spec.intro),
+  inputs.map(([field, input]) => [h("label", { for: field.id }, field.label), input]),
+  h("label", { for: spec.nameId }, "Name"), name, button, status);
 }
 
 export default {
@@ -109,13 +150,13 @@ export default {
     const list = h("div", { class: "list" }, h("p", { class: "muted" }, "Loading…"));
     // A folder is read with the server's rights: only the brain's owner may name one.
     const owner = Boolean(session.me && session.me.owner);
-    main.append(heading("Integrations"), list, owner ? connectForm()
-      : h("p", { class: "muted" }, "Only the brain's owner can connect a folder on the machine it runs on."),
-    calendarForm());
+    main.append(heading("Integrations"), list, ...["imap", "notion", "caldav", "calendar"].map(connectForm),
+      owner ? connectForm("notes")
+        : h("p", { class: "muted" }, "Only the brain's owner can connect a folder on the machine it runs on."));
     try {
       const { integrations } = await api.get("/integrations");
       clear(list, integrations.length ? integrations.map(card)
-        : h("p", { class: "muted" }, "Nothing is connected yet. Mail and Notion are not available yet."));
+        : h("p", { class: "muted" }, "Nothing is connected yet."));
     } catch (error) {
       clear(list, failure(error));
     }

@@ -19,7 +19,7 @@ import recurring_ical_events  # type: ignore[import-untyped]
 
 from ...domain.errors import InvalidInput, StoreUnavailable
 from ...domain.text import MAX_CONTENT_CHARS
-from ...ports.integrations import Item
+from ...ports.integrations import Item, Synced
 from ..push.webpush import pinned_client, resolve
 
 MAX_FEED_BYTES = 10_000_000
@@ -28,6 +28,8 @@ PAST, AHEAD = timedelta(days=30), timedelta(days=365)
 
 class IcsFeed:
     local = False  # fetched from the internet only (the pinned client): anyone may connect one
+    secrets = frozenset({"url"})  # whoever holds a secret iCal address reads the calendar
+
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.allow_loopback = allow_loopback
@@ -46,7 +48,7 @@ class IcsFeed:
             raise InvalidInput("settings.url must be an https:// address with a host name (no user or password)")
         self._fetch(url, InvalidInput)  # a wrong address says so now, before anything is connected
 
-    def items(self, settings: Mapping[str, str]) -> Iterator[Item]:
+    def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         url = settings.get("url", "").strip()
         feed = self._fetch(url, StoreUnavailable)
         now = self.now()
@@ -55,18 +57,7 @@ class IcsFeed:
             events = recurring_ical_events.of(calendar).between(now - PAST, now + AHEAD)
         except Exception as e:  # noqa: BLE001 - whatever the parser refuses is the feed's fault, said in words
             raise StoreUnavailable(f"The calendar at {url} is not a readable ICS feed ({type(e).__name__})") from e
-        # The series in the feed itself (the expansion marks every event it returns with a RECURRENCE-ID): a single
-        # event is named by its UID alone, so moving it keeps its mirror.
-        series = {str(c.get("UID", "")) for c in calendar.walk("VEVENT")
-                  if any(c.get(key) is not None for key in ("RRULE", "RDATE", "RECURRENCE-ID"))}
-        seen: set[str] = set()
-        for event in sorted(events, key=lambda e: str(e.get("UID", ""))):
-            if str(event.get("STATUS", "")).upper() == "CANCELLED" or event.name != "VEVENT":
-                continue
-            item = _item(event, url, str(event.get("UID", "")) in series)
-            if item.external_id not in seen:
-                seen.add(item.external_id)
-                yield item
+        yield from event_items(calendar, events, url)
 
     def _fetch(self, url: str, error: type[InvalidInput] | type[StoreUnavailable]) -> bytes:
         try:
@@ -83,6 +74,23 @@ class IcsFeed:
             raise error(f"The calendar at {url} cannot be reached ({type(e).__name__})") from e
         except OSError as e:  # the pinned client refuses an address on this machine or a private network
             raise error(f"The calendar at {url} cannot be fetched: {e}") from e
+
+
+def event_items(calendar: Any, events: Sequence[Any], url: str) -> Iterator[Item]:
+    """The items of `events`, a parsed calendar's events expanded within the window, each once, by UID: the
+    cancelled left out (also what the CalDAV connector gives for each event resource)."""
+    # The series in the calendar itself (the expansion marks every event it returns with a RECURRENCE-ID): a single
+    # event is named by its UID alone, so moving it keeps its mirror.
+    series = {str(c.get("UID", "")) for c in calendar.walk("VEVENT")
+              if any(c.get(key) is not None for key in ("RRULE", "RDATE", "RECURRENCE-ID"))}
+    seen: set[str] = set()
+    for event in sorted(events, key=lambda e: str(e.get("UID", ""))):
+        if str(event.get("STATUS", "")).upper() == "CANCELLED" or event.name != "VEVENT":
+            continue
+        item = _item(event, url, str(event.get("UID", "")) in series)
+        if item.external_id not in seen:
+            seen.add(item.external_id)
+            yield item
 
 
 def _item(event: Any, url: str, recurring: bool) -> Item:

@@ -230,13 +230,8 @@ class IntegrationService:
         run = Run(acting, integration)
         try:
             listed: dict[str, Item] = {}
-            synced = Synced(lambda external_id: self._synced_version(run, external_id), limit)
-            connector = self._connector(integration.kind)
-            import inspect  # TEMPORARY while the CalDAV and Notion connectors are written: removed before commit
-            two = len(inspect.signature(connector.items).parameters) == 2
-            found = connector.items(self._settings(integration), synced) if two else \
-                connector.items(self._settings(integration))  # type: ignore[call-arg]
-            for item in found:
+            held = Synced(lambda external_id: self._synced_version(run, external_id), limit)
+            for item in self._connector(integration.kind).items(self._settings(integration), held):
                 listed.setdefault(item.external_id, item)
             if not listed and run.held.mirrors:  # an unmounted drive lists as an empty folder
                 raise StoreUnavailable(f"{integration.name} lists nothing where {len(run.held.mirrors)} items "
