@@ -8,12 +8,16 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from second_brain.app.memories.service import Context
 from second_brain.domain.events import Envelope
 from second_brain.domain.identity import owner
+
+if TYPE_CHECKING:
+    from tests.support.greenmail import GreenMail
 
 
 class FixedClock:
@@ -118,6 +122,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
         stop_pid(int(pid.read_text()))
     shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def greenmail(tmp_path_factory: pytest.TempPathFactory) -> Iterator["GreenMail"]:
+    """A real IMAP server (GreenMail), one per test process, started by the first test that asks; each test keeps
+    to a folder of its own (`mailbox`)."""
+    from tests.support.greenmail import GreenMail
+
+    server = GreenMail(tmp_path_factory.mktemp("greenmail")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mailbox(request: pytest.FixtureRequest) -> str:
+    """A mail folder of this test's own on the process's GreenMail."""
+    return f"brain-{abs(hash(request.node.nodeid)):x}"
 
 
 @pytest.fixture(scope="session")

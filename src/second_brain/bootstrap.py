@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 from zoneinfo import ZoneInfo
 
 from threadpoolctl import threadpool_limits
@@ -150,12 +150,13 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
              index_check: IndexCheck | None = None, index_at_capture: bool = False,
              content_key: bytes | Callable[[], bytes] | None = None,
              recall_tally: RecallTally | None = None, legacy_claims: bool = False,
-             secret_store: SecretStore | None = None) -> Brain:
+             secret_store: SecretStore | None = None, local_folders: bool = True) -> Brain:
     """The application services over whichever adapters the deployment chose. `index_at_capture`: a capture
     stores its memory's vectors itself when it computed them all (where no worker runs: AWS). `content_key`: the
     brain's secret, keying the claim streams' hashes of texts. `recall_tally`: recalls noted there, folded into the
     log hourly, instead of appended one by one. `secret_store`: where integrations keep their secrets (none given:
-    in memory, as the unit tests' brains do; a served brain passes one that lasts)."""
+    in memory, as the unit tests' brains do; a served brain passes one that lasts). `local_folders`: whether a notes
+    folder on the brain's own machine may be connected (not on Lambda)."""
     ZoneInfo(settings.timezone)  # an unknown zone stops the start, with the zone named
     links = LinkService(store, read_model, clock, vectors if embedder else None)
     # On one machine, indexing runs on every core while no request does, and yields them to requests.
@@ -179,7 +180,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     push_gateway = WebPushGateway(settings.push_contact, resolve=resolve, allow_loopback=settings.push_allow_loopback)
     push = PushService(store, read_model, clock, push_gateway, team, resolve, settings.push_allow_loopback)
     digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
-    integrations = IntegrationService(store, memories, links, connectors(settings), clock,
+    integrations = IntegrationService(store, memories, links, connectors(settings, folders=local_folders), clock,
                                       secret_store or InMemorySecrets())
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
     maintenance = MaintenanceRunner(store, clock, [
@@ -242,28 +243,48 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     )
 
 
-def connectors(settings: Settings) -> dict[str, Connector]:
-    """The integrations this deployment can connect: a notes folder and a mailbox (IMAP, the standard library)
-    always; a calendar (an ICS feed, a CalDAV server) and Notion where the `local` extra's icalendar and
-    notion-client are installed (not in the AWS layer yet). Every connector but the folder reaches only hosts on the
-    internet (the push client's check: no private, loopback or metadata address, unless a test allows loopback)."""
+def connectors(settings: Settings, folders: bool = True) -> dict[str, Connector]:
+    """The integrations this deployment can connect: a mailbox (IMAP), a calendar (an ICS feed, a CalDAV server),
+    Notion, and a notes folder where the brain runs on someone's machine (`folders`; on Lambda a folder would be
+    the function's own disk). Every connector but the folder reaches only hosts on the internet (the push client's
+    check: no private, loopback or metadata address, unless a test allows loopback). Each is made at its first use:
+    icalendar and notion-client take 0.2 s to import, which no cold start that syncs nothing should pay."""
     loopback = settings.push_allow_loopback  # the tests' servers are on loopback
-    found: dict[str, Connector] = {"notes": NotesFolder(), "imap": Mailbox(allow_loopback=loopback)}
-    try:
-        from .adapters.integrations.caldav import CalDav
+
+    def calendar() -> Connector:
         from .adapters.integrations.calendar import IcsFeed
-    except ImportError:
-        pass
-    else:
-        found["calendar"] = IcsFeed(allow_loopback=loopback)
-        found["caldav"] = CalDav(allow_loopback=loopback)
-    try:
+        return IcsFeed(allow_loopback=loopback)
+
+    def caldav() -> Connector:
+        from .adapters.integrations.caldav import CalDav
+        return CalDav(allow_loopback=loopback)
+
+    def notion() -> Connector:
         from .adapters.integrations.notion import NotionPages
-    except ImportError:
-        pass
-    else:
-        found["notion"] = NotionPages(settings.notion_api_url, allow_loopback=loopback)
-    return found
+        return NotionPages(settings.notion_api_url, allow_loopback=loopback)
+
+    found = {"imap": Mailbox(allow_loopback=loopback), "calendar": Deferred(calendar), "caldav": Deferred(caldav),
+             "notion": Deferred(notion)}
+    return cast(dict[str, Connector], found | ({"notes": NotesFolder()} if folders else {}))
+
+
+class Deferred:
+    """A connector made when it is first used (its attributes read or set), then that connector."""
+
+    def __init__(self, make: Callable[[], Connector]) -> None:
+        object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_made", None)
+
+    def _connector(self) -> Connector:
+        if self._made is None:
+            object.__setattr__(self, "_made", self._make())
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connector(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._connector(), name, value)
 
 
 def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: object) -> None:

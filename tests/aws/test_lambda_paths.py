@@ -626,3 +626,44 @@ def test_a_full_digest_and_the_forget_of_one_of_its_sources_each_fit_one_transac
     assert call(aws.api, "GET", "/entry", query={"id": digest["entry_id"]})[0] == 404
     assert all("rolled-up" not in call(aws.api, "GET", "/entry", query={"id": i})[1]["entry"]["tags"]
                for i in rolled[1:])
+
+
+def test_a_mailbox_is_connected_through_the_api_synced_hourly_and_its_password_kept_in_secrets_manager(
+        aws, monkeypatch, greenmail, mailbox):
+    """Issue 47 on AWS: the API function connects (its first sync at once), the maintenance function's hourly run
+    syncs what came since, the password lives in Secrets Manager under the stack's prefix and nowhere in the log,
+    and a disconnect deletes it."""
+    from tests.support.greenmail import PASSWORD, message
+
+    monkeypatch.setenv("BRAIN_PUSH_ALLOW_LOOPBACK", "true")  # GreenMail is on this machine
+    monkeypatch.setenv("BRAIN_SECRETS_PREFIX", "brain-stack")
+    api = load("api")
+    greenmail.append(message("Kestrel survey", "Counted four kestrels over the east meadow."), mailbox)
+    status, connected = call(api, "POST", "/integrations", {"kind": "imap", "name": "Field notes",
+                                                            "settings": greenmail.settings(mailbox)})
+    assert status == 200, connected
+    assert connected["integration"]["source"] == "email-imap" and connected["sync"]["created"] == 1
+    integration = connected["integration"]["id"]
+    secrets = boto3.client("secretsmanager")
+    kept = secrets.get_secret_value(SecretId=f"brain-stack/integrations/{integration}")
+    assert json.loads(kept["SecretString"]) == {"password": PASSWORD}
+    assert PASSWORD not in table_text()  # not in any event, sealed or not
+    status, kinds = call(api, "GET", "/integrations")
+    assert PASSWORD not in json.dumps(kinds)
+    refused = call(api, "POST", "/integrations", {"kind": "notes", "settings": {"path": "/tmp"}})
+    assert refused[0] == 400 and "not available here" in refused[1]["error"]  # no folder on a function's disk
+
+    greenmail.append(message("Owl pellets", "Found owl pellets under the barn beam."), mailbox)
+    maintenance = load("maintenance")
+    event = json.loads((EVENTS / "scheduler-nightly.json").read_text())
+    hourly = maintenance.handler({**event, "schedule": "hourly"}, CONTEXT)
+    [sync] = [run for run in hourly["runs"] if run["job"] == "integrations"]
+    assert sync["errors"] == [] and sync["complete"] and sync["counts"]["created"] == 1, sync
+    project(aws)
+    status, found = call(api, "GET", "/recall", query={"query": "owl pellets barn"})
+    assert status == 200 and found["results"] and found["results"][0]["source"] == "email-imap"
+
+    status, gone = call(api, "POST", "/integrations/disconnect", {"id": integration, "forget_mirrors": True})
+    assert status == 200 and gone["forgotten"] == 2
+    with pytest.raises(ClientError):
+        secrets.get_secret_value(SecretId=f"brain-stack/integrations/{integration}")

@@ -546,7 +546,17 @@ def test_each_function_gets_only_what_it_calls(template):
         answers_requests = function in ("ApiFunction", "McpFunction")
         statements = _statements(template, function)
         actions = {a for s in statements for a in s["actions"]}
-        assert ("secretsmanager:GetSecretValue" in actions) == answers_requests, f"{function} and the token"
+        owner_token = [s for s in statements if {"Ref": "OwnerTokenSecretArn"} in s["resources"]]
+        assert bool(owner_token) == answers_requests, f"{function} and the token"
+        # an integration's secrets: made by a connect, deleted by a disconnect (the API), read by the hourly sync
+        kept = [s for s in statements if any(a.startswith("secretsmanager:") for a in s["actions"])
+                and s not in owner_token]
+        assert bool(kept) == (function in ("ApiFunction", "MaintenanceFunction")), f"{function} and integrations"
+        for statement in kept:
+            assert statement["resources"] == [{"Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:"
+                                                          "${AWS::AccountId}:secret:${AWS::StackName}/integrations/*"}]
+            assert sorted(statement["actions"]) == ["secretsmanager:CreateSecret", "secretsmanager:DeleteSecret",
+                                                    "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"]
         assert ("dynamodb:GetRecords" in actions) == (function == "ProjectorFunction"), f"{function} and the stream"
         assert ("sqs:SendMessage*" in actions) == (function == "ProjectorFunction"), f"{function} and the queue"
         assert ("bedrock:Rerank" in actions) == answers_requests, f"{function} and the reranker"

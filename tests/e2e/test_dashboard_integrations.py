@@ -6,7 +6,7 @@ the password never shown again."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.greenmail import PASSWORD, GreenMail, message
+from tests.support.greenmail import PASSWORD, message
 
 # Not watching its folders: the view's Sync now is what brings an edit in (the counts it shows are its own).
 pytestmark = pytest.mark.server_env(BRAIN_WATCH_FOLDERS="false")
@@ -60,24 +60,16 @@ def test_a_notes_folder_is_connected_synced_and_disconnected_from_the_dashboard(
     assert not dashboard.errors, dashboard.errors
 
 
-@pytest.fixture(scope="module")
-def greenmail(tmp_path_factory):
-    server = GreenMail(tmp_path_factory.mktemp("greenmail")).start()
-    yield server
-    server.stop()
-
-
 @pytest.mark.server_env(BRAIN_WATCH_FOLDERS="false", BRAIN_PUSH_ALLOW_LOOPBACK="true")
-@pytest.mark.xdist_group("greenmail")
-def test_a_mailbox_is_connected_from_the_dashboard_its_password_never_shown_again(dashboard, greenmail):
-    greenmail.append(message("Boiler service", "The boiler was serviced on Tuesday; next one in March."), "brain")
-    settings = greenmail.settings("brain")
+def test_a_mailbox_is_connected_from_the_dashboard_its_password_never_shown_again(dashboard, greenmail, mailbox):
+    greenmail.append(message("Boiler service", "The boiler was serviced on Tuesday; next one in March."), mailbox)
+    settings = greenmail.settings(mailbox)
     page = dashboard.open("integrations")
     form = page.locator("form[data-kind=imap]")
     form.locator("#mail-host").fill(settings["host"])
     form.locator("#mail-username").fill(settings["username"])
     form.locator("#mail-password").fill("not the password")
-    form.locator("#mail-mailbox").fill("brain")
+    form.locator("#mail-mailbox").fill(mailbox)
     form.locator("#mail-security").select_option("none")
     form.locator("#mail-port").fill(settings["port"])
     form.get_by_role("button", name="Connect mailbox").click()
@@ -90,7 +82,7 @@ def test_a_mailbox_is_connected_from_the_dashboard_its_password_never_shown_agai
     card = page.locator("article.integration", has_text="Brain label")
     expect(card).to_contain_text("1 memory mirrored")
     expect(card).to_contain_text("Mailbox (IMAP)")
-    expect(card).to_contain_text(f"{settings['username']}@127.0.0.1 · brain")
+    expect(card).to_contain_text(f"{settings['username']}@127.0.0.1 · {mailbox}")
     expect(form.locator("#mail-password")).to_have_value("")  # not left in the page
     assert PASSWORD not in page.content()
     assert dashboard.accessibility() == []

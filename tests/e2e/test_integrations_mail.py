@@ -6,32 +6,17 @@ TLS with the password sealed outside the log and never shown, and a sync killed 
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.greenmail import PASSWORD, GreenMail, message
+from tests.support.greenmail import PASSWORD, message
 
 from .conftest import Server
 
 # Loopback allowed (GreenMail is on 127.0.0.1); folders not watched.
-pytestmark = [pytest.mark.server_env(BRAIN_PUSH_ALLOW_LOOPBACK="true", BRAIN_WATCH_FOLDERS="false"),
-              pytest.mark.xdist_group("greenmail")]
-
-
-@pytest.fixture(scope="module")
-def greenmail(tmp_path_factory) -> Iterator[GreenMail]:
-    server = GreenMail(tmp_path_factory.mktemp("greenmail")).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def mailbox(greenmail, request) -> str:
-    """A folder of this test's own on the shared server."""
-    return f"brain-{request.node.name[-40:]}"
+pytestmark = pytest.mark.server_env(BRAIN_PUSH_ALLOW_LOOPBACK="true", BRAIN_WATCH_FOLDERS="false")
 
 
 QUOTED = """Let's keep the launch on Thursday, the venue is booked.

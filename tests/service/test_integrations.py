@@ -9,8 +9,9 @@ import pytest
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.handling import Context
 from second_brain.domain import integrations as i
+from second_brain.domain.capture import content_stream
 from second_brain.domain.errors import Forbidden, ManagedMirror
-from second_brain.domain.events import MemoryCaptured, memory_stream
+from second_brain.domain.events import ContentClaimed, MemoryCaptured, memory_stream
 from second_brain.domain.team import token_hash
 from second_brain.ports.integrations import Item
 from tests.support.brains import make_brain
@@ -202,3 +203,42 @@ def test_a_connector_reads_only_what_changed_and_at_most_its_budget_a_run(brain,
     report = brain.integrations.sync(owner, integration_id)
     assert report["complete"] is False and "token is no longer kept here" in report["error"]
     assert len(i.fold(brain.store.read_stream(i.integration_stream(integration_id)), integration_id).mirrors) == 12
+
+
+def test_a_mirror_is_judged_as_a_capture_is_but_never_folded_blocked_or_retiring_anything(brain, owner, tmp_path):
+    """Capture intelligence on mirrors (issue 47, with the capture-trust rules): a mirror repeating a memory is
+    stored and flagged beside it; a mirror contradicting one keeps both and flags the pair (nothing retired); a
+    capture repeating a mirror is a repeat of it; a mirror's words give it its time, and new words a new one."""
+    typed = brain.memories.capture(owner, "The boiler is serviced every March by Hallam Heating", [], "api")
+    wifi = brain.memories.capture(owner, "The office wifi password is heron42", [], "api")
+    vault = tmp_path / "judged"
+    vault.mkdir()
+    (vault / "boiler.md").write_text("The boiler is serviced every March by Hallam Heating\n")
+    (vault / "wifi.md").write_text("# The office wifi password is kestrel7\n")
+    (vault / "passport.md").write_text("Renew the passport by 15 March 2027\n")
+    integration_id = brain.integrations.connect(owner, "notes", "Judged", {"path": str(vault)})["integration"]["id"]
+
+    def mirror(name: str):
+        return brain.memories.load(owner, i.mirror_id(integration_id, name))[0]
+
+    boiler = mirror("boiler.md")
+    assert boiler.exists and "duplicate-candidate" in boiler.tags  # stored all the same, flagged
+    assert brain.memories.load(owner, typed.id)[0].content.startswith("The boiler")  # untouched
+    wifi_mirror = mirror("wifi.md")
+    assert "possible-update" in wifi_mirror.tags, wifi_mirror.tags  # the pair flagged for review
+    assert not any(t.startswith("status:deprecated") for t in brain.memories.load(owner, wifi.id)[0].tags)
+    assert not any(t.startswith("status:") for t in wifi_mirror.tags)  # neither retired
+    passport = mirror("passport.md")
+    assert passport.when_at is not None and passport.when_kind == "due"  # its words' time, as a capture reads it
+    claims = brain.store.read_stream(content_stream(passport.workspace, passport.content,
+                                                    brain.memories.content_key))
+    assert [e.event for e in claims] == [ContentClaimed(passport.id)]  # claimed as a capture claims its text
+    again = brain.memories.capture(owner, passport.content, [], "api")
+    assert again.verdict.action == "block" and again.id == passport.id  # a repeat of the mirror (its text claimed)
+    # new words, a new time; the flag kept through the update
+    (vault / "passport.md").write_text("Renew the passport by 20 April 2027\n")
+    (vault / "boiler.md").write_text("The boiler is serviced every March by Hallam Heating (since 2019)\n")
+    brain.integrations.sync(owner, integration_id)
+    moved = mirror("passport.md")
+    assert moved.when_at is not None and moved.when_at > passport.when_at
+    assert "duplicate-candidate" in mirror("boiler.md").tags

@@ -114,7 +114,8 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
                      # a recall notes its memories (one PutItem); the hourly job folds them into the log
                      recall_tally=DynamoDBRecallTally(clients("dynamodb"), settings.events_table),
                      secret_store=SecretsManagerSecrets(clients("secretsmanager"), settings.secrets_prefix,
-                                                        settings.data_key_id))
+                                                        settings.data_key_id),
+                     local_folders=False)  # a function's disk holds no one's notes
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
     aws = AwsBrain(brain, index, log, blobs)
     brain.prepare_upkeep, brain.settle = aws.prepare_upkeep, aws.refresh

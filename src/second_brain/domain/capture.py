@@ -114,6 +114,18 @@ def protect(verdict: Verdict, source: str, matched: Memory, may_change: bool = T
     return verdict
 
 
+def for_mirror(verdict: Verdict) -> Verdict:
+    """A managed mirror's verdict: it is stored whatever it resembles (its system holds it, and the next sync would
+    bring it back), so a repeat or a near-duplicate is flagged beside what it resembles; and a contradiction
+    settles nothing: both are kept and the pair flagged for review, since a synced mail or page is nobody's word
+    that the older note is wrong (nor is an older note a reason to mark the synced one a draft)."""
+    if verdict.action in ("block", "merge", "replace"):
+        return Verdict("flag", verdict.match_id, verdict.score or 1.0)
+    if verdict.action in ("contradiction", "keep_canonical"):
+        return Verdict("doubt", verdict.match_id, verdict.score, verdict.reason or "May contradict a stored memory.")
+    return verdict
+
+
 def decide_capture(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None, verdict: Verdict,
                    matched: Memory | None, may_change: bool = True) -> CaptureDecision:
     """The events a capture appends, per stream; `matched` is the current state of the verdict's memory, which

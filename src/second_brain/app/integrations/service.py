@@ -41,6 +41,7 @@ from ..memories.service import MemoryService
 
 log = logging.getLogger("second_brain.integrations")
 
+BRAINS_OWN_TAGS = frozenset({"duplicate-candidate", "possible-update", "task"})  # what capture's judgement adds
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
 ITEM_ERRORS = (InvalidInput, UnicodeError, ValueError, OSError)  # one item's, not the integration's
 
@@ -315,10 +316,9 @@ class IntegrationService:
             if not memory.exists:
                 if memory.forgotten:  # removed by the integration: a later generation's id is used instead
                     return "unchanged"
-                anchor = [TimeAnchorSet(item.when_at, item.when_kind or "event")] if item.when_at else []
-                events: list[object] = [MemoryCaptured(item.content, item.tags, integration.source,
-                                                       integration.workspace), *anchor, mirrored]
-                batch = envelopes(acting, stream, memory.version, events, integration.workspace, now)
+                anchor = (item.when_at, item.when_kind or "event") if item.when_at is not None else None
+                captured = MemoryCaptured(item.content, item.tags, integration.source, integration.workspace)
+                batch = self.memories.mirror_batch(acting, memory_id, captured, anchor, mirrored, now)
                 if item.external_id in run.held.mirrors:
                     self.store.append(batch)
                 else:
@@ -337,9 +337,12 @@ class IntegrationService:
                 changes.append(MemoryRevised(item.content, "synced"))
             if set(kept := _kept_tags(memory.tags, item.tags)) != set(memory.tags):
                 changes.append(TagsChanged(kept))
-            if item.when_at is not None and (memory.when_at, memory.when_kind) != (item.when_at, item.when_kind):
-                changes.append(TimeAnchorSet(item.when_at, item.when_kind or "event"))  # the event moved
-            elif item.when_at is None and memory.when_at is not None and memory.mirror_hash:
+            # its time: the event's (moved), else what its new words name, else none (what the old words named)
+            anchor = ((item.when_at, item.when_kind or "event") if item.when_at is not None
+                      else self.memories.anchor_in_words(item.content, integration.source))
+            if anchor is not None and (memory.when_at, memory.when_kind) != anchor:
+                changes.append(TimeAnchorSet(*anchor))
+            elif anchor is None and memory.when_at is not None and memory.mirror_hash:
                 changes.append(TimeAnchorCleared())
             self.store.append(envelopes(acting, stream, memory.version, [*changes, mirrored], memory.workspace, now))
             return "updated"
@@ -418,8 +421,9 @@ class IntegrationService:
 
 
 def _kept_tags(current: tuple[str, ...], synced: tuple[str, ...]) -> tuple[str, ...]:
-    """The upstream tags, and the brain's own that upstream never has (status, kind, importance: `x:y` tags)."""
-    own = [t for t in current if ":" in t and t not in synced]
+    """The upstream tags, and the brain's own that upstream never has (status, kind, importance: `x:y` tags; what
+    its capture flagged)."""
+    own = [t for t in current if (":" in t or t in BRAINS_OWN_TAGS) and t not in synced]
     return tuple(dict.fromkeys([*synced, *own]))
 
 

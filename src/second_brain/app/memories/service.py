@@ -22,6 +22,7 @@ from ...domain.capture import (
     content_stream,
     decide_capture,
     exact_repeat,
+    for_mirror,
     request_digest,
 )
 from ...domain.classification import classify
@@ -211,6 +212,33 @@ class MemoryService:
         workspace and source), once per `key` (an idempotency key); the id of the new memory."""
         return self.capture(ctx, note, [], beside.source or "api", idempotency_key=key, workspace=beside.workspace,
                             force=True).id
+
+    def mirror_batch(self, ctx: Context, memory_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None,
+                     mirrored: object, now: int) -> list[Envelope]:
+        """The append that makes a managed mirror (app/integrations), judged as a capture is: its text claimed (a
+        capture of the same words later is a repeat of it), what it resembles flagged beside it (domain/capture's
+        for_mirror: never merged, replaced, blocked or retired, nor does it retire anything), classified, and
+        timed by its own words when its system gives it no time. `mirrored` ends its stream's events."""
+        text_stream = content_stream(captured.workspace, captured.content, self.content_key)
+        claims = self.store.read_stream(text_stream)
+        holders = claims if _held(claims) else self._legacy_claims(captured.workspace, captured.content)
+        verdict = self._repeat(ctx, holders, captured) or (
+            self.triage.assess(captured.content, captured.workspace) if self.triage else STORE)
+        verdict = for_mirror(verdict)
+        said = self._said_when(captured) if anchor is None else None
+        when = anchor if said is None else (said.when_at, said.when_kind)
+        decision = decide_capture(memory_id, captured, when, verdict, self._as_judged(ctx, verdict))
+        batch = [e for change in decision.changes
+                 for e in envelopes(ctx, change.stream_id, change.version,
+                                    [*change.events, *([mirrored] if change.stream_id == memory_stream(memory_id)
+                                                       else [])], change.workspace, now)]
+        return batch + envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(memory_id)],
+                                 captured.workspace, now)
+
+    def anchor_in_words(self, content: str, source: str) -> tuple[int, str] | None:
+        """The time a mirror's new words name (an update of it), as a capture reads them; None if none."""
+        said = self._said_when(MemoryCaptured(content, (), source, ""))
+        return (said.when_at, said.when_kind) if said else None
 
     def _said_when(self, captured: MemoryCaptured) -> Anchor | None:
         """The time the note's own words name, when the extraction rules are sure of it (the nightly job reads

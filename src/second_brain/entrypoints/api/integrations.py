@@ -16,12 +16,27 @@ router = APIRouter()
 
 KIND = {"enum": sorted(KINDS)}
 SETTING = {"type": "string", "maxLength": 2000}
-# Each kind's settings: a notes folder's absolute path on the machine the brain runs on; a calendar's ICS feed URL.
+# Each kind's settings. A secret (password, token; a calendar feed's url) is kept sealed outside the log and shown
+# back as "(secret, kept sealed)", never as itself.
 SETTINGS = {"type": "object", "properties": {
-    "path": SETTING | {"pattern": "^/", "description": "notes: the folder's absolute path"},
-    "url": SETTING | {"pattern": "^https?://", "description": "calendar: the ICS feed's https:// address"}},
+    "path": SETTING | {"pattern": "^/", "description": "notes: the folder's absolute path (the owner only)"},
+    "url": SETTING | {"pattern": "^https?://", "description": "calendar: the ICS feed's https:// address (a "
+                      "secret); caldav: the server's, the principal's or one calendar's address"},
+    "host": SETTING | {"description": "imap: the IMAP server's name, e.g. imap.gmail.com"},
+    "port": SETTING | {"pattern": "^[0-9]{1,5}$", "description": "imap: its port, if not 993 (tls) or 143"},
+    "security": {"type": "string", "enum": ["tls", "starttls", "none"],
+                 "description": "imap: tls (the default) or starttls; none only for a test server on loopback"},
+    "username": SETTING | {"description": "imap, caldav: the user name"},
+    "password": SETTING | {"description": "imap, caldav: the password, or an app password (a secret)"},
+    "mailbox": SETTING | {"description": "imap: the folder or label to mirror (INBOX if not given)"},
+    "calendar": SETTING | {"description": "caldav: only the calendar of this name (all if not given)"},
+    "token": SETTING | {"description": "notion: the internal integration's secret (a secret)"},
+    "database": SETTING | {"description": "notion: databases' ids or links, separated by commas"},
+    "page": SETTING | {"description": "notion: a page's id or link: it and the pages under it"}},
     "additionalProperties": SETTING,
-    "description": "The connector's settings: notes takes path, calendar takes url"}
+    "description": "The connector's settings: notes takes path; imap host, username, password (mailbox, security, "
+                   "port); calendar url; caldav url, username, password (calendar); notion token and database or "
+                   "page"}
 INTEGRATION_ID = {"type": "string", "pattern": "^[0-9a-f-]{36}$"}
 
 
