@@ -1,10 +1,14 @@
-"""Integrations: a notes folder of --notes distinct Markdown notes (front matter, tags, [[wikilinks]]) synced into a
-real local brain (SQLite file, the packaged embedder loaded as `brain serve` loads it) through the operations the
-routes call: POST /integrations (connect and first sync), then POST /integrations/sync after --edits notes were
-edited and --deletes deleted, then once more with nothing changed. Prints memories/s, each sync's time and the
-process's peak RSS. The vectors are left to the background indexer, as in a served brain (not timed here).
+"""Integrations: a notes folder of --notes distinct Markdown notes (front matter, tags, [[wikilinks]]), or a mailbox
+of --mails distinct messages on a real IMAP server (GreenMail, as the tests start it: `make test` fetches its jar),
+synced into a real local brain (SQLite file, the packaged embedder loaded as `brain serve` loads it) through the
+operations the routes call: POST /integrations (connect and first sync; again until complete, as the hourly job
+would), then POST /integrations/sync after --edits items were edited (mail: --edits new messages) and --deletes
+deleted, then once more with nothing changed. Each new mirror is judged as a capture is (its text embedded and
+compared). Prints memories/s, each sync's time and this process's peak RSS (GreenMail's JVM is not counted). The
+vectors are left to the background indexer, as in a served brain (not timed here).
 
     .venv/bin/python bench/integrations.py --notes 10000
+    .venv/bin/python bench/integrations.py --mails 10000
 """
 
 import argparse
@@ -13,9 +17,13 @@ import resource
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.greenmail starts the IMAP server
 
 from second_brain.app import operations as ops  # noqa: E402
 from second_brain.app.handling import Context  # noqa: E402
@@ -37,14 +45,39 @@ def note(rng: random.Random, n: int, names: list[str]) -> str:
         "\n".join(sentences) + (f"\n\nSee {links}\n" if links else "\n")
 
 
+PEOPLE = ("Ana Reyes", "Bob Stone", "Carol Diaz", "Dev Patel", "Eve Moreau", "Femi Ade", "Gus Olsen", "Hana Sato")
+
+
+def mail(rng: random.Random, n: int) -> EmailMessage:
+    """A distinct message: a subject and a few sentences, some replying with quoted history and a signature."""
+    sender = rng.choice(PEOPLE)
+    made = EmailMessage()
+    made["Subject"] = f"{rng.choice(WORDS).capitalize()} {rng.choice(WORDS)} #{n}"
+    made["From"] = f"{sender} <{sender.split()[0].lower()}@example.org>"
+    made["To"] = "me@example.com"
+    made["Date"] = format_datetime(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=37 * n))
+    made["Message-ID"] = f"<bench-{n}@example.org>"
+    body = "\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))).capitalize() + f" ({n}-{s})."
+                     for s in range(rng.randint(2, 8)))
+    if n and rng.random() < 0.3:
+        made["In-Reply-To"] = f"<bench-{rng.randrange(n)}@example.org>"
+        body += f"\n\nOn Mon, 5 Jan 2026, {rng.choice(PEOPLE)} wrote:\n> an earlier message\n\n-- \n{sender}\n"
+    made.set_content(body)
+    return made
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--mails", type=int, default=0, help="a mailbox of this many messages instead of notes")
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--deletes", type=int, default=50)
     args = parser.parse_args()
     rng = random.Random(47)
     root = Path(tempfile.mkdtemp(prefix="bench-integrations-"))
+    if args.mails:
+        mailbox(args, rng, root)
+        return
     vault = root / "vault"
     names = [f"note-{n:05}" for n in range(args.notes)]
     for n, name in enumerate(names):
@@ -84,6 +117,46 @@ def main() -> None:
         print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     finally:
         brain.close()
+
+
+def mailbox(args: argparse.Namespace, rng: random.Random, root: Path) -> None:
+    from tests.support.greenmail import GreenMail
+
+    greenmail = GreenMail(root).start()
+    try:
+        started = time.perf_counter()
+        greenmail.append_all([mail(rng, n) for n in range(args.mails)], "bench")
+        print(f"{args.mails} messages appended to GreenMail in {time.perf_counter() - started:.1f} s")
+        brain = build(Settings(data_dir=root / "brain", push_allow_loopback=True))
+        try:
+            ctx = Context(brain.team.owner_identity(), "bench")
+            started = time.perf_counter()
+            connected = ops.connect_integration(brain, ctx, "imap", "Bench mail", greenmail.settings("bench"))
+            integration_id, sync = connected["integration"]["id"], connected["sync"]
+            passes = 1
+            while not sync["complete"]:
+                sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
+                passes += 1
+            first = time.perf_counter() - started
+            mirrors = brain.integrations.list(ctx)[0]["mirrors"]
+            print(f"first sync: {mirrors} memories in {first:.1f} s over {passes} syncs of at most 500 changes: "
+                  f"{mirrors / first:.0f} memories/s")
+            greenmail.append_all([mail(rng, args.mails + n) for n in range(args.edits)], "bench")
+            for n in rng.sample(range(args.mails), args.deletes):
+                greenmail.delete(f"bench-{n}@example.org", "bench")
+            started = time.perf_counter()
+            sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
+            print(f"sync after {args.edits} new messages and {args.deletes} deleted: "
+                  f"{time.perf_counter() - started:.1f} s (created {sync['created']}, removed {sync['removed']}, "
+                  f"unchanged {sync['unchanged']})")
+            started = time.perf_counter()
+            sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
+            print(f"sync with nothing changed: {time.perf_counter() - started:.1f} s (unchanged {sync['unchanged']})")
+            print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        finally:
+            brain.close()
+    finally:
+        greenmail.stop()
 
 
 if __name__ == "__main__":

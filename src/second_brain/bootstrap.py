@@ -34,6 +34,7 @@ from .app.handling import Context
 from .app.insights.brief import BriefService
 from .app.insights.digest import DigestService
 from .app.insights.patterns import PatternService
+from .app.integrations.background import Continuation
 from .app.integrations.service import IntegrationService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
 from .app.maintenance.compression import CompressionJob
@@ -103,6 +104,8 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     brain.watcher = folder_watcher(brain) if settings.watch_folders else None
+    brain.continuation = Continuation(brain.integrations.sync_changed)
+    brain.integrations.on_incomplete = brain.continuation.ask
     return brain
 
 
@@ -164,7 +167,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
                        threads=os.cpu_count() or 1) if embedder else None)
     config = SettingsService(store, clock, settings.timezone, fresh_for=settings.config_fresh_seconds)
     triage = Triage(read_model, vectors, indexer.embed, llm, config.duplicate_config,
-                    catch_up=indexer.catch_up) if indexer else None
+                    catch_up=indexer.catch_up, prepare=indexer.prepare) if indexer else None
     has_model = not isinstance(llm, NoLanguageModel)
     # A configured model refines the rules' classification of each new memory, off the request path.
     classifier = (ThreadPoolExecutor(1, thread_name_prefix="classifier")
@@ -181,7 +184,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     push = PushService(store, read_model, clock, push_gateway, team, resolve, settings.push_allow_loopback)
     digests = DigestService(store, read_model, llm if has_model else None, clock, config.timezone)
     integrations = IntegrationService(store, memories, links, connectors(settings, folders=local_folders), clock,
-                                      secret_store or InMemorySecrets())
+                                      secret_store or InMemorySecrets(),
+                                      request_seconds=settings.integration_request_seconds)
     # The nightly (and hourly) jobs: each module in app/maintenance/ is one, run in this order.
     maintenance = MaintenanceRunner(store, clock, [
         Housekeeping(store, clock, indexer),

@@ -88,6 +88,9 @@ class Settings(BaseSettings):
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
     watch_folders: bool = Field(True, description="`brain serve` watches each connected notes folder and syncs it "
                                 "a second after a change (false: the hourly sync and POST /integrations/sync only)")
+    integration_request_seconds: float = Field(20.0, description="The longest a request's sync of an integration "
+                                               "writes (connect, POST /integrations/sync) before answering; the "
+                                               "rest follows off the request (on AWS: at the hourly run).")
     notion_api_url: str = Field("https://api.notion.com", description="Where the Notion connector calls Notion's "
                                 "API (tests point it at a local server that answers its documented endpoints).")
     push_allow_loopback: bool = Field(False, description="For tests only: lets push endpoints, calendar feeds, "

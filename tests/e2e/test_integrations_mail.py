@@ -149,8 +149,8 @@ def files(folder: Path) -> list[Path]:
 
 def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_path, greenmail, mailbox):
     total = 240
-    for n in range(total):
-        greenmail.append(message(f"Standup notes {n:03}", f"Item {n}: shipped the {n}th fix."), mailbox)
+    greenmail.append_all([message(f"Standup notes {n:03}", f"Item {n}: shipped the {n}th fix.")
+                          for n in range(total)], mailbox)
     env = {"BRAIN_PUSH_ALLOW_LOOPBACK": "true", "BRAIN_WATCH_FOLDERS": "false"}
     server = Server(tmp_path / "brain", in_process=False, env=env).start()
     answered: list[httpx.Response | Exception] = []

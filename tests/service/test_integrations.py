@@ -2,12 +2,14 @@
 last stopped, a crash mid-sync that the next sync finishes without writing anything twice, replay, and whose
 workspace a member's connection writes to."""
 
+import time
 from pathlib import Path
 
 import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.handling import Context
+from second_brain.app.integrations.background import Continuation
 from second_brain.domain import integrations as i
 from second_brain.domain.capture import content_stream
 from second_brain.domain.errors import Forbidden, ManagedMirror
@@ -242,3 +244,25 @@ def test_a_mirror_is_judged_as_a_capture_is_but_never_folded_blocked_or_retiring
     moved = mirror("passport.md")
     assert moved.when_at is not None and moved.when_at > passport.when_at
     assert "duplicate-candidate" in mirror("boiler.md").tags
+
+
+def test_a_request_writes_for_its_time_and_the_rest_follows_off_the_request(brain, owner, vault):
+    asked: list[str] = []
+    brain.integrations.on_incomplete = asked.append
+    brain.integrations.request_seconds = 0.0  # every request out of time after its first write
+    connected = brain.integrations.connect(owner, "notes", "Vault", {"path": str(vault)})
+    integration_id = connected["integration"]["id"]
+    assert (connected["sync"]["created"], connected["sync"]["complete"]) == (1, False)
+    assert asked == [integration_id]  # handed on, not left for the hourly run
+
+    continuation = Continuation(brain.integrations.sync_changed)  # as a served brain's
+    continuation.start()
+    try:
+        continuation.ask(integration_id)
+        deadline = time.monotonic() + 30
+        while brain.integrations.list(owner)[0]["mirrors"] < 12 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        continuation.stop()
+    listed = brain.integrations.list(owner)[0]
+    assert (listed["mirrors"], listed["complete"], listed["last_error"]) == (12, True, None)

@@ -69,6 +69,7 @@ class Brain:
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))
     watcher: Any = None  # the connected notes folders' watcher (adapters/integrations/watch.py), started with it
+    continuation: Any = None  # the rest of a sync a request cut short (app/integrations/background.py), likewise
     # What the deployment does beside the services, wired by the composition root so that no operation asks which
     # adapters it runs on: hand the memory a large payload's objects took back to the system; the chores before a
     # scheduled maintenance run (their counts join its answer); make what was just written searchable now.
@@ -84,8 +85,12 @@ class Brain:
             self.scheduler.start()
         if schedule and self.watcher:
             self.watcher.start()
+        if schedule and self.continuation:
+            self.continuation.start()
 
     def close(self) -> None:
+        if self.continuation:
+            self.continuation.stop()
         if self.watcher:
             self.watcher.stop()
         if self.scheduler:

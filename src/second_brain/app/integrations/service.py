@@ -10,6 +10,7 @@ wrote is found again by id, and nothing is written twice). Removals wait for a l
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -43,6 +44,7 @@ log = logging.getLogger("second_brain.integrations")
 
 BRAINS_OWN_TAGS = frozenset({"duplicate-candidate", "possible-update", "task"})  # what capture's judgement adds
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
+AHEAD = 32  # new mirrors whose texts are embedded together before they are judged one by one
 ITEM_ERRORS = (InvalidInput, UnicodeError, ValueError, OSError)  # one item's, not the integration's
 
 
@@ -62,7 +64,7 @@ class Run:
 class IntegrationService:
     def __init__(self, store: EventStore, memories: MemoryService, links: LinkService,
                  connectors: Mapping[str, Connector], clock: Clock, secrets: SecretStore,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4()), request_seconds: float = 20.0) -> None:
         self.store = store
         self.secrets = secrets
         self.memories = memories
@@ -71,6 +73,11 @@ class IntegrationService:
         self.clock = clock
         self.new_id = new_id
         self.on_change: Callable[[], None] = lambda: None  # an integration connected or disconnected (the watcher)
+        # A request's sync writes for at most `request_seconds` (a mirror is judged as a capture is: its text
+        # embedded, ~20 ms on a laptop's core, more through Bedrock); what it leaves is handed to `on_incomplete`
+        # (one machine: synced at once, off the request) or waits for the hourly run.
+        self.request_seconds = request_seconds
+        self.on_incomplete: Callable[[str], None] = lambda integration_id: None
         # One sync or disconnect of an integration at a time in this process (the watcher, the hourly job and a
         # request can ask at once); another process racing it loses on the integration's stream and retries.
         self._running: dict[str, threading.Lock] = {}
@@ -125,11 +132,15 @@ class IntegrationService:
         return [self.view(ctx, x) for x in sorted(shown, key=lambda x: (-x.connected, x.connected_at))]
 
     def sync(self, ctx: Context, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any]:
+        """Sync now, as a request does: for at most `request_seconds`, the rest handed on (`on_incomplete`)."""
         self._owned(ctx, integration_id)
         with self._alone(integration_id) as integration:
             if integration is None:
                 raise InvalidInput(f"Integration {integration_id} is disconnected")
-            return self._sync(integration, limit)
+            report = self._sync(integration, limit, time.monotonic() + self.request_seconds)
+        if not report["complete"] and not report["error"]:
+            self.on_incomplete(integration.id)
+        return report
 
     @contextmanager
     def _alone(self, integration_id: str) -> Iterator[i.Integration | None]:
@@ -219,12 +230,13 @@ class IntegrationService:
 
     # --- the sync ---
 
-    def _sync(self, integration: i.Integration, limit: int) -> dict[str, Any]:
+    def _sync(self, integration: i.Integration, limit: int, deadline: float | None = None) -> dict[str, Any]:
         acting = self._acting(integration)
         counts = {"created": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
 
-        def spent() -> bool:  # the changes this sync may write
-            return counts["created"] + counts["updated"] + counts["removed"] >= limit
+        def spent() -> bool:  # the changes this sync may write, and the time it may take
+            written = counts["created"] + counts["updated"] + counts["removed"]
+            return written >= limit or (deadline is not None and written > 0 and time.monotonic() >= deadline)
 
         errors: list[str] = []
         complete = True
@@ -238,10 +250,14 @@ class IntegrationService:
                 raise StoreUnavailable(f"{integration.name} lists nothing where {len(run.held.mirrors)} items "
                                        "were: nothing was removed (moved, unmounted or emptied?)")
             changed: dict[str, str] = {}  # item → "created" or "updated", by this sync
-            for item in listed.values():
+            items = list(listed.values())
+            for n, item in enumerate(items):
                 if spent():
                     complete = False
                     break
+                if n % AHEAD == 0:  # the next new mirrors' texts embedded together, on every core
+                    self.memories.prepare_mirrors([x.content for x in items[n:n + AHEAD] if not (
+                        x.unreadable or x.later or x.external_id in run.held.mirrors)])
                 if item.later:  # listed, left for the next run by the connector's budget
                     complete = False
                     continue

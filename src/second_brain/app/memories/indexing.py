@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -113,6 +113,22 @@ class Indexer:
             while len(self._recent) > RECENT_VECTORS:
                 self._waiting.discard(self._recent.popitem(last=False)[0])
         return vector
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Embed ahead, on every core, texts about to be checked one by one (a sync's new mirrors): each duplicate
+        check then finds its vector at hand, and indexing the memory reuses it."""
+        with self._recent_lock:
+            todo = [t for t in dict.fromkeys(texts) if text_hash(t) not in self._recent][:RECENT_VECTORS // 2]
+        if not todo:
+            return
+        vectors = self._embed(todo, background=False)()  # the request (or the sync) that asked waits for them
+        with self._recent_lock:
+            for text, vector in zip(todo, vectors, strict=True):
+                key = text_hash(text)
+                self._recent[key] = np.asarray(vector, dtype=np.float32)
+                self._waiting.add(key)
+            while len(self._recent) > RECENT_VECTORS:
+                self._waiting.discard(self._recent.popitem(last=False)[0])
 
     def catch_up(self, at_most: int = 16, wait: float = 2.0) -> bool:
         """Index the few pending memories whose vectors are at hand (waiting for the worker if it is at it);

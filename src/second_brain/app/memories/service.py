@@ -235,6 +235,11 @@ class MemoryService:
         return batch + envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(memory_id)],
                                  captured.workspace, now)
 
+    def prepare_mirrors(self, contents: Sequence[str]) -> None:
+        """Embed ahead, together, the texts of the mirrors a sync is about to make (each is then judged alone)."""
+        if self.triage and contents:
+            self.triage.prepare(contents)
+
     def anchor_in_words(self, content: str, source: str) -> tuple[int, str] | None:
         """The time a mirror's new words name (an update of it), as a capture reads them; None if none."""
         said = self._said_when(MemoryCaptured(content, (), source, ""))

@@ -54,13 +54,22 @@ def duplicate_sample(content: str) -> str:
 class Triage:
     def __init__(self, read_model: EntryReads, vectors: VectorIndex, embed: Callable[[str], np.ndarray],
                  llm: LanguageModel, config: Callable[[], DuplicateConfig] = DuplicateConfig,
-                 catch_up: Callable[[], object] = lambda: None) -> None:
+                 catch_up: Callable[[], object] = lambda: None,
+                 prepare: Callable[[Sequence[str]], object] = lambda texts: None) -> None:
         self.read_model = read_model
         self.vectors = vectors
         self.embed = embed
         self.llm = llm
         self.config = config  # read once per capture: an admin's change applies to the next one
         self.catch_up = catch_up  # index the few memories still pending, so a note sent twice is caught
+        self._prepare = prepare  # embed texts ahead, on every core (Indexer.prepare)
+
+    def prepare(self, contents: Sequence[str]) -> None:
+        """The texts of notes about to be assessed one by one, embedded ahead together (a sync's new mirrors)."""
+        try:
+            self._prepare([duplicate_sample(content) for content in contents])
+        except Exception:  # each check embeds its own text then
+            log.exception("embedding ahead failed")
 
     def assess(self, content: str, workspace: str) -> Verdict:
         """The verdict on a new note, before protections; any failure along the way means it is simply stored."""
