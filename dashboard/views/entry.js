@@ -210,10 +210,20 @@ function controls(entry, refresh) {
       done: () => { toast("Forgotten."); navigate("memories"); },
     });
   } }, "Forget");
+  const statusGroup = h("div", { class: "actions", role: "group", "aria-label": "Status" }, h("span", { class: "muted" },
+    status === "active" ? "In use. Mark it:" : "Status:"), statusButtons);
+  if (entry.managed_by) {
+    // A managed mirror: its system owns its words (the API would answer 409), so the change is offered there.
+    const { source, url } = entry.managed_by;
+    const there = /^https?:\/\//.test(url) ? h("a", { href: url, rel: "noopener noreferrer", target: "_blank" }, url)
+      : h("code", null, url);
+    return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Change it"),
+      statusGroup, h("p", { class: "managed" }, `Synced from ${source}: change it there and the next sync brings `
+        + "the change here. The original: ", there, ". To take it out of the brain, delete it there or ",
+      h("a", { href: link("integrations") }, "disconnect the integration"), "."));
+  }
   return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Change it"),
-    h("div", { class: "actions", role: "group", "aria-label": "Status" }, h("span", { class: "muted" },
-      status === "active" ? "In use. Mark it:" : "Status:"), statusButtons), edit, appendForm,
-    h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
+    statusGroup, edit, appendForm, h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
 }
 
 const AROUND_NODES = 15;

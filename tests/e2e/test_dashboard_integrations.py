@@ -86,4 +86,13 @@ def test_a_mailbox_is_connected_from_the_dashboard_its_password_never_shown_agai
     expect(form.locator("#mail-password")).to_have_value("")  # not left in the page
     assert PASSWORD not in page.content()
     assert dashboard.accessibility() == []
+    # its memory says where to change it, instead of offering edits the API would refuse
+    with dashboard.server.client() as api:
+        [row] = [r for r in api.get("/list").json() if r["source"] == "email-imap"]
+    page = dashboard.open(f"entry?id={row['id']}")
+    expect(page.locator("#main .managed")).to_contain_text("Synced from email-imap: change it there")
+    expect(page.locator("#main .managed")).to_contain_text("imap://")
+    expect(page.get_by_role("button", name="Forget")).to_have_count(0)
+    expect(page.locator("#edit-content")).to_have_count(0)
+    assert dashboard.accessibility() == []
     assert not dashboard.errors, dashboard.errors

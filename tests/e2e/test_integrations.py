@@ -91,6 +91,7 @@ def test_a_notes_folder_is_mirrored_kept_up_to_date_and_disconnected(api, vault)
     # disconnect, keeping the mirrors: ordinary memories from then on, editable here
     gone = api.post("/integrations/disconnect", json={"id": integration["id"]}).json()
     assert gone == {"ok": True, "id": integration["id"], "disconnected": True, "kept": 1}
+    assert api.get("/entry", params={"id": pricing}).json()["entry"]["managed_by"] is None  # released
     assert api.post("/update", json={"id": pricing, "content": "The floor is 50 euros a seat."}).status_code == 200
     assert api.get("/integrations").json()["integrations"][0]["connected"] is False
     refused = api.post("/integrations/sync", json={"id": integration["id"]})

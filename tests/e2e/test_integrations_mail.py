@@ -76,6 +76,8 @@ def test_a_mailbox_is_mirrored_followed_and_disconnected(api, greenmail, mailbox
     # read only: no message was marked read
     assert greenmail.flags(mailbox) == flags_before
 
+    managed = api.get("/entry", params={"id": launch["id"]}).json()["entry"]["managed_by"]
+    assert managed["source"] == "email-imap" and managed["url"].startswith("imap://alice%40example.com@127.0.0.1:")
     # a mirror cannot be edited or forgotten here: 409, saying where
     for path, body in (("/update", {"id": launch["id"], "content": "moved"}), ("/forget", {"id": launch["id"]})):
         refused = api.post(path, json=body)

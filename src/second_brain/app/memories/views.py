@@ -6,6 +6,7 @@ from typing import Any
 from ...domain import shown
 from ...domain.events import Envelope, MemoryOpened, MemoryRecalled
 from ...domain.identity import Identity
+from ...domain.integrations import MirrorSynced
 from ...ports.read_model import EntryRow
 
 # What the /entry timeline and the audit feed call an event: its stored type name -> the name its row gives.
@@ -42,6 +43,13 @@ def entry_view(row: EntryRow, identity: Identity) -> dict[str, Any]:
     }
 
 
+def managed_by(events: list[Envelope]) -> dict[str, str] | None:
+    """Ours: the system a managed mirror is changed in (its source and the link to the original), for a client to
+    offer that instead of edits the API would refuse (409); None for any other memory, a released mirror too."""
+    synced = next((e.event for e in reversed(events) if isinstance(e.event, MirrorSynced)), None)
+    return {"source": synced.source, "url": synced.url} if synced is not None and not synced.kept else None
+
+
 def referenced_ids(events: list[Envelope]) -> set[str]:
     """The other memories a timeline names (the duplicate it resembled, the side of a contradiction)."""
     return {getattr(e.event, name) for e in events for name in REFERENCES if hasattr(e.event, name)}
@@ -57,6 +65,7 @@ def full_entry_view(row: EntryRow, identity: Identity, events: list[Envelope],
     view["use_count"] = row.use_count  # days someone opened it: what ranking counts, unlike recall_count
     view["when_at"] = row.when_at
     view["when_kind"] = row.when_kind if row.when_at is not None else None
+    view["managed_by"] = managed_by(events)
     view["timeline"] = [timeline_item(e, identity) for e in events if shown_to(e, identity)]
     for item in view["timeline"]:
         for name in REFERENCES:
