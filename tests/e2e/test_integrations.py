@@ -98,6 +98,15 @@ def test_a_notes_folder_is_mirrored_kept_up_to_date_and_disconnected(api, vault)
     assert refused.status_code == 400 and "disconnected" in refused.json()["error"]
 
 
+def test_the_same_folder_is_not_connected_twice_while_connected(api, vault):
+    first = connect(api, vault)["integration"]["id"]
+    again = api.post("/integrations", json={"kind": "notes", "name": "Again", "settings": {"path": str(vault)}})
+    assert again.status_code == 400 and f"already connected as Vault ({first})" in again.json()["error"]
+    assert len(api.get("/integrations").json()["integrations"]) == 1
+    api.post("/integrations/disconnect", json={"id": first})
+    assert connect(api, vault)["integration"]["id"] != first  # once disconnected, it may be connected again
+
+
 def test_disconnecting_can_forget_the_mirrors(api, vault):
     integration = connect(api, vault)["integration"]
     ids = [row["id"] for row in mirrors(api).values()]

@@ -100,10 +100,16 @@ class IntegrationService:
         if connector.local and not ctx.identity.owner:
             # The server reads the folder with its own rights: a member naming a path would read the owner's files.
             raise Forbidden("Only the brain's owner may connect a folder on the machine the brain runs on")
+        kept_settings = {k: v for k, v in settings.items() if k not in connector.secrets}
+        for other in (self._load(x) for x in self._listed()):
+            if (other.connected and other.kind == kind and other.workspace == target and kept_settings
+                    and dict(other.settings) == kept_settings):  # its mirrors would all be flagged duplicates
+                raise InvalidInput(f"This is already connected as {other.name} ({other.id}): sync that one, or "
+                                   "disconnect it first")
         connector.check(settings)
         integration_id = self.new_id()
         secret = {k: v for k, v in settings.items() if k in connector.secrets}
-        kept = tuple(sorted((k, v) for k, v in settings.items() if k not in connector.secrets))
+        kept = tuple(sorted(kept_settings.items()))
         event = i.IntegrationConnected(kind, name.strip(), target, kept, tuple(sorted(secret)))
 
         def attempt() -> None:
