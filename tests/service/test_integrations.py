@@ -140,6 +140,13 @@ def test_wikilinks_become_edges_whichever_sync_makes_each_end(brain, owner, tmp_
     assert [r["created"] for r in runs] == [1, 1, 1, 0]
     assert neighbours("a") == {ids["m"], ids["z"]} and neighbours("m") == {ids["a"]}
     assert neighbours("z") == {ids["a"]}
+    # a link taken out upstream takes its edge out; one the other note still makes stays; a person's stays
+    brain.links.link(owner, ids["m"], ids["z"], "relates_to")
+    (vault / "a.md").write_text("Alpha no longer links anything\n")
+    (vault / "m.md").write_text("Middle, edited\n")
+    brain.integrations.sync(owner, integration_id)
+    assert neighbours("a") == {ids["z"]}  # z still links a
+    assert neighbours("m") == {ids["z"]}  # the person's edge to z stays
 
 
 class Versioned:

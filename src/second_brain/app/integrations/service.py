@@ -30,7 +30,7 @@ from ...domain.events import (
     memory_stream,
 )
 from ...domain.identity import Identity
-from ...domain.links import decide_link, endpoints
+from ...domain.links import decide_link, decide_unlink, endpoints
 from ...domain.memory import Memory, fold
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -44,6 +44,7 @@ log = logging.getLogger("second_brain.integrations")
 
 BRAINS_OWN_TAGS = frozenset({"duplicate-candidate", "possible-update", "task"})  # what capture's judgement adds
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
+MOST_EDGES = 1_000  # an updated item's edges read to find those its upstream no longer links
 AHEAD = 32  # new mirrors whose texts are embedded together before they are judged one by one
 ITEM_ERRORS = (InvalidInput, UnicodeError, ValueError, OSError)  # one item's, not the integration's
 
@@ -397,6 +398,22 @@ class IntegrationService:
         if keys:
             self.links.append_decisions(run.acting, keys, lambda edge: decide_link(edge, 1.0, "system"),
                                         integration.workspace)
+        # A link taken out upstream (a [[wikilink]] deleted from a note) takes its edge out: the edges this
+        # integration made (relates_to, provenance system) from an updated item to another of its mirrors that
+        # neither item links to now. Edges a person made, or the brain inferred, stay.
+        by_memory = {memory_id: external_id for external_id, memory_id in mirrored.items()}
+        stale = set()
+        for external_id in (x for x, outcome in changed.items() if outcome == "updated"):
+            memory_id = mirrored[external_id]
+            for edge in self.links.read_model.connections(memory_id, (integration.workspace,), "relates_to",
+                                                          MOST_EDGES, deprecated=True):
+                other = by_memory.get(edge.entry.id)
+                if (other is None or edge.provenance != "system" or other in listed[external_id].links
+                        or (other in listed and external_id in listed[other].links)):
+                    continue
+                stale.add(endpoints(memory_id, edge.entry.id, "relates_to") + ("relates_to",))
+        if stale:
+            self.links.append_decisions(run.acting, sorted(stale), decide_unlink, integration.workspace)
 
     # --- reading ---
 
