@@ -2,6 +2,7 @@
 their time anchor, recurring ones expanded within the window, a moved event or occurrence followed (the same
 memory, its anchor moved), a cancelled one removed, and a feed that cannot be read said in words."""
 
+import logging
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -67,7 +68,8 @@ def mirrors(api) -> list[dict]:
     return [row for row in api.get("/list", params={"n": 100}).json() if row["source"] == "calendar"]
 
 
-def test_a_calendar_feed_is_mirrored_with_its_times_and_followed(api, feed):
+def test_a_calendar_feed_is_mirrored_with_its_times_and_followed(api, server, feed, caplog):
+    caplog.set_level(logging.INFO, logger="httpx")
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     dentist = now + timedelta(hours=5)  # within /due's upcoming window
     first_standup = now - timedelta(days=10)
@@ -121,6 +123,13 @@ def test_a_calendar_feed_is_mirrored_with_its_times_and_followed(api, feed):
     sync = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
     assert sync["removed"] == 0 and "HTTP 500" in sync["error"]
     assert len(mirrors(api)) == 5
+
+    # the feed's address (a secret: whoever holds it reads the calendar) is in no event, answer or log line
+    events = server.brain.store.read_all(limit=100_000)
+    assert feed.url not in str([e.event for e in events])
+    assert feed.url not in api.get("/integrations").text and feed.url not in str(sync)
+    assert all(feed.url not in str(api.get("/entry", params={"id": row["id"]}).json()) for row in mirrors(api))
+    assert "HTTP Request: GET http://127.0.0.1" in caplog.text and feed.url not in caplog.text
 
 
 def test_a_calendar_address_that_cannot_work_is_refused_before_connecting(api, feed):

@@ -20,7 +20,7 @@ import recurring_ical_events  # type: ignore[import-untyped]
 from ...domain.errors import InvalidInput, StoreUnavailable
 from ...domain.text import MAX_CONTENT_CHARS
 from ...ports.integrations import Item, Synced
-from ..push.webpush import pinned_client, resolve
+from ..push.webpush import SECRET_URL, pinned_client, redact_push_requests, resolve
 
 MAX_FEED_BYTES = 10_000_000
 PAST, AHEAD = timedelta(days=30), timedelta(days=365)
@@ -35,6 +35,7 @@ class IcsFeed:
         self.allow_loopback = allow_loopback
         self.resolver = resolver
         self.now = now
+        redact_push_requests()  # httpx's log line for a feed's request names its host only
 
     def check(self, settings: Mapping[str, str]) -> None:
         url = settings.get("url", "").strip()
@@ -56,24 +57,42 @@ class IcsFeed:
             calendar = icalendar.Calendar.from_ical(feed)
             events = recurring_ical_events.of(calendar).between(now - PAST, now + AHEAD)
         except Exception as e:  # noqa: BLE001 - whatever the parser refuses is the feed's fault, said in words
-            raise StoreUnavailable(f"The calendar at {url} is not a readable ICS feed ({type(e).__name__})") from e
-        yield from event_items(calendar, events, url)
+            raise StoreUnavailable(f"The calendar at {shown(url)} is not a readable ICS feed ({type(e).__name__})") \
+                from e
+        yield from event_items(calendar, events, "")  # the feed's address is a secret: no mirror links to it
 
     def _fetch(self, url: str, error: type[InvalidInput] | type[StoreUnavailable]) -> bytes:
+        """The feed, its address never in a message or a log line (whoever holds it reads the calendar)."""
+        hiding = SECRET_URL.set(True)
+        try:
+            return self._fetched(url, error)
+        finally:
+            SECRET_URL.reset(hiding)
+
+    def _fetched(self, url: str, error: type[InvalidInput] | type[StoreUnavailable]) -> bytes:
         try:
             with pinned_client(self.resolver, self.allow_loopback) as client, client.stream("GET", url) as answer:
                 if answer.status_code != 200:
-                    raise error(f"The calendar at {url} answered HTTP {answer.status_code}")
+                    raise error(f"The calendar at {shown(url)} answered HTTP {answer.status_code}")
                 body = b""
                 for chunk in answer.iter_bytes():
                     body += chunk
                     if len(body) > MAX_FEED_BYTES:
-                        raise error(f"The calendar at {url} is larger than {MAX_FEED_BYTES // 1_000_000} MB")
+                        raise error(f"The calendar at {shown(url)} is larger than {MAX_FEED_BYTES // 1_000_000} MB")
                 return body
         except httpx.HTTPError as e:
-            raise error(f"The calendar at {url} cannot be reached ({type(e).__name__})") from e
+            raise error(f"The calendar at {shown(url)} cannot be reached ({type(e).__name__})") from e
         except OSError as e:  # the pinned client refuses an address on this machine or a private network
-            raise error(f"The calendar at {url} cannot be fetched: {e}") from e
+            raise error(f"The calendar at {shown(url)} cannot be fetched: {e}") from e
+
+
+def shown(url: str) -> str:
+    """A secret address as a message may name it: its host."""
+    try:
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.hostname or ''}/…"
+    except ValueError:
+        return "that address"
 
 
 def event_items(calendar: Any, events: Sequence[Any], url: str) -> Iterator[Item]:

@@ -39,7 +39,9 @@ log = logging.getLogger("second_brain.push")
 JWT_SECONDS = 12 * 3600  # a VAPID token may live at most 24 hours; push services refuse longer ones
 TIMEOUT = httpx.Timeout(8.0, connect=4.0)  # a push service answers in well under a second
 RECORD_SIZE = 4096  # one record: a payload of up to 3,993 bytes (the sender's stay under 1,000)
-PUSHING: ContextVar[bool] = ContextVar("pushing", default=False)  # set while the gateway's request is under way
+# Set while a request whose URL is a capability (a push endpoint, a secret calendar feed) is under way: httpx's log
+# line for it names the origin only.
+SECRET_URL: ContextVar[bool] = ContextVar("secret_url", default=False)
 
 
 def resolve(host: str) -> list[str]:
@@ -66,7 +68,7 @@ class WebPushGateway:
             return self._client
 
     def send(self, device: Device, payload: bytes, ttl: int, vapid_private_key: str, topic: str = "") -> int:
-        pushing = PUSHING.set(True)
+        pushing = SECRET_URL.set(True)
         try:
             body = encrypt(device, payload)
             headers = {"TTL": str(ttl), "Content-Encoding": "aes128gcm", "Content-Type": "application/octet-stream",
@@ -78,7 +80,7 @@ class WebPushGateway:
             log.warning("push to %s failed: %s", device.host, type(exc).__name__)
             return UNREACHABLE
         finally:
-            PUSHING.reset(pushing)
+            SECRET_URL.reset(pushing)
 
     def authorization(self, endpoint: str, vapid_private_key: str) -> str:
         """`vapid t=<JWT>, k=<public key>` (RFC 8292 §3), the JWT's audience the endpoint's origin."""
@@ -158,7 +160,7 @@ class PushRequestRedaction(logging.Filter):
     capability: whoever has it can push to the device)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if PUSHING.get() and isinstance(record.args, tuple):
+        if SECRET_URL.get() and isinstance(record.args, tuple):
             record.args = tuple(f"{a.scheme}://{a.netloc.decode()}/…" if isinstance(a, httpx.URL) else a
                                 for a in record.args)
         return True
