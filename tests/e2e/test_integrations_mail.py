@@ -70,9 +70,9 @@ def test_a_mailbox_is_mirrored_followed_and_disconnected(api, greenmail, mailbox
     assert "due on 15 December" in found["Invoice 118"]["content"]
     assert "older thread text" not in found["Invoice 118"]["content"]
     assert "email" in launch["tags"]
-    # the reply is linked to what it answers
-    linked = api.get("/connections", params={"id": launch["id"]}).json()
-    assert [c["id"] for c in linked["connections"]] == [found["Re: Launch date"]["id"]]
+    # the reply is linked to what it answers (the brain may infer other links by likeness: provenance inferred)
+    linked = api.get("/connections", params={"id": launch["id"]}).json()["connections"]
+    assert [c["id"] for c in linked if c["provenance"] == "system"] == [found["Re: Launch date"]["id"]]
     # read only: no message was marked read
     assert greenmail.flags(mailbox) == flags_before
 
@@ -120,6 +120,25 @@ def test_wrong_credentials_or_a_plain_connection_are_refused_before_connecting(a
     plain = connect(api, greenmail.settings(mailbox) | {"host": "imap.example.org"})
     assert plain.status_code == 400 and "over TLS only" in plain.json()["error"]
     assert api.get("/integrations").json()["integrations"] == []
+
+
+def test_a_folder_in_any_script_and_a_malformed_message_are_read_and_odd_settings_refused(api, greenmail):
+    folder = "Büro ✓ 日本"  # IMAP names it in modified UTF-7
+    broken = (b"Subject: Quarterly report\r\nTo: bob@\r\nFrom: Carol <carol@example.org>\r\n"
+              b"Message-ID: <broken@example.org>\r\nContent-Type: text/plain; charset=no-such-charset\r\n\r\n"
+              b"Revenue grew 12 percent.\r\n")
+    greenmail.append(broken, folder)
+    connected = connect(api, greenmail.settings(folder))
+    assert connected.status_code == 200, connected.text
+    assert connected.json()["sync"]["created"] == 1 and connected.json()["sync"]["error"] is None
+    [row] = mirrors(api).values()
+    assert row["content"].startswith("Quarterly report") and "Revenue grew 12 percent." in row["content"]
+    # a line break in a setting would be another IMAP command; a setting the mailbox does not read is refused
+    injected = connect(api, greenmail.settings("INBOX\r\nA1 DELETE INBOX"))
+    assert injected.status_code == 400 and "control characters" in injected.json()["error"]
+    stray = connect(api, greenmail.settings(folder) | {"token": "kept in clear otherwise"})
+    assert stray.status_code == 400 and "takes no token" in stray.json()["error"]
+    assert len(api.get("/integrations").json()["integrations"]) == 1
 
 
 def test_over_tls_the_password_is_sealed_and_erased_at_disconnect(tmp_path, greenmail, mailbox):

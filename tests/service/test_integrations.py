@@ -153,12 +153,13 @@ class Versioned:
     """A connector over a dict of items (id → (text, version)) that reads only what its mirror lacks, as the
     mailbox and Notion do: an item at the version its mirror holds is listed unread, at most the budget are read."""
 
-    local, secrets = False, frozenset({"token"})
+    local, fields, secrets = False, frozenset({"host", "token"}), frozenset({"token"})
 
     def __init__(self) -> None:
         self.upstream: dict[str, tuple[str, str]] = {}
         self.read: list[str] = []
         self.tokens: list[str] = []
+        self.broken: set[str] = set()
 
     def check(self, settings):
         pass
@@ -167,7 +168,9 @@ class Versioned:
         self.tokens.append(settings["token"])
         budget = synced.budget
         for external_id, (content, version) in sorted(self.upstream.items()):
-            if synced.version(external_id) == version:
+            if external_id in self.broken:
+                yield Item(external_id, "", failed="this message cannot be read (ValueError)")
+            elif synced.version(external_id) == version:
                 yield Item(external_id, "", unreadable=True)
             elif budget == 0:
                 yield Item(external_id, "", later=True)
@@ -204,6 +207,13 @@ def test_a_connector_reads_only_what_changed_and_at_most_its_budget_a_run(brain,
                       "m4": ("Message 4 about herons, edited", "4")}
     runs = [brain.integrations.sync(owner, integration_id, limit=2) for _ in range(2)]
     assert [(r["updated"], r["complete"]) for r in runs] == [(0, False), (1, True)]
+    # an item that cannot be read keeps its mirror and is said; the rest goes on, a removal too
+    fake.broken = {"m5"}
+    fake.upstream["m5"] = ("Message 5 about herons, edited", "9")
+    del fake.upstream["m6"]
+    report = brain.integrations.sync(owner, integration_id)
+    assert (report["failed"], report["removed"]) == (1, 1) and "m5: this message cannot be read" in report["error"]
+    assert brain.memories.load(owner, i.mirror_id(integration_id, "m5"))[0].content == "Message 5 about herons"
     # the token reached the connector at every sync, and is in no event of the log
     assert set(fake.tokens) == {"s3cret"}
     assert not any("s3cret" in str(e.event) for e in brain.store.read_all())
@@ -211,7 +221,7 @@ def test_a_connector_reads_only_what_changed_and_at_most_its_budget_a_run(brain,
     brain.integrations.secrets.delete(integration_id)
     report = brain.integrations.sync(owner, integration_id)
     assert report["complete"] is False and "token is no longer kept here" in report["error"]
-    assert len(i.fold(brain.store.read_stream(i.integration_stream(integration_id)), integration_id).mirrors) == 12
+    assert len(i.fold(brain.store.read_stream(i.integration_stream(integration_id)), integration_id).mirrors) == 11
 
 
 def test_a_mirror_is_judged_as_a_capture_is_but_never_folded_blocked_or_retiring_anything(brain, owner, tmp_path):

@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
+from second_brain.adapters.integrations.mail import imap_folder
+
 VERSION = "2.1.5"  # the Makefile's GREENMAIL_ARTIFACT
 JAR = (Path.home() / ".m2" / "repository" / "com" / "icegreen" / "greenmail-standalone" / VERSION
        / f"greenmail-standalone-{VERSION}.jar")
@@ -89,22 +91,22 @@ class GreenMail:
         imap.login(USER, PASSWORD)
         return imap
 
-    def append(self, message: EmailMessage, mailbox: str = "INBOX") -> None:
+    def append(self, message: EmailMessage | bytes, mailbox: str = "INBOX") -> None:
         self.append_all([message], mailbox)
 
-    def append_all(self, messages: list[EmailMessage], mailbox: str = "INBOX") -> None:
+    def append_all(self, messages: list[EmailMessage | bytes], mailbox: str = "INBOX") -> None:
         with self.client() as imap:
             if mailbox != "INBOX":
-                imap.create(f'"{mailbox}"')  # already there: a NO, left alone
+                imap.create(imap_folder(mailbox))  # already there: a NO, left alone
             for message in messages:
-                status, _ = imap.append(f'"{mailbox}"', "", imaplib.Time2Internaldate(time.time()),
-                                        message.as_bytes())
+                raw = message if isinstance(message, bytes) else message.as_bytes()
+                status, _ = imap.append(imap_folder(mailbox), "", imaplib.Time2Internaldate(time.time()), raw)
                 assert status == "OK"
 
     def delete(self, message_id: str, mailbox: str = "INBOX") -> None:
         """Delete and expunge the messages with this Message-ID, as a mail client does."""
         with self.client() as imap:
-            imap.select(f'"{mailbox}"')
+            imap.select(imap_folder(mailbox))
             _, found = imap.uid("SEARCH", "HEADER", "Message-ID", f"<{message_id}>")
             uids = (found[0] or b"").decode().split()
             assert uids, f"no message {message_id}"
@@ -114,7 +116,7 @@ class GreenMail:
     def delete_oldest(self, message_id: str, mailbox: str = "INBOX") -> None:
         """Delete the first of the messages with this Message-ID (a draft saved again: the old copy goes)."""
         with self.client() as imap:
-            imap.select(f'"{mailbox}"')
+            imap.select(imap_folder(mailbox))
             _, found = imap.uid("SEARCH", "HEADER", "Message-ID", f"<{message_id}>")
             uids = sorted(int(u) for u in (found[0] or b"").decode().split())
             assert len(uids) >= 2, f"only {len(uids)} message {message_id}"
@@ -124,7 +126,7 @@ class GreenMail:
     def flags(self, mailbox: str = "INBOX") -> list[str]:
         """Every message's flags (what a read-only sync must leave as it found them)."""
         with self.client() as imap:
-            imap.select(f'"{mailbox}"', readonly=True)
+            imap.select(imap_folder(mailbox), readonly=True)
             _, answer = imap.fetch("1:*", "(FLAGS)")
             return [line.decode() for line in answer if isinstance(line, bytes)]
 

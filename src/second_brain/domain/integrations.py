@@ -230,6 +230,17 @@ def check_connect(kind: str, name: str, settings: dict[str, str]) -> None:
         raise InvalidInput("name must be 1 to 100 characters")
     if any(not isinstance(v, str) or len(v) > 2000 for v in settings.values()):
         raise InvalidInput("settings must be strings of at most 2,000 characters")
+    for key, value in settings.items():
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):  # a line break would be another command upstream
+            raise InvalidInput(f"settings.{key} may not hold control characters (line breaks, tabs)")
+
+
+def check_fields(kind: str, settings: dict[str, str], fields: frozenset[str]) -> None:
+    """Only the settings the connector reads: any other (a password given to a folder) would be kept in clear."""
+    unknown = sorted(set(settings) - fields)
+    if unknown:
+        raise InvalidInput(f"A {kind} integration takes no {', '.join(unknown)} (it takes "
+                           f"{', '.join(sorted(fields))})")
 
 
 def refused(source: str, url: str) -> ManagedMirror:

@@ -1,5 +1,6 @@
 """What an integration's connector gives the brain: the items upstream, each as a mirror should read."""
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +18,7 @@ class Item:
     links: tuple[str, ...] = ()
     unreadable: bool = False  # listed but not read this time (too large, replaced meanwhile): its mirror stays
     later: bool = False  # listed, not read in this run (its budget spent): its mirror stays, the next run reads it
+    failed: str = ""  # listed, could not be read (a malformed message), in words: its mirror stays, the error is told
     # Its version upstream, where the system has a cheap one that changes with every change (a message's UID, an
     # edit time): an item listed with the version its mirror holds is not read again (Synced.version).
     version: str = ""
@@ -33,13 +35,19 @@ class Synced:
 
     version: Callable[[str], str | None] = lambda external_id: None
     budget: int = 500
+    deadline: float | None = None  # time.monotonic() past which a connector lists what it has not read `later`
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
 
 class Connector(Protocol):
     # Whether it reads the brain's own machine (a folder), with the server's rights: then only the owner connects it.
     local: bool
-    # The settings that are secrets (a password, a token, a secret feed address): kept sealed outside the log
-    # (ports/secrets.py), never shown back; `check` and `items` get them with the rest.
+    # The settings it reads (any other is refused), and those of them that are secrets (a password, a token, a
+    # secret feed address): kept sealed outside the log (ports/secrets.py), never shown back, given back whole
+    # (not trimmed) to `check` and `items` with the rest.
+    fields: frozenset[str]
     secrets: frozenset[str]
 
     def check(self, settings: Mapping[str, str]) -> None:

@@ -64,6 +64,7 @@ Found = list[tuple[str, dict[str, ElementTree.Element]]]  # a multistatus: each 
 
 class CalDav:
     local = False  # reached over the internet only (the pinned client): anyone may connect one
+    fields = frozenset({"url", "username", "password", "calendar"})
     secrets = frozenset({"password"})
 
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve,

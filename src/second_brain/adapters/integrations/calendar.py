@@ -28,6 +28,7 @@ PAST, AHEAD = timedelta(days=30), timedelta(days=365)
 
 class IcsFeed:
     local = False  # fetched from the internet only (the pinned client): anyone may connect one
+    fields = frozenset({"url"})
     secrets = frozenset({"url"})  # whoever holds a secret iCal address reads the calendar
 
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve,

@@ -18,9 +18,11 @@ private, loopback or metadata address: the push client's rule), and read only (E
 is marked read). A plain connection is refused, but for a test's server on loopback.
 """
 
+import base64
 import email
 import email.policy
 import imaplib
+import logging
 import re
 import socket
 import ssl
@@ -36,6 +38,8 @@ from ...domain.push import on_internet
 from ...domain.text import MAX_CONTENT_CHARS
 from ...ports.integrations import Item, Synced
 from ..push.webpush import resolve
+
+log = logging.getLogger("second_brain.integrations.mail")
 
 TIMEOUT = 30.0
 BATCH = 50  # messages fetched whole per FETCH command
@@ -61,6 +65,7 @@ SIGNATURE_STARTS = [
 
 class Mailbox:
     local = False  # reaches a mail server on the internet only: anyone may connect one
+    fields = frozenset({"host", "port", "security", "username", "password", "mailbox"})
     secrets = frozenset({"password"})
 
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve) -> None:
@@ -74,23 +79,24 @@ class Mailbox:
                 raise InvalidInput(f"A mailbox needs settings.{name}")
         with self._session(settings, InvalidInput) as imap:
             folder = settings.get("mailbox", "") or "INBOX"
-            status, answer = imap.select(_quoted(folder), readonly=True)
+            status, answer = imap.select(imap_folder(folder), readonly=True)
             if status != "OK":
                 raise InvalidInput(f"{host} has no folder {folder!r} (for a Gmail label, its name: e.g. brain)")
 
     def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         folder = settings.get("mailbox", "") or "INBOX"
         with self._session(settings, StoreUnavailable) as imap:
-            status, _ = imap.select(_quoted(folder), readonly=True)
+            status, answer = imap.select(imap_folder(folder), readonly=True)
             if status != "OK":
                 raise StoreUnavailable(f"The folder {folder!r} is no longer on {settings.get('host')}")
             validity = _untagged_number(imap, "UIDVALIDITY")
-            listed = _listing(imap)
+            listed = _listing(imap) if _count(answer) else []
             base = _base_url(settings, folder, validity)
             wanted: list[tuple[int, str]] = []  # (uid, external id) to fetch whole, oldest first
             seen: set[str] = set()
             for uid, message_id in listed:
-                external_id = message_id or f"uid:{validity}:{uid}"
+                # a message without a Message-ID is named by its place (a name no Message-ID can take: `#`)
+                external_id = message_id or f"#uid:{validity}:{uid}"
                 if external_id in seen:  # the same message twice in the folder: the first is its mirror
                     continue
                 seen.add(external_id)
@@ -102,13 +108,20 @@ class Mailbox:
                     yield Item(external_id, "", later=True)
             for start in range(0, len(wanted), BATCH):
                 batch = wanted[start:start + BATCH]
+                if start and synced.out_of_time():  # the request's time is spent: the rest at the next sync
+                    yield from (Item(external_id, "", later=True) for _, external_id in batch)
+                    continue
                 bodies = _fetch(imap, [uid for uid, _ in batch])
                 for uid, external_id in batch:
                     raw = bodies.get(uid)
                     if raw is None:  # expunged between the listing and the fetch: listed, its mirror stays
                         yield Item(external_id, "", unreadable=True)
                         continue
-                    yield message_item(external_id, raw, f"{base};UID={uid}", f"{validity}.{uid}")
+                    try:
+                        yield message_item(external_id, raw, f"{base};UID={uid}", f"{validity}.{uid}")
+                    except Exception as e:  # noqa: BLE001 - one malformed message is its own, said in words
+                        log.warning("message %s of %s cannot be read: %s", uid, folder, type(e).__name__)
+                        yield Item(external_id, "", failed=f"this message cannot be read ({type(e).__name__})")
 
     def _session(self, settings: Mapping[str, str],
                  error: type[InvalidInput] | type[StoreUnavailable]) -> "_Session":
@@ -142,7 +155,16 @@ class _Session:
         try:
             if self.security == "starttls":
                 imap.starttls(ssl.create_default_context())
-            imap.login(self.username, self.password)
+        except (imaplib.IMAP4.error, OSError, ssl.SSLError) as e:
+            self._close()
+            raise self.error(f"The mail server {self.host} did not start TLS on port {self.port} ({_said(e)}): "
+                             "try security tls on port 993") from e
+        try:
+            if (self.username + self.password).isascii():
+                imap.login(self.username, self.password)
+            else:  # LOGIN carries ASCII only; SASL PLAIN carries UTF-8 (RFC 4616)
+                plain = f"\0{self.username}\0{self.password}".encode()
+                imap.authenticate("PLAIN", lambda challenge: plain)
         except imaplib.IMAP4.error as e:
             self._close()
             raise self.error(f"{self.host} refused the user name or password ({_said(e)})") from e
@@ -153,8 +175,8 @@ class _Session:
 
     def __exit__(self, kind: object, value: BaseException | None, traceback: object) -> None:
         self._close()
-        if isinstance(value, (imaplib.IMAP4.error, OSError)) and not isinstance(value, (InvalidInput,
-                                                                                          StoreUnavailable)):
+        if isinstance(value, (imaplib.IMAP4.error, OSError, UnicodeError)) and not isinstance(
+                value, (InvalidInput, StoreUnavailable)):
             raise self.error(f"Reading the mailbox on {self.host} failed ({_said(value)})") from value
 
     def _close(self) -> None:
@@ -203,9 +225,25 @@ def _server(settings: Mapping[str, str], allow_loopback: bool) -> tuple[str, int
     return host, int(raw_port), security
 
 
-def _quoted(folder: str) -> str:
-    """A folder's name as an IMAP string (imaplib sends it as given): quoted, its quotes and backslashes escaped."""
-    return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def imap_folder(folder: str) -> str:
+    """A folder's name as IMAP names it: modified UTF-7 (RFC 3501 5.1.3: `Büro` is `B&APw-ro`), quoted."""
+    encoded: list[str] = []
+    run: list[str] = []
+
+    def shift() -> None:
+        if run:
+            raw = "".join(run).encode("utf-16-be")
+            encoded.append("&" + base64.b64encode(raw).decode().rstrip("=").replace("/", ",") + "-")
+            run.clear()
+
+    for char in folder:
+        if 0x20 <= ord(char) <= 0x7E:
+            shift()
+            encoded.append("&-" if char == "&" else char)
+        else:
+            run.append(char)
+    shift()
+    return '"' + "".join(encoded).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _untagged_number(imap: imaplib.IMAP4, name: str) -> int:
@@ -216,25 +254,21 @@ def _untagged_number(imap: imaplib.IMAP4, name: str) -> int:
         return 0
 
 
+def _count(answer: list[bytes | None]) -> int:
+    """The messages in the folder, as SELECT (EXAMINE) answered."""
+    try:
+        return int(answer[0] or 0)
+    except (TypeError, ValueError, IndexError):
+        return 1  # not said: list it and see
+
+
 def _listing(imap: imaplib.IMAP4) -> list[tuple[int, str]]:
-    """Every message in the folder: (UID, Message-ID or ""), by UID. Headers only (BODY.PEEK: nothing marked read)."""
-    status, data = imap.uid("SEARCH", "ALL")
+    """Every message in the folder: (UID, Message-ID or ""), by UID. Headers only (BODY.PEEK: nothing marked read),
+    in one FETCH over the whole folder (its answer comes a line a message, where SEARCH's is one line)."""
+    status, answer = imap.uid("FETCH", "1:*", "(UID BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
     if status != "OK":
         raise StoreUnavailable("The mail server did not list the folder's messages")
-    uids = sorted(int(u) for u in (data[0] or b"").split())
-    found: dict[int, str] = {}
-    for start in range(0, len(uids), 1000):
-        chunk = uids[start:start + 1000]
-        status, answer = imap.uid("FETCH", ",".join(map(str, chunk)),
-                                  "(UID BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
-        if status != "OK":
-            raise StoreUnavailable("The mail server did not list the folder's messages")
-        for part in answer:
-            if isinstance(part, tuple):
-                uid = _uid_of(part[0])
-                if uid is not None:
-                    found[uid] = _message_id(part[1].decode("utf-8", "replace"))
-    return [(uid, found.get(uid, "")) for uid in uids]
+    return sorted((uid, _message_id(body.decode("utf-8", "replace"))) for uid, body in _fetched(answer).items())
 
 
 def _fetch(imap: imaplib.IMAP4, uids: Sequence[int]) -> dict[int, bytes]:
@@ -242,11 +276,21 @@ def _fetch(imap: imaplib.IMAP4, uids: Sequence[int]) -> dict[int, bytes]:
     status, answer = imap.uid("FETCH", ",".join(map(str, uids)), f"(UID BODY.PEEK[]<0.{MAX_MESSAGE_BYTES}>)")
     if status != "OK":
         raise StoreUnavailable("The mail server did not give the messages asked for")
-    bodies: dict[int, bytes] = {}
-    for part in answer:
-        if isinstance(part, tuple) and (uid := _uid_of(part[0])) is not None:
-            bodies[uid] = part[1]
-    return bodies
+    return _fetched(answer)
+
+
+def _fetched(answer: list[object]) -> dict[int, bytes]:
+    """A FETCH answer's literals by UID. A server may name the UID before the literal (in its tuple's first part)
+    or after it (in the bytes imaplib gives next): both are read."""
+    found: dict[int, bytes] = {}
+    for index, part in enumerate(answer):
+        if not isinstance(part, tuple) or len(part) < 2:
+            continue
+        after = answer[index + 1] if index + 1 < len(answer) else b""
+        uid = _uid_of(part[0]) or (_uid_of(after) if isinstance(after, bytes) else None)
+        if uid is not None and isinstance(part[1], bytes):
+            found[uid] = part[1]
+    return found
 
 
 def _uid_of(line: bytes) -> int | None:
@@ -295,11 +339,12 @@ def message_item(external_id: str, raw: bytes, url: str, version: str = "") -> I
 
 
 def _header(message: EmailMessage, name: str) -> str:
+    """A header's value on one line; as the message wrote it when the parser cannot make sense of it (`To: bob@`)."""
     try:
-        value = message.get(name)
-    except (ValueError, IndexError, TypeError):  # a header the parser cannot make sense of
-        value = message.get_all(name, [""])[0] if message.get_all(name) else ""
-    return " ".join(str(value or "").split())
+        value = str(message.get(name) or "")
+    except Exception:  # noqa: BLE001 - the email package's header parsers raise more than ValueError
+        value = next((str(v) for k, v in message.raw_items() if k.lower() == name), "")
+    return " ".join(value.split())
 
 
 def _people(message: EmailMessage, name: str) -> str:

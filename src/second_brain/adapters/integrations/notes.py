@@ -23,6 +23,7 @@ MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted l
 
 class NotesFolder:
     local = True  # the folder is read with the server's rights: the owner's alone to name
+    fields = frozenset({"path"})
     secrets: frozenset[str] = frozenset()
 
     def check(self, settings: Mapping[str, str]) -> None:

@@ -90,6 +90,7 @@ class Scope:
 
 class NotionPages:
     local = False  # Notion's API on the internet only (the pinned client): anyone may connect one
+    fields = frozenset({"token", "database", "page"})
     secrets = frozenset({"token"})  # whoever holds an integration's secret reads what is shared with it
 
     def __init__(self, base_url: str = "https://api.notion.com", allow_loopback: bool = False,

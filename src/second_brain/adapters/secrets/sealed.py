@@ -11,6 +11,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 import re
 import secrets as random
@@ -20,6 +21,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+log = logging.getLogger("second_brain.secrets")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a file name, never a path
 
 
@@ -42,12 +44,16 @@ class SealedFileSecrets:
 
     def get(self, name: str) -> dict[str, str] | None:
         try:
-            sealed = base64.b64decode(self._path(name).read_bytes())
+            sealed = base64.b64decode(self._path(name).read_bytes(), validate=True)
         except FileNotFoundError:
+            return None
+        except ValueError:  # not a sealed file (cut short, overwritten): as good as missing
+            log.warning("the sealed secret %s cannot be read", name)
             return None
         try:
             opened = self._aead.decrypt(sealed[:12], sealed[12:], name.encode())
-        except InvalidTag:  # another brain's file, or one altered: as good as missing
+        except (InvalidTag, ValueError):  # another brain's file, or one altered: as good as missing
+            log.warning("the sealed secret %s does not open with this brain's key", name)
             return None
         return {str(k): str(v) for k, v in json.loads(opened).items()}
 

@@ -25,7 +25,11 @@ class SecretsManagerSecrets:
                 raise StoreUnavailable(f"Secrets Manager refused to keep the integration's secret ({_code(e)})") from e
             made = {"Name": self._id(name), "SecretString": body,
                     "Description": "A Second Brain integration's secret settings"}
-            self.client.create_secret(**made, **({"KmsKeyId": self.kms_key_id} if self.kms_key_id else {}))
+            try:
+                self.client.create_secret(**made, **({"KmsKeyId": self.kms_key_id} if self.kms_key_id else {}))
+            except ClientError as refused:
+                raise StoreUnavailable(f"Secrets Manager refused to keep the integration's secret "
+                                       f"({_code(refused)})") from refused
 
     def get(self, name: str) -> dict[str, str] | None:
         try:
@@ -41,7 +45,8 @@ class SecretsManagerSecrets:
             self.client.delete_secret(SecretId=self._id(name), ForceDeleteWithoutRecovery=True)
         except ClientError as e:
             if _code(e) != "ResourceNotFoundException":
-                raise
+                raise StoreUnavailable(f"Secrets Manager did not delete the integration's secret ({_code(e)}): "
+                                       "nothing was disconnected; try again") from e
 
     def _id(self, name: str) -> str:
         return f"{self.prefix}/integrations/{name}"

@@ -5,7 +5,7 @@ integration and the item's id): a new item is captured with its `MirrorSynced`, 
 (one memory, its timeline shows each sync), an item gone upstream has its mirror forgotten. Everything is events,
 so replay, as_of, the timeline and forget work on mirrors as on any memory. A sync writes at most `limit` changes
 and says whether it went through (a run stopped early, by the limit or a crash, is taken up by the next: what it
-wrote is found again by id, and nothing is written twice). Removals wait for a listing the sync went all through.
+wrote is found again by id, and nothing is written twice). Removals need a listing the connector gave whole.
 """
 
 import logging
@@ -90,14 +90,16 @@ class IntegrationService:
                 workspace: str | None = None) -> dict[str, Any]:
         """Connect `kind` with its settings into the caller's personal workspace (or a company one they may write
         to); the first sync runs at once, so a wrong setting shows now, in words."""
-        settings = {str(k): v.strip() if isinstance(v, str) else v for k, v in settings.items()}
-        i.check_connect(kind, name, settings)
+        i.check_connect(kind, name, settings := {str(k): v for k, v in settings.items()})
         target = workspace or ctx.identity.personal_workspace
         if target not in ctx.identity.readable:
             raise Forbidden("You can only connect an integration to a workspace you belong to")
         if target != ctx.identity.personal_workspace and ctx.identity.role != "admin":
             raise Forbidden("Only an admin may connect an integration to the company workspace")
         connector = self._connector(kind)
+        i.check_fields(kind, settings, connector.fields)
+        # a secret as typed (a password may end in a space); the rest trimmed
+        settings = {k: v if k in connector.secrets else v.strip() for k, v in settings.items()}
         if connector.local and not ctx.identity.owner:
             # The server reads the folder with its own rights: a member naming a path would read the owner's files.
             raise Forbidden("Only the brain's owner may connect a folder on the machine the brain runs on")
@@ -107,7 +109,13 @@ class IntegrationService:
                     and dict(other.settings) == kept_settings):  # its mirrors would all be flagged duplicates
                 raise InvalidInput(f"This is already connected as {other.name} ({other.id}): sync that one, or "
                                    "disconnect it first")
-        connector.check(settings)
+        try:
+            connector.check(settings)
+        except (InvalidInput, Forbidden):
+            raise
+        except Exception as e:  # an address no client can parse, a value the protocol cannot carry: said, not a 500
+            log.warning("checking a %s integration's settings failed: %s", kind, type(e).__name__)
+            raise InvalidInput(f"These settings cannot work: {type(e).__name__}") from e
         integration_id = self.new_id()
         secret = {k: v for k, v in settings.items() if k in connector.secrets}
         kept = tuple(sorted(kept_settings.items()))
@@ -175,9 +183,9 @@ class IntegrationService:
                     else:
                         self._release(acting, integration, external_id, memory_id)
                     handled += 1
+            if integration.secret_names:  # erased first: a disconnect that fails after it is asked again, erased
+                self.secrets.delete(integration.id)
             self._write(Run(acting, self._load(integration.id)), i.IntegrationDisconnected(not forget_mirrors), by=ctx)
-            if integration.secret_names:
-                self.secrets.delete(integration.id)  # a disconnected integration's password is kept nowhere
         self.on_change()
         return {"id": integration.id, "disconnected": True, ("forgotten" if forget_mirrors else "kept"): handled}
 
@@ -268,6 +276,10 @@ class IntegrationService:
                 if item.later:  # listed, left for the next run by the connector's budget
                     complete = False
                     continue
+                if item.failed:  # listed, not readable: its mirror stays, and the sync says why
+                    counts["failed"] += 1
+                    errors.append(f"{item.external_id}: {item.failed}")
+                    continue
                 if item.unreadable:  # listed, not read this time: its mirror stays as it was
                     counts["unchanged"] += 1
                     continue
@@ -292,6 +304,9 @@ class IntegrationService:
             self._link(run, listed, changed)
         except StoreUnavailable as e:
             errors, complete = [e.message], False
+        except Exception as e:  # noqa: BLE001 - upstream gave what the connector could not read: said, removing nothing
+            log.exception("syncing integration %s stopped", integration.id)
+            errors, complete = [f"The sync stopped: {type(e).__name__} (what was read before is kept)"], False
         error = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
         synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error)
         self._write(run, synced)
