@@ -2,6 +2,7 @@
 last stopped, a crash mid-sync that the next sync finishes without writing anything twice, replay, and whose
 workspace a member's connection writes to."""
 
+import os
 import time
 from pathlib import Path
 
@@ -230,11 +231,16 @@ def test_a_mirror_is_judged_as_a_capture_is_but_never_folded_blocked_or_retiring
     capture repeating a mirror is a repeat of it; a mirror's words give it its time, and new words a new one."""
     typed = brain.memories.capture(owner, "The boiler is serviced every March by Hallam Heating", [], "api")
     wifi = brain.memories.capture(owner, "The office wifi password is heron42", [], "api")
+    gate = brain.memories.capture(owner, "The gate code is 4512", [], "api")
     vault = tmp_path / "judged"
     vault.mkdir()
     (vault / "boiler.md").write_text("The boiler is serviced every March by Hallam Heating\n")
     (vault / "wifi.md").write_text("# The office wifi password is kestrel7\n")
+    (vault / "gate.md").write_text("# The gate code is 4512\n")
     (vault / "passport.md").write_text("Renew the passport by 15 March 2027\n")
+    (vault / "plumber.md").write_text("Call the plumber tomorrow at 9am\n")
+    (vault / "old.md").write_text("Lunch with Dana tomorrow at noon\n")
+    os.utime(vault / "old.md", (1_560_000_000, 1_560_000_000))  # written in 2019: its tomorrow is long past
     integration_id = brain.integrations.connect(owner, "notes", "Judged", {"path": str(vault)})["integration"]["id"]
 
     def mirror(name: str):
@@ -243,12 +249,17 @@ def test_a_mirror_is_judged_as_a_capture_is_but_never_folded_blocked_or_retiring
     boiler = mirror("boiler.md")
     assert boiler.exists and "duplicate-candidate" in boiler.tags  # stored all the same, flagged
     assert brain.memories.load(owner, typed.id)[0].content.startswith("The boiler")  # untouched
+    gate_mirror = mirror("gate.md")  # the very words of a memory: flagged beside it, which keeps its claim
+    assert "duplicate-candidate" in gate_mirror.tags
+    assert brain.memories.capture(owner, "The gate code is 4512", [], "api").id == gate.id
     wifi_mirror = mirror("wifi.md")
     assert "possible-update" in wifi_mirror.tags, wifi_mirror.tags  # the pair flagged for review
     assert not any(t.startswith("status:deprecated") for t in brain.memories.load(owner, wifi.id)[0].tags)
     assert not any(t.startswith("status:") for t in wifi_mirror.tags)  # neither retired
     passport = mirror("passport.md")
     assert passport.when_at is not None and passport.when_kind == "due"  # its words' time, as a capture reads it
+    assert mirror("plumber.md").when_at is not None  # "tomorrow", read from when the note was written: now
+    assert mirror("old.md").when_at is None  # a 2019 "tomorrow" is history, not a reminder
     claims = brain.store.read_stream(content_stream(passport.workspace, passport.content,
                                                     brain.memories.content_key))
     assert [e.event for e in claims] == [ContentClaimed(passport.id)]  # claimed as a capture claims its text

@@ -24,6 +24,7 @@ class Item:
     version: str = ""
     when_at: int | None = None  # a calendar event's start (unix ms): the mirror's time anchor
     when_kind: str | None = None
+    said_at: int | None = None  # when written (a mail's date, a page's edit; unix ms): what "tomorrow" is read from
 
 
 @dataclass(frozen=True)

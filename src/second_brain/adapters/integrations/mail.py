@@ -335,7 +335,8 @@ def message_item(external_id: str, raw: bytes, url: str, version: str = "") -> I
     replied = [*MESSAGE_ID.findall(_header(message, "in-reply-to")),
                *MESSAGE_ID.findall(_header(message, "references"))]
     links = tuple(dict.fromkeys(m for m in replied if m != external_id))
-    return Item(external_id, "\n".join(lines).strip()[:MAX_CONTENT_CHARS], ("email",), url, links, version=version)
+    return Item(external_id, "\n".join(lines).strip()[:MAX_CONTENT_CHARS], ("email",), url, links, version=version,
+                said_at=_sent_at(message))
 
 
 def _header(message: EmailMessage, name: str) -> str:
@@ -362,6 +363,14 @@ def _date(message: EmailMessage) -> str:
         return ""
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return moment.strftime("%Y-%m-%d %H:%M %z")
+
+
+def _sent_at(message: EmailMessage) -> int | None:
+    try:
+        moment = parsedate_to_datetime(_header(message, "date"))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
 
 
 def _attachments(message: EmailMessage) -> list[str]:

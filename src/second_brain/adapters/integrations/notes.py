@@ -10,6 +10,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ...domain import text
@@ -50,7 +51,8 @@ class NotesFolder:
             if raw is None:
                 yield Item(_id(path.relative_to(root)), "", unreadable=True)
                 continue
-            yield note(_id(path.relative_to(root)), path.stem, raw, path.as_uri(), by_name)
+            yield replace(note(_id(path.relative_to(root)), path.stem, raw, path.as_uri(), by_name),
+                          said_at=_modified(path))
 
 
 def _notes(root: Path) -> Iterator[Path]:
@@ -69,6 +71,14 @@ def _notes(root: Path) -> Iterator[Path]:
             path = here / name
             if name.endswith(".md") and not name.startswith(".") and not path.is_symlink():
                 yield path
+
+
+def _modified(path: Path) -> int | None:
+    """When the note was last written (what its "tomorrow" means), unix ms."""
+    try:
+        return int(path.lstat().st_mtime * 1000)
+    except OSError:
+        return None
 
 
 def _read(path: Path) -> str | None:

@@ -188,7 +188,7 @@ class NotionPages:
         content = f"{title}\n\n{body.text}" if body.lines else title
         links = tuple(dict.fromkeys(link for link in body.links if link != page_id))
         return Item(page_id, content[:text.MAX_CONTENT_CHARS], page_tags(page), str(page.get("url") or ""),
-                    links), body.child_pages
+                    links, said_at=edited_at(page)), body.child_pages
 
     def _blocks(self, notion: "Session", block_id: str, body: "Body", depth: int, top: bool = False) -> None:
         """The blocks under `block_id` into `body`, their nested blocks under them. Nested blocks that cannot be
@@ -535,6 +535,15 @@ def page_tags(page: Mapping[str, Any]) -> tuple[str, ...]:
         found += [str(o.get("name") or "").strip().lower() for o in options if isinstance(o, dict)]
     kept = [t for t in text.dedupe(["notion", *found]) if t and len(t) <= text.MAX_TAG_CHARS]
     return tuple(kept[:text.MAX_TAGS])
+
+
+def edited_at(page: Mapping[str, Any]) -> int | None:
+    """When the page was last edited (what its "tomorrow" means), unix ms."""
+    try:
+        moment = datetime.fromisoformat(str(page.get("last_edited_time") or "").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int(moment.timestamp() * 1000) if moment.tzinfo else None
 
 
 def settled(page: Mapping[str, Any], now: datetime) -> str:

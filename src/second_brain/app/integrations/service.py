@@ -356,7 +356,7 @@ class IntegrationService:
                     return "unchanged"
                 anchor = (item.when_at, item.when_kind or "event") if item.when_at is not None else None
                 captured = MemoryCaptured(item.content, item.tags, integration.source, integration.workspace)
-                batch = self.memories.mirror_batch(acting, memory_id, captured, anchor, mirrored, now)
+                batch = self.memories.mirror_batch(acting, memory_id, captured, anchor, mirrored, now, item.said_at)
                 if item.external_id in run.held.mirrors:
                     self.store.append(batch)
                 else:
@@ -377,10 +377,10 @@ class IntegrationService:
                 changes.append(TagsChanged(kept))
             # its time: the event's (moved), else what its new words name, else none (what the old words named)
             anchor = ((item.when_at, item.when_kind or "event") if item.when_at is not None
-                      else self.memories.anchor_in_words(item.content, integration.source))
+                      else self.memories.anchor_in_words(item.content, integration.source, item.said_at))
             if anchor is not None and (memory.when_at, memory.when_kind) != anchor:
                 changes.append(TimeAnchorSet(*anchor))
-            elif anchor is None and memory.when_at is not None and memory.mirror_hash:
+            elif anchor is None and memory.when_at is not None:
                 changes.append(TimeAnchorCleared())
             self.store.append(envelopes(acting, stream, memory.version, [*changes, mirrored], memory.workspace, now))
             return "updated"

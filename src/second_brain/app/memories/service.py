@@ -214,24 +214,26 @@ class MemoryService:
                             force=True).id
 
     def mirror_batch(self, ctx: Context, memory_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None,
-                     mirrored: object, now: int) -> list[Envelope]:
+                     mirrored: object, now: int, said_at: int | None = None) -> list[Envelope]:
         """The append that makes a managed mirror (app/integrations), judged as a capture is: its text claimed (a
         capture of the same words later is a repeat of it), what it resembles flagged beside it (domain/capture's
         for_mirror: never merged, replaced, blocked or retired, nor does it retire anything), classified, and
-        timed by its own words when its system gives it no time. `mirrored` ends its stream's events."""
+        timed by its own words when its system gives it no time. `mirrored` ends its stream's events. Words a memory
+        already holds stay claimed by it."""
         text_stream = content_stream(captured.workspace, captured.content, self.content_key)
         claims = self.store.read_stream(text_stream)
         holders = claims if _held(claims) else self._legacy_claims(captured.workspace, captured.content)
-        verdict = self._repeat(ctx, holders, captured) or (
-            self.triage.assess(captured.content, captured.workspace) if self.triage else STORE)
-        verdict = for_mirror(verdict)
-        said = self._said_when(captured) if anchor is None else None
-        when = anchor if said is None else (said.when_at, said.when_kind)
+        repeat = self._repeat(ctx, holders, captured)
+        verdict = for_mirror(repeat or (
+            self.triage.assess(captured.content, captured.workspace) if self.triage else STORE))
+        when = anchor if anchor is not None else self.anchor_in_words(captured.content, captured.source, said_at)
         decision = decide_capture(memory_id, captured, when, verdict, self._as_judged(ctx, verdict))
         batch = [e for change in decision.changes
                  for e in envelopes(ctx, change.stream_id, change.version,
                                     [*change.events, *([mirrored] if change.stream_id == memory_stream(memory_id)
                                                        else [])], change.workspace, now)]
+        if repeat is not None:  # the memory that holds these words keeps its claim
+            return batch
         return batch + envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(memory_id)],
                                  captured.workspace, now)
 
@@ -240,10 +242,16 @@ class MemoryService:
         if self.triage and contents:
             self.triage.prepare(contents)
 
-    def anchor_in_words(self, content: str, source: str) -> tuple[int, str] | None:
-        """The time a mirror's new words name (an update of it), as a capture reads them; None if none."""
-        said = self._said_when(MemoryCaptured(content, (), source, ""))
-        return (said.when_at, said.when_kind) if said else None
+    def anchor_in_words(self, content: str, source: str, said_at: int | None = None) -> tuple[int, str] | None:
+        """The time a mirror's words name, read from when they were written (`said_at`: a 2019 mail's "tomorrow"
+        is a day in 2019), as a capture reads them; None if none, or if that time has passed (history, not a
+        reminder)."""
+        reads = self._reads_when() if callable(self._reads_when) else self._reads_when
+        if not reads or source in TRANSCRIPT_SOURCES:
+            return None
+        now = self.clock.now_ms()
+        said = find_anchor(content, min(said_at, now) if said_at is not None else now, self.timezone)
+        return (said.when_at, said.when_kind) if said is not None and said.when_at >= now else None
 
     def _said_when(self, captured: MemoryCaptured) -> Anchor | None:
         """The time the note's own words name, when the extraction rules are sure of it (the nightly job reads
