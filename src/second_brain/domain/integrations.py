@@ -74,6 +74,7 @@ class IntegrationSynced:
     removed: int
     complete: bool
     error: str = ""  # in words, for the person who connected it
+    versions: tuple[tuple[str, str], ...] = ()  # the items' versions upstream this sync brought (Item.version)
     SCHEMA: ClassVar[int] = 1
 
 
@@ -84,6 +85,7 @@ class MirrorIndexed:
 
     external_id: str
     memory_id: str
+    version: str = ""  # the item's version upstream as first mirrored
     SCHEMA: ClassVar[int] = 1
 
 
@@ -142,6 +144,7 @@ class Integration:
     counts: tuple[int, int, int] = (0, 0, 0)  # the last sync's created, updated, removed
     mirrors: dict[str, str] = field(default_factory=dict)  # upstream item → memory id
     dropped: dict[str, int] = field(default_factory=dict)  # upstream item → how often its mirror was removed
+    versions: dict[str, str] = field(default_factory=dict)  # upstream item → its version as last synced
     version: int = 0
 
     @property
@@ -189,24 +192,29 @@ def _connected(event: IntegrationConnected, state: Integration, at: int, actor: 
 @_apply.register
 def _synced(event: IntegrationSynced, state: Integration, at: int, actor: str) -> Integration:
     return replace(state, last_sync=at, last_error=event.error, complete=event.complete,
-                   counts=(event.created, event.updated, event.removed), version=state.version + 1)
+                   counts=(event.created, event.updated, event.removed),
+                   versions={**state.versions, **dict(event.versions)} if event.versions else state.versions,
+                   version=state.version + 1)
 
 
 @_apply.register
 def _indexed(event: MirrorIndexed, state: Integration, at: int, actor: str) -> Integration:
-    return replace(state, mirrors={**state.mirrors, event.external_id: event.memory_id}, version=state.version + 1)
+    versions = {**state.versions, event.external_id: event.version} if event.version else state.versions
+    return replace(state, mirrors={**state.mirrors, event.external_id: event.memory_id}, versions=versions,
+                   version=state.version + 1)
 
 
 @_apply.register
 def _dropped(event: MirrorDropped, state: Integration, at: int, actor: str) -> Integration:
     mirrors = {k: v for k, v in state.mirrors.items() if k != event.external_id}
     dropped = {**state.dropped, event.external_id: state.dropped.get(event.external_id, 0) + 1}
-    return replace(state, mirrors=mirrors, dropped=dropped, version=state.version + 1)
+    versions = {k: v for k, v in state.versions.items() if k != event.external_id}
+    return replace(state, mirrors=mirrors, dropped=dropped, versions=versions, version=state.version + 1)
 
 
 @_apply.register
 def _disconnected(event: IntegrationDisconnected, state: Integration, at: int, actor: str) -> Integration:
-    return replace(state, connected=False, mirrors={}, version=state.version + 1)
+    return replace(state, connected=False, mirrors={}, versions={}, version=state.version + 1)
 
 
 # Mail providers by the domain of their IMAP host: a mirror's source names the provider (`email-gmail`), as the

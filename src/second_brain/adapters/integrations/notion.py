@@ -148,7 +148,7 @@ class NotionPages:
             page_id, version = dashed(str(page.get("id", ""))), settled(page, now)
             if version and synced.version(page_id) == version:  # not edited since its mirror was synced
                 yield Item(page_id, "", unreadable=True, version=version)
-            elif read >= synced.budget:  # this run has read its share of bodies: the next reads on
+            elif read >= synced.budget or (read and synced.out_of_time()):  # its share read: the next reads on
                 yield Item(page_id, "", later=True)
             else:
                 read += 1

@@ -57,6 +57,7 @@ class Run:
     acting: Context
     integration: i.Integration
     held: i.Integration = field(init=False)
+    versions: dict[str, str] = field(default_factory=dict)  # the items' versions this sync brought, said at its end
 
     def __post_init__(self) -> None:
         self.held = self.integration
@@ -258,7 +259,7 @@ class IntegrationService:
         run = Run(acting, integration)
         try:
             listed: dict[str, Item] = {}
-            held = Synced(lambda external_id: self._synced_version(run, external_id), limit)
+            held = Synced(lambda external_id: self._synced_version(run, external_id), limit, deadline)
             for item in self._connector(integration.kind).items(self._settings(integration), held):
                 listed.setdefault(item.external_id, item)
             if not listed and run.held.mirrors:  # an unmounted drive lists as an empty folder
@@ -308,7 +309,10 @@ class IntegrationService:
             log.exception("syncing integration %s stopped", integration.id)
             errors, complete = [f"The sync stopped: {type(e).__name__} (what was read before is kept)"], False
         error = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
-        synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error)
+        versions = tuple(sorted((k, v) for k, v in run.versions.items() if run.held.versions.get(k) != v
+                                and k in run.held.mirrors))
+        synced = i.IntegrationSynced(counts["created"], counts["updated"], counts["removed"], complete, error,
+                                     versions)
         self._write(run, synced)
         return {**counts, "complete": complete, "error": error or None}
 
@@ -359,8 +363,9 @@ class IntegrationService:
                 batch = self.memories.mirror_batch(acting, memory_id, captured, anchor, mirrored, now, item.said_at)
                 if item.external_id in run.held.mirrors:
                     self.store.append(batch)
+                    run.versions[item.external_id] = item.version
                 else:
-                    self._write(run, i.MirrorIndexed(item.external_id, memory_id), batch)
+                    self._write(run, i.MirrorIndexed(item.external_id, memory_id, item.version), batch)
                 return "created"
             if memory.mirror != integration.id:
                 return "unchanged"
@@ -369,6 +374,7 @@ class IntegrationService:
                     # the same words at a new place or version upstream (a message saved again): noted, so the
                     # next sync does not read it again
                     self.store.append(envelopes(acting, stream, memory.version, [mirrored], memory.workspace, now))
+                run.versions[item.external_id] = item.version
                 return "unchanged"
             changes: list[object] = []
             if memory.content != item.content:
@@ -383,17 +389,16 @@ class IntegrationService:
             elif anchor is None and memory.when_at is not None:
                 changes.append(TimeAnchorCleared())
             self.store.append(envelopes(acting, stream, memory.version, [*changes, mirrored], memory.workspace, now))
+            run.versions[item.external_id] = item.version
             return "updated"
 
         return retrying(attempt)
 
-    def _synced_version(self, run: "Run", external_id: str) -> str | None:
-        """The item's version upstream when its mirror was last synced; None if it has no mirror or no version."""
-        if external_id not in run.held.mirrors:
-            return None
-        memory = self._memory(run.held.mirrors[external_id])
-        held = memory.exists and memory.mirror == run.integration.id and memory.mirror_version
-        return memory.mirror_version if held else None
+    @staticmethod
+    def _synced_version(run: "Run", external_id: str) -> str | None:
+        """The item's version upstream when its mirror was last synced (the integration's own state: no read);
+        None if it has no mirror or no version."""
+        return run.held.versions.get(external_id) if external_id in run.held.mirrors else None
 
     def _remove(self, run: "Run", external_id: str, memory_id: str) -> None:
         if self._memory(memory_id).exists:
