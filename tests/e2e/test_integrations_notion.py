@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from second_brain.app.handling import Context
 from tests.support.notion_server import (
     NotionServer,
     bookmark,
@@ -267,6 +268,23 @@ def test_a_page_and_the_pages_under_it_are_mirrored(api, notion):
     assert counts(report) == (0, 1, 2), report  # the handbook lost its child page's title
     assert set(mirrors(api)) == {"Handbook", "Hiring"}
     assert api.get("/entry", params={"id": found["Summer"]["id"]}).status_code == 404
+
+
+def test_a_page_past_the_longest_mirror_still_has_its_child_pages_found_and_a_bounded_run_removes_nothing(
+        api, brain, notion):
+    handbook = notion.page("Handbook", [paragraph(f"Section {n}: " + "policy words " * 160) for n in range(120)])
+    notion.page("Appendix", [paragraph("Holidays are 25 days.")], parent=handbook)  # after ~250,000 characters
+    for n in range(3):
+        notion.page(f"Team {n}", [paragraph(f"Team {n} works remotely.")], parent=handbook)
+    connected = connect(api, notion, page=handbook)
+    assert connected["sync"]["created"] == 5, connected["sync"]
+    assert {"Handbook", "Appendix", "Team 0"} <= set(mirrors(api))
+    # a run that may read only two bodies lists the rest as not read: not complete, and nothing is removed
+    assert brain.brain is not None
+    owner = Context(brain.brain.team.owner_identity(), "test")
+    report = brain.brain.integrations.sync(owner, connected["integration"]["id"], limit=2)
+    assert (report["complete"], report["removed"]) == (False, 0), report
+    assert len(mirrors(api)) == 5
 
 
 def test_a_rate_limit_mid_sync_is_waited_out(api, notion):

@@ -2,7 +2,7 @@
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -37,9 +37,15 @@ class Synced:
     version: Callable[[str], str | None] = lambda external_id: None
     budget: int = 500
     deadline: float | None = None  # time.monotonic() past which a connector lists what it has not read `later`
+    gaps: list[str] = field(default_factory=list)  # what the listing could not reach (see gap)
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def gap(self, reason: str = "") -> None:
+        """The listing is not whole (a part upstream could not be read, or was left for the next run: `reason`
+        empty): the sync removes nothing, is not complete, and says `reason` as its error."""
+        self.gaps.append(reason)
 
 
 class Connector(Protocol):

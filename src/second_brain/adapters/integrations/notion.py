@@ -120,7 +120,7 @@ class NotionPages:
             if scope.databases:
                 yield from self._database_pages(notion, scope.databases, synced)
             else:
-                yield from self._page_tree(notion, scope.page)
+                yield from self._page_tree(notion, scope.page, synced)
 
     @contextmanager
     def _session(self, token: str, error: type[InvalidInput] | type[StoreUnavailable]) -> Iterator["Session"]:
@@ -152,55 +152,67 @@ class NotionPages:
                 yield Item(page_id, "", later=True)
             else:
                 read += 1
-                item, _ = self._item(notion, page)
+                item, body = self._item(notion, page)
                 yield replace(item, version=version)
 
-    def _page_tree(self, notion: "Session", root_id: str) -> Iterator[Item]:
-        """The page, then each child page and its own, depth first in the order of the bodies."""
+    def _page_tree(self, notion: "Session", root_id: str, synced: Synced) -> Iterator[Item]:
+        """The page, then each child page and its own, depth first in the order of the bodies. Every body is read
+        (it is where the child pages are found), at most the run's budget of them: then, or where a body could not
+        be read whole, the listing says it is not whole (`Synced.gap`), so no page under it loses its mirror."""
         root = notion.root(root_id)
         pending = [root]
         seen = {root_id}
+        read = 0
         while pending:
+            if read >= synced.budget or (read and synced.out_of_time()):
+                synced.gap()  # the rest at the next run
+                return
             page = pending.pop()
-            item, children = self._item(notion, page)
+            item, body = self._item(notion, page)
+            read += 1
             yield item
+            if body.incomplete:
+                synced.gap(f"{page_title(page)}: {body.incomplete}; nothing under it was removed")
             found: list[dict[str, Any]] = []
-            for child_id in children:
+            for child_id in body.child_pages:
                 if child_id in seen:
                     continue
                 seen.add(child_id)
                 child = notion.call(f"the page {child_id}", notion.client.pages.retrieve, child_id, missing_ok=True)
                 if child is None:  # listed in its parent's body, gone before it was read: its mirror stays
                     yield Item(child_id, "", unreadable=True)
+                    synced.gap(f"a page under {page_title(page)} went missing while it was read; nothing under it "
+                               "was removed")
                 elif not trashed(child):
                     found.append(child)
             pending.extend(reversed(found))
 
-    def _item(self, notion: "Session", page: Mapping[str, Any]) -> tuple[Item, list[str]]:
-        """A page's item, and the ids of its child pages."""
+    def _item(self, notion: "Session", page: Mapping[str, Any]) -> tuple[Item, "Body"]:
+        """A page's item, and its body as read (its child pages, what could not be read)."""
         page_id = dashed(str(page.get("id", "")))
         body = Body()
         try:
             self._blocks(notion, page_id, body, 0, top=True)
         except Missing:  # gone (or unshared) between the listing and the reading of its body: its mirror stays
-            return Item(page_id, "", unreadable=True), []
+            body.incomplete = "it went missing while it was read"
+            return Item(page_id, "", unreadable=True), body
         title = page_title(page)
         content = f"{title}\n\n{body.text}" if body.lines else title
         links = tuple(dict.fromkeys(link for link in body.links if link != page_id))
         return Item(page_id, content[:text.MAX_CONTENT_CHARS], page_tags(page), str(page.get("url") or ""),
-                    links, said_at=edited_at(page)), body.child_pages
+                    links, said_at=edited_at(page)), body
 
     def _blocks(self, notion: "Session", block_id: str, body: "Body", depth: int, top: bool = False) -> None:
-        """The blocks under `block_id` into `body`, their nested blocks under them. Nested blocks that cannot be
-        found now are left out; a page's own body that cannot (`top`) raises Missing."""
+        """The blocks under `block_id` into `body`, their nested blocks under them (past the mirror's length, only
+        for the child pages among them). Nested blocks that cannot be found now are left out, and the body says so
+        (child pages there may exist still); a page's own body that cannot (`top`) raises Missing."""
         if depth > MOST_DEPTH:
+            body.incomplete = f"blocks nested deeper than {MOST_DEPTH} levels are not read"
             return
         number = 0  # a numbered list counts from 1 again after any other block
         try:
             for block in notion.listing(f"the blocks of {block_id}", notion.client.blocks.children.list, block_id,
                                         missing_ok=True):
-                if body.size > text.MAX_CONTENT_CHARS:  # the rest would be cut off the mirror anyway
-                    return
                 kind = str(block.get("type", ""))
                 value = block.get(kind)
                 data: Mapping[str, Any] = value if isinstance(value, dict) else {}
@@ -209,6 +221,7 @@ class NotionPages:
         except Missing:
             if top:
                 raise
+            body.incomplete = "some of its nested blocks went missing while it was read"
 
     def _block(self, notion: "Session", block: Mapping[str, Any], kind: str, data: Mapping[str, Any], number: int,
                body: "Body", depth: int) -> None:
@@ -431,8 +444,11 @@ class Body:
     links: list[str] = field(default_factory=list)
     child_pages: list[str] = field(default_factory=list)
     size: int = 0
+    incomplete: str = ""  # why part of it could not be read (its child pages there are unknown)
 
     def add(self, line: str, depth: int, kind: str) -> None:
+        if self.size > text.MAX_CONTENT_CHARS:  # cut off the mirror anyway (its child pages are still found)
+            return
         indent = "  " * depth
         first, *rest = line.split("\n")
         more = "> " if kind in ("quote", "callout") else "  " if kind in LIST_ITEMS else ""

@@ -293,8 +293,11 @@ class IntegrationService:
                 counts[outcome] += 1
                 if outcome != "unchanged":
                     changed[item.external_id] = outcome
-            # the listing is whole (an item left `later` was listed too): what it lacks is gone upstream
-            for external_id, memory_id in sorted(run.held.mirrors.items()):
+            errors += [gap for gap in held.gaps if gap]
+            if held.gaps:  # the listing is not whole: what it lacks may be there still
+                complete = False
+            # else what the listing lacks is gone upstream (an item left `later` was listed too)
+            for external_id, memory_id in sorted(run.held.mirrors.items()) if not held.gaps else ():
                 if external_id in listed:
                     continue
                 if spent():
