@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from second_brain.adapters.integrations.caldav import SameSite
 from tests.support.radicale_server import PASSWORD, USER, Radicale
 
 from .conftest import Server
@@ -254,3 +255,15 @@ def test_a_brain_killed_mid_sync_takes_the_sync_up_again_mirroring_each_event_on
             assert (integration["mirrors"], integration["complete"]) == (len(expected), True)
     finally:
         again.stop()
+
+
+def test_the_password_goes_only_to_the_configured_servers_site():
+    """A server's answer may name calendars on another host: iCloud's own are reached with the password, a host
+    elsewhere without it (an answer is not a reason to hand credentials to whoever it names)."""
+    auth = SameSite("https://caldav.icloud.com/", "me@icloud.com", "app-password")
+    for url, sent in (("https://caldav.icloud.com/123/principal/", True), ("https://p42-caldav.icloud.com/x/", True),
+                      ("https://calendars.example.org/x/", False), ("https://icloud.com.example.org/x/", False)):
+        request = next(auth.auth_flow(httpx.Request("PROPFIND", url)))
+        assert ("authorization" in request.headers) == sent, url
+    local = SameSite("http://127.0.0.1:5232/", "me", "pw")
+    assert "authorization" not in next(local.auth_flow(httpx.Request("GET", "http://10.0.0.1/"))).headers

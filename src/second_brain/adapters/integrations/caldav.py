@@ -14,7 +14,8 @@ package: it talks through `requests`, where that check would not hold.
 """
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import ipaddress
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple
 from urllib.parse import unquote, urljoin, urlsplit
@@ -190,7 +191,8 @@ class CalDav:
 
     def _client(self, settings: Mapping[str, str]) -> httpx.Client:
         client = pinned_client(self.resolver, self.allow_loopback)
-        client.auth = httpx.BasicAuth(settings.get("username", "").strip(), settings.get("password", ""))
+        client.auth = SameSite(settings.get("url", ""), settings.get("username", "").strip(),
+                               settings.get("password", ""))
         client.timeout = TIMEOUT
         return client
 
@@ -228,6 +230,31 @@ class CalDav:
         if _origin(url) != _origin(base) and not self._allowed(url):
             raise error(f"The CalDAV server at {_origin(base)} names {url}, which is not an https:// address")
         return url
+
+
+class SameSite(httpx.Auth):
+    """Basic credentials sent only to the configured server's site (its host, or a host under the same domain:
+    iCloud answers from pNN-caldav.icloud.com), never to another host an answer names."""
+
+    def __init__(self, url: str, username: str, password: str) -> None:
+        self.site = _site(urlsplit(url).hostname or "")
+        self.basic = httpx.BasicAuth(username, password)
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if _site(request.url.host) == self.site:
+            yield from self.basic.auth_flow(request)
+        else:
+            yield request
+
+
+def _site(host: str) -> str:
+    """A host's site: an address itself, else its last two labels."""
+    host = host.lower().rstrip(".").strip("[]")
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        return ".".join(host.split(".")[-2:])
 
 
 def _items(resource: str, text: str, now: datetime) -> list[Item]:
