@@ -94,8 +94,13 @@ class CalDav:
         found: dict[str, Item] = {}
         with self._client(settings) as client:
             for calendar in self._calendars(client, settings, StoreUnavailable):
-                for resource, text in self._events(client, calendar.url, now):
-                    for item in _items(resource, text, now):
+                for resource, text in self._events(client, calendar.url, now, synced):
+                    try:
+                        read = _items(resource, text, now)
+                    except StoreUnavailable as e:  # that event's alone: the others are synced, nothing removed
+                        synced.gap(f"{e.message}: nothing was removed")
+                        continue
+                    for item in read:
                         found.setdefault(item.external_id, item)  # an event in two calendars: mirrored once
         for external_id in sorted(found):
             yield found[external_id]
@@ -173,7 +178,7 @@ class CalDav:
 
     # --- reading the events ---
 
-    def _events(self, client: httpx.Client, url: str, now: datetime) -> Iterator[tuple[str, str]]:
+    def _events(self, client: httpx.Client, url: str, now: datetime, synced: Synced) -> Iterator[tuple[str, str]]:
         """Each event resource of the calendar at `url` with an event within the window: its URL and its text."""
         query = QUERY.format(start=_stamp(now - PAST), end=_stamp(now + AHEAD))
         answer = self._send(client, "REPORT", url, query, "1", StoreUnavailable)
@@ -184,7 +189,8 @@ class CalDav:
                 continue  # the collection itself, as some servers list it
             data = props.get(CALDAV + "calendar-data")
             if data is None or not (data.text or "").strip():
-                raise StoreUnavailable(f"The CalDAV server did not send the event at {resource}")
+                synced.gap(f"The CalDAV server did not send the event at {resource}: nothing was removed")
+                continue
             yield self._joined(url, resource, StoreUnavailable), data.text or ""
 
     # --- HTTP ---
