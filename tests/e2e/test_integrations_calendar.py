@@ -134,10 +134,17 @@ def test_a_calendar_feed_is_mirrored_with_its_times_and_followed(api, server, fe
 
 def test_a_calendar_address_that_cannot_work_is_refused_before_connecting(api, feed):
     feed.ics = "this is not a calendar"
-    for settings, words in (({}, "settings.url"), ({"url": "ftp://example.com/cal.ics"}, "https://"),
-                            ({"url": "http://example.com/cal.ics"}, "https://")):
-        refused = api.post("/integrations", json={"kind": "calendar", "settings": settings})
-        assert refused.status_code == 400 and words in refused.json()["error"], refused.text
+    for kind, settings, words in (
+            ("calendar", {}, "settings.url"), ("calendar", {"url": "ftp://example.com/cal.ics"}, "https://"),
+            ("calendar", {"url": "http://example.com/cal.ics"}, "https://"),
+            # addresses no client can parse: said in words, never a 500
+            ("calendar", {"url": "https://calendar.example.com:abc/cal.ics"}, "cannot work"),
+            ("calendar", {"url": "https://[calendar.example.com/cal.ics"}, "cannot work"),
+            ("caldav", {"url": "https://dav.example.com:99999/", "username": "me", "password": "pw"}, "cannot"),
+            ("notion", {"token": "ntn_x", "page": "https://[notion.so/x"}, "cannot work"),
+            ("calendar", {"url": "https://calendar.example.com/cal.ics", "password": "stray"}, "takes no password")):
+        refused = api.post("/integrations", json={"kind": kind, "settings": settings})
+        assert refused.status_code == 400 and words in refused.json()["error"], (settings, refused.text)
     feed.status = 404
     refused = api.post("/integrations", json={"kind": "calendar", "settings": {"url": feed.url}})
     assert refused.status_code == 400 and "HTTP 404" in refused.json()["error"]

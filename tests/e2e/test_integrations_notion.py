@@ -228,6 +228,17 @@ def test_a_page_not_edited_since_its_sync_is_listed_not_read_again(api, notion):
     assert "Rewritten today." in mirrors(api)["Old note 0"]["content"]
 
 
+def test_a_page_edited_within_the_last_minutes_is_read_again_at_every_sync(api, notion):
+    """Notion gives edit times to the minute: a version taken within the minute of an edit could hide the next
+    edit of that minute, so a page edited in the last two minutes is read again however its time reads."""
+    wiki = notion.database("Wiki")
+    notion.page("Fresh note", [paragraph("Written just now.")], database=wiki)  # edited this minute
+    integration = connect(api, notion, database=wiki)["integration"]["id"]
+    read = notion.count("GET", "/v1/blocks/", 200)
+    sync(api, integration)
+    assert notion.count("GET", "/v1/blocks/", 200) == read + 1
+
+
 def test_disconnecting_can_forget_the_mirrors(api, notion):
     wiki = notion.database("Wiki")
     for title in ("One", "Two", "Three"):
