@@ -104,7 +104,9 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     if brain.worker:
         vectors.on_pending = brain.worker.notify
     brain.watcher = folder_watcher(brain) if settings.watch_folders else None
-    brain.continuation = Continuation(brain.integrations.sync_changed)
+    # each pass as long as a request's, so a stopping server waits for one pass at most
+    brain.continuation = Continuation(lambda integration_id: brain.integrations.sync_changed(
+        integration_id, seconds=brain.integrations.request_seconds))
     brain.integrations.on_incomplete = brain.continuation.ask
     return brain
 

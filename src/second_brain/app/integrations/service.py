@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...domain import integrations as i
+from ...domain.conflicts import FLAG_TAGS
 from ...domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound, StoreUnavailable
 from ...domain.events import (
     Envelope,
@@ -42,7 +43,7 @@ from ..memories.service import MemoryService
 
 log = logging.getLogger("second_brain.integrations")
 
-BRAINS_OWN_TAGS = frozenset({"duplicate-candidate", "possible-update", "task"})  # what capture's judgement adds
+BRAINS_OWN_TAGS = frozenset({*FLAG_TAGS, "task"})  # what capture's judgement and the reminders add to a mirror
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
 MOST_EDGES = 1_000  # an updated item's edges read to find those its upstream no longer links
 AHEAD = 32  # new mirrors whose texts are embedded together before they are judged one by one
@@ -218,14 +219,15 @@ class IntegrationService:
         found = (self._load(integration_id) for integration_id in self._listed())
         return {x.id: x.setting("path") for x in found if x.connected and x.kind == "notes"}
 
-    def sync_changed(self, integration_id: str, limit: int = SYNC_LIMIT) -> dict[str, Any] | None:
+    def sync_changed(self, integration_id: str, limit: int = SYNC_LIMIT,
+                     seconds: float | None = None) -> dict[str, Any] | None:
         """Sync one integration as the system does (the hourly job, the folder watcher); None if it is
         disconnected. A failure is told in its `last_error`, and stops no other integration."""
         with self._alone(integration_id) as integration:
             if integration is None:
                 return None
             try:
-                return self._sync(integration, limit)
+                return self._sync(integration, limit, time.monotonic() + seconds if seconds is not None else None)
             except Exception as e:  # noqa: BLE001 - logged, and the next run tries again
                 log.exception("syncing integration %s failed", integration_id)
                 return {"created": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0, "complete": False,
