@@ -97,14 +97,15 @@ phases.coverage.enabled = false
 "body.subscription.keys.p256dh" = "{p256dh}"
 "body.subscription.keys.auth" = "{auth}"
 
-# A notes folder must exist on this machine: an empty one is given (each connect syncs it at once); a calendar's
-# feed must answer: the brain's own schema does (on loopback, which this server lets in), and reads as no calendar.
+# Connecting reaches the system named: here a notes folder, which must exist on this machine (an empty one is
+# given; each connect syncs it at once). The other kinds need their servers (the e2e tests start them), and a
+# connector takes its own settings only, so the fuzzer connects the folder.
 [[operations]]
 include-path = "/integrations"
 phases.coverage.enabled = false
 [operations.parameters]
-"body.settings.path" = "{vault}"
-"body.settings.url" = "{feed}"
+"body.kind" = "notes"
+"body.settings" = {{ path = "{vault}" }}
 """
 def _folder(path: Path) -> Path:
     path.mkdir()
@@ -129,7 +130,7 @@ def test_no_server_error_every_answer_documented_and_valid_input_accepted(server
     config.write_text(CONFIG.format(owner=TOKEN, member=member["member"]["id"], member_token=member["token"],
                                     importer_token=importer["token"], never_a_source=NEVER_A_SOURCE,
                                     p256dh=base64url(P256_POINT), auth=base64url(AUTH_SECRET),
-                                    vault=_folder(tmp_path / "vault"), feed=server.url + "/openapi.json"))
+                                    vault=_folder(tmp_path / "vault")))
     report, requests = tmp_path / "report.json", tmp_path / "requests.har"
     run = subprocess.run(
         [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run", server.url + "/openapi.json",

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import Server
+from .killed import kill_mid_sync, resume
 
 # Not watching its folders: each test says when a sync runs, and counts what it did.
 pytestmark = pytest.mark.server_env(BRAIN_WATCH_FOLDERS="false")
@@ -195,3 +196,15 @@ def test_what_the_folder_cannot_vouch_for_is_never_removed(api, vault, tmp_path)
     emptied = api.post("/integrations/sync", json={"id": integration}).json()["sync"]
     assert emptied["removed"] == 0 and "nothing was removed" in emptied["error"]
     assert len(mirrors(api)) == 3
+
+
+def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_path):
+    total = 240
+    vault = tmp_path / "many"
+    for n in range(total):
+        write(vault, f"note-{n:03}.md", f"# Standup {n:03}\n\nShipped fix number {n} to the harbour crane.\n")
+    env = {"BRAIN_WATCH_FOLDERS": "false"}
+    kill_mid_sync(tmp_path / "brain", env, lambda api: api.post("/integrations", json={
+        "kind": "notes", "name": "Many", "settings": {"path": str(vault)}}))
+    titles = resume(tmp_path / "brain", env, total, "notes")
+    assert sorted(titles) == [f"Standup {n:03}" for n in range(total)]  # each once

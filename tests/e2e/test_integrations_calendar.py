@@ -10,6 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from .killed import kill_mid_sync, resume
+
 
 class Feed(ThreadingHTTPServer):
     def __init__(self) -> None:
@@ -149,3 +151,14 @@ def test_a_calendar_address_that_cannot_work_is_refused_before_connecting(api, f
     refused = api.post("/integrations", json={"kind": "calendar", "settings": {"url": feed.url}})
     assert refused.status_code == 400 and "HTTP 404" in refused.json()["error"]
     assert api.get("/integrations").json()["integrations"] == []
+
+
+def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_path, feed):
+    total = 240
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
+    feed.ics = calendar(*(event(f"review-{n}", start + timedelta(hours=n), f"Review {n:03}") for n in range(total)))
+    env = {"BRAIN_PUSH_ALLOW_LOOPBACK": "true", "BRAIN_WATCH_FOLDERS": "false"}
+    kill_mid_sync(tmp_path / "brain", env, lambda api: api.post("/integrations", json={
+        "kind": "calendar", "name": "Reviews", "settings": {"url": feed.url}}))
+    titles = resume(tmp_path / "brain", env, total, "calendar")
+    assert sorted(titles) == [f"Review {n:03}" for n in range(total)]  # each once

@@ -3,9 +3,6 @@ message a mirror (its own words, without quoted history or signature; attachment
 they answer), a message replaced upstream updated in place, one deleted removed, the 409 on a mirror, disconnect,
 TLS with the password sealed outside the log and never shown, and a sync killed halfway that the next finishes."""
 
-import signal
-import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -14,6 +11,7 @@ import pytest
 from tests.support.greenmail import PASSWORD, message
 
 from .conftest import Server
+from .killed import kill_mid_sync, resume
 
 # Loopback allowed (GreenMail is on 127.0.0.1); folders not watched.
 pytestmark = pytest.mark.server_env(BRAIN_PUSH_ALLOW_LOOPBACK="true", BRAIN_WATCH_FOLDERS="false")
@@ -173,40 +171,6 @@ def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_p
     greenmail.append_all([message(f"Standup notes {n:03}", f"Item {n}: shipped the {n}th fix.")
                           for n in range(total)], mailbox)
     env = {"BRAIN_PUSH_ALLOW_LOOPBACK": "true", "BRAIN_WATCH_FOLDERS": "false"}
-    server = Server(tmp_path / "brain", in_process=False, env=env).start()
-    answered: list[httpx.Response | Exception] = []
-
-    def connecting() -> None:
-        try:
-            with server.client() as api:
-                answered.append(connect(api, greenmail.settings(mailbox)))
-        except httpx.HTTPError as e:  # the server died under it: what this test does
-            answered.append(e)
-
-    thread = threading.Thread(target=connecting)
-    thread.start()
-    with server.client() as watching:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            listed = watching.get("/integrations").json()["integrations"]
-            if listed and listed[0]["mirrors"] >= 20:
-                break
-            time.sleep(0.01)
-    server.stop(signal.SIGKILL)  # mid-sync: no handler runs, nothing is flushed on the way out
-    thread.join(timeout=30)
-    assert answered and isinstance(answered[0], Exception), "the sync finished before the kill: nothing was tested"
-
-    again = Server(tmp_path / "brain", in_process=False, env=env).start()
-    try:
-        with again.client() as api:
-            listed = api.get("/integrations").json()["integrations"]
-            assert len(listed) == 1 and 20 <= listed[0]["mirrors"] < total
-            sync = api.post("/integrations/sync", json={"id": listed[0]["id"]}).json()["sync"]
-            assert sync["complete"] is True and sync["failed"] == 0
-            assert sync["created"] + sync["unchanged"] + sync["updated"] == total
-            rows = [row for offset in range(0, total + 100, 100)
-                    for row in api.get("/list", params={"n": 100, "offset": offset}).json()]
-            subjects = [row["content"].split("\n")[0] for row in rows if row["source"] == "email-imap"]
-            assert sorted(subjects) == [f"Standup notes {n:03}" for n in range(total)]  # each once
-    finally:
-        again.stop()
+    kill_mid_sync(tmp_path / "brain", env, lambda api: connect(api, greenmail.settings(mailbox)))
+    subjects = resume(tmp_path / "brain", env, total, "email-imap")
+    assert sorted(subjects) == [f"Standup notes {n:03}" for n in range(total)]  # each once

@@ -18,7 +18,7 @@ KIND = {"enum": sorted(KINDS)}
 SETTING = {"type": "string", "maxLength": 2000}
 # Each kind's settings. A secret (password, token; a calendar feed's url) is kept sealed outside the log and shown
 # back as "(secret, kept sealed)", never as itself.
-SETTINGS = {"type": "object", "properties": {
+SETTING_OF: dict[str, dict[str, Any]] = {
     "path": SETTING | {"pattern": "^/", "description": "notes: the folder's absolute path (the owner only)"},
     "url": SETTING | {"pattern": "^https?://", "description": "calendar: the ICS feed's https:// address (a "
                       "secret); caldav: the server's, the principal's or one calendar's address"},
@@ -32,16 +32,34 @@ SETTINGS = {"type": "object", "properties": {
     "calendar": SETTING | {"description": "caldav: only the calendar of this name (all if not given)"},
     "token": SETTING | {"description": "notion: the internal integration's secret (a secret)"},
     "database": SETTING | {"description": "notion: databases' ids or links, separated by commas"},
-    "page": SETTING | {"description": "notion: a page's id or link: it and the pages under it"}},
-    "additionalProperties": SETTING,
-    "description": "The connector's settings: notes takes path; imap host, username, password (mailbox, security, "
-                   "port); calendar url; caldav url, username, password (calendar); notion token and database or "
-                   "page"}
+    "page": SETTING | {"description": "notion: a page's id or link: it and the pages under it"}}
+SETTINGS = {"type": "object", "properties": SETTING_OF,
+            "description": "The connector's settings, its own only: notes takes path; imap host, username, password "
+                           "(mailbox, security, port); calendar url; caldav url, username, password (calendar); "
+                           "notion token and database or page"}
 INTEGRATION_ID = {"type": "string", "pattern": "^[0-9a-f-]{36}$"}
 
 
+def _kind(kind: str, required: list[str], *optional_names: str, **more: Any) -> dict[str, Any]:
+    """One kind's body: its settings are its connector's own (any other is refused)."""
+    names = [*required, *optional_names]
+    return {"properties": {"kind": {"const": kind}, "settings": {
+        "type": "object", "required": required, "properties": {n: SETTING_OF[n] for n in names},
+        "additionalProperties": False, **more}}}
+
+
+# Each kind with the settings its connector takes: what a connect is refused for lacking, or having besides.
+BY_KIND = [
+    _kind("notes", ["path"]),
+    _kind("imap", ["host", "username", "password"], "port", "security", "mailbox"),
+    _kind("calendar", ["url"]),
+    _kind("caldav", ["url", "username", "password"], "calendar"),
+    _kind("notion", ["token"], "database", "page", oneOf=[{"required": ["database"]}, {"required": ["page"]}]),
+]
+
+
 class ConnectBody(Body):
-    model_config = requiring("kind", "settings")
+    model_config = requiring("kind", "settings", oneOf=BY_KIND)
     kind: Annotated[StrictStr | None, schema(KIND)] = None
     name: Annotated[StrictStr | None, optional({"type": "string", "maxLength": 100, "pattern": NOT_BLANK})] = None
     settings: Annotated[dict[str, Any] | None, schema(SETTINGS)] = None
