@@ -37,8 +37,9 @@ def free_port() -> int:
 
 
 class GreenMail:
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, heap: str = "128m") -> None:
         self.home = home
+        self.heap = heap  # the bench's 10,000 messages need more than the tests' few hundred
         self.imap_port, self.imaps_port = free_port(), free_port()
         self.ca_file = home / "ca.pem"
         self.process: subprocess.Popen | None = None
@@ -52,7 +53,8 @@ class GreenMail:
         keystore = self._certificates()
         log = open(self.home / "greenmail.log", "w")  # noqa: SIM115 (closed with the process)
         self.process = subprocess.Popen(
-            ["java", "-Xmx128m", f"-Dgreenmail.imap.port={self.imap_port}", "-Dgreenmail.imap.hostname=127.0.0.1",
+            ["java", f"-Xmx{self.heap}", f"-Dgreenmail.imap.port={self.imap_port}",
+             "-Dgreenmail.imap.hostname=127.0.0.1",
              f"-Dgreenmail.imaps.port={self.imaps_port}", "-Dgreenmail.imaps.hostname=127.0.0.1",
              f"-Dgreenmail.tls.keystore.file={keystore}", "-Dgreenmail.tls.keystore.password=changeit",
              f"-Dgreenmail.users={USER.split('@')[0]}:{PASSWORD}@{USER.split('@')[1]}",

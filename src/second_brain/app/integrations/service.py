@@ -12,9 +12,10 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -262,39 +263,25 @@ class IntegrationService:
         try:
             listed: dict[str, Item] = {}
             held = Synced(lambda external_id: self._synced_version(run, external_id), limit, deadline)
-            for item in self._connector(integration.kind).items(self._settings(integration), held):
-                listed.setdefault(item.external_id, item)
+            changed: dict[str, str] = {}  # item → "created" or "updated", by this sync
+            # Written as listed, AHEAD items at a time (their new mirrors' texts embedded together, on every core):
+            # a connector reads upstream only as far as the sync goes, and once it is spent the rest is listed
+            # (`later`, cheaply) so that removals still see the whole listing.
+            found = iter(self._connector(integration.kind).items(self._settings(integration), held))
+            while chunk := [x for x in islice(found, AHEAD) if listed.setdefault(x.external_id, x) is x]:
+                if not spent():
+                    self.memories.prepare_mirrors([x.content for x in chunk if not (
+                        x.unreadable or x.later or x.failed or x.external_id in run.held.mirrors)])
+                for item in chunk:
+                    if spent():
+                        complete = False
+                        continue
+                    self._take(run, item, counts, errors, changed)
             if not listed and run.held.mirrors:  # an unmounted drive lists as an empty folder
                 raise StoreUnavailable(f"{integration.name} lists nothing where {len(run.held.mirrors)} items "
                                        "were: nothing was removed (moved, unmounted or emptied?)")
-            changed: dict[str, str] = {}  # item → "created" or "updated", by this sync
-            items = list(listed.values())
-            for n, item in enumerate(items):
-                if spent():
-                    complete = False
-                    break
-                if n % AHEAD == 0:  # the next new mirrors' texts embedded together, on every core
-                    self.memories.prepare_mirrors([x.content for x in items[n:n + AHEAD] if not (
-                        x.unreadable or x.later or x.external_id in run.held.mirrors)])
-                if item.later:  # listed, left for the next run by the connector's budget
-                    complete = False
-                    continue
-                if item.failed:  # listed, not readable: its mirror stays, and the sync says why
-                    counts["failed"] += 1
-                    errors.append(f"{item.external_id}: {item.failed}")
-                    continue
-                if item.unreadable:  # listed, not read this time: its mirror stays as it was
-                    counts["unchanged"] += 1
-                    continue
-                try:
-                    outcome = self._mirror(run, item)
-                except ITEM_ERRORS as e:  # this item's alone: said, and the others go on
-                    counts["failed"] += 1
-                    errors.append(f"{item.external_id}: {getattr(e, 'message', None) or e}")
-                    continue
-                counts[outcome] += 1
-                if outcome != "unchanged":
-                    changed[item.external_id] = outcome
+            if any(item.later for item in listed.values()):  # left for the next run by the connector's budget
+                complete = False
             errors += [gap for gap in held.gaps if gap]
             if held.gaps:  # the listing is not whole: what it lacks may be there still
                 complete = False
@@ -320,6 +307,28 @@ class IntegrationService:
                                      versions)
         self._write(run, synced)
         return {**counts, "complete": complete, "error": error or None}
+
+    def _take(self, run: "Run", item: Item, counts: dict[str, int], errors: MutableSequence[str],
+              changed: dict[str, str]) -> None:
+        """One listed item into its mirror, counted."""
+        if item.later:  # listed, left for the next run by the connector's budget
+            return
+        if item.failed:  # listed, not readable: its mirror stays, and the sync says why
+            counts["failed"] += 1
+            errors.append(f"{item.external_id}: {item.failed}")
+            return
+        if item.unreadable:  # listed, not read this time: its mirror stays as it was
+            counts["unchanged"] += 1
+            return
+        try:
+            outcome = self._mirror(run, item)
+        except ITEM_ERRORS as e:  # this item's alone: said, and the others go on
+            counts["failed"] += 1
+            errors.append(f"{item.external_id}: {getattr(e, 'message', None) or e}")
+            return
+        counts[outcome] += 1
+        if outcome != "unchanged":
+            changed[item.external_id] = outcome
 
     def _write(self, run: "Run", event: object, also: Sequence[Envelope] = (), by: Context | None = None) -> None:
         """Append to the integration's stream after the version this sync holds (and `also` in the same batch); a
