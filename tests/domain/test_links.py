@@ -37,6 +37,10 @@ def test_linking_is_idempotent_and_keeps_the_stronger_edge():
     assert decide_link(edge, 0.8, "inferred") == []
     assert decide_link(edge, 0.9, "inferred") == [LinkCreated("a", "b", "relates_to", 0.9, "inferred")]
     assert decide_link(edge, 0.5, "explicit") == [LinkCreated("a", "b", "relates_to", 0.8, "explicit")]
+    # a link stated upstream (an integration's) outranks the brain's guess, never a person's
+    assert decide_link(edge, 0.5, "system") == [LinkCreated("a", "b", "relates_to", 0.8, "system")]
+    stated = evolve_edge(edge, LinkCreated("a", "b", "relates_to", 1.0, "explicit"))
+    assert decide_link(stated, 1.0, "system") == [] and decide_link(stated, 1.0, "inferred") == []
     with pytest.raises(InvalidInput):
         decide_link(edge, 1.5, "explicit")
 

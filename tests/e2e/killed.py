@@ -12,10 +12,14 @@ import httpx
 
 from .conftest import Server
 
+# Keyword search only: a `brain serve` with no model starts in a second and syncs fast (what is under test is the
+# log's recovery, not the judgement of each mirror).
+NO_MODEL = {"BRAIN_EMBEDDER": "none"}
+
 
 def kill_mid_sync(data_dir: Path, env: dict[str, str], connect: Callable[[httpx.Client], httpx.Response],
                   at_least: int = 20) -> None:
-    server = Server(data_dir, in_process=False, env=env).start()
+    server = Server(data_dir, in_process=False, env=env | NO_MODEL).start()
     answered: list[httpx.Response | Exception] = []
 
     def connecting() -> None:
@@ -41,7 +45,7 @@ def kill_mid_sync(data_dir: Path, env: dict[str, str], connect: Callable[[httpx.
 
 def resume(data_dir: Path, env: dict[str, str], total: int, source: str) -> list[str]:
     """Sync again on a new server until complete; the first lines of the mirrors of `source`, one per mirror."""
-    again = Server(data_dir, in_process=False, env=env).start()
+    again = Server(data_dir, in_process=False, env=env | NO_MODEL).start()
     try:
         with again.client() as api:
             listed = api.get("/integrations").json()["integrations"]

@@ -199,7 +199,7 @@ def test_what_the_folder_cannot_vouch_for_is_never_removed(api, vault, tmp_path)
 
 
 def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_path):
-    total = 150
+    total = 300
     vault = tmp_path / "many"
     for n in range(total):
         write(vault, f"note-{n:03}.md", f"# Standup {n:03}\n\nShipped fix number {n} to the harbour crane.\n")

@@ -159,7 +159,7 @@ def test_a_calendar_address_that_cannot_work_is_refused_before_connecting(api, f
 
 
 def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_path, feed):
-    total = 150
+    total = 300
     start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
     feed.ics = calendar(*(event(f"review-{n}", start + timedelta(hours=n), f"Review {n:03}") for n in range(total)))
     env = {"BRAIN_PUSH_ALLOW_LOOPBACK": "true", "BRAIN_WATCH_FOLDERS": "false"}

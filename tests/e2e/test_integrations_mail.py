@@ -167,7 +167,7 @@ def files(folder: Path) -> list[Path]:
 
 
 def test_a_sync_killed_halfway_is_finished_by_the_next_without_a_duplicate(tmp_path, greenmail, mailbox):
-    total = 150
+    total = 300
     greenmail.append_all([message(f"Standup notes {n:03}", f"Item {n}: shipped the {n}th fix.")
                           for n in range(total)], mailbox)
     env = {"BRAIN_PUSH_ALLOW_LOOPBACK": "true", "BRAIN_WATCH_FOLDERS": "false"}

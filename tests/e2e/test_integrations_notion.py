@@ -36,6 +36,7 @@ from tests.support.notion_server import (
 )
 
 from .conftest import Server
+from .killed import NO_MODEL
 
 
 @pytest.fixture
@@ -374,7 +375,8 @@ def test_a_brain_killed_mid_sync_takes_it_up_again_without_duplicates(tmp_path, 
     wiki = notion.database("Wiki")
     for n in range(30):
         notion.page(f"Note {n:03}", [paragraph(f"Note number {n}.")], database=wiki)
-    first = Server(tmp_path / "brain", env=environment(notion), in_process=False).start()  # the process is killed
+    # the process is killed; no model (it starts in a second, and what is under test is the log's recovery)
+    first = Server(tmp_path / "brain", env=environment(notion) | NO_MODEL, in_process=False).start()
     with first.client() as api:
         integration = connect(api, notion, database=wiki)["integration"]["id"]
         for n in range(30, 180):
@@ -404,7 +406,7 @@ def test_a_brain_killed_mid_sync_takes_it_up_again_without_duplicates(tmp_path, 
             killer.join()
     assert written_at_kill and 60 <= written_at_kill[0] < 180
 
-    again = Server(first.data_dir, env=environment(notion), model=True).start()  # it embedded with the model
+    again = Server(first.data_dir, env=environment(notion) | NO_MODEL).start()  # as the first, without a model
     try:
         with again.client() as api:
             held = api.get("/count").json()["count"]

@@ -95,13 +95,21 @@ def edge_stream(source_id: str, target_id: str, link_type: str) -> str:
     return f"link-{link_type}-{source_id}-{target_id}"
 
 
+# How sure each origin of an edge is: a person's link, a link stated upstream (an integration's wikilink or reply),
+# then the brain's guess by likeness.
+PROVENANCE_RANK = {"explicit": 3, "system": 2, "inferred": 1}
+
+
 def decide_link(edge: Edge, weight: float, provenance: str) -> list[object]:
     """Linking is idempotent: an existing edge keeps the stronger weight and the stronger provenance."""
     if not 0.0 <= weight <= 1.0:
         raise InvalidInput("weight must be between 0 and 1")
-    if edge.exists and edge.weight >= weight and (edge.provenance == provenance or provenance != "explicit"):
+    if not edge.exists:
+        return [LinkCreated(edge.source_id, edge.target_id, edge.type, weight, provenance)]
+    stronger = PROVENANCE_RANK.get(provenance, 0) > PROVENANCE_RANK.get(edge.provenance, 0)
+    kept = provenance if stronger else edge.provenance
+    if edge.weight >= weight and kept == edge.provenance:
         return []
-    kept = provenance if not edge.exists or provenance == "explicit" else edge.provenance
     return [LinkCreated(edge.source_id, edge.target_id, edge.type, max(weight, edge.weight), kept)]
 
 
