@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -25,7 +26,9 @@ class FolderWatcher:
         self.folders = folders
         self.sync = sync
         self.quiet = quiet
-        self.observer = Observer()
+        # Made by start: an Observer holds an inotify instance from its construction (128 per user by default),
+        # and a brain that is built but never served (a CLI command, a test) must not take one.
+        self.observer: Any = None
         self._watches: dict[str, tuple[str, ObservedWatch]] = {}  # integration id → (path, watch)
         self._due: dict[str, float] = {}  # integration id → when its folder went quiet enough to sync
         self._lock = threading.Lock()  # `_due`: taken in watchdog's handlers, which run under watchdog's own lock
@@ -34,20 +37,23 @@ class FolderWatcher:
         self._worker = threading.Thread(target=self._run, name="folder-watcher", daemon=True)
 
     def start(self) -> None:
+        self.observer = Observer()
         self.refresh()
         self.observer.start()
         self._worker.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self.observer.is_alive():
+        if self.observer is not None and self.observer.is_alive():
             self.observer.stop()
             self.observer.join(timeout=5)
         if self._worker.is_alive():
             self._worker.join(timeout=5)
 
     def refresh(self) -> None:
-        """Watch the folders connected now, and stop watching the ones disconnected."""
+        """Watch the folders connected now, and stop watching the ones disconnected (once started)."""
+        if self.observer is None:
+            return
         try:
             wanted = self.folders()
         except Exception:  # the log unreadable for a moment: the next refresh (or the hourly sync) catches up
