@@ -21,13 +21,14 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.greenmail starts the IMAP server
 
 from second_brain.app import operations as ops  # noqa: E402
 from second_brain.app.handling import Context  # noqa: E402
-from second_brain.bootstrap import build  # noqa: E402
+from second_brain.bootstrap import Brain, build  # noqa: E402
 from second_brain.settings import Settings  # noqa: E402
 
 WORDS = ("harbour crane cable budget invoice roadmap meeting supplier heron quarry kestrel pricing floor renewal "
@@ -116,11 +117,7 @@ def main() -> None:
         started = time.perf_counter()
         connected = ops.connect_integration(brain, ctx, "notes", "Bench vault", {"path": str(vault)})
         first = time.perf_counter() - started
-        integration_id, sync = connected["integration"]["id"], connected["sync"]
-        passes = 1
-        while not sync["complete"]:  # the default bound is 500 changes a sync: the hourly job would go on
-            sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
-            passes += 1
+        integration_id, passes = completed(brain, ctx, connected)
         first = time.perf_counter() - started
         mirrors = brain.integrations.list(ctx)[0]["mirrors"]
         print(f"first sync: {mirrors} memories in {first:.1f} s over {passes} syncs of at most 500 changes: "
@@ -135,12 +132,28 @@ def main() -> None:
         sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
         print(f"sync after {args.edits} edits and {args.deletes} deletes: {time.perf_counter() - started:.1f} s "
               f"(updated {sync['updated']}, removed {sync['removed']}, unchanged {sync['unchanged']})")
-        started = time.perf_counter()
-        sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
-        print(f"sync with nothing changed: {time.perf_counter() - started:.1f} s (unchanged {sync['unchanged']})")
-        print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        unchanged(brain, ctx, integration_id)
     finally:
         brain.close()
+
+
+def completed(brain: Brain, ctx: Context, connected: dict[str, Any]) -> tuple[str, int]:
+    """Sync again until a sync goes all through (each writes at most 500 changes: the hourly job would go on): the
+    integration's id, and how many syncs that took with the connect's."""
+    integration_id, sync = connected["integration"]["id"], connected["sync"]
+    passes = 1
+    while not sync["complete"]:
+        sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
+        passes += 1
+    return integration_id, passes
+
+
+def unchanged(brain: Brain, ctx: Context, integration_id: str) -> None:
+    """A sync with nothing changed upstream, timed; then the process's peak RSS."""
+    started = time.perf_counter()
+    sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
+    print(f"sync with nothing changed: {time.perf_counter() - started:.1f} s (unchanged {sync['unchanged']})")
+    print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 def mailbox(args: argparse.Namespace, rng: random.Random, root: Path) -> None:
@@ -158,11 +171,7 @@ def mailbox(args: argparse.Namespace, rng: random.Random, root: Path) -> None:
             ctx = Context(brain.team.owner_identity(), "bench")
             started = time.perf_counter()
             connected = ops.connect_integration(brain, ctx, "imap", "Bench mail", greenmail.settings("bench"))
-            integration_id, sync = connected["integration"]["id"], connected["sync"]
-            passes = 1
-            while not sync["complete"]:
-                sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
-                passes += 1
+            integration_id, passes = completed(brain, ctx, connected)
             first = time.perf_counter() - started
             mirrors = brain.integrations.list(ctx)[0]["mirrors"]
             print(f"first sync: {mirrors} memories in {first:.1f} s over {passes} syncs of at most 500 changes: "
@@ -176,10 +185,7 @@ def mailbox(args: argparse.Namespace, rng: random.Random, root: Path) -> None:
             print(f"sync after {args.edits} new messages and {args.deletes} deleted: "
                   f"{time.perf_counter() - started:.1f} s (created {sync['created']}, removed {sync['removed']}, "
                   f"unchanged {sync['unchanged']})")
-            started = time.perf_counter()
-            sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
-            print(f"sync with nothing changed: {time.perf_counter() - started:.1f} s (unchanged {sync['unchanged']})")
-            print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+            unchanged(brain, ctx, integration_id)
         finally:
             brain.close()
     finally:

@@ -15,6 +15,8 @@ import httpx
 import pytest
 
 from second_brain.adapters.integrations.caldav import SameSite
+from tests.support.ical import calendar as ics
+from tests.support.ical import event, stamp
 from tests.support.radicale_server import PASSWORD, USER, Radicale
 
 from .conftest import Server
@@ -29,19 +31,6 @@ def radicale() -> Iterator[Radicale]:
     server = Radicale().start()
     yield server
     server.stop()
-
-
-def stamp(moment: datetime) -> str:
-    return moment.strftime("%Y%m%dT%H%M%SZ")
-
-
-def ics(*events: str) -> str:
-    return "\r\n".join(["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", *events, "END:VCALENDAR", ""])
-
-
-def event(uid: str, start: datetime, summary: str, *more: str) -> str:
-    return "\r\n".join(["BEGIN:VEVENT", f"UID:{uid}", f"DTSTAMP:{stamp(start)}", f"DTSTART:{stamp(start)}",
-                        f"DTEND:{stamp(start + timedelta(hours=1))}", f"SUMMARY:{summary}", *more, "END:VEVENT"])
 
 
 def settings(url: str, **more: str) -> dict[str, str]:

@@ -10,6 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.support.ical import calendar, event, stamp
+
 from .killed import kill_mid_sync, resume
 
 
@@ -51,19 +53,6 @@ def feed() -> Iterator[Feed]:
 
 # Loopback allowed (the feed is this test's, on 127.0.0.1); folders not watched.
 pytestmark = pytest.mark.server_env(BRAIN_PUSH_ALLOW_LOOPBACK="true", BRAIN_WATCH_FOLDERS="false")
-
-
-def stamp(moment: datetime) -> str:
-    return moment.strftime("%Y%m%dT%H%M%SZ")
-
-
-def calendar(*events: str) -> str:
-    return "\r\n".join(["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", *events, "END:VCALENDAR", ""])
-
-
-def event(uid: str, start: datetime, summary: str, *more: str) -> str:
-    return "\r\n".join(["BEGIN:VEVENT", f"UID:{uid}", f"DTSTAMP:{stamp(start)}", f"DTSTART:{stamp(start)}",
-                        f"DTEND:{stamp(start + timedelta(hours=1))}", f"SUMMARY:{summary}", *more, "END:VEVENT"])
 
 
 def mirrors(api) -> list[dict]:

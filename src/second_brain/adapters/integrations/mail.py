@@ -27,7 +27,7 @@ import re
 import socket
 import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
@@ -356,21 +356,23 @@ def _people(message: EmailMessage, name: str) -> str:
     return ", ".join(shown[:20]) + (f" and {len(shown) - 20} more" if len(shown) > 20 else "")
 
 
-def _date(message: EmailMessage) -> str:
-    try:
-        moment = parsedate_to_datetime(_header(message, "date"))
-    except (TypeError, ValueError, IndexError):
-        return ""
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return moment.strftime("%Y-%m-%d %H:%M %z")
-
-
-def _sent_at(message: EmailMessage) -> int | None:
+def _sent(message: EmailMessage) -> datetime | None:
+    """The message's Date, aware (a date without a zone read as UTC); None when it has none that parses."""
     try:
         moment = parsedate_to_datetime(_header(message, "date"))
     except (TypeError, ValueError, IndexError):
         return None
-    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _date(message: EmailMessage) -> str:
+    moment = _sent(message)
+    return moment.strftime("%Y-%m-%d %H:%M %z") if moment else ""
+
+
+def _sent_at(message: EmailMessage) -> int | None:
+    moment = _sent(message)
+    return int(moment.timestamp() * 1000) if moment else None
 
 
 def _attachments(message: EmailMessage) -> list[str]:

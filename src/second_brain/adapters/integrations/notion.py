@@ -553,24 +553,26 @@ def page_tags(page: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(kept[:text.MAX_TAGS])
 
 
-def edited_at(page: Mapping[str, Any]) -> int | None:
-    """When the page was last edited (what its "tomorrow" means), unix ms."""
+def _edited(page: Mapping[str, Any]) -> datetime | None:
+    """The page's `last_edited_time`, aware; None when it has none that parses."""
     try:
         moment = datetime.fromisoformat(str(page.get("last_edited_time") or "").replace("Z", "+00:00"))
     except ValueError:
         return None
-    return int(moment.timestamp() * 1000) if moment.tzinfo else None
+    return moment if moment.tzinfo else None
+
+
+def edited_at(page: Mapping[str, Any]) -> int | None:
+    """When the page was last edited (what its "tomorrow" means), unix ms."""
+    moment = _edited(page)
+    return int(moment.timestamp() * 1000) if moment else None
 
 
 def settled(page: Mapping[str, Any], now: datetime) -> str:
     """A database page's version: its `last_edited_time` once that is past SETTLED (Notion gives it to the minute,
     so an edit within the minute a sync read the page leaves it as it was); "" before (the page is read again)."""
-    edited = str(page.get("last_edited_time") or "")
-    try:
-        moment = datetime.fromisoformat(edited.replace("Z", "+00:00"))
-    except ValueError:
-        return ""
-    return edited if moment.tzinfo and now - moment > SETTLED else ""
+    moment = _edited(page)
+    return str(page.get("last_edited_time")) if moment and now - moment > SETTLED else ""
 
 
 def trashed(found: Mapping[str, Any]) -> bool:

@@ -107,11 +107,7 @@ class Indexer:
             if key in self._recent:
                 return self._recent[key]
         vector = np.asarray(self.embedder.embed_batch([text])[0], dtype=np.float32)
-        with self._recent_lock:
-            self._recent[key] = vector
-            self._waiting.add(key)
-            while len(self._recent) > RECENT_VECTORS:
-                self._waiting.discard(self._recent.popitem(last=False)[0])
+        self._remember({key: vector})
         return vector
 
     def prepare(self, texts: Sequence[str]) -> None:
@@ -122,11 +118,14 @@ class Indexer:
         if not todo:
             return
         vectors = self._embed(todo, background=False)()  # the request (or the sync) that asked waits for them
+        self._remember({text_hash(text): np.asarray(vector, dtype=np.float32)
+                        for text, vector in zip(todo, vectors, strict=True)})
+
+    def _remember(self, vectors: dict[str, np.ndarray]) -> None:
+        """Texts' vectors (by hash) kept for indexing their memories, the oldest let go past RECENT_VECTORS."""
         with self._recent_lock:
-            for text, vector in zip(todo, vectors, strict=True):
-                key = text_hash(text)
-                self._recent[key] = np.asarray(vector, dtype=np.float32)
-                self._waiting.add(key)
+            self._recent.update(vectors)
+            self._waiting.update(vectors)
             while len(self._recent) > RECENT_VECTORS:
                 self._waiting.discard(self._recent.popitem(last=False)[0])
 

@@ -246,20 +246,19 @@ class MemoryService:
         """The time a mirror's words name, read from when they were written (`said_at`: a 2019 mail's "tomorrow"
         is a day in 2019), as a capture reads them; None if none, or if that time has passed (history, not a
         reminder)."""
-        reads = self._reads_when() if callable(self._reads_when) else self._reads_when
-        if not reads or source in TRANSCRIPT_SOURCES:
-            return None
         now = self.clock.now_ms()
-        said = find_anchor(content, min(said_at, now) if said_at is not None else now, self.timezone)
+        at = min(said_at, now) if said_at is not None else now
+        said = self._said_when(MemoryCaptured(content, (), source, ""), at)
         return (said.when_at, said.when_kind) if said is not None and said.when_at >= now else None
 
-    def _said_when(self, captured: MemoryCaptured) -> Anchor | None:
-        """The time the note's own words name, when the extraction rules are sure of it (the nightly job reads
-        the rest, with the model when one is configured). A transcript's words are not a request to the brain."""
+    def _said_when(self, captured: MemoryCaptured, at: int | None = None) -> Anchor | None:
+        """The time the note's own words name, read from `at` (now, unless said otherwise), when the extraction
+        rules are sure of it (the nightly job reads the rest, with the model when one is configured). A
+        transcript's words are not a request to the brain."""
         reads = self._reads_when() if callable(self._reads_when) else self._reads_when
         if not reads or captured.source in TRANSCRIPT_SOURCES:
             return None
-        return find_anchor(captured.content, self.clock.now_ms(), self.timezone)
+        return find_anchor(captured.content, self.clock.now_ms() if at is None else at, self.timezone)
 
     def _repeat(self, ctx: Context, claims: list[Envelope], captured: MemoryCaptured) -> Verdict | None:
         """A block when the memory that last stored this exact text in this workspace still holds it there."""
