@@ -94,8 +94,12 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
     db = SQLiteDatabase(settings.database_path, synchronous=settings.sqlite_synchronous)
     read_model = SQLiteReadModel(db)
     vectors = SQLiteVectorIndex(db, embedder.model_id if embedder else "none", embedder.dimension if embedder else 0)
-    store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
-    store.catch_up()
+    try:
+        store = SQLiteEventStore(db, projections=[SQLiteEntryProjection(), vectors])
+        store.catch_up()
+    except BaseException:  # a brain refused (a newer format, an event this build cannot read): left as it was
+        db.close()
+        raise
     brain = assemble(settings, clock or SystemClock(), store, read_model, vectors, embedder,
                      load_llm(settings), load_reranker(settings), db=db, foreground=Foreground(),
                      index_check=SQLiteIndexCheck(db, store, vectors), content_key=local_secret(settings.data_dir),

@@ -114,6 +114,17 @@ def files_containing(directory, marker: bytes) -> list[str]:
     return found
 
 
+def test_sigterm_closes_the_brain_before_the_process_exits(tmp_path):
+    """A service manager's stop: the server finishes, the brain closes (its log's WAL folded into the file, which
+    SQLite does only when the last connection closes), and the exit is a clean one."""
+    server = Server(tmp_path / "brain", in_process=False).start()
+    with server.client() as api:
+        assert api.post("/capture", json={"content": "Stopped politely"}).status_code == 200
+    output = server.stop(signal.SIGTERM)
+    assert server.process.returncode == 0, output
+    assert sorted(p.name for p in server.data_dir.iterdir() if "sqlite3" in p.name) == ["brain.sqlite3"]
+
+
 @pytest.mark.model  # recall must answer nothing for the forgotten text: no other note is near it by meaning
 def test_forget_means_forget(server, api):
     marker = f"FORGET-ME-{uuid.uuid4().hex}"

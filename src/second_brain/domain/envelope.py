@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from .errors import NewerFormat
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -90,10 +92,13 @@ def from_data(type_name: str, data: dict[str, Any], erased: bool = False, schema
     class's current schema."""
     if erased:
         return Erased(type_name)
-    cls = REGISTRY[type_name]
+    cls = REGISTRY.get(type_name)
+    if cls is None:
+        raise NewerFormat(f"the log holds a {type_name} event, which this version of Second Brain does not know: "
+                          f"it was written by a newer version; upgrade Second Brain to read it")
     if schema_version > cls.SCHEMA:
-        raise ValueError(f"{type_name} of schema {schema_version} was written by a newer version of Second Brain "
-                         f"(this one reads up to schema {cls.SCHEMA})")
+        raise NewerFormat(f"{type_name} of schema {schema_version} was written by a newer version of Second Brain "
+                          f"(this one reads up to schema {cls.SCHEMA}); upgrade Second Brain to read it")
     for schema in range(schema_version, cls.SCHEMA):
         data = UPCASTERS[(type_name, schema)](data)
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}

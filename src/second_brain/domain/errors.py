@@ -50,6 +50,11 @@ class Outdated(BrainError):
     """What the request would restore or decide on changed since (permanent: look again, or edit it directly)."""
 
 
+class NewerFormat(BrainError):
+    """Stored data written by a newer build, in a format this one cannot read (permanent until upgraded): refused,
+    never misread."""
+
+
 class SemanticUnavailable(StoreUnavailable):
     """No embedder is loaded: vectors cannot be made."""
 

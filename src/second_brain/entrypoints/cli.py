@@ -7,6 +7,7 @@ starts `brain mcp` for every session, and waits for its first answer)."""
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -69,6 +70,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     overrides = {k: v for k, v in vars(args).items() if k in ("host", "port", "data_dir") and v is not None}
     settings = Settings(**overrides)
+    from ..domain.errors import NewerFormat
+
+    try:
+        return _run(args, settings)
+    except NewerFormat as exc:  # a brain this build cannot read: said in words, and nothing written to it
+        print(f"brain {args.command}: {exc.message}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "replay" and args.until is not None:
         if args.aws:
             print("--until materialises a local brain: it does not go with --aws", file=sys.stderr)
@@ -115,11 +126,25 @@ def _serve(settings: Settings) -> int:
     print(f"Second Brain {__version__} serving http://{settings.host}:{settings.port} "
           f"(data in {settings.data_dir.resolve()})", flush=True)
     brain.start(schedule=True)
+    # uvicorn stops gracefully on SIGTERM, then raises the signal again once its own handler is gone: with the
+    # default one the process died there, before the brain was closed (its workers stopped mid-task, the log's WAL
+    # left beside the file). This handler turns it into an exception, so the brain closes, and the exit is clean.
+    signal.signal(signal.SIGTERM, _stopped)
     try:
         uvicorn.run(create_app(brain, token), host=settings.host, port=settings.port, log_level="warning")
+    except (Stopped, KeyboardInterrupt):
+        pass
     finally:
         brain.close()
     return 0
+
+
+class Stopped(Exception):
+    """SIGTERM, once the server has stopped serving."""
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise Stopped
 
 
 def _mcp(settings: Settings) -> int:

@@ -36,7 +36,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ...domain.errors import ConcurrencyConflict, StoreUnavailable
+from ... import __version__
+from ...domain.errors import ConcurrencyConflict, NewerFormat, StoreUnavailable
 from ...domain.events import Envelope, from_data, is_tombstone, memory_of, to_data
 from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from .checks import begun_after, expected_versions, touched
@@ -50,7 +51,11 @@ SLOT_PREFIX = "$slot#"
 ERASURES = "$erase#pending"
 LOG_INDEX = "by_position"
 LOG_SHARDS = 16  # partitions of a new log's index: 16,000 write units a second where one gives 1,000
-LOG_ITEM = "$log"  # the log's own settings: how many partitions its index is spread over
+LOG_ITEM = "$log"  # the log's own settings: how many partitions its index is spread over, whether it seals, its format
+# The layout of the log's items (and of the keys table beside it), kept in the `$log` item: a build refuses a log of
+# a newer layout rather than misread it. Logs written before the number was kept have none, and layout 1. Raise it
+# when a change would be misread by the builds before it (an attribute they would ignore needs no new number).
+FORMAT = 1
 SLOTS_PER_MS = 2048  # positions per millisecond: below 2**53 (a JSON number every client reads exactly) to 2109
 BLOCK = 64  # positions one claim covers: an append of up to 64 events claims one block, of up to 99 two
 BLOCKS_PER_MS = SLOTS_PER_MS // BLOCK
@@ -97,7 +102,7 @@ class DynamoDBEventStore:
             item = self.client.get_item(TableName=self.table, Key=_key(LOG_ITEM, 0), ConsistentRead=True).get("Item")
             if item is None:
                 item = {**_key(LOG_ITEM, 0), "partitions": {"N": str(self._new_partitions)},
-                        "sealed": {"BOOL": self.keyring is not None}}
+                        "sealed": {"BOOL": self.keyring is not None}, "format": {"N": str(FORMAT)}}
                 try:
                     self.client.put_item(TableName=self.table, ConditionExpression="attribute_not_exists(stream_id)",
                                          Item=item)
@@ -105,6 +110,11 @@ class DynamoDBEventStore:
                     if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                         raise StoreUnavailable(f"DynamoDB read failed: {exc}") from exc
                     return self.partitions  # another process laid the log out first
+            found = int(item.get("format", {}).get("N", "1"))
+            if found > FORMAT:
+                raise NewerFormat(f"the DynamoDB log {self.table} was written by a newer version of Second Brain (log "
+                                  f"format {found}); this version ({__version__}) reads log formats up to {FORMAT}: "
+                                  f"deploy a newer version to read it (nothing was written to it)")
             self._sealed = item.get("sealed", {}).get("BOOL", False)
             self._partitions = tuple(f"all#{n:02d}" for n in range(int(item["partitions"]["N"])))
         return self._partitions
@@ -279,6 +289,8 @@ class DynamoDBEventStore:
 
     def _envelopes(self, items: list[dict[str, Any]]) -> list[Envelope]:
         """The events of these items, with the data of those stored in parts read back."""
+        if items and not self._partitions:
+            _ = self.partitions  # the log's layout, read once: a newer one is refused before any item is decoded
         wanted = [_key(_part_stream(i["stream_id"]["S"], int(i["version"]["N"])), part)
                   for i in items for part in range(int(i.get("parts", {}).get("N", 0)))]
         chunks = {(part["stream_id"]["S"], int(part["version"]["N"])): part["chunk"]["B"]

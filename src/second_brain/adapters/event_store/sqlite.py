@@ -7,11 +7,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
-from ...domain.errors import ConcurrencyConflict
+from ... import __version__
+from ...domain.errors import ConcurrencyConflict, NewerFormat
 from ...domain.events import Envelope, from_data, is_tombstone, to_data
 from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from ..sqlite_database import SQLiteDatabase
 from .checks import check_expected_versions, dense_scan_back
+
+# The layout of a brain's data folder (the log's table in brain.sqlite3, content.key and secrets/ beside it), kept in
+# the file's user_version: a build refuses a folder of a newer layout rather than misread it. Folders written before
+# the number was kept read 0 and have layout 1. Raise it, with the step from the one before in `_check_format`, when a
+# change would be misread by the builds before it (new columns an older build would ignore need no new number).
+FORMAT = 1
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -58,6 +65,7 @@ class SQLiteEventStore:
         self.db = db
         self.projections = list(projections)
         with db.write() as conn:
+            _check_format(conn, db.path, write=True)
             _run_script(conn, SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(projection_positions)")}
             if "schema" not in columns:  # a brain written before projections carried a schema number
@@ -243,6 +251,7 @@ def copy_log(source: Path, target: SQLiteDatabase, until: int, batch: int = 2000
     The source is opened read-only: it is never written."""
     reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
     try:
+        _check_format(reader, str(source), write=False)
         total = reader.execute("SELECT COUNT(*) FROM events").fetchone()[0]
         cut: set[str] = set()  # streams that reached an event after `until`: the rest of them is later too
         after = read = 0
@@ -273,6 +282,18 @@ def _without_credentials(row: tuple) -> tuple:
     if not isinstance(data, dict) or "token_hash" not in data:
         return row
     return (*row[:5], json.dumps({**data, "token_hash": ""}), *row[6:])
+
+
+def _check_format(conn: sqlite3.Connection, path: str, write: bool) -> None:
+    """Refuse a brain of a newer layout than this build's, in words; with `write`, mark an older one as this
+    build's (layout 1 needed no change: the number alone is written)."""
+    found = conn.execute("PRAGMA user_version").fetchone()[0]
+    if found > FORMAT:
+        raise NewerFormat(f"{path} was written by a newer version of Second Brain (data format {found}); this "
+                          f"version ({__version__}) reads data formats up to {FORMAT}: upgrade Second Brain to open "
+                          f"it (the folder was left as it was)")
+    if write and found < FORMAT:
+        conn.execute(f"PRAGMA user_version = {FORMAT}")
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:

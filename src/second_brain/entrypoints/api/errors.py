@@ -17,7 +17,7 @@ log = logging.getLogger("second_brain.api")
 STATUS: dict[type[BrainError], int] = {
     e.InvalidInput: 400, e.Unauthorized: 401, e.Forbidden: 403, e.NotFound: 404, e.ConcurrencyConflict: 409,
     e.ManagedMirror: 409, e.AlreadyExists: 409, e.Outdated: 409, e.TooLarge: 413, e.StoreUnavailable: 503,
-    e.LanguageModelUnavailable: 503, e.ModelUnavailable: 503, e.RerankerUnavailable: 503,
+    e.LanguageModelUnavailable: 503, e.ModelUnavailable: 503, e.RerankerUnavailable: 503, e.NewerFormat: 503,
 }
 STATUS_TEXT = {404: "Not found", 405: "Method not allowed", 413: "Request body too large"}
 
