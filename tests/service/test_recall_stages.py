@@ -213,6 +213,13 @@ def test_the_meaning_side_searches_what_was_said_not_who_said_it(text, speakers,
 def test_mmr_pushes_down_near_repeats_only():
     vectors = {"a": np.array([1.0, 0.0]), "a2": np.array([0.999, 0.0447]), "b": np.array([0.6, 0.8])}
     ranked = [("a", 1.0), ("a2", 0.99), ("b", 0.9)]
-    assert [k for k, _ in ranking.mmr(ranked, vectors.get, 3, 0.7, 0.7)] == ["a", "b", "a2"]
-    assert [k for k, _ in ranking.mmr(ranked, vectors.get, 3, 1.0, 0.8)] == ["a", "a2", "b"]
-    assert ranking.mmr(ranked, lambda _: None, 2, 0.7, 0.8) == ranked[:2]  # keyword-only: no penalty
+    asked = []
+
+    def vectors_of(keys):
+        asked.append(list(keys))
+        return {key: vectors[key] for key in keys if key in vectors}
+
+    assert [k for k, _ in ranking.mmr(ranked, vectors_of, 3, 0.7, 0.7)] == ["a", "b", "a2"]
+    assert [k for k, _ in ranking.mmr(ranked, vectors_of, 3, 1.0, 0.8)] == ["a", "a2", "b"]
+    assert asked == [["a", "a2", "b"]] * 2  # every candidate's vector asked for at once
+    assert ranking.mmr(ranked, lambda _: {}, 2, 0.7, 0.8) == ranked[:2]  # keyword-only: no penalty

@@ -24,7 +24,7 @@ from cryptography.x509.oid import NameOID
 
 from second_brain.adapters.integrations.mail import imap_folder
 
-VERSION = "2.1.5"  # the Makefile's GREENMAIL_ARTIFACT
+VERSION = "2.1.8"  # the Makefile's GREENMAIL_ARTIFACT
 JAR = (Path.home() / ".m2" / "repository" / "com" / "icegreen" / "greenmail-standalone" / VERSION
        / f"greenmail-standalone-{VERSION}.jar")
 USER, PASSWORD = "alice@example.com", "correct horse battery staple"

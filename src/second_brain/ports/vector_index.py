@@ -58,3 +58,6 @@ class VectorIndex(Protocol):
 
     def vector_of(self, entry_id: str) -> np.ndarray | None:
         """A representative vector of a memory (its first passage), for diversity."""
+
+    def vectors_of(self, entry_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The representative vector of each of these memories that has one, read at once."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from opensearchpy import OpenSearch, helpers
-from opensearchpy.exceptions import NotFoundError
+from opensearchpy.exceptions import NotFoundError, TransportError
 
 from ...ports.read_model import EntryRow
 from .queries import row_of
@@ -218,6 +218,24 @@ class Indexes:
         if sort:
             body["sort"] = sort
         return self.query(index, body)["hits"]["hits"]
+
+    def searches(self, index: str, requests: Sequence[tuple[dict, int, list]]) -> list[list[dict]]:
+        """Several searches of one index, each (query, size, sort), in one round trip (a multi search): the hits
+        of each, as `search` would give them; a search that failed raises as `search` would."""
+        if not requests:
+            return []
+        self._fresh(index)
+        lines: list[dict[str, Any]] = []
+        for query, size, sort in requests:
+            lines += [{"index": index}, {"query": query, "size": max(0, min(size, MAX_RESULTS)),
+                                         **({"sort": sort} if sort else {})}]
+        answers = self.client.msearch(body=lines)["responses"]
+        for answer in answers:
+            if "error" in answer:
+                error = answer["error"]
+                raise TransportError(answer.get("status", 500), error.get("type", "search_failed")
+                                     if isinstance(error, dict) else str(error), error)
+        return [answer["hits"]["hits"] for answer in answers]
 
     def rows(self, query: dict, size: int, sort: list, offset: int = 0) -> list[EntryRow]:
         return [row_of(h["_source"]) for h in self.search(self.entries, query, size, sort, offset)]

@@ -2,6 +2,7 @@
 same ports as SQLite, so the recall pipeline's fusion and ranking stay in shared code."""
 
 from collections.abc import Sequence
+from typing import Any
 
 from ...domain import text
 from ...domain.memory import DIGEST_MIN_ENTRIES
@@ -59,10 +60,16 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
         return self.ix.count(scope(Filters(tuple(workspaces), tag=tag)))
 
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
-        in_scope = scope(Filters(tuple(workspaces)))
-        total = self.ix.count(in_scope)
-        df = {term: self.ix.count(both(in_scope, phrase(term))) for term in dict.fromkeys(terms)}
-        return TermStats(total=total, df=df)
+        # One request: the memories in scope, and each term's among them as a bucket (a count per term was a round
+        # trip per term on every recall).
+        wanted = list(dict.fromkeys(terms))
+        body: dict[str, Any] = {"size": 0, "track_total_hits": True, "query": scope(Filters(tuple(workspaces)))}
+        if wanted:
+            body["aggs"] = {"df": {"filters": {"filters": {str(n): phrase(t) for n, t in enumerate(wanted)}}}}
+        answer = self.ix.query(self.ix.entries, body)
+        buckets = answer["aggregations"]["df"]["buckets"] if wanted else {}
+        return TermStats(total=int(answer["hits"]["total"]["value"]),
+                         df={term: int(buckets[str(n)]["doc_count"]) for n, term in enumerate(wanted)})
 
     def spellings(self, words: Sequence[str], workspaces: Sequence[str]) -> dict[str, dict[str, int]]:
         """The index's own spell checker (a term suggester over the words of `content`) proposes; each proposal
@@ -123,11 +130,11 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
             return {}
         seqs = {d["_id"]: d["_source"]["seq"] for d in self.ix.client.mget(
             index=self.ix.entries, body={"ids": [e.id for e in entries]}, _source=["seq"])["docs"] if d.get("found")}
-        found: dict[str, list[tuple[str, int]]] = {}
+        # Both sides of every entry in one multi search: two searches an entry were 40 round trips a recall.
+        requests: list[tuple[dict, int, list]] = []
         for entry in entries:
             at, seq = entry.created_at, seqs.get(entry.id, 0)
             scope = [{"term": {"workspace": entry.workspace}}, {"term": {"source": entry.source}}]
-            near: list[tuple[str, int]] = []
             for order, beyond, window in (("desc", "lt", {"gte": text.within_int64(at - window_ms), "lte": at}),
                                           ("asc", "gt", {"gte": at, "lte": text.within_int64(at + window_ms)})):
                 # (created_at, seq) strictly before (or after) the entry's own, within the window
@@ -135,10 +142,10 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
                     {"range": {"created_at": {beyond: at}}},
                     {"bool": {"filter": [{"term": {"created_at": at}}, {"range": {"seq": {beyond: seq}}}]}}]}}
                 query = {"bool": {"filter": [*scope, {"range": {"created_at": window}}, side]}}
-                hits = self.ix.search(self.ix.entries, query, reach, [{"created_at": order}, {"seq": order}])
-                near.extend((h["_id"], step) for step, h in enumerate(hits, start=1))
-            found[entry.id] = near
-        return found
+                requests.append((query, reach, [{"created_at": order}, {"seq": order}]))
+        sides = iter(self.ix.searches(self.ix.entries, requests))
+        return {entry.id: [(h["_id"], step) for hits in (next(sides), next(sides))
+                           for step, h in enumerate(hits, start=1)] for entry in entries}
 
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
                     superseded: bool = False, deprecated: bool = False) -> list[Connection]:

@@ -162,3 +162,9 @@ class OpenSearchVectorIndex:
     def vector_of(self, entry_id: str) -> np.ndarray | None:
         source = self.ix.source(self.ix.passages, f"{entry_id}:0")
         return np.asarray(source["vector"], dtype=np.float32) if source else None
+
+    def vectors_of(self, entry_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        # One multi get: a get each was a round trip per candidate of every recall.
+        first = {f"{entry_id}:0": entry_id for entry_id in entry_ids}
+        return {first[doc_id]: np.asarray(source["vector"], dtype=np.float32)
+                for doc_id, source in self.ix.sources(self.ix.passages, list(first)).items()}

@@ -297,9 +297,12 @@ class SQLiteVectorIndex:
             return hits
 
     def vector_of(self, entry_id: str) -> np.ndarray | None:
+        return self.vectors_of([entry_id]).get(entry_id)
+
+    def vectors_of(self, entry_ids: Sequence[str]) -> dict[str, np.ndarray]:
         with self._lock:
-            rows = self._rows_by_entry.get(entry_id)
-            return self._matrix[rows[0]].astype(np.float32) if rows else None
+            return {entry_id: self._matrix[rows[0]].astype(np.float32) for entry_id in entry_ids
+                    if (rows := self._rows_by_entry.get(entry_id))}
 
     def _mask(self, filters: Filters, size: int) -> np.ndarray:
         codes = [self._workspace_codes[w] for w in filters.workspaces if w in self._workspace_codes]

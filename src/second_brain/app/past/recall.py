@@ -296,12 +296,12 @@ class PastVectors:
                                           if k in past.passages and k not in found}))
         return found
 
-    def vector_of(self, entry_id: str) -> np.ndarray | None:
+    def vectors_of(self, entry_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The live vectors of the memories whose text is as it was, else those cached for the text it was."""
         past = self.past
-        live = self.live.vector_of(entry_id) if entry_id not in past.changed or entry_id in past.same_text else None
-        if live is None and entry_id in past.passages:
-            return past.passages[entry_id][0][0]
-        return live
+        found = self.live.vectors_of([k for k in entry_ids if k not in past.changed or k in past.same_text])
+        found.update({k: past.passages[k][0][0] for k in entry_ids if k not in found and k in past.passages})
+        return found
 
     @staticmethod
     def _scores(query: np.ndarray, passages: dict[str, list[tuple[np.ndarray, bool]]]) -> dict[str, VectorHit]:

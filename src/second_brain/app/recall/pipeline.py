@@ -61,7 +61,7 @@ class VectorSearch(Protocol):
 
     def scores_for(self, query: np.ndarray, entry_ids: Sequence[str]) -> dict[str, VectorHit]: ...
 
-    def vector_of(self, entry_id: str) -> np.ndarray | None: ...
+    def vectors_of(self, entry_ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
 
 @dataclass(frozen=True)
@@ -195,8 +195,8 @@ class RecallService:
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
         ordered = self._below_winners(ordered, filters, config, found)
         found.order = [key for key, _ in ordered]
-        vector_of = self.vectors.vector_of if self.vectors else (lambda _: None)
-        picked = ranking.in_order(ranking.mmr(ordered, vector_of, top_k, config.mmr_lambda, config.mmr_redundancy))
+        vectors_of = self.vectors.vectors_of if self.vectors else (lambda _: {})
+        picked = ranking.in_order(ranking.mmr(ordered, vectors_of, top_k, config.mmr_lambda, config.mmr_redundancy))
         if picked:
             best = picked[0][0]
             held = keyword.coverage(found.entries[best].content, plan, config) if plan else 0.0

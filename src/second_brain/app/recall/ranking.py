@@ -2,7 +2,7 @@
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -167,18 +167,20 @@ def speaker_weight(who: str | None, named: set[str], config: RecallConfig) -> fl
     return config.other_speaker_weight if named and who is not None and who not in named else 1.0
 
 
-def mmr(ranked: Sequence[tuple[str, float]], vector_of: Callable[[str], np.ndarray | None], k: int,
-        lam: float, redundancy: float = 0.0) -> list[tuple[str, float]]:
+def mmr(ranked: Sequence[tuple[str, float]], vectors_of: Callable[[Sequence[str]], Mapping[str, np.ndarray]],
+        k: int, lam: float, redundancy: float = 0.0) -> list[tuple[str, float]]:
     """Maximal marginal relevance: trade a little relevance for not repeating what is already picked.
 
     Only similarity above `redundancy` counts against a candidate, so near-repeats are pushed down
-    while memories that are merely on the same topic keep their place.
+    while memories that are merely on the same topic keep their place. `vectors_of` gives the vectors of the
+    candidates that have one, asked once for all of them.
     """
     if not ranked:
         return []
     best = ranked[0][1] or 1.0
     pool = list(ranked[: max(k * 4, k)])
-    vectors = [vector_of(key) for key, _ in pool]
+    known_vectors = vectors_of([key for key, _ in pool])
+    vectors = [known_vectors.get(key) for key, _ in pool]
     known = np.array([v is not None for v in vectors])
     dimension = next((len(v) for v in vectors if v is not None), 1)
     matrix = np.stack([v if v is not None else np.zeros(dimension, np.float32) for v in vectors])
