@@ -11,6 +11,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.support import tls
+
 NODE = Path(__file__).parents[1] / "opensearch-node"
 CLASSPATH = ["target/classes", "target/lib/*", "target/knn/*"]
 
@@ -52,8 +54,8 @@ class OpenSearchNode:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the OpenSearch node exited: {(self.home / 'node.log').read_text()[-3000:]}")
             try:
-                health = httpx.get(f"{self.url}/_cluster/health", params={"wait_for_status": "green",
-                                                                          "timeout": "1s"}, timeout=5)
+                health = httpx.get(f"{self.url}/_cluster/health", params={"wait_for_status": "green", "timeout": "1s"},
+                                   timeout=5, verify=tls.CONTEXT)
                 if health.status_code == 200 and health.json()["status"] == "green":
                     self.startup_seconds = time.monotonic() - started
                     return self

@@ -12,6 +12,7 @@ TLS (the certificate checked against the host's name) and Host header. And it is
 log line names only its origin.
 """
 
+import functools
 import logging
 import os
 import socket
@@ -107,13 +108,20 @@ def pinned_client(resolve: Callable[[str], Sequence[str]], allow_loopback: bool 
                         follow_redirects=False, trust_env=False)
 
 
+@functools.cache
+def _default_tls() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
 class PinnedTransport(httpx.HTTPTransport):
     """httpx's own transport, its sockets opened by PinnedBackend: httpx takes no network backend, so its pool is
     made again with one (httpx's default limits)."""
 
     def __init__(self, resolve: Callable[[str], Sequence[str]], allow_loopback: bool = False,
                  verify: ssl.SSLContext | bool = True) -> None:
-        context = httpx.create_ssl_context(verify=verify)  # one for both pools: loading it takes 20 ms
+        # One for both pools; the default one made once a process (loading certifi's certificates takes 20 ms of CPU,
+        # which every sync of a calendar or Notion paid).
+        context = _default_tls() if verify is True else httpx.create_ssl_context(verify=verify)
         super().__init__(verify=context)
         self._pool = httpcore.ConnectionPool(ssl_context=context,
                                              max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
