@@ -543,6 +543,9 @@ async function route() {
   const { view, params } = location.hash.startsWith("#/") ? parseHash() : { view: "", params: {} };
   const name = VIEWS[view];
   const turn = ++routing;
+  const address = location.hash;
+  // Busy while the view draws (a screen reader waits for it); once drawn, `data-shown` names the address it shows.
+  main.setAttribute("aria-busy", "true");
   const focusedBefore = document.activeElement;
   if (cleanup) cleanup();
   cleanup = null;
@@ -553,6 +556,7 @@ async function route() {
   }
   if (!name) {
     clear(main, heading("Not found"), h("p", null, "There is no such view. ", h("a", { href: "#/" }, "Go home")));
+    shown(main, address);
     return;
   }
   try {
@@ -577,7 +581,14 @@ async function route() {
   } catch (error) {
     if (turn !== routing || error.status === 401) return;
     clear(main, heading("Something went wrong"), failure(error));
+  } finally {
+    if (turn === routing) shown(main, address);
   }
+}
+
+function shown(main, address) {
+  main.removeAttribute("aria-busy");
+  main.dataset.shown = address;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -87,7 +87,12 @@ class Dashboard:
             self.errors.append(f"HTTP {response.status} for {response.url}")
 
     def open(self, view: str = "") -> Page:
+        """The view at #/<view>, once drawn. A hash change is not a page load (waiting for the network to go idle
+        returns at once), and the previous view's title stays until the next one is drawn: so this waits for the
+        router to say it has drawn this address (#main's data-shown, set when the view's render has finished)."""
         self.page.goto(f"{self.server.url}/#/{view}")
+        address = self.page.evaluate("location.hash").replace("\\", "\\\\").replace('"', '\\"')
+        expect(self.page.locator(f'#main[data-shown="{address}"]')).to_have_count(1)
         expect(self.page.locator("#view-title")).to_be_visible()
         return self.page
 

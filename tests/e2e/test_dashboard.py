@@ -340,12 +340,10 @@ def test_core_views_have_no_serious_accessibility_violations(dashboard: Dashboar
     dashboard.page.emulate_media(color_scheme=scheme)
     for view in ("", "capture", "recall?q=accessibility", "memories", f"entry?id={memory}"):
         page = dashboard.open(view)
-        page.wait_for_load_state("networkidle")
         assert dashboard.accessibility() == [], (view, scheme)
     dashboard.page.set_viewport_size({"width": 390, "height": 800})
     for view in ("", "recall?q=accessibility", f"entry?id={memory}"):
         page = dashboard.open(view)
-        page.wait_for_load_state("networkidle")
         assert dashboard.accessibility() == [], (view, scheme, "phone")
         assert page.evaluate("document.documentElement.scrollWidth") <= 400, (view, "scrolls sideways")
     dashboard.page.evaluate("localStorage.clear()")

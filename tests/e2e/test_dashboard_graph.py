@@ -381,7 +381,7 @@ def test_projects_create_edit_archive_delete(dashboard):
     expect(card).not_to_contain_text("#memory")
 
     # Archive: gone from the active list, back with "Show archived", and restored.
-    card.get_by_role("button", name="Archive").click()
+    card.get_by_role("button", name="Archive", exact=True).click()
     expect(project_card(page, "second-brain")).to_have_count(0)
     page.get_by_label("Show archived").check()
     expect(page).to_have_url(re.compile(r"#/projects\?archived=1$"))
@@ -390,23 +390,23 @@ def test_projects_create_edit_archive_delete(dashboard):
     with server.client() as client:
         listed = client.get("/projects", params={"include_archived": 1}).json()["projects"]
         assert {p["id"]: p["status"] for p in listed}["second-brain"] == "archived"
-    card.get_by_role("button", name="Unarchive").click()
-    expect(project_card(page, "second-brain").get_by_role("button", name="Archive")).to_be_visible()
+    card.get_by_role("button", name="Unarchive", exact=True).click()
+    expect(project_card(page, "second-brain").get_by_role("button", name="Archive", exact=True)).to_be_visible()
 
     # Refused: someone else deleted it meanwhile; each action says the API's sentence next to the project, once,
-    # and never as a toast. The view first finishes redrawing after the unarchive (under load, a redraw landing
-    # after the deletion took the card away before the test could press its button).
-    page.wait_for_load_state("networkidle")
+    # and never as a toast. The names are matched exactly: "Archive" alone also matches "Unarchive", so the wait
+    # above ended before the redraw after the unarchive, and that redraw, landing after the deletion, took the
+    # card away before the test could press its button (the flake; a slow GET /projects made it fail every time).
     with server.client() as client:
         assert client.delete("/projects/atlas").status_code == 200
     atlas = project_card(page, "atlas")
-    atlas.get_by_role("button", name="Archive").click()
+    atlas.get_by_role("button", name="Archive", exact=True).click()
     expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
     atlas.get_by_text("Edit").click()
     atlas.get_by_label("Name").fill("Atlas 2")
     atlas.get_by_role("button", name="Save").click()
     expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
-    atlas.get_by_role("button", name="Delete").click()
+    atlas.get_by_role("button", name="Delete", exact=True).click()
     atlas.get_by_role("button", name="Delete it").click()
     expect(atlas.get_by_role("alert")).to_have_text('unknown project "atlas"')
     expect(page.locator(".toast.error")).to_have_count(0)
@@ -415,7 +415,7 @@ def test_projects_create_edit_archive_delete(dashboard):
     page.on("dialog", lambda dialog: (_ for _ in ()).throw(AssertionError(f"a browser dialog: {dialog.message}")))
     deletes: list[str] = []
     page.on("request", lambda request: request.method == "DELETE" and deletes.append(request.url))
-    delete = project_card(page, "second-brain").get_by_role("button", name="Delete")
+    delete = project_card(page, "second-brain").get_by_role("button", name="Delete", exact=True)
     delete.click()
     question = project_card(page, "second-brain").get_by_role("group", name=re.compile("^Delete the project"))
     expect(question).to_contain_text("Delete the project Brain v2?")
@@ -425,7 +425,7 @@ def test_projects_create_edit_archive_delete(dashboard):
     expect(project_card(page, "second-brain")).to_have_count(1)
 
     # Delete, answered.
-    project_card(page, "second-brain").get_by_role("button", name="Delete").click()
+    project_card(page, "second-brain").get_by_role("button", name="Delete", exact=True).click()
     project_card(page, "second-brain").get_by_role("button", name="Delete it").click()
     expect(project_card(page, "second-brain")).to_have_count(0)
     assert len(deletes) == 1 and "/projects/second-brain?" in deletes[0]
