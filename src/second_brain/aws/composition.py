@@ -5,6 +5,7 @@ Clients are made here, once per Lambda container, and can be injected (moto and 
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,25 @@ SERVICE_CONFIG = {"s3": {"signature_version": "s3v4"}}  # presigned URLs signed 
 TOKEN_MAX_AGE = 300  # seconds the owner token read from its secret is used before it is read again
 
 
+# What a default session is made from: a change of any of these (a test's, or a profile's) makes a new one.
+SESSION_ENVIRONMENT = ("AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ACCESS_KEY_ID",
+                       "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+_sessions: dict[tuple[str | None, ...], boto3.Session] = {}
+_sessions_lock = threading.Lock()  # a boto3 Session is not safe to share between threads: clients are made under it
+
+
+def default_session() -> boto3.Session:
+    """One boto3 session per process and environment. A session parses each service's model (and the endpoints
+    file, ~1 MB of JSON) once, when its first client of that service is made: a new session for every client,
+    as before, parsed them again for each (a Lambda's cold start paid it once per client)."""
+    environment = tuple(os.environ.get(name) for name in SESSION_ENVIRONMENT)
+    with _sessions_lock:
+        if environment not in _sessions:
+            _sessions.clear()
+            _sessions[environment] = boto3.Session()
+        return _sessions[environment]
+
+
 @dataclass
 class Clients:
     """AWS and OpenSearch clients; whatever is not given is made from the default session.
@@ -65,7 +85,12 @@ class Clients:
         if (service, read_timeout) not in self.made:
             config = Config(connect_timeout=CONNECT_SECONDS, read_timeout=read_timeout, retries=RETRIES,
                             **SERVICE_CONFIG.get(service, {}))
-            self.made[service, read_timeout] = (self.session or boto3.Session()).client(service, config=config)
+            if self.session is not None:
+                self.made[service, read_timeout] = self.session.client(service, config=config)
+            else:
+                session = default_session()
+                with _sessions_lock:
+                    self.made[service, read_timeout] = session.client(service, config=config)
         return self.made[service, read_timeout]
 
 
@@ -168,7 +193,7 @@ def opensearch_client(settings: Settings) -> OpenSearch:
     logging.getLogger("opensearch").setLevel(logging.WARNING)
     if settings.opensearch_url.startswith("http://"):
         return OpenSearch(settings.opensearch_url, timeout=timeout)
-    session = boto3.Session()
+    session = default_session()
     auth = AWSV4SignerAuth(session.get_credentials(), session.region_name or os.environ.get("AWS_REGION", ""), "es")
     return OpenSearch(settings.opensearch_url, http_auth=auth, use_ssl=True, verify_certs=True,
                       connection_class=RequestsHttpConnection, timeout=timeout, max_retries=2,
