@@ -569,6 +569,9 @@ def test_brain_replay_rebuilds_the_indexes_from_the_log(aws, capsys):
     before = call(aws.api, "GET", "/recall", query={"query": "wren song"})[1]["results"]
     aws.search.indices.delete(index=f"{aws.prefix}-entries")  # the index is lost
     assert replay_aws(Settings()) == 0 and "Replayed" in capsys.readouterr().out
+    # Searchable when the replay returns: another process (this client) counts every document without refreshing.
+    counted = {kind: aws.search.count(index=f"{aws.prefix}-{kind}")["count"] for kind in ("entries", "passages")}
+    assert counted == {"entries": 1, "passages": 1}
     after = call(aws.api, "GET", "/recall", query={"query": "wren song"})[1]["results"]
     assert [r["id"] for r in after] == [r["id"] for r in before] == [memory_id]
 

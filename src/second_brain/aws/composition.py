@@ -166,8 +166,8 @@ def event_log(settings: Settings, clients: Clients) -> DynamoDBEventStore:
 
 
 def replay(settings: Settings, progress: Callable[[int], None] = lambda events: None) -> tuple[int, int]:
-    """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory: (events projected,
-    memories embedded). `progress(events projected so far)`."""
+    """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory, all searchable when it
+    returns: (events projected, memories embedded). `progress(events projected so far)`."""
     aws = build_aws(settings)
     aws.index.drop()
     aws.index.create()
@@ -180,6 +180,7 @@ def replay(settings: Settings, progress: Callable[[int], None] = lambda events: 
     embedded = 0
     while aws.brain.indexer and (report := aws.brain.indexer.run_once(256)).vectorized:
         embedded += report.vectorized
+    aws.refresh()  # searchable when the replay returns, not a refresh interval later
     return events, embedded
 
 
