@@ -56,9 +56,12 @@ run: $(VENV)/.installed
 
 # Every tier on every core (pytest-xdist): three workers on two cores measured fastest, as one waits on the
 # browser, a server or the OpenSearch node while the others compute. The 25 slowest tests are listed at the end.
-# `make lint` runs first: a lint failure fails the run (and CI, which runs `make test`) before any test starts.
+# `make lint` and the template's validation run first, side by side (each on one core; so are the two venvs'
+# installs and the jars' downloads): a failure of either fails the run (and CI, which runs `make test`) before any
+# test starts.
 WORKERS ?= 3
-test: lint $(VENV)/.installed-dev $(TOOLS)/.validated | $(CHROMIUM) $(GREENMAIL_JAR)
+test: | $(CHROMIUM)
+	$(MAKE) --no-print-directory -j 4 --output-sync=target lint $(TOOLS)/.validated $(GREENMAIL_JAR)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --durations=25
 
 # Domain, service and SQLite contract tests: no Java, no servers (markers: see tests/conftest.py).

@@ -53,7 +53,8 @@ class GreenMail:
         keystore = self._certificates()
         log = open(self.home / "greenmail.log", "w")  # noqa: SIM115 (closed with the process)
         self.process = subprocess.Popen(
-            ["java", f"-Xmx{self.heap}", f"-Dgreenmail.imap.port={self.imap_port}",
+            ["java", f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1",  # short-lived: C1 only (opensearch_node.JVM)
+             f"-Dgreenmail.imap.port={self.imap_port}",
              "-Dgreenmail.imap.hostname=127.0.0.1",
              f"-Dgreenmail.imaps.port={self.imaps_port}", "-Dgreenmail.imaps.hostname=127.0.0.1",
              f"-Dgreenmail.tls.keystore.file={keystore}", "-Dgreenmail.tls.keystore.password=changeit",
