@@ -15,9 +15,10 @@ import pytest
 from second_brain.app.memories.service import Context
 from second_brain.domain.events import Envelope
 from second_brain.domain.identity import owner
-from tests.support import moto_speed
+from tests.support import moto_speed, tls
 
 moto_speed.install()  # moto's DynamoDB queries without sorting the whole table each time: the same answers
+tls.install()  # httpx's clients share one default TLS context instead of loading the CA certificates each
 
 if TYPE_CHECKING:
     from tests.support.greenmail import GreenMail

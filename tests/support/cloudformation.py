@@ -1,5 +1,7 @@
 """template.yaml read as plain data, for the tests that check what it declares."""
 
+import copy
+import functools
 from pathlib import Path
 
 import yaml
@@ -27,4 +29,11 @@ CloudFormationLoader.add_multi_constructor("!", _long_form)
 
 
 def load_template(path: Path = TEMPLATE) -> dict:
+    """The template as data: a copy of its one parse in this process (parsing it took ~80 ms, and every AWS test
+    reads its tables' definitions from it), so a test may change what it is given."""
+    return copy.deepcopy(_parsed(path, path.stat().st_mtime_ns))
+
+
+@functools.cache
+def _parsed(path: Path, modified: int) -> dict:
     return yaml.load(path.read_text(), Loader=CloudFormationLoader)  # a SafeLoader with the tags added
