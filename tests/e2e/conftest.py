@@ -26,7 +26,6 @@ from second_brain.embedding import load_embedder
 from second_brain.entrypoints.api.app import create_app
 from second_brain.ports.embedder import Embedder
 from second_brain.settings import Settings
-from tests.support import tls
 
 BRAIN = [sys.executable, "-m", "second_brain.entrypoints.cli"]
 TOKEN = "e2e-owner-token"
@@ -143,7 +142,7 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if httpx.get(self.url + "/", timeout=1, verify=tls.CONTEXT).status_code == 200:
+                if httpx.get(self.url + "/", timeout=1).status_code == 200:
                     return self
             except httpx.TransportError:
                 time.sleep(0.05)
@@ -176,7 +175,7 @@ class Server:
 
     def client(self) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30, verify=tls.CONTEXT)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

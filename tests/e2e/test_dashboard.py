@@ -15,8 +15,6 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.support import tls
-
 from .browser import Dashboard
 from .conftest import Server
 
@@ -367,8 +365,7 @@ class StagePrefix(ThreadingHTTPServer):
                 length = int(self.headers.get("content-length") or 0)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
                 answer = httpx.request(self.command, target_url + self.path[len("/Prod"):], headers=headers,
-                                       content=self.rfile.read(length) if length else None, timeout=30,
-                                       verify=tls.CONTEXT)
+                                       content=self.rfile.read(length) if length else None, timeout=30)
                 self.send_response(answer.status_code)
                 for key, value in answer.headers.items():
                     if key.lower() not in ("content-length", "transfer-encoding", "content-encoding", "connection"):

@@ -10,15 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.support import tls
-
 from .conftest import Server, run_cli
 
 
 def test_eight_threads_of_200_captures_all_land(api):
     def worker(thread: int) -> list[int]:
-        with httpx.Client(base_url=str(api.base_url), headers=dict(api.headers), timeout=60,
-                          verify=tls.CONTEXT) as client:
+        with httpx.Client(base_url=str(api.base_url), headers=dict(api.headers), timeout=60) as client:
             return [
                 client.post("/capture",
                             json={"content": f"thread {thread} note {n}", "tags": [f"t{thread}"]}).status_code

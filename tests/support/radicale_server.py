@@ -13,8 +13,6 @@ from typing import IO
 
 import httpx
 
-from tests.support import tls
-
 USER, PASSWORD = "alice", "correct horse battery staple"
 
 
@@ -55,7 +53,7 @@ class Radicale:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.process.poll() is None:
             try:
-                answer = httpx.request("OPTIONS", self.url + "/", timeout=1, verify=tls.CONTEXT)
+                answer = httpx.request("OPTIONS", self.url + "/", timeout=1)
             except httpx.TransportError:
                 time.sleep(0.05)
                 continue
@@ -92,7 +90,7 @@ class Radicale:
     # --- what a CalDAV client does ---
 
     def client(self) -> httpx.Client:
-        return httpx.Client(auth=(self.user, self.password), timeout=10, verify=tls.CONTEXT)
+        return httpx.Client(auth=(self.user, self.password), timeout=10)
 
     def make_calendar(self, name: str, display_name: str, components: str = "VEVENT") -> str:
         """A calendar collection (MKCALENDAR) named `display_name`, holding `components`; its URL."""
