@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.e2e.conftest import Server  # noqa: E402  (the same server harness the tests use)
+from tests.e2e.conftest import Server
 
 
 def percentile(values: list[float], p: float) -> float:

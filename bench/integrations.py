@@ -26,10 +26,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.greenmail starts the IMAP server
 
-from second_brain.app import operations as ops  # noqa: E402
-from second_brain.app.handling import Context  # noqa: E402
-from second_brain.bootstrap import Brain, build  # noqa: E402
-from second_brain.settings import Settings  # noqa: E402
+from second_brain.app import operations as ops
+from second_brain.app.handling import Context
+from second_brain.bootstrap import Brain, build
+from second_brain.settings import Settings
 
 WORDS = ("harbour crane cable budget invoice roadmap meeting supplier heron quarry kestrel pricing floor renewal "
          "contract onboarding review launch migration backlog incident outage capacity hiring interview offer "

@@ -330,7 +330,7 @@ def load_reranker(settings: Settings) -> Reranker | None:
     try:
         # Calls that timed out may still be running beside a live one: they share the cores, not each take all.
         return OnnxCrossEncoder(settings.reranker_dir, threads=max(1, (os.cpu_count() or 2) // RERANK_CALLS))
-    except Exception as exc:  # a broken model file must not stop the brain from serving
+    except Exception as exc:  # noqa: BLE001 - a broken model file must not stop the brain from serving
         log.error("the reranker at %s is unavailable: %s", settings.reranker_dir, exc)
         return None
 

@@ -66,7 +66,7 @@ class SecurityApi(BaseHTTPRequestHandler):
             return self._answer(200, {"status": "OK", "message": "'config' updated."})
         self._answer(400, {"status": "error", "reason": f"no handler for {self.command} {self.path}"})
 
-    do_GET = do_PUT = do_PATCH = _handle
+    do_GET = do_PUT = do_PATCH = _handle  # noqa: N815 - the stdlib's names
 
     def log_message(self, *args: object) -> None:
         pass

@@ -58,7 +58,7 @@ def test_append_then_read_stream_round_trips_the_envelope(store):
 
 
 @dataclass(frozen=True)
-class MemoryImported:  # noqa: D101 (the shape builds before schema 2 stored: no use_count)
+class MemoryImported:
     content: str
     tags: tuple[str, ...]
     source: str

@@ -80,7 +80,7 @@ class Server:
     process: subprocess.Popen | None = None
     brain: Brain | None = None  # in process: the brain being served
     # A process's output goes to a file: a pipe nobody reads fills up and blocks the server mid-request.
-    output: IO[str] = field(default_factory=lambda: tempfile.TemporaryFile("w+"))
+    output: IO[str] = field(default_factory=lambda: tempfile.TemporaryFile("w+"))  # noqa: SIM115 - closed with the process
     _uvicorn: uvicorn.Server | None = None
     _thread: threading.Thread | None = None
 

@@ -374,7 +374,7 @@ class StagePrefix(ThreadingHTTPServer):
                 self.end_headers()
                 self.wfile.write(answer.content)
 
-            do_GET = do_POST = do_PATCH = do_DELETE = do_any
+            do_GET = do_POST = do_PATCH = do_DELETE = do_any  # noqa: N815 - the stdlib's names
 
             def log_message(self, *args) -> None:
                 pass

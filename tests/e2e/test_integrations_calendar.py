@@ -29,7 +29,7 @@ class Feed(ThreadingHTTPServer):
 class FeedHandler(BaseHTTPRequestHandler):
     server: Feed
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+    def do_GET(self) -> None:
         body = self.server.ics.encode()
         self.send_response(self.server.status)
         self.send_header("content-type", "text/calendar")

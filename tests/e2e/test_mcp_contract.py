@@ -248,7 +248,7 @@ def test_what_the_server_advertises_it_serves_a_memory_per_uri_and_two_prompts(s
             try:
                 await client.read_resource("memory://no-such-memory")
                 raise AssertionError("an unknown memory was read")
-            except Exception as exc:  # the client raises the server's error answer
+            except Exception as exc:  # noqa: BLE001 - the client raises the server's error answer
                 assert "No entry found with ID: no-such-memory" in str(exc)
             prompts = {p.name: p for p in (await client.list_prompts()).prompts}
             assert set(prompts) == {"brief", "changes_since"}

@@ -163,13 +163,13 @@ class NotionServer:
             protocol_version = "HTTP/1.1"  # keep-alive, as the client's pool expects
             disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall between
 
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:
                 self._answer("GET")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._answer("POST")
 
-            def do_PATCH(self) -> None:  # noqa: N802
+            def do_PATCH(self) -> None:
                 self._answer("PATCH")
 
             def _answer(self, method: str) -> None:

@@ -18,7 +18,7 @@ class FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
                 if fake.mode == "http500":

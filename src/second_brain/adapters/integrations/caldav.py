@@ -269,7 +269,7 @@ def _items(resource: str, text: str, now: datetime) -> list[Item]:
         calendar = icalendar.Calendar.from_ical(text)
         events = recurring_ical_events.of(calendar).between(now - PAST, now + AHEAD)
         return [dataclasses.replace(item, url=resource) for item in event_items(calendar, events, resource)]
-    except Exception as e:  # noqa: BLE001 - whatever the parser refuses is the server's fault, said in words
+    except Exception as e:
         raise StoreUnavailable(f"The event at {resource} is not readable iCalendar ({type(e).__name__})") from e
 
 

@@ -57,7 +57,7 @@ class IcsFeed:
         try:
             calendar = icalendar.Calendar.from_ical(feed)
             events = recurring_ical_events.of(calendar).between(now - PAST, now + AHEAD)
-        except Exception as e:  # noqa: BLE001 - whatever the parser refuses is the feed's fault, said in words
+        except Exception as e:
             raise StoreUnavailable(f"The calendar at {shown(url)} is not a readable ICS feed ({type(e).__name__})") \
                 from e
         yield from event_items(calendar, events, "")  # the feed's address is a secret: no mirror links to it

@@ -229,7 +229,7 @@ class IntegrationService:
                 return None
             try:
                 return self._sync(integration, limit, time.monotonic() + seconds if seconds is not None else None)
-            except Exception as e:  # noqa: BLE001 - logged, and the next run tries again
+            except Exception as e:
                 log.exception("syncing integration %s failed", integration_id)
                 return {"created": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0, "complete": False,
                         "error": f"The sync stopped: {type(e).__name__}"}
@@ -297,7 +297,7 @@ class IntegrationService:
             self._link(run, listed, changed)
         except StoreUnavailable as e:
             errors, complete = [e.message], False
-        except Exception as e:  # noqa: BLE001 - upstream gave what the connector could not read: said, removing nothing
+        except Exception as e:
             log.exception("syncing integration %s stopped", integration.id)
             errors, complete = [f"The sync stopped: {type(e).__name__} (what was read before is kept)"], False
         error = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
