@@ -75,10 +75,13 @@ def test_a_sync_that_crashed_halfway_is_finished_by_the_next_without_writing_twi
             appended.append(events)
             return store.append(events)
 
-    monkeypatch.setattr(brain.integrations, "store", Crashing())
+    crashing = Crashing()
+    for writer in (brain.integrations, brain.memories.streams):  # the sync's writers: the integration, its mirrors
+        monkeypatch.setattr(writer, "store", crashing)
     with pytest.raises(SystemExit):
         brain.integrations.sync(owner, integration_id)
-    monkeypatch.setattr(brain.integrations, "store", store)
+    for writer in (brain.integrations, brain.memories.streams):
+        monkeypatch.setattr(writer, "store", store)
     finished = brain.integrations.sync(owner, integration_id)
     assert (finished["updated"], finished["unchanged"], finished["complete"]) == (7, 5, True)
     state = i.fold(store.read_stream(i.integration_stream(integration_id)), integration_id)

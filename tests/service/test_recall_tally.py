@@ -53,7 +53,7 @@ def test_a_recall_appends_nothing_and_the_fold_counts_each_memory_once_a_day(tal
     assert memories.record_recalls(ctx, [kept, gone]) == 2
     assert memories.record_recalls(ctx, [kept]) == 0  # this process counted it today already
     assert store.head() == head  # nothing in the log yet
-    memories._counted.clear()  # another process recalls it the same day
+    memories.counting._counted.clear()  # another process recalls it the same day
     memories.record_recalls(ctx, [kept])
     memories.forget(ctx, gone)
 

@@ -22,10 +22,11 @@ from typing import Annotated, Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..domain import commands as c
 from ..domain import links, text
 from ..domain.errors import BrainError, InvalidInput
-from ..domain.events import Envelope, MemoryImported, TimeAnchorSet, memory_stream
-from ..domain.memory import WHEN_KINDS, Memory, fold
+from ..domain.events import Envelope, memory_stream
+from ..domain.memory import Memory, decide, fold
 from ..domain.projects import (
     Project,
     ProjectImported,
@@ -436,19 +437,11 @@ def _chunks(batch: list[Envelope], size: int) -> list[list[Envelope]]:
 
 
 def _restore(entry: ExportedEntry, workspace: str) -> list[object]:
-    """The events that restore one exported entry; a BrainError if it breaks a rule of this brain."""
-    text.check_length(entry.content)
-    if not entry.content.strip():
-        raise InvalidInput("Missing or empty content")
-    tags = tuple(text.normalize_tags(entry.tags))
-    events: list[object] = [MemoryImported(
-        entry.content, tags, entry.source.strip() or "api", workspace, entry.created_at,
+    """The events that restore one exported entry (the aggregate decides them); a BrainError if it breaks a rule of
+    this brain."""
+    return decide(c.Import(
+        entry.content, tuple(entry.tags), entry.source, workspace, entry.created_at,
         entry.updated_at if entry.updated_at is not None else entry.created_at, entry.recall_count,
         entry.importance_score, entry.contradiction_wins, entry.contradiction_losses, entry.use_count,
-    )]
-    if entry.when_at is not None:
-        kind = entry.when_kind or "wake"
-        if kind not in WHEN_KINDS:
-            raise InvalidInput("when_kind must be one of: due, event, wake")
-        events.append(TimeAnchorSet(entry.when_at, kind))
-    return events
+        entry.when_at, entry.when_kind,
+    ), Memory(""))

@@ -71,5 +71,24 @@ class Forget:
     pass
 
 
+@dataclass(frozen=True)
+class Import:
+    """A memory restored from an export as it was there: its times, counters and reminder."""
+
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    workspace: str
+    created_at: int
+    updated_at: int
+    recall_count: int = 0
+    importance_score: int = 0
+    contradiction_wins: int = 0
+    contradiction_losses: int = 0
+    use_count: int = 0
+    when_at: int | None = None
+    when_kind: str | None = None
+
+
 Command = (Capture | Append | Update | SetStatus | ChangeTags | Retag | SetTimeAnchor | ClearTimeAnchor
-           | RecordRecall | RecordOpen | Forget)
+           | RecordRecall | RecordOpen | Forget | Import)

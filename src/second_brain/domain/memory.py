@@ -13,6 +13,7 @@ from .commands import (
     ClearTimeAnchor,
     Command,
     Forget,
+    Import,
     RecordOpen,
     RecordRecall,
     Retag,
@@ -99,6 +100,8 @@ def decide(command: Command, state: Memory) -> list[object]:
     validate(command)
     if isinstance(command, Capture):
         return _capture(command, state)
+    if isinstance(command, Import):
+        return _import(command)
     if not state.exists:
         raise NotFound(f"No entry found with ID: {state.id}")
     if isinstance(command, Append | Update) and state.mirror:
@@ -340,6 +343,11 @@ def classified_tags(tags: tuple[str, ...], event: MemoryClassified) -> tuple[str
 
 def validate(command: Command) -> None:
     """Input checks that hold whatever the memory's state: bad input is a 400 before it is a 404."""
+    if isinstance(command, Import):
+        text.check_length(command.content)  # first, as an import always said
+        _required(command.content, "content")
+        if command.when_at is not None and (command.when_kind or "wake") not in WHEN_KINDS:
+            raise InvalidInput("when_kind must be one of: due, event, wake")
     if isinstance(command, (Capture, Update)):
         text.check_length(_required(command.content, "content"))
     if isinstance(command, Append):
@@ -368,6 +376,17 @@ def _capture(command: Capture, state: Memory) -> list[object]:
     tags = text.with_prefixed(tags, "volatility:", command.volatility)
     source = (command.source or "api").strip() or "api"
     return [MemoryCaptured(content, tuple(tags), source, command.workspace)]
+
+
+def _import(command: Import) -> list[object]:
+    events: list[object] = [MemoryImported(
+        command.content, tuple(text.normalize_tags(list(command.tags))), command.source.strip() or "api",
+        command.workspace, command.created_at, command.updated_at, command.recall_count, command.importance_score,
+        command.contradiction_wins, command.contradiction_losses, command.use_count,
+    )]
+    if command.when_at is not None:
+        events.append(TimeAnchorSet(command.when_at, command.when_kind or "wake"))
+    return events
 
 
 def _append(command: Append, state: Memory) -> list[object]:

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from . import text
 from .envelope import stored
+from .events import MemoryCaptured, MemoryClassified
 from .shown import shows
 
 DAY_MS = 24 * 3600 * 1000
@@ -170,3 +171,9 @@ def model_messages(found: Cluster, timezone: ZoneInfo) -> list[dict[str, str]]:
                                       "the notes say (their dates, numbers and names). Answer with the sentences."},
         {"role": "user", "content": notes},
     ]
+
+
+def proposal(content: str, workspace: str) -> list[object]:
+    """The opening events of a proposed pattern's memory: the brain's own note, pending a person's review."""
+    return [MemoryCaptured(content, (PENDING_TAG,), "system", workspace),
+            MemoryClassified(3, "semantic", "", False, "rules")]

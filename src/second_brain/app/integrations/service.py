@@ -20,20 +20,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...domain import integrations as i
-from ...domain.conflicts import FLAG_TAGS
 from ...domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound, StoreUnavailable
 from ...domain.events import (
     Envelope,
-    MemoryCaptured,
-    MemoryRevised,
-    TagsChanged,
-    TimeAnchorCleared,
-    TimeAnchorSet,
     memory_stream,
 )
 from ...domain.identity import Identity
 from ...domain.links import decide_link, decide_unlink, endpoints
 from ...domain.memory import Memory, fold
+from ...domain.mirrors import Upstream
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ...ports.integrations import Connector, Item, Synced
@@ -44,7 +39,6 @@ from ..memories.service import MemoryService
 
 log = logging.getLogger("second_brain.integrations")
 
-BRAINS_OWN_TAGS = frozenset({*FLAG_TAGS, "task"})  # what capture's judgement and the reminders add to a mirror
 SYNC_LIMIT = 500  # changes one sync writes; the next sync goes on
 MOST_EDGES = 1_000  # an updated item's edges read to find those its upstream no longer links
 AHEAD = 32  # new mirrors whose texts are embedded together before they are judged one by one
@@ -184,24 +178,14 @@ class IntegrationService:
                     if forget_mirrors:
                         self.memories.forget(acting, memory_id, managed=True)
                     else:
-                        self._release(acting, integration, external_id, memory_id)
+                        self.memories.mirrors.release(acting, memory_id, integration.id, integration.source,
+                                                      external_id)
                     handled += 1
             if integration.secret_names:  # erased first: a disconnect that fails after it is asked again, erased
                 self.secrets.delete(integration.id)
             self._write(Run(acting, self._load(integration.id)), i.IntegrationDisconnected(not forget_mirrors), by=ctx)
         self.on_change()
         return {"id": integration.id, "disconnected": True, ("forgotten" if forget_mirrors else "kept"): handled}
-
-    def _release(self, acting: Context, integration: i.Integration, external_id: str, memory_id: str) -> None:
-        """A mirror made an ordinary memory (its integration disconnected with the mirrors kept)."""
-
-        def attempt() -> None:
-            memory = self._memory(memory_id)
-            released = i.MirrorSynced(integration.id, integration.source, external_id, memory.origin, "", True)
-            self.store.append(envelopes(acting, memory_stream(memory_id), memory.version, [released],
-                                        memory.workspace, self.clock.now_ms()))
-
-        retrying(attempt)
 
     def sync_all(self, until: Callable[[], bool] = lambda: False, limit: int = SYNC_LIMIT) -> dict[str, Any]:
         """Every connected integration, as the scheduler runs them (each bounded; what is left waits for the next
@@ -270,7 +254,7 @@ class IntegrationService:
             found = iter(self._connector(integration.kind).items(self._settings(integration), held))
             while chunk := [x for x in islice(found, AHEAD) if listed.setdefault(x.external_id, x) is x]:
                 if not spent():
-                    self.memories.prepare_mirrors([x.content for x in chunk if not (
+                    self.memories.mirrors.prepare([x.content for x in chunk if not (
                         x.unreadable or x.later or x.failed or x.external_id in run.held.mirrors)])
                 for item in chunk:
                     if spent():
@@ -330,9 +314,9 @@ class IntegrationService:
         if outcome != "unchanged":
             changed[item.external_id] = outcome
 
-    def _write(self, run: "Run", event: object, also: Sequence[Envelope] = (), by: Context | None = None) -> None:
-        """Append to the integration's stream after the version this sync holds (and `also` in the same batch); a
-        race with another writer (another process) reads it again and retries once, unless it disconnected."""
+    def _write(self, run: "Run", event: object, by: Context | None = None) -> None:
+        """Append to the integration's stream after the version this sync holds; a race with another writer
+        (another process) reads it again and retries once, unless it disconnected."""
         integration = run.integration
         stream = i.integration_stream(integration.id)
         for attempt in range(2):
@@ -342,7 +326,7 @@ class IntegrationService:
             batch = envelopes(by or run.acting, stream, held.version, [event], integration.workspace,
                               self.clock.now_ms())
             try:
-                stored = self.store.append([*also, *batch])
+                stored = self.store.append(batch)
             except ConcurrencyConflict:
                 if attempt == 1:
                     raise
@@ -351,62 +335,42 @@ class IntegrationService:
             return
 
     def _mirror(self, run: "Run", item: Item) -> str:
-        """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged"."""
-        acting, integration = run.acting, run.integration
+        """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged". The mirror's
+        events are the memory service's to decide and append (app/memories/mirrors.py); a new one is noted on the
+        integration's stream in the same append."""
+        integration = run.integration
         memory_id = run.held.mirror_of(item.external_id)
-        read = [self._memory(memory_id)]  # the first attempt's; a retry after a lost race reads it again
-        if item.external_id in run.held.mirrors and read[0].forgotten:
+        known = self._memory(memory_id)
+        if item.external_id in run.held.mirrors and known.forgotten:
             # a sync stopped between forgetting a removed item's mirror and saying so: say so now, so the item
             # (made again upstream) gets a mirror of its own
             self._write(run, i.MirrorDropped(item.external_id))
             memory_id = run.held.mirror_of(item.external_id)
-            read = [self._memory(memory_id)]
-        synced_hash = i.content_hash(item.content, item.tags, item.when_at)
+            known = self._memory(memory_id)
+        upstream = Upstream(integration.id, integration.source, item.external_id, item.url, item.content, item.tags,
+                            i.content_hash(item.content, item.tags, item.when_at), item.version)
+        stream = i.integration_stream(integration.id)
+        indexed = item.external_id in run.held.mirrors
+        held: list[i.Integration] = []  # the integration each attempt noted the new mirror after
 
-        def attempt() -> str:
-            memory = read.pop() if read else self._memory(memory_id)
-            now = self.clock.now_ms()
-            mirrored = i.MirrorSynced(integration.id, integration.source, item.external_id, item.url, synced_hash,
-                                      version=item.version)
-            stream = memory_stream(memory_id)
-            if not memory.exists:
-                if memory.forgotten:  # removed by the integration: a later generation's id is used instead
-                    return "unchanged"
-                anchor = (item.when_at, item.when_kind or "event") if item.when_at is not None else None
-                captured = MemoryCaptured(item.content, item.tags, integration.source, integration.workspace)
-                batch = self.memories.mirror_batch(acting, memory_id, captured, anchor, mirrored, now, item.said_at)
-                if item.external_id in run.held.mirrors:
-                    self.store.append(batch)
-                    run.versions[item.external_id] = item.version
-                else:
-                    self._write(run, i.MirrorIndexed(item.external_id, memory_id, item.version), batch)
-                return "created"
-            if memory.mirror != integration.id:
-                return "unchanged"
-            if memory.mirror_hash == synced_hash:
-                if (memory.origin, memory.mirror_version) != (item.url or item.external_id, item.version):
-                    # the same words at a new place or version upstream (a message saved again): noted, so the
-                    # next sync does not read it again
-                    self.store.append(envelopes(acting, stream, memory.version, [mirrored], memory.workspace, now))
-                run.versions[item.external_id] = item.version
-                return "unchanged"
-            changes: list[object] = []
-            if memory.content != item.content:
-                changes.append(MemoryRevised(item.content, "synced"))
-            if set(kept := _kept_tags(memory.tags, item.tags)) != set(memory.tags):
-                changes.append(TagsChanged(kept))
-            # its time: the event's (moved), else what its new words name, else none (what the old words named)
-            anchor = ((item.when_at, item.when_kind or "event") if item.when_at is not None
-                      else self.memories.anchor_in_words(item.content, integration.source, item.said_at))
-            if anchor is not None and (memory.when_at, memory.when_kind) != anchor:
-                changes.append(TimeAnchorSet(*anchor))
-            elif anchor is None and memory.when_at is not None:
-                changes.append(TimeAnchorCleared())
-            self.store.append(envelopes(acting, stream, memory.version, [*changes, mirrored], memory.workspace, now))
+        def beside() -> list[Envelope]:
+            if indexed:  # noted by a sync that stopped before its mirror was made
+                return []
+            held.append(run.held if not held else self._load(integration.id))  # read again after a lost race
+            if not held[-1].connected:
+                raise InvalidInput(f"Integration {integration.id} was disconnected meanwhile")
+            return envelopes(run.acting, stream, held[-1].version,
+                             [i.MirrorIndexed(item.external_id, memory_id, item.version)], integration.workspace,
+                             self.clock.now_ms())
+
+        when = (item.when_at, item.when_kind or "event") if item.when_at is not None else None
+        done = self.memories.mirrors.sync(run.acting, memory_id, upstream, integration.workspace, when, item.said_at,
+                                          known, beside)
+        if done.outcome == "created" and not indexed:
+            run.held = i.fold_more(held[-1], [e for e in done.stored if e.stream_id == stream])
+        elif done.mirrors:
             run.versions[item.external_id] = item.version
-            return "updated"
-
-        return retrying(attempt)
+        return done.outcome
 
     @staticmethod
     def _synced_version(run: "Run", external_id: str) -> str | None:
@@ -491,13 +455,6 @@ class IntegrationService:
         """The sync acts as whoever connected the integration (its mirrors are theirs), in its workspace."""
         identity = Identity(integration.actor, "", "admin", integration.workspace)
         return Context(identity, f"sync-{integration.id}")
-
-
-def _kept_tags(current: tuple[str, ...], synced: tuple[str, ...]) -> tuple[str, ...]:
-    """The upstream tags, and the brain's own that upstream never has (status, kind, importance: `x:y` tags; what
-    its capture flagged)."""
-    own = [t for t in current if (":" in t or t in BRAINS_OWN_TAGS) and t not in synced]
-    return tuple(dict.fromkeys([*synced, *own]))
 
 
 def _shown_settings(integration: i.Integration) -> dict[str, str]:

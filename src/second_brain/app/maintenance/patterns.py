@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from ...domain import links
 from ...domain import patterns as p
 from ...domain.errors import ConcurrencyConflict
-from ...domain.events import Envelope, MemoryCaptured, MemoryClassified, memory_stream
+from ...domain.events import Envelope, memory_stream
 from ...domain.memory import Memory, fold
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -113,9 +113,7 @@ class PatternsJob:
         workspace, now, pattern_id = found.seed.workspace, self.clock.now_ms(), self.new_id()
         ctx = system(workspace, self.name, now)
         content = self._text(found)
-        batch = envelopes(ctx, memory_stream(pattern_id), 0, [
-            MemoryCaptured(content, (p.PENDING_TAG,), "system", workspace),
-            MemoryClassified(3, "semantic", "", False, "rules")], workspace, now)
+        batch = envelopes(ctx, memory_stream(pattern_id), 0, p.proposal(content, workspace), workspace, now)
         for m in found.members:  # the pattern's stream comes first: an edge is shown once both ends exist
             source, target = links.endpoints(pattern_id, m.id, "drawn_from", internal=True)
             batch += envelopes(ctx, links.edge_stream(source, target, "drawn_from"), 0,
