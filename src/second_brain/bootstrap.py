@@ -28,28 +28,21 @@ from .adapters.sqlite_database import SQLiteDatabase
 from .adapters.vector_index.sqlite import SQLiteVectorIndex
 from .app.brain import Brain
 from .app.config import SettingsService
+from .app.graph.jobs import GraphPass
 from .app.graph.links import LinkService
 from .app.graph.view import GraphView
 from .app.handling import Context
 from .app.insights.brief import BriefService
-from .app.insights.digest import DigestService
-from .app.insights.patterns import PatternService
+from .app.insights.digest import CompressionJob, DigestService
+from .app.insights.patterns import PatternService, PatternsJob
 from .app.integrations.background import Continuation
+from .app.integrations.jobs import IntegrationSync
 from .app.integrations.service import IntegrationService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
-from .app.maintenance.compression import CompressionJob
-from .app.maintenance.extraction import ExtractionJob
-from .app.maintenance.graph import GraphPass
-from .app.maintenance.housekeeping import Housekeeping
-from .app.maintenance.index_check import IndexVerification
-from .app.maintenance.integrations import IntegrationSync
-from .app.maintenance.patterns import PatternsJob
-from .app.maintenance.push import PushReminders
-from .app.maintenance.recalls import RecallFold
 from .app.maintenance.runner import parse_daily
-from .app.maintenance.staleness import StalenessPass
 from .app.memories.conflicts import ConflictReview
 from .app.memories.indexing import Foreground, Indexer, IndexingWorker
+from .app.memories.jobs import Housekeeping, IndexVerification, RecallFold, StalenessPass
 from .app.memories.projects import ProjectService
 from .app.memories.queries import MemoryQueries
 from .app.memories.service import MemoryService
@@ -57,6 +50,7 @@ from .app.memories.triage import Triage
 from .app.recall.pipeline import RecallService
 from .app.recall.rerank import MAX_CALLS as RERANK_CALLS
 from .app.reminders.extraction import Extractor
+from .app.reminders.jobs import ExtractionJob, PushReminders
 from .app.reminders.push import PushService
 from .app.team.service import TeamService, workspace_eraser
 from .app.transfer import Transfer

@@ -4,8 +4,7 @@ refusal, one workspace per digest, the model and its fallback, the nightly job's
 import pytest
 
 from second_brain.app.handling import Context, envelopes
-from second_brain.app.insights.digest import DigestService, scopes_for
-from second_brain.app.maintenance.compression import CompressionJob
+from second_brain.app.insights.digest import CompressionJob, DigestService, scopes_for
 from second_brain.app.maintenance.runner import Budget
 from second_brain.bootstrap import build
 from second_brain.domain import digest as d

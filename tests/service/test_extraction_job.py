@@ -5,10 +5,10 @@ import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from second_brain.app.maintenance.extraction import ExtractionJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.app.memories.service import Context
 from second_brain.app.reminders.extraction import Extractor
+from second_brain.app.reminders.jobs import ExtractionJob
 from second_brain.domain.events import TagsChanged, TimeAnchorSet
 from second_brain.domain.identity import Identity
 from tests.support.memories import memory_service

@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from second_brain.app.maintenance.extraction import ExtractionJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.app.reminders.extraction import Extractor
+from second_brain.app.reminders.jobs import ExtractionJob
 from second_brain.domain.events import TimeAnchorSet
 from tests.support.memories import memory_service
 from tests.support.stores import event_store

@@ -4,7 +4,7 @@ import pytest
 
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.handling import Context, envelopes
-from second_brain.app.maintenance.patterns import PatternsJob
+from second_brain.app.insights.patterns import PatternsJob
 from second_brain.app.maintenance.runner import Budget
 from second_brain.app.recall.pipeline import RecallRequest
 from second_brain.bootstrap import build

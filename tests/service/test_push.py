@@ -7,8 +7,8 @@ import pytest
 
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.app.maintenance import MaintenanceRunner
-from second_brain.app.maintenance.push import PushReminders, run_now
 from second_brain.app.memories.service import Context
+from second_brain.app.reminders.jobs import PushReminders, run_now
 from second_brain.app.reminders.push import RESULTS_SHOWN, PushReport, PushService
 from second_brain.app.team.service import TeamService
 from second_brain.domain import push

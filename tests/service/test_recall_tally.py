@@ -12,8 +12,8 @@ from moto import mock_aws
 from second_brain.adapters.event_store.dynamodb import table_definition
 from second_brain.adapters.event_store.memory import InMemoryEventStore
 from second_brain.adapters.event_store.tally import DynamoDBRecallTally, InMemoryRecallTally
-from second_brain.app.maintenance.recalls import RecallFold
 from second_brain.app.maintenance.runner import Budget
+from second_brain.app.memories.jobs import RecallFold
 from second_brain.app.memories.service import MemoryService
 from second_brain.domain.errors import StoreUnavailable
 from second_brain.domain.events import MemoryRecalled, memory_stream

@@ -3,13 +3,15 @@ each of them is rolled up, in one atomic append. GET /digest and the nightly job
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from ...domain import digest as d
 from ...domain import text
+from ...domain.digest import Scope
+from ...domain.errors import BrainError
 from ...domain.events import memory_stream
 from ...domain.identity import Identity
 from ...domain.memory import DIGEST_MIN_ENTRIES, Memory, fold
@@ -19,6 +21,7 @@ from ...ports.llm import LanguageModel
 from ...ports.read_model import DigestReads, EntryReads, Filters
 from ..handling import Context, envelopes, retrying
 from ..handling import system as system_context
+from ..maintenance.runner import NIGHTLY, Budget, JobResult
 
 log = logging.getLogger("second_brain.digest")
 
@@ -131,3 +134,54 @@ def scopes_for(identity: Identity, match: tuple[str, ...], label: str, project: 
         found.append(d.Scope(workspace, match, label, project, None if everyone else identity.actor_id))
     return found
 
+
+TAGS_PER_RUN = 4
+
+
+class CompressionJob:
+    """The compression job: each night, the highest-volume tags worth a digest (per workspace, across the brain) are
+    compressed, four at a time, taking turns: a cursor walks the list so the same four do not take every night."""
+
+    name = "compression"
+    schedule = NIGHTLY
+
+    def __init__(self, digests: DigestService, read_model: DigestReads, workspaces: Callable[[], Sequence[str]],
+                 clock: Clock, tags_per_run: int = TAGS_PER_RUN) -> None:
+        self.digests = digests
+        self.read_model = read_model
+        self.workspaces = workspaces  # every workspace of the brain: the job acts for all of them
+        self.clock = clock
+        self.tags_per_run = tags_per_run
+
+    def run(self, budget: Budget, cursor: str) -> JobResult:
+        volumes = [v for v in self.read_model.digest_volumes(list(self.workspaces()), self.clock.now_ms())
+                   if text.is_topic_tag(v.tag)]
+        result = JobResult(counts={"candidates": len(volumes)})
+        if not volumes:
+            return result
+        start = _offset(cursor) % len(volumes)
+        turn = (volumes[start:] + volumes[:start])[: self.tags_per_run]
+        done = 0
+        for volume in turn:
+            if budget.expired():
+                result.complete = False
+                break
+            scope = Scope(volume.workspace, (volume.tag,), volume.tag)
+            try:
+                outcome = self.digests.compress(scope, f"maintenance-{self.name}-{self.clock.now_ms()}")
+            except BrainError as exc:  # this tag waits for its next turn; the others go on
+                result.errors.append(f"{volume.tag}: {type(exc).__name__}: {exc.message[:160]}")
+            else:
+                if outcome.entry_id:
+                    result.add("digests")
+                    result.add("rolled_up", outcome.source_count)
+                    result.add(outcome.method)
+                else:
+                    result.add("refused")
+            done += 1
+        result.cursor = str((start + done) % len(volumes))
+        return result
+
+
+def _offset(cursor: str) -> int:
+    return int(cursor) if cursor.isdigit() else 0

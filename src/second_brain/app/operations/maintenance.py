@@ -8,7 +8,7 @@ from typing import Any
 from ...domain.errors import NotFound
 from ..brain import Brain
 from ..handling import Context, require_admin
-from ..maintenance.extraction import ExtractionJob
+from ..reminders.jobs import ExtractionJob
 from .inputs import clamp
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from ..brain import Brain
 from ..handling import Context
-from ..maintenance.push import run_now
+from ..reminders.jobs import run_now
 from ..reminders.time_anchors import parse_when
 from .inputs import clamp, identifier, required, when_text
 

@@ -1,14 +1,13 @@
-"""The graph pass: weak inferred edges that nothing has renewed for a week go, and memories left without any
-link (restored ones, ones indexed before their neighbours existed) are linked to their closest neighbours."""
+"""The graph's nightly job."""
 
 from ...domain import links, text
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore, settled_pages
 from ...ports.read_model import GraphReads
 from ...ports.vector_index import VectorIndex
-from ..graph.links import LinkService
-from .runner import NIGHTLY, Budget, JobResult
-from .sweep import PAGE, first_events, load, system
+from ..maintenance.runner import NIGHTLY, Budget, JobResult
+from ..maintenance.sweep import PAGE, first_events, load, system
+from .links import LinkService
 
 WEAK_BELOW = 0.3  # an inferred edge under this weight says little
 WEAK_AGE_MS = 7 * 24 * 3600 * 1000  # ...and goes once it is a week old without being renewed
@@ -19,6 +18,9 @@ NOT_LINKED = (text.DEPRECATED, "auto-insight", "auto-pattern", "synthesized")
 
 
 class GraphPass:
+    """The graph pass: weak inferred edges that nothing has renewed for a week go, and memories left without any
+    link (restored ones, ones indexed before their neighbours existed) are linked to their closest neighbours."""
+
     name = "graph"
     schedule = NIGHTLY
 
@@ -88,4 +90,3 @@ class GraphPass:
 
 def _maybe_weak(event: object) -> bool:
     return isinstance(event, links.LinkCreated) and event.provenance == "inferred" and event.weight < WEAK_BELOW
-

@@ -1,11 +1,13 @@
-"""The hourly sync of every connected integration (app/integrations/service.py), each bounded; what a run leaves
-waits for the next."""
+"""The integrations' scheduled job."""
 
-from ..integrations.service import IntegrationService
-from .runner import HOURLY, Budget, JobResult
+from ..maintenance.runner import HOURLY, Budget, JobResult
+from .service import IntegrationService
 
 
 class IntegrationSync:
+    """The hourly sync of every connected integration (app/integrations/service.py), each bounded; what a run leaves
+    waits for the next."""
+
     name = "integrations"
     schedule = HOURLY
 
