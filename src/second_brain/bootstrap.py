@@ -54,6 +54,7 @@ from .app.reminders.jobs import ExtractionJob, PushReminders
 from .app.reminders.push import PushService
 from .app.team.service import TeamService, workspace_eraser
 from .app.transfer import Transfer
+from .domain.events import MemoryCaptured, MemoryRevised
 from .domain.identity import owner
 from .embedding import load_embedder
 from .ports.clock import Clock, SystemClock
@@ -202,17 +203,19 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
     at = parse_daily(settings.maintenance_at)
     capture_indexer = indexer if index_at_capture else None
 
-    def stored(ctx: Context, memory_id: str) -> None:
+    # What follows a capture that stored a memory or changed one (a merge, a replacement): its vectors, when the
+    # capture computed them all (else the next pass finds it pending), and the model's classification, off the
+    # request. A block appends nothing, so nothing follows it.
+    def index(ctx: Context, memory_id: str) -> None:
         if capture_indexer:
-            try:
-                capture_indexer.index_captured(memory_id)
-            except Exception:  # the memory is stored; its vectors come with the next pass that finds it pending
-                log.exception("indexing memory %s after its capture failed", memory_id)
+            capture_indexer.index_captured(memory_id)
+
+    def classify(ctx: Context, memory_id: str) -> None:
         if classifier:
             _submit(classifier, memories.classify_with_model, ctx, memory_id)
 
-    if capture_indexer or classifier:
-        memories.on_stored = stored
+    for changed in (MemoryCaptured, MemoryRevised):
+        memories.consequences.on(changed, *([index] if capture_indexer else []), *([classify] if classifier else []))
     return Brain(
         settings=settings,
         db=db,

@@ -24,6 +24,7 @@ from ...domain.events import (
 from ...domain.extraction import Anchor
 from ...domain.memory import Memory, decide, validate
 from ..handling import Context, envelopes, retrying
+from .consequences import Consequences
 from .projects import ProjectService
 from .streams import MemoryStreams
 
@@ -43,12 +44,11 @@ class CaptureOutcome:
 
 class Capturing:
     def __init__(self, streams: MemoryStreams, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-                 projects: ProjectService | None = None,
-                 on_stored: Callable[[Context, str], None] | None = None) -> None:
+                 projects: ProjectService | None = None, consequences: Consequences | None = None) -> None:
         self.streams = streams
         self.new_id = new_id
         self.projects = projects  # creates the unknown projects a capture names, in the capture's append
-        self.on_stored = on_stored  # told of every memory a capture stored or changed
+        self.consequences = consequences or Consequences()  # what follows a capture's append
 
     def capture(
         self, ctx: Context, content: str, tags: list[str], source: str, volatility: str | None = None,
@@ -79,10 +79,10 @@ class Capturing:
         request_hash = request_digest((captured.content, captured.tags, captured.source, anchor), streams.content_key)
         said = streams.said_when(captured) if anchor is None else None
 
-        def attempt() -> CaptureOutcome:
+        def attempt() -> tuple[CaptureOutcome, list[Envelope]]:
             key_history = streams.store.read_stream(key_stream) if key_stream else []
             if answered(key_history):
-                return self._replayed(ctx, key_history[-1].event, request_hash)
+                return self._replayed(ctx, key_history[-1].event, request_hash), []
             text_stream, claims, holders = streams.claims(captured.workspace, captured.content)
             triage = streams.triage
             verdict = STORE if force else (
@@ -100,8 +100,8 @@ class Capturing:
                                      review_item(decision))
             if decision.verdict.action == "block":
                 if key_stream and answered(twin := streams.store.read_stream(key_stream)):
-                    return self._replayed(ctx, twin[-1].event, request_hash)  # our own twin, stored meanwhile
-                return outcome
+                    return self._replayed(ctx, twin[-1].event, request_hash), []  # our own twin, stored meanwhile
+                return outcome, []
             now = streams.clock.now_ms()
             created = self.projects.creations(ctx, projects, captured.workspace) if projects and self.projects else ()
             changes = (*decision.changes, *created)
@@ -109,13 +109,12 @@ class Capturing:
                      for e in envelopes(ctx, ch.stream_id, ch.version, ch.events, ch.workspace, now)]
             claim = envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(outcome.id)],
                               captured.workspace, now)
-            streams.store.append(batch + claim + _answer(ctx, key_stream, len(key_history), request_hash, now,
-                                                         outcome))
-            return outcome
+            stored = streams.store.append(batch + claim + _answer(ctx, key_stream, len(key_history), request_hash,
+                                                                  now, outcome))
+            return outcome, stored
 
-        outcome = retrying(attempt)
-        if self.on_stored and outcome.verdict.action != "block":
-            self.on_stored(ctx, outcome.id)
+        outcome, stored = retrying(attempt)
+        self.consequences.after(ctx, stored)
         return outcome
 
     def store_note(self, ctx: Context, note: str, beside: Memory, key: str) -> str:

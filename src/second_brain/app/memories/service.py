@@ -14,6 +14,7 @@ from ...ports.llm import LanguageModel
 from ...ports.recall_tally import RecallTally
 from ..handling import Context
 from .capture import CaptureOutcome, Capturing, answered, idempotency_stream, review_item
+from .consequences import Consequences
 from .counting import Counting
 from .editing import Editing
 from .erasure import Erasure
@@ -37,14 +38,14 @@ class MemoryService:
         triage: Triage | None = None,
         projects: ProjectService | None = None,
         llm: LanguageModel | None = None,
-        on_stored: Callable[[Context, str], None] | None = None,
         reads_when: bool | Callable[[], bool] = True,
         content_key: bytes | Callable[[], bytes] | None = None,
         recall_tally: RecallTally | None = None,
         legacy_claims: bool = False,
     ) -> None:
         self.streams = MemoryStreams(store, clock, timezone, triage, reads_when, content_key, legacy_claims)
-        self.capturing = Capturing(self.streams, new_id, projects, on_stored)
+        self.consequences = Consequences()  # what follows a capture (bootstrap fills the table)
+        self.capturing = Capturing(self.streams, new_id, projects, self.consequences)
         self.mirrors = Mirrors(self.streams)
         self.editing = Editing(self.streams, llm)
         self.reminders = Reminders(self.streams)
@@ -90,11 +91,3 @@ class MemoryService:
     @new_id.setter
     def new_id(self, new_id: Callable[[], str]) -> None:
         self.capturing.new_id = new_id
-
-    @property
-    def on_stored(self) -> Callable[[Context, str], None] | None:
-        return self.capturing.on_stored
-
-    @on_stored.setter
-    def on_stored(self, on_stored: Callable[[Context, str], None] | None) -> None:
-        self.capturing.on_stored = on_stored
