@@ -20,7 +20,7 @@ NOT_SERVICES = {"settings", "foreground", "start", "close"}
 SERVICES = {f.name for f in dataclasses.fields(Brain)} - NOT_SERVICES
 # The REST app's bearer checks are made over the brain's log and team (authentication, before any operation).
 COMPOSED_OVER_THE_BRAIN = {("entrypoints/api/app.py", "create_app")}
-ROUTE_DECORATORS = {"get", "post", "patch", "delete", "put", "tool"}
+ROUTE_DECORATORS = {"get", "post", "patch", "delete", "put", "tool", "prompt", "resource"}
 # Routes that are no operation: the dashboard's static files, and where to upload a backup too large for a request.
 NOT_OPERATIONS = {("entrypoints/api/dashboard.py", "shell"), ("entrypoints/api/dashboard.py", "asset"),
                   ("entrypoints/api/transfer.py", "import_upload")}
@@ -72,6 +72,8 @@ def test_the_guards_read_every_entry_point():
     assert {"entrypoints/cli.py", "entrypoints/mcp/server.py", "entrypoints/api/team.py",
             "functions/mcp/app.py", "functions/maintenance/app.py"} <= names
     assert {"memories", "team", "push", "config", "transfer", "store"} <= SERVICES
+    # The MCP tools sit one module per capability, as the REST routes do: the guard below reads each of them.
+    assert {f"entrypoints/mcp/{capability}.py" for capability in MCP_TOOL_MODULES} <= {name(p) for p in ROUTE_MODULES}
 
 
 @pytest.mark.parametrize("path", EDGES, ids=name)
@@ -133,6 +135,8 @@ def called_around_operations(function: ast.FunctionDef | ast.AsyncFunctionDef, n
 
 
 ROUTE_MODULES = [p for p in EDGES if any(True for _ in handlers(p))]
+# The MCP modules that declare tools, each named as the REST module holding the routes that do the same.
+MCP_TOOL_MODULES = ("memories", "timeline", "conflicts", "team", "projects", "links")
 
 
 @pytest.mark.parametrize("path", ROUTE_MODULES, ids=name)

@@ -1,4 +1,5 @@
-"""REST routes for the dashboard's overview: the brief and the graph (neither has an MCP twin)."""
+"""REST routes for the dashboard's overview: the brief (its MCP twin is the `brief` prompt, mcp/insights.py)
+and the graph (which has none)."""
 
 from typing import Any
 

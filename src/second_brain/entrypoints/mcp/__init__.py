@@ -1,6 +1,7 @@
-"""The MCP entry point: tools (server.py), their rendering (render.py) and the bearer gate (gate.py). The tools are
-imported when first asked for: the `mcp` package takes half a second to import, which a server starting to answer
-REST requests need not wait for."""
+"""The MCP entry point: the server (server.py), its tools one module per capability as the REST routes are
+(memories.py, timeline.py, conflicts.py, team.py, projects.py, links.py, insights.py; what they share in tools.py),
+their rendering (render.py) and the bearer gate (gate.py). The tools are imported when first asked for: the `mcp`
+package takes half a second to import, which a server starting to answer REST requests need not wait for."""
 
 from typing import Any
 

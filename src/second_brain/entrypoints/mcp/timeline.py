@@ -1,0 +1,42 @@
+"""MCP tool for the audit feed (the twin of api/timeline.py's route), and the prompt that reads it: what changed
+since a moment."""
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from ...app import operations as ops
+from .render import render_timeline
+from .tools import EVENTS, READS, Budget, Call, clamped, ranged
+
+EventsAfter = Annotated[str | int | None, Field(description="Only events after this moment: ISO date or date-time, "
+                                                          "or Unix ms.")]
+EventsBefore = Annotated[str | int | None, Field(description="Only events before this moment: ISO date or date-time, "
+                                                           "or Unix ms.")]
+
+
+def register(mcp: MCPServer, call: Call, budget: Budget) -> None:
+    @mcp.tool(structured_output=False, annotations=READS)
+    async def timeline(id: Annotated[str | None, Field(description="Only this memory's events (and its links').")]
+                       = None,
+                       actor: Annotated[str | None, Field(description="Only events by this author: a name, a user "
+                                                                      "id, \"me\" or \"system\".")] = None,
+                       type: Annotated[list[str] | None, Field(description="Only these events, e.g. [\"updated\", "
+                                                                           "\"link_created\"].")] = None,
+                       after: EventsAfter = None, before: EventsBefore = None,
+                       cursor: Annotated[int | None, Field(description="Continue from a previous answer's "
+                                                                       "cursor.")] = None,
+                       limit: Annotated[int, ranged("How many events, 1-100.", EVENTS)] = 20) -> str:
+        """The audit trail: who changed what and when, newest first, as far as you may read it (no one else's
+        private content)."""
+        page = await call(ops.timeline, memory_id=id, actor=actor, types=type, after=after, before=before,
+                          cursor=cursor, limit=limit)
+        return clamped("limit", limit, EVENTS) + render_timeline(page, budget())
+
+    @mcp.prompt(name="changes_since", title="What changed since")
+    async def changes_since(since: Annotated[str, Field(description="ISO date or date-time, or Unix ms.")]) -> str:
+        """What was saved, changed, linked or forgotten since a moment, from the audit trail."""
+        page = await call(ops.timeline, after=since, limit=100)
+        return (f"Tell me what changed in my second brain since {since}, grouped by what matters, from its audit "
+                f"trail:\n\n{render_timeline(page, budget())}")
