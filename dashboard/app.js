@@ -702,7 +702,7 @@ document.getElementById("search").addEventListener("submit", (event) => {
 });
 document.addEventListener("keydown", onKey);
 window.addEventListener("hashchange", route);
-setupPalette();
+setupPalette({ api, clear, h, link, NAV, session });
 
 if (token()) {
   start().catch((error) => {

@@ -6,11 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-import numpy as np
-
 from ...domain import text
 from ...ports.read_model import ENTRY_FIELDS, EntryRow, Filters
 from ..sqlite_database import SQLiteDatabase
+from ..sqlite_sql import marks as marks  # shared with the vector index; the read model's modules import it here
 
 NOT_DEPRECATED = f"NOT EXISTS (SELECT 1 FROM entry_tags d WHERE d.entry_rid = e.rid AND d.tag = '{text.DEPRECATED}')"
 # Parameters: text.NEVER_RECALLED.
@@ -28,19 +27,6 @@ class SQLiteReads:
 
     def _read(self, sql: str, params: Sequence[object]) -> sqlite3.Cursor:
         return self.db.connection().execute(sql, tuple(params))
-
-
-def tag_rids(conn: sqlite3.Connection, tags: Sequence[str]) -> np.ndarray:
-    """Row ids of the entries carrying any of these tags."""
-    rows = conn.execute(
-        f"SELECT entry_rid FROM entry_tags WHERE tag IN ({', '.join('?' for _ in tags)})", tuple(tags)
-    ).fetchall()
-    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-
-def marks(values: Sequence[object]) -> str:
-    """Placeholders for an IN list."""
-    return ", ".join("?" for _ in values)
 
 
 def scope_sql(filters: Filters, by_id: bool = False) -> tuple[str, list[object]]:

@@ -17,8 +17,8 @@ from ...domain import text
 from ...domain.events import Envelope, memory_of
 from ...ports.read_model import Filters
 from ...ports.vector_index import PassageVector, PendingEntry, VectorHit
-from ..read_model.sqlite_sql import marks, tag_rids
 from ..sqlite_database import SQLiteDatabase
+from ..sqlite_sql import marks, tag_rids
 from . import kernels
 
 _SIMD = kernels.load()  # without it every search scores the whole float16 matrix, with numpy

@@ -30,8 +30,8 @@ from ...ports.vector_index import VectorIndex
 from ..brain import Brain
 from ..graph.links import MAX_CONNECTIONS, connection_view
 from ..handling import Context
+from ..inputs import clamp, filters, identifier, recall_request, when_text
 from ..memories.views import entry_view, full_entry_view, referenced_ids
-from ..operations.inputs import clamp, filters, identifier, recall_request, when_text
 from ..recall.chat import insight as synthesise
 from ..recall.pipeline import RecallReads
 from ..reminders.time_anchors import parse_when

@@ -19,17 +19,11 @@ from ...domain.oauth import on_loopback
 from ...ports.event_store import EventStore
 from ...settings import Settings
 from .auth import BearerAuth
+from .oauth_paths import MCP_PATH, PATHS, RESOURCE_METADATA_PATH, ROUTED
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-MCP_PATH = "/mcp"
-CONSENT_PATH = "/oauth/consent"
-AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
-REVOKE_PATH, REGISTER_PATH, TOKEN_PATH = "/revoke", "/register", "/token"
-RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"
-PATHS = (AS_METADATA_PATH, RESOURCE_METADATA_PATH, "/authorize", TOKEN_PATH, REGISTER_PATH, REVOKE_PATH, CONSENT_PATH)
-ROUTED = (*PATHS, RESOURCE_METADATA_PATH + MCP_PATH)  # every path the flow's routes answer (RFC 9728 §3.1's too)
 log = logging.getLogger("second_brain.oauth")
 
 

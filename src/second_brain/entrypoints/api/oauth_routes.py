@@ -30,7 +30,7 @@ from ...app.team.oauth import OAuthService
 from ...app.team.oauth_provider import BrainOAuthProvider
 from ...domain.errors import NotFound, Unauthorized
 from ...domain.oauth import ACCESS, REFRESH, SCOPE, TokenIssued
-from .oauth import AS_METADATA_PATH, CONSENT_PATH, MCP_PATH, REGISTER_PATH, REVOKE_PATH, TOKEN_PATH
+from .oauth_paths import AS_METADATA_PATH, CONSENT_PATH, MCP_PATH, REGISTER_PATH, REVOKE_PATH, TOKEN_PATH
 
 REGISTRATIONS_PER_SOURCE, REGISTRATION_WINDOW_S = 10, 600  # a client registers once per install
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
