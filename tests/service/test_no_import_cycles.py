@@ -28,7 +28,7 @@ PYTHON_ROOTS = (ROOT / "src", ROOT)  # where module names start: src/ for the pa
 PYTHON_TREES = (ROOT / "src" / "second_brain", ROOT / "functions", ROOT / "bench", ROOT / "tools")
 DASHBOARD = ROOT / "dashboard"
 
-Graph = Mapping[str, Mapping[str, int]]  # module -> {imported module: first line importing it}
+Graph = Mapping[str, Mapping[str, int | str]]  # module -> {imported module: first line importing it (or where)}
 
 JS_FROM = re.compile(r"""\b(?:import|export)\s+[^'"`;()]*?\bfrom\s*(['"])([^'"\n]+)\1""")
 JS_BARE = re.compile(r"""\bimport\s*(['"])([^'"\n]+)\1""")
@@ -186,11 +186,16 @@ def describe(graph: Graph) -> str:
     lines = []
     for members in components(graph):
         circle = shortest_circle(graph, members)
-        steps = " → ".join(f"{b} (line {graph[a][b]} of {a})" for a, b in zip(circle, circle[1:], strict=False))
+        steps = " → ".join(f"{b} ({where(graph, a, b)})" for a, b in zip(circle, circle[1:], strict=False))
         lines.append(f"  {circle[0]} → {steps}")
         if len(members) > len(circle) - 1:
             lines.append(f"    and, in the same circle: {', '.join(m for m in members if m not in circle)}")
     return "\n".join(lines)
+
+
+def where(graph: Graph, a: str, b: str) -> str:
+    at = graph[a][b]
+    return at if isinstance(at, str) else f"line {at} of {a}"
 
 
 def _fails_on_circles(graph: Graph, what: str) -> None:
@@ -228,3 +233,26 @@ def test_a_circle_is_named_with_its_lines():
     ]
     assert components({"a": {"b": 1}, "b": {"c": 1}, "c": {}}) == []
     assert _relative("dashboard/views/home.js", "../app.js?v=2") == "dashboard/app.js"
+
+
+def package_graph(graph: Graph) -> dict[str, dict[str, int | str]]:
+    """The module graph folded into folders (packages): a module stands for the folder it is in, and an import
+    between a folder and one inside it (app/brain.py of app/memories/, app/memories/ of app/handling.py) is a
+    package's own business, left out; two sibling folders importing each other are a circle."""
+    def folder(module: str, is_package: bool) -> str:
+        return module if is_package else module.rpartition(".")[0]
+
+    packages = {m for m, path in python_modules().items() if path.name == "__init__.py"}
+    folded: dict[str, dict[str, int | str]] = {}
+    for module, imported in graph.items():
+        source = folder(module, module in packages)
+        folded.setdefault(source, {})
+        for target, line in imported.items():
+            into = folder(target, target in packages)
+            if not (into == source or into.startswith(f"{source}.") or source.startswith(f"{into}.")):
+                folded[source].setdefault(into, f"{module} imports {target}, line {line}")
+    return folded
+
+
+def test_python_packages_import_in_no_circle():
+    _fails_on_circles(package_graph(python_graph()), "These Python packages (folders)")

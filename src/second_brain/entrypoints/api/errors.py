@@ -10,20 +10,11 @@ from starlette.exceptions import HTTPException
 from ...app.handling import CONFLICT_MESSAGE
 from ...domain import errors as e
 from ...domain.errors import BrainError
+from ..statuses import status_of
 
 log = logging.getLogger("second_brain.api")
 
-# The documented status of each kind of failure; a subclass takes its nearest listed ancestor's.
-STATUS: dict[type[BrainError], int] = {
-    e.InvalidInput: 400, e.Unauthorized: 401, e.Forbidden: 403, e.NotFound: 404, e.ConcurrencyConflict: 409,
-    e.ManagedMirror: 409, e.AlreadyExists: 409, e.Outdated: 409, e.TooLarge: 413, e.StoreUnavailable: 503,
-    e.LanguageModelUnavailable: 503, e.ModelUnavailable: 503, e.RerankerUnavailable: 503, e.NewerFormat: 503,
-}
 STATUS_TEXT = {404: "Not found", 405: "Method not allowed", 413: "Request body too large"}
-
-
-def status_of(exc: BrainError) -> int:
-    return next((STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS), 500)
 
 
 def envelope(status: int, error: str, **extra: object) -> JSONResponse:

@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...domain.errors import BrainError
 from ...domain.identity import Identity
-from ..api.errors import status_of
+from ..statuses import status_of
 
 _identity: ContextVar[Identity | None] = ContextVar("mcp_identity", default=None)
 
