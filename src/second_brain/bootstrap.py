@@ -6,14 +6,13 @@ import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from threadpoolctl import threadpool_limits
 
+from .adapters import integrations as connector_modules
 from .adapters.event_store.sqlite import SQLiteEventStore, copy_log
-from .adapters.integrations.mail import Mailbox
-from .adapters.integrations.notes import NotesFolder
 from .adapters.lexicon import english_words
 from .adapters.llm.none import NoLanguageModel
 from .adapters.llm.openai_compat import OpenAICompatibleModel
@@ -251,47 +250,13 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
 
 
 def connectors(settings: Settings, folders: bool = True) -> dict[str, Connector]:
-    """The integrations this deployment can connect: a mailbox (IMAP), a calendar (an ICS feed, a CalDAV server),
-    Notion, and a notes folder where the brain runs on someone's machine (`folders`; on Lambda a folder would be
-    the function's own disk). Every connector but the folder reaches only hosts on the internet (the push client's
-    check: no private, loopback or metadata address, unless a test allows loopback). Each is made at its first use:
-    icalendar and notion-client take 0.2 s to import, which no cold start that syncs nothing should pay."""
-    loopback = settings.push_allow_loopback  # the tests' servers are on loopback
-
-    def calendar() -> Connector:
-        from .adapters.integrations.calendar import IcsFeed
-        return IcsFeed(allow_loopback=loopback)
-
-    def caldav() -> Connector:
-        from .adapters.integrations.caldav import CalDav
-        return CalDav(allow_loopback=loopback)
-
-    def notion() -> Connector:
-        from .adapters.integrations.notion import NotionPages
-        return NotionPages(settings.notion_api_url, allow_loopback=loopback)
-
-    found = {"imap": Mailbox(allow_loopback=loopback), "calendar": Deferred(calendar), "caldav": Deferred(caldav),
-             "notion": Deferred(notion)}
-    return cast(dict[str, Connector], found | ({"notes": NotesFolder()} if folders else {}))
-
-
-class Deferred:
-    """A connector made when it is first used (its attributes read or set), then that connector."""
-
-    def __init__(self, make: Callable[[], Connector]) -> None:
-        object.__setattr__(self, "_make", make)
-        object.__setattr__(self, "_made", None)
-
-    def _connector(self) -> Connector:
-        if self._made is None:
-            object.__setattr__(self, "_made", self._make())
-        return self._made
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._connector(), name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._connector(), name, value)
+    """The integrations this deployment can connect: every connector module in adapters/integrations/ (its registry
+    finds them: a mailbox, a calendar feed, a CalDAV server, Notion, a notes folder, ...), each made for these
+    settings. A notes folder only where the brain runs on someone's machine (`folders`; on Lambda a folder would be
+    the function's own disk: known there, and refused in words). Every connector but the folder reaches only hosts on
+    the internet (adapters/http/guarded.py: no private, loopback or metadata address, unless a test allows
+    loopback)."""
+    return connector_modules.connectors(settings, local=folders)
 
 
 def _submit(executor: ThreadPoolExecutor, task: Callable[..., object], *args: object) -> None:

@@ -157,7 +157,9 @@ class Versioned:
     """A connector over a dict of items (id → (text, version)) that reads only what its mirror lacks, as the
     mailbox and Notion do: an item at the version its mirror holds is listed unread, at most the budget are read."""
 
-    local, fields, secrets = False, frozenset({"host", "token"}), frozenset({"token"})
+    spec = i.ConnectorSpec("imap", "Versioned", "email", (i.Field("host", "Host"),
+                                                          i.Field("token", "Token", secret=True)),
+                           i.ConnectForm("Connect", "Connect", "", "Versioned"), provider_from="host")
 
     def __init__(self) -> None:
         self.upstream: dict[str, tuple[str, str]] = {}

@@ -21,7 +21,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from py_vapid.jwt import decode as decode_jwt
 
-from second_brain.adapters.push.webpush import WebPushGateway, encrypt, pinned_client, resolve
+from second_brain.adapters.http.guarded import pinned_client, resolve
+from second_brain.adapters.push.webpush import WebPushGateway, encrypt
 from second_brain.domain.push import Device, decode, encode, on_p256
 from second_brain.ports.push import UNREACHABLE
 from tests.support.push import PUBLIC_ADDRESS, FakeResolver

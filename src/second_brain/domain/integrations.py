@@ -10,6 +10,7 @@ overwrite the edit; the sync itself revises it, and removes it when the item is 
 
 import hashlib
 import uuid
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import singledispatch
 from typing import ClassVar
@@ -20,9 +21,6 @@ from .shown import shows
 
 INTEGRATION_STREAM = "integration-"
 REGISTRY_STREAM = "integrations"  # every integration ever connected, one event each: what lists them (one read)
-# What each kind of integration is called, and the source its mirrors carry (/brief counts memories by source).
-# A mailbox's source names its provider (`email-gmail`), from the IMAP host (domain/integrations.source_of).
-KINDS = {"notes": "notes", "calendar": "calendar", "caldav": "calendar", "imap": "email", "notion": "notion"}
 NAMESPACE = uuid.UUID("5f0c6a43-51b3-4c63-9a4e-7d0a3c1e2b90")  # mirror ids: one per integration and item
 
 
@@ -41,6 +39,71 @@ def mirror_id(integration_id: str, external_id: str, generation: int = 0) -> str
 def content_hash(content: str, tags: tuple[str, ...], when_at: int | None = None) -> str:
     anchored = [f"@{when_at}"] if when_at is not None else []
     return hashlib.sha256("\n".join([content, *tags, *anchored]).encode("utf-8", "replace")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One setting a connector reads: what the published schema of POST /integrations says of it, and how the
+    dashboard's connect form asks for it."""
+
+    name: str
+    label: str  # what the form calls it, for people
+    help: str = ""  # what it is, in the API's words (its description in the published schema)
+    required: bool = False  # the schema and the form ask for it; the connector's check says it is missing, in words
+    secret: bool = False  # sealed outside the log, never shown back, handed to the connector as typed (not trimmed)
+    format: str = "text"  # how the form takes it: text, password (never shown, emptied once sent), url, numeric
+    pattern: str = ""  # a regular expression it must match, where the schema can say the shape (`^/`: absolute)
+    choices: tuple[tuple[str, str], ...] = ()  # the values it takes, each with its words: a choice in the form
+    placeholder: str = ""  # an example the empty field shows
+
+
+@dataclass(frozen=True)
+class ConnectForm:
+    """What the dashboard's form to connect one says around its fields."""
+
+    title: str  # "Connect a mailbox"
+    button: str  # "Connect mailbox"
+    intro: str  # what it mirrors, and what to have at hand
+    name: str  # the integration's name when none is typed
+    name_placeholder: str = ""
+
+
+@dataclass(frozen=True)
+class ConnectorSpec:
+    """A connector as it declares itself, once, in its module (adapters/integrations/<kind>.py): its kind, the
+    source its mirrors carry, the settings it reads and which are secrets, and what it may do. The checks below,
+    the published schema of POST /integrations, GET /integrations/kinds and the dashboard's connect form are all
+    made from it, so a new connector is its module (and its test)."""
+
+    kind: str
+    title: str  # what it is called on an integration's card ("Mailbox (IMAP)")
+    source: str  # the source its mirrors carry (/brief counts memories by source)
+    fields: tuple[Field, ...]  # every setting it reads, in the form's order: any other is refused
+    form: ConnectForm
+    # Whether it reads the brain's own machine (a folder) with the server's rights: then only the owner connects
+    # it, and only where the brain runs on someone's machine (not on Lambda).
+    local: bool = False
+    # Whether its setting `path` is a folder the brain watches, syncing at once when a file in it changes (the
+    # folder watcher, where the brain runs on someone's machine); else it waits for the hourly sync.
+    watched: bool = False
+    # The setting whose host names the provider the source ends with: a mailbox's mirrors are `email-gmail` from
+    # imap.gmail.com, `email-imap` for a host of no known provider (PROVIDERS). A setting kept in the log, not a secret.
+    provider_from: str = ""
+    one_of: tuple[str, ...] = ()  # settings of which exactly one is given (Notion: a database or a page)
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(f.name for f in self.fields)
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        return frozenset(f.name for f in self.fields if f.secret)
+
+    def source_of(self, settings: Mapping[str, str]) -> str:
+        """The source of its mirrors, for an integration connected with these (kept) settings."""
+        if self.provider_from:
+            return f"{self.source}-{provider(settings.get(self.provider_from, ''))}"
+        return self.source
 
 
 @stored
@@ -147,12 +210,6 @@ class Integration:
     versions: dict[str, str] = field(default_factory=dict)  # upstream item → its version as last synced
     version: int = 0
 
-    @property
-    def source(self) -> str:
-        if self.kind == "imap":
-            return f"email-{provider(self.setting('host'))}"
-        return KINDS.get(self.kind, self.kind)
-
     def setting(self, name: str) -> str:
         return dict(self.settings).get(name, "")
 
@@ -231,9 +288,11 @@ def provider(host: str) -> str:
                 "imap")
 
 
-def check_connect(kind: str, name: str, settings: dict[str, str]) -> None:
-    if kind not in KINDS:
-        raise InvalidInput(f"Unknown integration kind: {kind} (one of: {', '.join(sorted(KINDS))})")
+def check_connect(kind: str, name: str, settings: dict[str, str], kinds: Collection[str]) -> None:
+    """A connect's kind (one of `kinds`: every connector registered, available here or not), name and settings as
+    any connector takes them."""
+    if kind not in kinds:
+        raise InvalidInput(f"Unknown integration kind: {kind} (one of: {', '.join(sorted(kinds))})")
     if not name.strip() or len(name) > 100:
         raise InvalidInput("name must be 1 to 100 characters")
     if any(not isinstance(v, str) or len(v) > 2000 for v in settings.values()):
@@ -243,12 +302,12 @@ def check_connect(kind: str, name: str, settings: dict[str, str]) -> None:
             raise InvalidInput(f"settings.{key} may not hold control characters (line breaks, tabs)")
 
 
-def check_fields(kind: str, settings: dict[str, str], fields: frozenset[str]) -> None:
+def check_fields(spec: ConnectorSpec, settings: Mapping[str, str]) -> None:
     """Only the settings the connector reads: any other (a password given to a folder) would be kept in clear."""
-    unknown = sorted(set(settings) - fields)
+    unknown = sorted(set(settings) - spec.names)
     if unknown:
-        raise InvalidInput(f"A {kind} integration takes no {', '.join(unknown)} (it takes "
-                           f"{', '.join(sorted(fields))})")
+        raise InvalidInput(f"A {spec.kind} integration takes no {', '.join(unknown)} (it takes "
+                           f"{', '.join(sorted(spec.names))})")
 
 
 def refused(source: str, url: str) -> ManagedMirror:

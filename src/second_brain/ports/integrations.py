@@ -5,6 +5,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..domain.errors import InvalidInput, StoreUnavailable
+from ..domain.integrations import ConnectorSpec
+
 
 @dataclass(frozen=True)
 class Item:
@@ -49,13 +52,11 @@ class Synced:
 
 
 class Connector(Protocol):
-    # Whether it reads the brain's own machine (a folder), with the server's rights: then only the owner connects it.
-    local: bool
-    # The settings it reads (any other is refused), and those of them that are secrets (a password, a token, a
-    # secret feed address): kept sealed outside the log (ports/secrets.py), never shown back, given back whole
-    # (not trimmed) to `check` and `items` with the rest.
-    fields: frozenset[str]
-    secrets: frozenset[str]
+    # What it is, as its module declares it (domain/integrations.ConnectorSpec): its kind, the settings it reads
+    # (any other is refused) and those of them that are secrets (a password, a token, a secret feed address: kept
+    # sealed outside the log (ports/secrets.py), never shown back, given back whole (not trimmed) to `check` and
+    # `items` with the rest), and whether it reads the brain's own machine (`local`: only the owner connects it).
+    spec: ConnectorSpec
 
     def check(self, settings: Mapping[str, str]) -> None:
         """Refuse settings that cannot work (InvalidInput, in words), before anything is connected."""
@@ -63,3 +64,17 @@ class Connector(Protocol):
     def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         """Every item upstream, each once, in a stable order; raise StoreUnavailable when upstream cannot be read
         (the sync records the failure in words and changes nothing)."""
+
+
+class Unavailable:
+    """A connector registered but not run by this deployment (a notes folder on Lambda, whose disk holds no one's
+    notes): its kind is known, and connecting or syncing one is refused in words."""
+
+    def __init__(self, spec: ConnectorSpec) -> None:
+        self.spec = spec
+
+    def check(self, settings: Mapping[str, str]) -> None:
+        raise InvalidInput(f"Integrations of kind {self.spec.kind} are not available here")
+
+    def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
+        raise StoreUnavailable(f"Integrations of kind {self.spec.kind} are not available here")

@@ -8,9 +8,9 @@ found as a CalDAV client finds them (RFC 4791 6.2.1, RFC 5397, RFC 6764): PROPFI
 calendar-home-set, and there the collections that are calendars of events; all of them, or the one whose name is
 `settings.calendar`. Each calendar's events within the window are read with one REPORT calendar-query (a time-range
 filter, getetag and calendar-data), the answer bounded as a feed is. HTTP Basic auth with `settings.username` and
-`settings.password` (a secret), over https, through the same pinned client as push and the ICS feed (the address
-checked as it connects: no private, loopback or metadata address, unless a test allows loopback). Not the `caldav`
-package: it talks through `requests`, where that check would not hold.
+`settings.password` (a secret), over https, through the guarded client (adapters/http/guarded.py) as push and the
+ICS feed are (the address checked as it connects: no private, loopback or metadata address, unless a test allows
+loopback). Not the `caldav` package: it talks through `requests`, where that check would not hold.
 """
 
 import dataclasses
@@ -22,12 +22,12 @@ from urllib.parse import unquote, urljoin, urlsplit
 from xml.etree import ElementTree
 
 import httpx
-import icalendar
-import recurring_ical_events  # type: ignore[import-untyped]
 
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.integrations import ConnectForm, ConnectorSpec, Field
 from ...ports.integrations import Item, Synced
-from ..push.webpush import pinned_client, resolve
+from ...settings import Settings
+from ..http.guarded import pinned_client, resolve
 from .calendar import AHEAD, MAX_FEED_BYTES, PAST, event_items
 
 DAV, CALDAV = "{DAV:}", "{urn:ietf:params:xml:ns:caldav}"
@@ -62,11 +62,25 @@ class Answer(NamedTuple):
 
 Found = list[tuple[str, dict[str, ElementTree.Element]]]  # a multistatus: each resource's URL and its properties
 
+SPEC = ConnectorSpec(
+    kind="caldav", title="Calendar (CalDAV)", source="calendar",
+    fields=(
+        Field("url", "Server or calendar address", "the server's, the principal's or one calendar's address",
+              required=True, format="url", pattern="^https?://", placeholder="https://caldav.fastmail.com/"),
+        Field("username", "User name", "the user name", required=True),
+        Field("password", "Password (an app password)", "the password, or an app password", required=True,
+              secret=True, format="password"),
+        Field("calendar", "Only the calendar named", "only the calendar of this name (all if not given)",
+              placeholder="all of them"),
+    ),
+    form=ConnectForm("Connect a CalDAV calendar", "Connect CalDAV",
+                     "A CalDAV server (Fastmail, iCloud, Nextcloud, Radicale): its address, or one calendar's. Each "
+                     "event becomes a memory with its time; moves and cancellations follow.",
+                     name="Calendar", name_placeholder="Family calendar"))
+
 
 class CalDav:
-    local = False  # reached over the internet only (the pinned client): anyone may connect one
-    fields = frozenset({"url", "username", "password", "calendar"})
-    secrets = frozenset({"password"})
+    spec = SPEC  # reached over the internet only (the pinned client): anyone may connect one
 
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
@@ -263,8 +277,15 @@ def _site(host: str) -> str:
         return ".".join(host.split(".")[-2:])
 
 
+def connector(settings: Settings) -> CalDav:
+    return CalDav(allow_loopback=settings.push_allow_loopback)  # the tests' Radicale is on loopback
+
+
 def _items(resource: str, text: str, now: datetime) -> list[Item]:
     """One event resource's events within the window, as the ICS feed makes them, each linking to the resource."""
+    import icalendar  # here, not at the top: 30 ms that a brain which syncs no calendar never pays
+    import recurring_ical_events  # type: ignore[import-untyped]
+
     try:
         calendar = icalendar.Calendar.from_ical(text)
         events = recurring_ical_events.of(calendar).between(now - PAST, now + AHEAD)

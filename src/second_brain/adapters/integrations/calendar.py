@@ -4,8 +4,8 @@ with its time anchor (`when_kind: event`).
 Recurring events are expanded within a window (30 days back, a year ahead), one mirror per occurrence; an occurrence
 is named by its series and its original start, so a moved occurrence (a RECURRENCE-ID override) or a moved single
 event updates its mirror, and a cancelled one (STATUS:CANCELLED, an EXDATE, gone from the feed) is removed. The feed
-is fetched over https from a host on the internet, through the same pinned client as push (the address checked as
-it connects: no private, loopback or metadata address, unless a test allows loopback).
+is fetched over https from a host on the internet, through the guarded client as push is (adapters/http/guarded.py:
+the address checked as it connects, no private, loopback or metadata address, unless a test allows loopback).
 """
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -14,22 +14,30 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import icalendar
-import recurring_ical_events  # type: ignore[import-untyped]
 
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.integrations import ConnectForm, ConnectorSpec, Field
 from ...domain.text import MAX_CONTENT_CHARS
 from ...ports.integrations import Item, Synced
-from ..push.webpush import SECRET_URL, pinned_client, redact_push_requests, resolve
+from ...settings import Settings
+from ..http.guarded import SECRET_URL, pinned_client, redact_push_requests, resolve
 
 MAX_FEED_BYTES = 10_000_000
 PAST, AHEAD = timedelta(days=30), timedelta(days=365)
 
+SPEC = ConnectorSpec(
+    kind="calendar", title="Calendar (ICS feed)", source="calendar",
+    # secret: whoever holds a secret iCal address reads the calendar
+    fields=(Field("url", "Feed address", "the ICS feed's https:// address", required=True, secret=True, format="url",
+                  pattern="^https?://", placeholder="https://calendar.example.com/me/basic.ics"),),
+    form=ConnectForm("Connect a calendar feed", "Connect calendar",
+                     "Its ICS feed's address (the secret iCal address your calendar offers). Each event becomes a "
+                     "memory with its time, repeating ones within the coming year; moves and cancellations follow.",
+                     name="Calendar", name_placeholder="Work calendar"))
+
 
 class IcsFeed:
-    local = False  # fetched from the internet only (the pinned client): anyone may connect one
-    fields = frozenset({"url"})
-    secrets = frozenset({"url"})  # whoever holds a secret iCal address reads the calendar
+    spec = SPEC  # fetched from the internet only (the pinned client): anyone may connect one
 
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
@@ -54,6 +62,9 @@ class IcsFeed:
         url = settings.get("url", "").strip()
         feed = self._fetch(url, StoreUnavailable)
         now = self.now()
+        import icalendar  # here, not at the top: 30 ms that a brain which syncs no calendar never pays
+        import recurring_ical_events  # type: ignore[import-untyped]
+
         try:
             calendar = icalendar.Calendar.from_ical(feed)
             events = recurring_ical_events.of(calendar).between(now - PAST, now + AHEAD)
@@ -85,6 +96,10 @@ class IcsFeed:
             raise error(f"The calendar at {shown(url)} cannot be reached ({type(e).__name__})") from e
         except OSError as e:  # the pinned client refuses an address on this machine or a private network
             raise error(f"The calendar at {shown(url)} cannot be fetched: {e}") from e
+
+
+def connector(settings: Settings) -> IcsFeed:
+    return IcsFeed(allow_loopback=settings.push_allow_loopback)  # the tests' feeds are served on loopback
 
 
 def shown(url: str) -> str:

@@ -14,8 +14,11 @@ at most the run's budget of them (the rest are listed `later`, for the next run)
 (deleted, expunged, moved out) has its mirror removed; a folder whose UIDVALIDITY changed is read again whole.
 
 The server is reached over TLS (port 993, or STARTTLS), connected to an address checked as it connects (no
-private, loopback or metadata address: the push client's rule), and read only (EXAMINE: no flag is set, nothing
-is marked read). A plain connection is refused, but for a test's server on loopback.
+private, loopback or metadata address: the guarded client's rule, adapters/http/guarded.py), and read only
+(EXAMINE: no flag is set, nothing is marked read). A plain connection is refused, but for a test's server on
+loopback.
+
+Its mirrors' source names the provider, from the IMAP host (`email-gmail`, `email-outlook`, else `email-imap`).
 """
 
 import base64
@@ -34,10 +37,12 @@ from html.parser import HTMLParser
 from urllib.parse import quote
 
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.integrations import ConnectForm, ConnectorSpec, Field
 from ...domain.push import on_internet
 from ...domain.text import MAX_CONTENT_CHARS
 from ...ports.integrations import Item, Synced
-from ..push.webpush import resolve
+from ...settings import Settings
+from ..http.guarded import resolve
 
 log = logging.getLogger("second_brain.integrations.mail")
 
@@ -62,11 +67,30 @@ SIGNATURE_STARTS = [
     re.compile(r"^\s*Get Outlook for \w+", re.IGNORECASE),
 ]
 
+SPEC = ConnectorSpec(
+    kind="imap", title="Mailbox (IMAP)", source="email", provider_from="host",
+    fields=(
+        Field("host", "IMAP server", "the IMAP server's name, e.g. imap.gmail.com", required=True,
+              placeholder="imap.gmail.com"),
+        Field("username", "User name", "the user name", required=True, placeholder="me@example.com"),
+        Field("password", "Password (an app password)", "the password, or an app password", required=True,
+              secret=True, format="password"),
+        Field("mailbox", "Folder or label", "the folder or label to mirror (INBOX if not given)", placeholder="INBOX"),
+        Field("security", "Connection", "tls (the default) or starttls; none only for a test server on loopback",
+              choices=tuple(zip(SECURITY, ("TLS (port 993)", "STARTTLS (port 143)", "Unencrypted (test servers only)"),
+                                strict=True))),
+        Field("port", "Port (if not the usual one)", "its port, if not 993 (tls) or 143", pattern="^[0-9]{1,5}$",
+              format="numeric", placeholder="993"),
+    ),
+    form=ConnectForm("Connect a mailbox", "Connect mailbox",
+                     "A mail folder or label over IMAP (a \"brain\" label, a forwarding address's inbox). Each "
+                     "message becomes a memory: its own words without the quoted history or signature, attachments "
+                     "named but not stored. The mailbox is only read: nothing is marked read or moved. For Gmail, use "
+                     "an app password.", name="Mail", name_placeholder="Brain label"))
+
 
 class Mailbox:
-    local = False  # reaches a mail server on the internet only: anyone may connect one
-    fields = frozenset({"host", "port", "security", "username", "password", "mailbox"})
-    secrets = frozenset({"password"})
+    spec = SPEC  # reaches a mail server on the internet only: anyone may connect one
 
     def __init__(self, allow_loopback: bool = False, resolver: Callable[[str], Sequence[str]] = resolve) -> None:
         self.allow_loopback = allow_loopback
@@ -135,6 +159,10 @@ class Mailbox:
                         "brain reaches only mail servers on the internet")
         return _Session(host, port, security, addresses, settings.get("username", ""),
                         settings.get("password", ""), error)
+
+
+def connector(settings: Settings) -> Mailbox:
+    return Mailbox(allow_loopback=settings.push_allow_loopback)  # the tests' servers are on loopback
 
 
 class _Session:

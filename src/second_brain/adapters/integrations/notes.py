@@ -15,17 +15,28 @@ from pathlib import Path
 
 from ...domain import text
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.integrations import ConnectForm, ConnectorSpec, Field
 from ...ports.integrations import Item, Synced
+from ...settings import Settings
 
 WIKILINK = re.compile(r"\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]")
 HASHTAG = re.compile(r"(?:^|\s)#([A-Za-z][\w/-]*)")
 MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted log): left as it was
 
+SPEC = ConnectorSpec(
+    kind="notes", title="Notes folder", source="notes",
+    local=True,  # the folder is read with the server's rights: the owner's alone to name
+    watched=True,  # a change in the folder is synced at once (adapters/integrations/watch.py)
+    fields=(Field("path", "Folder (absolute path)", "the folder's absolute path (the owner only)", required=True,
+                  pattern="^/", placeholder="/home/me/Vault"),),
+    form=ConnectForm("Connect a notes folder", "Connect",
+                     "A folder of Markdown notes on the machine the brain runs on (an Obsidian vault, say). Each note "
+                     "becomes a memory that the folder owns: edit it there, and the next sync brings the change here.",
+                     name="Notes", name_placeholder="My vault"))
+
 
 class NotesFolder:
-    local = True  # the folder is read with the server's rights: the owner's alone to name
-    fields = frozenset({"path"})
-    secrets: frozenset[str] = frozenset()
+    spec = SPEC
 
     def check(self, settings: Mapping[str, str]) -> None:
         path = settings.get("path", "").strip()
@@ -53,6 +64,10 @@ class NotesFolder:
                 continue
             yield replace(note(_id(path.relative_to(root)), path.stem, raw, path.as_uri(), by_name),
                           said_at=_modified(path))
+
+
+def connector(settings: Settings) -> NotesFolder:
+    return NotesFolder()
 
 
 def _notes(root: Path) -> Iterator[Path]:

@@ -18,10 +18,11 @@ the rest of the body is neither read nor kept. Its tags are `notion` and the val
 mirrors. A page in the trash (archived) is no item, so its mirror goes at the next sync.
 
 Notion's public API is called through the official client (notion-client), with `Notion-Version: 2025-09-03` (the
-version where a database holds one or more data sources), over the push's pinned client (no private, loopback or
-metadata address, unless a test allows loopback). A database's page whose `last_edited_time` (settled: two minutes
-old) is the one its mirror was synced at is listed, not read again; a sync reads at most its budget of bodies, the
-rest at the next. A page under a parent page is read at every sync (its body is where its child pages are found).
+version where a database holds one or more data sources), over the guarded client (adapters/http/guarded.py: no
+private, loopback or metadata address, unless a test allows loopback). A database's page whose `last_edited_time`
+(settled: two minutes old) is the one its mirror was synced at is listed, not read again; a sync reads at most its
+budget of bodies, the rest at the next. A page under a parent page is read at every sync (its body is where its
+child pages are found).
 These endpoints, and no other:
   GET  /v1/databases/{id}              a database and its data sources (the check, and each sync)
   POST /v1/data_sources/{id}/query     a data source's pages, 100 a call, following `next_cursor`
@@ -44,17 +45,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-from notion_client import Client
-from notion_client.errors import HTTPResponseError, RequestTimeoutError
 
 from ...domain import text
 from ...domain.errors import InvalidInput, StoreUnavailable
+from ...domain.integrations import ConnectForm, ConnectorSpec, Field
 from ...ports.integrations import Item, Synced
-from ..push.webpush import pinned_client, resolve
+from ...settings import Settings
+from ..http.guarded import pinned_client, resolve
+
+if TYPE_CHECKING:  # notion-client is imported where a check or a sync first calls Notion (see NotionPages._session)
+    from notion_client import Client
+    from notion_client.errors import HTTPResponseError
 
 NOTION_VERSION = "2025-09-03"  # the API version implemented here (and by tests/support/notion_server.py)
 PAGE_SIZE = 100  # Notion's most per list call
@@ -79,6 +84,23 @@ LIST_ITEMS = frozenset({"bulleted_list_item", "numbered_list_item", "to_do", "to
 CONTAINERS = frozenset({"column_list", "column", "synced_block"})  # their children read in place, not indented
 NOT_DESCENDED = frozenset({"child_page", "child_database"})  # their children are another page's, or rows
 
+SPEC = ConnectorSpec(
+    kind="notion", title="Notion", source="notion",
+    fields=(
+        # secret: whoever holds an integration's secret reads what is shared with it
+        Field("token", "Integration secret", "the internal integration's secret", required=True, secret=True,
+              format="password"),
+        Field("database", "Databases (links or ids, separated by commas)",
+              "databases' ids or links, separated by commas"),
+        Field("page", "Or a page (its link): it and the pages under it",
+              "a page's id or link: it and the pages under it"),
+    ),
+    one_of=("database", "page"),
+    form=ConnectForm("Connect Notion", "Connect Notion",
+                     "An internal integration's secret (notion.so/my-integrations), and the databases or the page to "
+                     "mirror, shared with that integration in Notion. Each page becomes a memory.",
+                     name="Notion", name_placeholder="Team wiki"))
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -89,9 +111,7 @@ class Scope:
 
 
 class NotionPages:
-    local = False  # Notion's API on the internet only (the pinned client): anyone may connect one
-    fields = frozenset({"token", "database", "page"})
-    secrets = frozenset({"token"})  # whoever holds an integration's secret reads what is shared with it
+    spec = SPEC  # Notion's API on the internet only (the pinned client): anyone may connect one
 
     def __init__(self, base_url: str = "https://api.notion.com", allow_loopback: bool = False,
                  resolver: Callable[[str], Sequence[str]] = resolve,
@@ -124,6 +144,8 @@ class NotionPages:
 
     @contextmanager
     def _session(self, token: str, error: type[InvalidInput] | type[StoreUnavailable]) -> Iterator["Session"]:
+        from notion_client import Client  # here, not at the top: a brain that never calls Notion never loads it
+
         http = pinned_client(self.resolver, self.allow_loopback)
         try:
             # retry=False: the client's own retries sleep with time.sleep, unbounded by our caps; ours are in Session
@@ -255,6 +277,11 @@ class NotionPages:
                 body.add("|" + "---|" * len(shown), depth, "table_row")
 
 
+def connector(settings: Settings) -> NotionPages:
+    # Notion's API by default; the tests' stand-in (tests/support/notion_server.py) on loopback
+    return NotionPages(settings.notion_api_url, allow_loopback=settings.push_allow_loopback)
+
+
 class Missing(Exception):
     """A 404 where the caller takes one as "gone meanwhile"."""
 
@@ -263,7 +290,7 @@ class Session:
     """One check's or sync's calls to Notion: each retried as Notion asks, and any failure raised as `error` (the
     check's InvalidInput, the sync's StoreUnavailable) in words."""
 
-    def __init__(self, client: Client, error: type[InvalidInput] | type[StoreUnavailable],
+    def __init__(self, client: "Client", error: type[InvalidInput] | type[StoreUnavailable],
                  sleep: Callable[[float], None], base_url: str) -> None:
         self.client = client
         self.error = error
@@ -313,6 +340,8 @@ class Session:
              **kwargs: Any) -> Any:
         """One call's answer (None for a 404 when `missing_ok`): a 429 waited out, a 5xx or a dropped connection
         tried again."""
+        from notion_client.errors import HTTPResponseError, RequestTimeoutError
+
         limited = failed = 0
         while True:
             try:
@@ -344,7 +373,7 @@ class Session:
             return answer
 
 
-def refusal(e: HTTPResponseError, what: str, retried: int) -> str:
+def refusal(e: "HTTPResponseError", what: str, retried: int) -> str:
     """What a Notion error means for whoever connects, in words."""
     code = error_code(e)
     if e.status == 401:
@@ -363,7 +392,7 @@ def refusal(e: HTTPResponseError, what: str, retried: int) -> str:
     return f"Notion refused the request for {what} (HTTP {e.status} {code}: {text.shorten(str(e), 300)})"
 
 
-def error_code(e: HTTPResponseError) -> str:
+def error_code(e: "HTTPResponseError") -> str:
     """Notion's error code: the client's, or the body's where the client does not know it (`bad_gateway`)."""
     code = str(getattr(e.code, "value", e.code))
     if code == "notionhq_client_response_error":

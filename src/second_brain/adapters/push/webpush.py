@@ -6,25 +6,19 @@ The encryption is written out here on `cryptography` (twenty lines): the package
 no wheel, and the Lambda layer installs wheels only. The tests decrypt with http_ece, so the two are checked
 against each other.
 
-An endpoint is any member's choice, so the connection is made only to an address checked at that moment: the host
-is resolved, every address checked (domain/push.py) and one of them connected to in one step, under httpx's own
-TLS (the certificate checked against the host's name) and Host header. And it is a capability, so httpx's request
-log line names only its origin.
+An endpoint is any member's choice, and a capability: it is reached through the guarded client
+(adapters/http/guarded.py: only an address checked as it connects, never one inside this network), with
+`SECRET_URL` set so that httpx's request log line names only its origin.
 """
 
-import functools
 import logging
 import os
-import socket
-import ssl
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
-import httpcore
 import httpx
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -33,21 +27,13 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from py_vapid import Vapid02
 from py_vapid.jwt import sign
 
-from ...domain.push import Device, decode, encode, on_internet
+from ...domain.push import Device, decode, encode
 from ...ports.push import UNREACHABLE
+from ..http.guarded import SECRET_URL, pinned_client, redact_push_requests, resolve
 
 log = logging.getLogger("second_brain.push")
 JWT_SECONDS = 12 * 3600  # a VAPID token may live at most 24 hours; push services refuse longer ones
-TIMEOUT = httpx.Timeout(8.0, connect=4.0)  # a push service answers in well under a second
 RECORD_SIZE = 4096  # one record: a payload of up to 3,993 bytes (the sender's stay under 1,000)
-# Set while a request whose URL is a capability (a push endpoint, a secret calendar feed) is under way: httpx's log
-# line for it names the origin only.
-SECRET_URL: ContextVar[bool] = ContextVar("secret_url", default=False)
-
-
-def resolve(host: str) -> list[str]:
-    """Every address getaddrinfo gives for `host` (OSError when it has none)."""
-    return list(dict.fromkeys(str(info[4][0]) for info in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)))
 
 
 class WebPushGateway:
@@ -98,87 +84,6 @@ class WebPushGateway:
         public = key.public_key().public_bytes(serialization.Encoding.X962,
                                                serialization.PublicFormat.UncompressedPoint)
         return encode(public), encode(key.private_numbers().private_value.to_bytes(32, "big"))
-
-
-def pinned_client(resolve: Callable[[str], Sequence[str]], allow_loopback: bool = False,
-                  verify: ssl.SSLContext | bool = True) -> httpx.Client:
-    """An httpx client that connects only to addresses it checked as it connects. No proxy (HTTPS_PROXY is not
-    read): a proxy would resolve the name again, unchecked."""
-    return httpx.Client(transport=PinnedTransport(resolve, allow_loopback, verify), timeout=TIMEOUT,
-                        follow_redirects=False, trust_env=False)
-
-
-@functools.cache
-def _default_tls() -> ssl.SSLContext:
-    return httpx.create_ssl_context()
-
-
-class PinnedTransport(httpx.HTTPTransport):
-    """httpx's own transport, its sockets opened by PinnedBackend: httpx takes no network backend, so its pool is
-    made again with one (httpx's default limits)."""
-
-    def __init__(self, resolve: Callable[[str], Sequence[str]], allow_loopback: bool = False,
-                 verify: ssl.SSLContext | bool = True) -> None:
-        # One for both pools; the default one made once a process (loading certifi's certificates takes 20 ms of CPU,
-        # which every sync of a calendar or Notion paid).
-        context = _default_tls() if verify is True else httpx.create_ssl_context(verify=verify)
-        super().__init__(verify=context)
-        self._pool = httpcore.ConnectionPool(ssl_context=context,
-                                             max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
-                                             network_backend=PinnedBackend(resolve, allow_loopback))
-
-
-class PinnedBackend(httpcore.NetworkBackend):
-    """httpcore's sockets, opened only to the addresses a host resolves to at that moment and only when every one
-    of them is on the internet: the check and the connection use one lookup, so a DNS answer that changes after
-    the check (rebinding) is never connected to. TLS and the Host header still name the host."""
-
-    def __init__(self, resolve: Callable[[str], Sequence[str]], allow_loopback: bool = False) -> None:
-        self.resolve = resolve
-        self.allow_loopback = allow_loopback
-        self.sockets = httpcore.SyncBackend()
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
-        try:
-            addresses = list(self.resolve(host))
-        except (OSError, UnicodeError) as exc:
-            raise httpcore.ConnectError(f"{host} does not resolve") from exc
-        if not on_internet(addresses, self.allow_loopback):
-            raise httpcore.ConnectError(f"{host} resolves to an address push may not reach")
-        failure: Exception | None = None
-        for address in addresses:
-            try:
-                return self.sockets.connect_tcp(address, port, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
-        raise httpcore.ConnectError("push goes over TCP only")
-
-    def sleep(self, seconds: float) -> None:
-        self.sockets.sleep(seconds)
-
-
-class PushRequestRedaction(logging.Filter):
-    """httpx logs each request's URL at INFO; a push request's is logged as its origin only (an endpoint is a
-    capability: whoever has it can push to the device)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if SECRET_URL.get() and isinstance(record.args, tuple):
-            record.args = tuple(f"{a.scheme}://{a.netloc.decode()}/…" if isinstance(a, httpx.URL) else a
-                                for a in record.args)
-        return True
-
-
-def redact_push_requests() -> None:
-    """The redaction, once, on httpx's own logger: the requests of every other client are logged as before."""
-    logger = logging.getLogger("httpx")
-    if not any(isinstance(f, PushRequestRedaction) for f in logger.filters):
-        logger.addFilter(PushRequestRedaction())
 
 
 def encrypt(device: Device, payload: bytes, salt: bytes | None = None,

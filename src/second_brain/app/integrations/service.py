@@ -31,7 +31,7 @@ from ...domain.memory import Memory, fold
 from ...domain.mirrors import Upstream
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
-from ...ports.integrations import Connector, Item, Synced
+from ...ports.integrations import Connector, Item, Synced, Unavailable
 from ...ports.secrets import SecretStore
 from ..graph.links import LinkService
 from ..handling import Context, envelopes, retrying
@@ -87,20 +87,22 @@ class IntegrationService:
                 workspace: str | None = None) -> dict[str, Any]:
         """Connect `kind` with its settings into the caller's personal workspace (or a company one they may write
         to); the first sync runs at once, so a wrong setting shows now, in words."""
-        i.check_connect(kind, name, settings := {str(k): v for k, v in settings.items()})
+        # every kind registered is known (one this deployment cannot run is refused below, in other words)
+        i.check_connect(kind, name, settings := {str(k): v for k, v in settings.items()}, self.connectors)
         target = workspace or ctx.identity.personal_workspace
         if target not in ctx.identity.readable:
             raise Forbidden("You can only connect an integration to a workspace you belong to")
         if target != ctx.identity.personal_workspace and ctx.identity.role != "admin":
             raise Forbidden("Only an admin may connect an integration to the company workspace")
         connector = self._connector(kind)
-        i.check_fields(kind, settings, connector.fields)
+        spec = connector.spec
+        i.check_fields(spec, settings)
         # a secret as typed (a password may end in a space); the rest trimmed
-        settings = {k: v if k in connector.secrets else v.strip() for k, v in settings.items()}
-        if connector.local and not ctx.identity.owner:
+        settings = {k: v if k in spec.secrets else v.strip() for k, v in settings.items()}
+        if spec.local and not ctx.identity.owner:
             # The server reads the folder with its own rights: a member naming a path would read the owner's files.
             raise Forbidden("Only the brain's owner may connect a folder on the machine the brain runs on")
-        kept_settings = {k: v for k, v in settings.items() if k not in connector.secrets}
+        kept_settings = {k: v for k, v in settings.items() if k not in spec.secrets}
         for other in (self._load(x) for x in self._listed()):
             if (other.connected and other.kind == kind and other.workspace == target and kept_settings
                     and dict(other.settings) == kept_settings):  # its mirrors would all be flagged duplicates
@@ -114,7 +116,7 @@ class IntegrationService:
             log.warning("checking a %s integration's settings failed: %s", kind, type(e).__name__)
             raise InvalidInput(f"These settings cannot work: {type(e).__name__}") from e
         integration_id = self.new_id()
-        secret = {k: v for k, v in settings.items() if k in connector.secrets}
+        secret = {k: v for k, v in settings.items() if k in spec.secrets}
         kept = tuple(sorted(kept_settings.items()))
         event = i.IntegrationConnected(kind, name.strip(), target, kept, tuple(sorted(secret)))
 
@@ -178,7 +180,7 @@ class IntegrationService:
                     if forget_mirrors:
                         self.memories.forget(acting, memory_id, managed=True)
                     else:
-                        self.memories.mirrors.release(acting, memory_id, integration.id, integration.source,
+                        self.memories.mirrors.release(acting, memory_id, integration.id, self._source(integration),
                                                       external_id)
                     handled += 1
             if integration.secret_names:  # erased first: a disconnect that fails after it is asked again, erased
@@ -200,9 +202,12 @@ class IntegrationService:
         return {"integrations": done}
 
     def folders(self) -> dict[str, str]:
-        """The connected notes folders: integration id → path (what the folder watcher watches)."""
+        """The connected folders of a watched kind (a notes folder): integration id → path (what the folder watcher
+        watches)."""
         found = (self._load(integration_id) for integration_id in self._listed())
-        return {x.id: x.setting("path") for x in found if x.connected and x.kind == "notes"}
+        watched = {kind for kind, connector in self.connectors.items()
+                   if connector.spec.watched and not isinstance(connector, Unavailable)}
+        return {x.id: x.setting("path") for x in found if x.connected and x.kind in watched}
 
     def sync_changed(self, integration_id: str, limit: int = SYNC_LIMIT,
                      seconds: float | None = None) -> dict[str, Any] | None:
@@ -221,7 +226,8 @@ class IntegrationService:
     def view(self, ctx: Context, integration: i.Integration) -> dict[str, Any]:
         created, updated, removed = integration.counts
         return {
-            "id": integration.id, "kind": integration.kind, "name": integration.name, "source": integration.source,
+            "id": integration.id, "kind": integration.kind, "name": integration.name,
+            "source": self._source(integration),
             "layer": ctx.identity.layer(integration.workspace), "connected": integration.connected,
             "settings": _shown_settings(integration), "connected_at": integration.connected_at,
             "last_sync": integration.last_sync or None, "complete": integration.complete,
@@ -347,8 +353,8 @@ class IntegrationService:
             self._write(run, i.MirrorDropped(item.external_id))
             memory_id = run.held.mirror_of(item.external_id)
             known = self._memory(memory_id)
-        upstream = Upstream(integration.id, integration.source, item.external_id, item.url, item.content, item.tags,
-                            i.content_hash(item.content, item.tags, item.when_at), item.version)
+        upstream = Upstream(integration.id, self._source(integration), item.external_id, item.url, item.content,
+                            item.tags, i.content_hash(item.content, item.tags, item.when_at), item.version)
         stream = i.integration_stream(integration.id)
         indexed = item.external_id in run.held.mirrors
         held: list[i.Integration] = []  # the integration each attempt noted the new mirror after
@@ -445,10 +451,18 @@ class IntegrationService:
     def _memory(self, memory_id: str) -> Memory:
         return fold(self.store.read_stream(memory_stream(memory_id)), Memory(memory_id))
 
+    def _source(self, integration: i.Integration) -> str:
+        """The source its mirrors carry, as its connector names it (a mailbox's from its host: `email-gmail`)."""
+        connector = self.connectors.get(integration.kind)
+        return connector.spec.source_of(dict(integration.settings)) if connector else integration.kind
+
     def _connector(self, kind: str) -> Connector:
-        if kind not in self.connectors:
+        """The connector of `kind`, if this deployment runs it (a notes folder is registered on Lambda too, as
+        Unavailable)."""
+        connector = self.connectors.get(kind)
+        if connector is None or isinstance(connector, Unavailable):
             raise InvalidInput(f"Integrations of kind {kind} are not available here")
-        return self.connectors[kind]
+        return connector
 
     @staticmethod
     def _acting(integration: i.Integration) -> Context:

@@ -26,7 +26,14 @@ from .inputs import (
     workspaces_for,
 )
 from .insights import brief, digest, resolve_patterns
-from .integrations import connect_integration, disconnect_integration, integrations, sync_integration
+from .integrations import (
+    connect_integration,
+    connector_specs,
+    disconnect_integration,
+    integration_kinds,
+    integrations,
+    sync_integration,
+)
 from .maintenance import extract_dry_run, maintenance_status, run_jobs, run_maintenance, run_scheduled
 from .memories import (
     append,
@@ -85,10 +92,11 @@ from .transfer import export, import_page, import_uploaded_page, read_backup
 
 __all__ = [
     "actor_id", "add_member", "answer_conflict", "append", "brief", "capture", "capture_response",
-    "capture_workspace", "chat", "clamp", "clear_anchor", "conflicts", "connect_integration", "connections", "count",
-    "create_project", "create_team", "delete_project", "digest", "disconnect_integration", "due", "embed_pending",
-    "entry_revisions", "export", "extract_dry_run", "filters", "forget", "get", "get_config", "graph", "identifier",
-    "import_page", "import_uploaded_page", "int64", "integrations", "landed", "link", "list_projects", "list_recent",
+    "capture_workspace", "chat", "clamp", "clear_anchor", "conflicts", "connect_integration", "connections",
+    "connector_specs", "count", "create_project", "create_team", "delete_project", "digest", "disconnect_integration",
+    "due", "embed_pending", "entry_revisions", "export", "extract_dry_run", "filters", "forget", "get", "get_config",
+    "graph", "identifier", "import_page", "import_uploaded_page", "int64", "integration_kinds", "integrations",
+    "landed", "link", "list_projects", "list_recent",
     "list_teams", "loops", "maintenance_status", "me", "members", "narrowed", "output_budget", "owner_identity",
     "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test", "push_unsubscribe", "read_backup",
     "recall", "recall_request", "remove_member", "rename_team", "required", "reset_config", "resolve_loop",

@@ -18,6 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ... import __version__
+from ...app import operations as ops
 from ...app.memories.indexing import Foreground
 from ...bootstrap import Brain
 from ...ports.blobs import BlobStore
@@ -96,6 +97,7 @@ def create_app(brain: Brain, token: str | Callable[[], str], public_url: str | N
     app.include_router(timeline.router)
     app.include_router(dashboard.router)
     app.openapi = documented_400(app)  # type: ignore[method-assign]  # FastAPI's way to change the schema it serves
+    app.openapi = integrations.documented_kinds(app, lambda: ops.connector_specs(brain))  # type: ignore[method-assign]
 
     app.add_middleware(RequestScope, foreground=brain.foreground)
     app.add_middleware(

@@ -1,12 +1,18 @@
-"""REST routes for integrations: what is connected, connect, sync now, disconnect."""
+"""REST routes for integrations: what is connected, the kinds there are to connect, connect, sync now, disconnect.
 
+What each kind takes is its connector's own declaration (domain/integrations.ConnectorSpec, in its module under
+adapters/integrations/): the published schema of POST /integrations is made from those specs when it is first asked
+for (documented_kinds), and GET /integrations/kinds serves them to the dashboard, whose connect forms are made from
+them."""
+
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from pydantic import StrictBool, StrictStr
 
 from ...app import operations as ops
-from ...domain.integrations import KINDS
+from ...domain.integrations import ConnectorSpec, Field
 from .body import Body, json_body
 from .context import Ctx
 from .openapi import documented, errors, requiring
@@ -14,52 +20,88 @@ from .schemas import LAYER, NOT_BLANK, optional, schema
 
 router = APIRouter()
 
-KIND = {"enum": sorted(KINDS)}
 SETTING = {"type": "string", "maxLength": 2000}
-# Each kind's settings. A secret (password, token; a calendar feed's url) is kept sealed outside the log and shown
-# back as "(secret, kept sealed)", never as itself.
-SETTING_OF: dict[str, dict[str, Any]] = {
-    "path": SETTING | {"pattern": "^/", "description": "notes: the folder's absolute path (the owner only)"},
-    "url": SETTING | {"pattern": "^https?://", "description": "calendar: the ICS feed's https:// address (a "
-                      "secret); caldav: the server's, the principal's or one calendar's address"},
-    "host": SETTING | {"description": "imap: the IMAP server's name, e.g. imap.gmail.com"},
-    "port": SETTING | {"pattern": "^[0-9]{1,5}$", "description": "imap: its port, if not 993 (tls) or 143"},
-    "security": {"type": "string", "enum": ["tls", "starttls", "none"],
-                 "description": "imap: tls (the default) or starttls; none only for a test server on loopback"},
-    "username": SETTING | {"description": "imap, caldav: the user name"},
-    "password": SETTING | {"description": "imap, caldav: the password, or an app password (a secret)"},
-    "mailbox": SETTING | {"description": "imap: the folder or label to mirror (INBOX if not given)"},
-    "calendar": SETTING | {"description": "caldav: only the calendar of this name (all if not given)"},
-    "token": SETTING | {"description": "notion: the internal integration's secret (a secret)"},
-    "database": SETTING | {"description": "notion: databases' ids or links, separated by commas"},
-    "page": SETTING | {"description": "notion: a page's id or link: it and the pages under it"}}
-SETTINGS = {"type": "object", "properties": SETTING_OF,
-            "description": "The connector's settings, its own only: notes takes path; imap host, username, password "
-                           "(mailbox, security, port); calendar url; caldav url, username, password (calendar); "
-                           "notion token and database or page"}
+# A connect's kind and settings as any connector takes them. Which kinds there are, and each kind's settings (which
+# are required, which are secrets), are written in from the connectors' specs (document_kinds). A secret (password,
+# token; a calendar feed's url) is kept sealed outside the log and shown back as "(secret, kept sealed)", never as
+# itself.
+KIND = {"type": "string"}
+SETTINGS: dict[str, Any] = {"type": "object", "properties": {}}
 INTEGRATION_ID = {"type": "string", "pattern": "^[0-9a-f-]{36}$"}
 
 
-def _kind(kind: str, required: list[str], *optional_names: str, **more: Any) -> dict[str, Any]:
-    """One kind's body: its settings are its connector's own (any other is refused)."""
-    names = [*required, *optional_names]
-    return {"properties": {"kind": {"const": kind}, "settings": {
-        "type": "object", "required": required, "properties": {n: SETTING_OF[n] for n in names},
-        "additionalProperties": False, **more}}}
+def setting_of(field: Field) -> dict[str, Any]:
+    """One setting's schema: a string (one of its choices, or matching its pattern), in the API's words."""
+    shape = ({"type": "string", "enum": [value for value, _ in field.choices]} if field.choices
+             else SETTING | ({"pattern": field.pattern} if field.pattern else {}))
+    return shape | {"description": (field.help or field.label) + (" (a secret)" if field.secret else "")}
 
 
-# Each kind with the settings its connector takes: what a connect is refused for lacking, or having besides.
-BY_KIND = [
-    _kind("notes", ["path"]),
-    _kind("imap", ["host", "username", "password"], "port", "security", "mailbox"),
-    _kind("calendar", ["url"]),
-    _kind("caldav", ["url", "username", "password"], "calendar"),
-    _kind("notion", ["token"], "database", "page", oneOf=[{"required": ["database"]}, {"required": ["page"]}]),
-]
+def by_kind(spec: ConnectorSpec) -> dict[str, Any]:
+    """One kind's body: its settings are its connector's own (any other is refused); what a connect is refused for
+    lacking, or having besides."""
+    settings: dict[str, Any] = {"type": "object", "properties": {f.name: setting_of(f) for f in spec.fields},
+                                "additionalProperties": False}
+    if required := [f.name for f in spec.fields if f.required]:
+        settings["required"] = required
+    if spec.one_of:
+        settings["oneOf"] = [{"required": [name]} for name in spec.one_of]
+    return {"properties": {"kind": {"const": spec.kind}, "settings": settings}}
+
+
+def every_setting(specs: Sequence[ConnectorSpec]) -> dict[str, Any]:
+    """Every kind's settings in one object (each kind's branch says which it takes): a setting several kinds take
+    has the schema they share (any string, where they differ) and each kind's description."""
+    declared: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for spec in specs:
+        for field in spec.fields:
+            declared.setdefault(field.name, []).append((spec.kind, setting_of(field)))
+    found = {}
+    for name, each in declared.items():
+        shapes = [{k: v for k, v in shape.items() if k != "description"} for _, shape in each]
+        shared = shapes[0] if all(shape == shapes[0] for shape in shapes) else dict(SETTING)
+        found[name] = shared | {"description": "; ".join(f"{kind}: {shape['description']}" for kind, shape in each)}
+    return found
+
+
+def takes(spec: ConnectorSpec) -> str:
+    """What a kind takes, in words: "imap host, username, password (mailbox, security, port)"."""
+    required = [f.name for f in spec.fields if f.required]
+    rest = [f.name for f in spec.fields if not f.required and f.name not in spec.one_of]
+    either = f" and {' or '.join(spec.one_of)}" if spec.one_of else ""
+    return f"{spec.kind} {', '.join(required)}{either}" + (f" ({', '.join(rest)})" if rest else "")
+
+
+def document_kinds(schema: dict[str, Any], specs: Sequence[ConnectorSpec]) -> None:
+    """POST /integrations' body in the published `schema` as these connectors declare it: its kinds, every setting,
+    and one branch per kind (`oneOf`) with that kind's settings only."""
+    body = schema["paths"]["/integrations"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    kind = body["properties"]["kind"]
+    kind.pop("type", None)
+    kind["enum"] = sorted(spec.kind for spec in specs)
+    settings = body["properties"]["settings"]
+    settings["properties"] = every_setting(specs)
+    settings["description"] = f"The connector's settings, its own only: {'; '.join(takes(s) for s in specs)}"
+    body["oneOf"] = [by_kind(spec) for spec in specs]
+
+
+def documented_kinds(app: FastAPI, specs: Callable[[], Sequence[ConnectorSpec]]) -> Callable[[], dict[str, Any]]:
+    """`app.openapi` with POST /integrations' body made from the connectors' specs, as the schema is first made
+    (and kept: FastAPI makes it once)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        fresh = app.openapi_schema is None
+        made = generate()
+        if fresh:
+            document_kinds(made, specs())
+        return made
+
+    return openapi
 
 
 class ConnectBody(Body):
-    model_config = requiring("kind", "settings", oneOf=BY_KIND)
+    model_config = requiring("kind", "settings")  # and a branch per kind (document_kinds)
     kind: Annotated[StrictStr | None, schema(KIND)] = None
     name: Annotated[StrictStr | None, optional({"type": "string", "maxLength": 100, "pattern": NOT_BLANK})] = None
     settings: Annotated[dict[str, Any] | None, schema(SETTINGS)] = None
@@ -83,6 +125,11 @@ DisconnectIn = Annotated[DisconnectBody, Depends(json_body(DisconnectBody))]
 @router.get("/integrations", responses=errors())
 def list_integrations(ctx: Ctx, request: Request) -> dict[str, Any]:
     return ops.integrations(request.app.state.brain, ctx)
+
+
+@router.get("/integrations/kinds", responses=errors())
+def kinds(ctx: Ctx, request: Request) -> dict[str, Any]:
+    return ops.integration_kinds(request.app.state.brain, ctx)
 
 
 @router.post("/integrations", responses=errors(400, 403, 404, 413), openapi_extra=documented(ConnectBody))
