@@ -1,14 +1,13 @@
 // The command palette: the header's search box answers as you type. Memories (recall, with its typo fallback),
 // projects and actions in one list, driven from the keyboard: Ctrl/Cmd-K or "/" to reach it, arrows to choose,
 // Enter to open the choice (or, with nothing chosen, the full Recall view), Escape to close.
-// app.js sets it up and hands it what it reads of the app (the API client, the DOM helpers, the views, who is
-// signed in): importing them from app.js would make the two modules a circle.
+import { api, clear, h, link, NAV, session } from "./app.js";
 
 const DELAY_MS = 150; // typing pauses shorter than this send no request
 const MEMORIES = 6;
 let projects = null; // read once per page load, on first use
 
-export function setupPalette({ api, clear, h, link, NAV, session }) {
+export function setupPalette() {
   const form = document.getElementById("search");
   const input = document.getElementById("search-input");
   const list = h("ul", { id: "palette", class: "palette", role: "listbox", "aria-label": "Suggestions" });
@@ -69,12 +68,12 @@ export function setupPalette({ api, clear, h, link, NAV, session }) {
     if (inflight) inflight.abort();
     inflight = new AbortController();
     const words = text.toLowerCase().split(/\s+/).filter(Boolean);
-    const found = actions(words, NAV, link);
+    const found = actions(words);
     let said = null;
     try {
       const [answer, known] = await Promise.all([
         api.get("/recall", { query: text, topK: MEMORIES }, { signal: inflight.signal }),
-        knownProjects(api),
+        knownProjects(),
       ]);
       if (turn !== asked) return;
       // Projects are matched on the words recall read ("pricng" finds the pricing project too).
@@ -136,8 +135,8 @@ export function setupPalette({ api, clear, h, link, NAV, session }) {
   });
 }
 
-function actions(words, nav, link) {
-  const all = [["capture", "Capture a memory"], ...nav.filter(([view]) => view !== "capture")
+function actions(words) {
+  const all = [["capture", "Capture a memory"], ...NAV.filter(([view]) => view !== "capture")
     .map(([view, label]) => [view, `Go to ${label}`])];
   return all.filter(([, label]) => matches(words, label)).slice(0, 4)
     .map(([view, label]) => ({ kind: "Action", label, href: link(view) }));
@@ -154,7 +153,7 @@ function mentions(words, text) {
   return words.some((word) => word.length >= 3 && matches([word], text));
 }
 
-async function knownProjects(api) {
+async function knownProjects() {
   if (projects === null) {
     projects = api.get("/projects").then((answer) => answer.projects ?? [], () => []);
   }

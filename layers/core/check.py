@@ -36,7 +36,7 @@ DASHBOARD_FILES = """
 import sys
 sys.path[:0] = [sys.argv[1]]
 from second_brain.entrypoints.api import dashboard
-for name in ("index.html", "app.js", "app.css", "views/graph.js"):
+for name in ("index.html", "shell.js", "app.js", "app.css", "views/graph.js"):
     assert dashboard._read(name) is not None, f"{name} is not in the merged layers"
 """
 

@@ -284,7 +284,7 @@ def test_the_dashboard_is_served_through_api_gateway(aws):
     """The shell without a token, its files from the layer's package, references relative to the stage's path."""
     shell = handle(aws.api, "GET", "/", token="")
     assert shell["statusCode"] == 200 and shell["headers"]["content-type"].startswith("text/html")
-    assert 'src="dashboard/app.js"' in shell["body"] and "script-src 'self'" in shell["headers"][
+    assert 'src="dashboard/shell.js"' in shell["body"] and "script-src 'self'" in shell["headers"][
         "content-security-policy"]
     event = json.loads((EVENTS / "api-capture.json").read_text())
     event |= {"path": "/", "httpMethod": "GET", "body": None, "queryStringParameters": None,
@@ -292,7 +292,8 @@ def test_the_dashboard_is_served_through_api_gateway(aws):
     event["requestContext"]["path"] = "/prod"  # https://…/prod, without the folder's slash
     moved = aws.api.handler(event, CONTEXT)
     assert (moved["statusCode"], moved["headers"]["location"]) == (308, "/prod/")
-    for path, kind in (("/dashboard/app.js", "text/javascript"), ("/dashboard/views/home.js", "text/javascript"),
+    for path, kind in (("/dashboard/shell.js", "text/javascript"), ("/dashboard/app.js", "text/javascript"),
+                       ("/dashboard/views/home.js", "text/javascript"),
                        ("/dashboard/sw.js", "text/javascript"), ("/dashboard/app.css", "text/css")):
         asset = handle(aws.api, "GET", path, token="")
         assert asset["statusCode"] == 200 and asset["headers"]["content-type"].startswith(kind), path

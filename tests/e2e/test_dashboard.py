@@ -30,7 +30,7 @@ def test_the_shell_and_its_files_are_served_without_a_token_under_a_strict_polic
     assert shell.status_code == 200 and shell.headers["content-type"].startswith("text/html")
     policy = shell.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
-    assert '<script type="module" src="dashboard/app.js">' in shell.text  # relative: works under /Prod/ too
+    assert '<script type="module" src="dashboard/shell.js">' in shell.text  # relative: works under /Prod/ too
     script = httpx.get(server.url + "/dashboard/app.js")
     assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
     assert httpx.get(server.url + "/dashboard/views/home.js").status_code == 200

@@ -7,9 +7,8 @@ The graph is file to file. Python (src/second_brain, functions/, bench/, tools/)
 `if TYPE_CHECKING:` too (a lazy import hides a circle from the interpreter, not from the design). `from p import x`
 is an import of the module p.x when there is one, else of p; a package stands for its __init__. The dashboard's
 ES modules (dashboard/**/*.js) are read with regular expressions: `import ... from`, bare `import`, `export ...
-from` and `import()` of a literal path, relative paths resolved against the importing file. The router's
-`import(`./views/${name}.js`)` names no file until it runs, so it is not followed: views import app.js, and app.js
-loads them by name only.
+from` and `import()` of a literal path, relative paths resolved against the importing file; an `import()` of a
+template (the router's `import(`./views/${name}.js`)`) imports every file its pattern matches.
 
 A strongly connected component of more than one module is a circle; the failure names each one as a path of
 imports (with the line of each) and the modules caught up in it.
@@ -32,7 +31,8 @@ Graph = Mapping[str, Mapping[str, int | str]]  # module -> {imported module: fir
 
 JS_FROM = re.compile(r"""\b(?:import|export)\s+[^'"`;()]*?\bfrom\s*(['"])([^'"\n]+)\1""")
 JS_BARE = re.compile(r"""\bimport\s*(['"])([^'"\n]+)\1""")
-JS_DYNAMIC = re.compile(r"""\bimport\s*\(\s*(['"`])([^'"`$\n]+)\1\s*\)""")  # a template with ${} cannot be followed
+JS_DYNAMIC = re.compile(r"""\bimport\s*\(\s*(['"`])([^'"`$\n]+)\1\s*\)""")
+JS_TEMPLATE = re.compile(r"""\bimport\s*\(\s*`([^`$\n]*)\$\{[^}`]*\}([^`$\n]*)`\s*\)""")  # one ${}: a glob
 
 
 # -- Python -------------------------------------------------------------------------------------------------------
@@ -98,6 +98,11 @@ def dashboard_graph() -> dict[str, dict[str, int]]:
                 target = _relative(names[path], match.group(2))
                 if target is not None and target in graph and target != names[path]:
                     graph[names[path]].setdefault(target, text.count("\n", 0, match.start(2)) + 1)
+        for match in JS_TEMPLATE.finditer(text):  # `./views/${name}.js`: every file of views/ ending .js
+            head, tail = _relative(names[path], match.group(1) + "x"), match.group(2)
+            for target in sorted(graph) if head is not None else ():
+                if target.startswith(head[:-1]) and target.endswith(tail) and target != names[path]:
+                    graph[names[path]].setdefault(target, text.count("\n", 0, match.start(1)) + 1)
     return graph
 
 
@@ -221,7 +226,9 @@ def test_the_graphs_are_read():
     assert "second_brain.app.past.as_of" in python["second_brain.app.operations.recall"]  # `from ..past import as_of`
     assert "second_brain.entrypoints.api.app" in python["functions.api.app"]
     assert "second_brain" not in python["second_brain.app.operations.recall"]  # not every parent package
-    assert "dashboard/app.js" in dashboard_graph()["dashboard/views/home.js"]
+    dashboard = dashboard_graph()
+    assert "dashboard/app.js" in dashboard["dashboard/views/home.js"]
+    assert "dashboard/views/home.js" in dashboard["dashboard/shell.js"]  # the router's import(`./views/${name}.js`)
 
 
 def test_a_circle_is_named_with_its_lines():
