@@ -101,3 +101,24 @@ def test_only_a_verdict_that_rewrites_its_match_needs_the_text_it_judged(ctx, cl
             memories.capture(ctx, "The pricing floor is $6k", [], "api")
     else:
         assert memories.capture(ctx, "The pricing floor is $6k", [], "api").verdict.action == outcome
+
+
+class Near(VectorIndex):
+    """The stored note, found at a cosine below the flag threshold."""
+
+    def __init__(self, score: float) -> None:
+        self.score = score
+
+    def search(self, query, filters, limit):
+        return [VectorHit(STORED.id, self.score, False)]
+
+
+@pytest.mark.parametrize(("content", "score", "action"), [
+    ("Pricing floor: $6k", 0.80, "flag"),  # the same fact in note form, below the flag threshold: flagged
+    ("The pricing floor is $7k", 0.80, "contradiction"),  # another value: the rules decide, not the repeat check
+    ("Pricing floor: $6k", 0.70, "store"),  # too far to be called a repeat
+    ("The pricing floor was lowered, it is $6k for agencies", 0.80, "doubt"),  # a change announced: a person decides
+])
+def test_a_restated_note_is_flagged_below_the_flag_threshold(content, score, action):
+    verdict = triage(vectors=Near(score)).assess(content, WS)
+    assert verdict.action == action and (action == "store" or verdict.match_id == STORED.id)

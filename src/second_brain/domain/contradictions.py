@@ -23,7 +23,7 @@ from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import NamedTuple
 
-from .text import stem
+from .text import one_edit, stem
 
 WORD = re.compile(r"[a-z0-9]+(?:['.:/-][a-z0-9]+)*")
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without",
@@ -76,6 +76,20 @@ MIN_SUBJECT_WORDS = 2  # shared content words before a changed value: the subjec
 # change too ("Oliver now manages the support team", "the booth moved to Hall 5").
 CHANGE_CUES = frozenset({"now", "moved", "changed", "switched", "rescheduled", "updated", "correction", "instead",
                          "anymore", "slipped", "postponed", "delayed", "replaced", "became", "actually"})
+# Words by which a newer note announces that something it is about changed, whatever else it rewords: "switched to
+# paying through PayPal", "postponed until February 23", "has grown to 520", "is back in the office". Matched on
+# the word's stem; each must be in the newer note and not the older (a cue both share announces nothing). Words
+# whose everyday sense is another ("raised" money, "left" side, "cut" hair, "done") announce nothing.
+ANNOUNCERS = frozenset(stem(w) for w in (
+    "now", "moved", "moving", "changed", "switched", "switching", "rescheduled", "postponed", "delayed", "slipped",
+    "pushed", "brought", "replaced", "replacing", "renamed", "upgraded", "downgraded", "extended", "shortened",
+    "increased", "decreased", "lowered", "reduced", "dropped", "grown", "grew", "shrunk",
+    "went", "gone", "became", "become", "instead", "anymore", "updated", "correction", "actually", "new", "back",
+    "fixed", "resolved", "finished", "completed", "joined", "quit", "relocated", "cancelled",
+    "canceled", "starting", "effective", "longer", "more", "promoted", "transferred", "migrated", "reopened",
+))
+# What makes a sentence a case rather than a change: "if it rains, the picnic moves to the gym".
+CONDITIONALS = frozenset({"if", "unless", "otherwise", "when", "whenever", "case", "option", "plan", "b"})
 DIRECTIONS = frozenset({"to", "from"})
 COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "will"})
 CONTRASTS = frozenset({"but", "while", "whereas", "although", "though", "except", "however"})
@@ -125,6 +139,38 @@ def doubt(old: str, new: str) -> str | None:
     return f"{judged[0][:-1]}, but maybe about another subject: both are kept for you to review."
 
 
+def announced(old: str, new: str) -> str | None:
+    """Why `new` may update `old` though no rule sees which value changed: it is about the same thing (most content
+    words shared) and it announces a change the older note does not ("switched", "postponed", "no longer",
+    "has grown to", "new"). Never sure: both notes are kept and the pair flagged for a person; a conditional
+    ("if it rains ... moves to the gym") announces nothing."""
+    a, b = words(old), words(new)
+    if not _loose_frame(a, b) or any(w in CONDITIONALS for w in b):
+        return None
+    told = {stem(w) for w in b} & ANNOUNCERS
+    if "more" in told and "no" not in b:  # "no more Picnic deliveries", not "three more seats"
+        told.discard("more")
+    if "longer" in told and not _no_longer(b):
+        told.discard("longer")
+    if not told - {stem(w) for w in a}:
+        return None
+    return "The newer note says something about this changed: both are kept for you to review."
+
+
+def _loose_frame(old: list[str], new: list[str]) -> bool:
+    """`same_frame` on words cut to their root ("paying" is "pay", "notifications" "notification"): a note that
+    announces a change rewords the rest more freely than one that only swaps a value."""
+    def root(word: str) -> str:
+        for suffix in ("ing", "ed", "es", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                return word[: -len(suffix)]
+        return word
+
+    a, b = {root(w) for w in content_words(old)}, {root(w) for w in content_words(new)}
+    shared = a & b
+    return len(shared) >= MIN_SHARED and len(shared) >= MIN_OVERLAP * min(len(a), len(b))
+
+
 def _judge(old: str, new: str) -> tuple[str, bool] | None:
     """A rule's reason for seeing a contradiction, and whether it is sure; None when no rule sees one.
 
@@ -147,6 +193,9 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
     if negated(a) != negated(b) and not (only_old and only_new) and len(only_old | only_new) <= MAX_NEW_WORDS:
         if _restates(a, b) or _restates(b, a):
             return None  # "open on Saturdays" / "open on Saturdays but the cafeteria is not": an added claim
+        if any(_negative(w) for w in only_old | only_new):
+            # "lactose intolerant" / "can't have lactose": a word that denies by itself may say what "not" says
+            return "One note negates what the other asserts.", False
         return "One note negates what the other asserts.", True
     if negated(a) != negated(b):
         return None  # one side negated, and about something else: the other rules would misread the swap
@@ -161,11 +210,19 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
     span = spans[0]
     if span.joins_two or len(span.removed) > MAX_SPAN or len(span.added) > MAX_SPAN:
         return None  # "budget for H1 is 200k" / "for H2 is 150k": a qualifier and a value; or a rewritten passage
+    if len(span.removed) == 1 and len(span.added) == 1 and _slip(span.removed[0], span.added[0]):
+        return None  # a typo, corrected or made: the same word
     if len(span.removed) == 1 and len(span.added) == 1 and _opposite(span.removed[0], span.added[0]):
         return "The notes say opposite things.", True
     announced = any(w in CHANGE_CUES for w in b) or _no_longer(b)
     valued = span.shared_before >= MIN_SUBJECT_WORDS or (span.shared_before >= 1 and span.before in LINKS)
     placed = valued or announced  # else the subject or the relation differs: unsure ("Tom lives/works in Berlin")
+    if not announced and (span.places > 1 or _recurring(span) or _listed(old, new, span)):
+        # Unannounced, the other value may be another instance, not a new one: two details at once ("1:1 with
+        # Isla at 9:00" / "with Jens at 16:00"), another weekday ("swim practice on Tuesday" / "on Friday"), another
+        # entry under one label or of one relation ("Dinner idea: risotto" / ": curry", "afraid of dogs" / "of
+        # the dark"). Both are kept and flagged.
+        placed = False
     names = _names(span) and not announced
     old_q = [w for w in span.removed if is_quantity(w)]
     new_q = [w for w in span.added if is_quantity(w)]
@@ -179,6 +236,85 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
         if swapped and not names and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
             return "One detail changed between the notes.", placed
     return None
+
+
+def restates_fact(old: str, new: str, share: float = 0.5) -> bool:
+    """Whether `new` says again what `old` says, worded otherwise: the same values (numbers however written: "14",
+    "fourteen", "LH 2041" and "LH2041", "30 days" and "30-day"; weekdays; months), and at least `share` of all their
+    content words in common, cut to their roots ("backups"/"backup", "notes"/"note")."""
+    if _asks(old) != _asks(new):
+        return False  # a question and its answer
+    a, b = words(CODE.sub(r"\1\2", old)), words(CODE.sub(r"\1\2", new))
+    if _values(a) != _values(b):
+        return False
+    ra, rb = content_words(a), content_words(b)
+    shared = sum(any(_alike(x, y) for y in rb) for x in ra)
+    return bool(ra and rb) and shared >= share * (len(ra) + len(rb) - shared)
+
+
+QUESTION_WORDS = frozenset({"which", "what", "who", "where", "when", "why", "how", "whose", "whom"})
+
+
+def _asks(text: str) -> bool:
+    tokens = words(text)
+    return text.rstrip().endswith("?") or bool(tokens) and tokens[0] in QUESTION_WORDS
+
+
+def _alike(a: str, b: str) -> bool:
+    """The same word give or take an ending ("jenss" for Jens's, "backups"/"backup", "notes"/"note")."""
+    if a == b:
+        return True
+    return min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) <= 3
+
+
+COUNTED = {w: str(n) for n, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                             "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
+                                             "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))}
+DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
+CODE = re.compile(r"\b([A-Za-z]{1,4}) (\d{2,})\b")  # "LH 2041", "ICE 1043": one code, written apart or not
+
+
+def _values(tokens: list[str]) -> set[str]:
+    """The values a note states: its digit runs, numbers in words, weekdays and months."""
+    found = {COUNTED[w] for w in tokens if w in COUNTED}
+    found |= {w.removesuffix("s") for w in tokens if w.removesuffix("s") in WEEKDAYS or w in MONTHS}
+    return found | {run for w in tokens for run in DIGITS.findall(w)}
+
+
+def _slip(old: str, new: str) -> bool:
+    """Whether two words are one typing slip apart ("millimetres"/"milimetres"): the same word, misspelt."""
+    return min(len(old), len(new)) >= 5 and old.isalpha() and new.isalpha() and new in one_edit(old)
+
+
+NEGATIVE_WORDS = frozenset({"allergic", "averse", "against", "afraid", "free", "lacking", "missing", "banned",
+                            "forbidden", "closed", "absent", "intolerant", "unable", "unavailable"})
+NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non")
+
+
+def _negative(word: str) -> bool:
+    """Whether a word denies by itself ("intolerant", "unavailable", "allergic"): a negation may restate it."""
+    return word in NEGATIVE_WORDS or (len(word) >= 8 and word.startswith(NEGATIVE_PREFIXES))
+
+
+def _recurring(span: "Span") -> bool:
+    """Whether the changed value is only a weekday (or weekdays) something happens on ("practice on Tuesday"): a
+    schedule, which may have another day too. A weekday a thing is ("the deploy window is Friday") has one."""
+    changed = [w for w in span.removed + span.added if w not in STOPWORDS]
+    days = [w.removesuffix("s") in WEEKDAYS for w in changed]
+    times = [bool(QUANTITY.match(w)) for w in changed]
+    return (span.before in ("on", "every", "each") and any(days)
+            and all(d or t for d, t in zip(days, times, strict=True)))
+
+
+def _listed(old: str, new: str, span: "Span") -> bool:
+    """Whether the changed value is an entry under a label both notes share ("Gift idea for Mum: a scarf" /
+    ": a cookbook") or the object of "of" ("afraid of dogs" / "of the dark"): one of several, not a new value."""
+    if span.before == "of":
+        return True
+    label_old, colon_old, _ = old.partition(":")
+    label_new, colon_new, _ = new.partition(":")
+    return bool(colon_old and colon_new) and words(label_old) == words(label_new) and len(words(label_old)) >= 2 \
+        and span.shared_before >= len(_claim(words(label_old)))
 
 
 def one_subject(old: str, new: str) -> bool:
