@@ -38,7 +38,12 @@ def decide(old: str, new: str, score: float, config: DuplicateConfig) -> str:
         return "block"
     if contradictions.conflict(old, new):
         return "contradiction"
-    return "flag" if score >= config.flag_threshold else "store"
+    if contradictions.doubt(old, new) or contradictions.announced(old, new):
+        return "possible update"
+    if score >= config.flag_threshold or (score >= config.restate_threshold
+                                          and contradictions.restates_fact(old, new, config.restate_share)):
+        return "flag"
+    return "store"
 
 
 def main() -> None:
