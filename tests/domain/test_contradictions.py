@@ -164,6 +164,11 @@ def test_one_value_changed_is_a_contradiction(old, new, why):
     ("Planning for team Otter is at 10:00", "Demo for team Otter is at 15:30", False),
     ("Pulse 2.0 shipped in February", "Pulse 3.0 ships in September", False),
     ("The train to Milan leaves at 8:05 on Tuesday", "The train back from Milan leaves at 19:10 on Thursday", False),
+    ("I live in NYC", "I moved to LA", True),  # the reference's own example: the relation reworded with the value
+    ("Meeting Tuesday 2pm", "Meeting moved to Wednesday 3pm", True),
+    ("Karim lives in Porto", "Karim moved to Lisbon last spring", True),
+    ("Karim lives in Porto", "Lea lives in Lisbon", False),  # another person, unannounced
+    ("Karim lives in Porto", "Lea moved to Lisbon", False),  # another person: announced, but three places
 ])
 def test_a_models_retirement_must_be_about_one_subject(old, new, same):
     assert one_subject(old, new) is same

@@ -218,6 +218,44 @@ def test_a_model_that_would_retire_a_look_alike_is_overruled(smart, model, actio
     assert stays["content"] == older and "status:deprecated" not in stays["tags"]
 
 
+@pytest.mark.parametrize(("older", "newer"), [
+    ("I live in NYC", "I moved to LA"),  # the reference's examples: a change worded with its own verb
+    ("Meeting Tuesday 2pm", "Meeting moved to Wednesday 3pm"),
+])
+def test_a_models_contradiction_about_the_same_subject_is_honoured(smart, model, older, newer):
+    script, _ = model
+    old = capture(smart, older)["id"]
+    script.verdict = lambda new, stored, full: (
+        {"action": "contradiction", "target_id": old, "reason": "moved"} if full
+        else {"contradicts": True, "conflicting_id": old, "reason": "moved"})
+    resolved = capture(smart, newer)
+    assert resolved["resolved_conflict"] == old and "warning" not in resolved
+    assert "status:deprecated" in entry(smart, old)["tags"]
+
+
+def test_a_canonical_memory_a_model_contradicts_is_kept_and_the_newcomer_drafted(smart, model):
+    script, _ = model
+    old = capture(smart, "I live in NYC")["id"]
+    smart.post("/status", json={"id": old, "status": "canonical"})
+    script.verdict = lambda new, stored, full: (
+        {"action": "contradiction", "target_id": old, "reason": "moved"} if full
+        else {"contradicts": True, "conflicting_id": old, "reason": "moved"})
+    draft = capture(smart, "I moved to LA")
+    assert draft["status"] == "draft" and draft["kept_canonical"] == old
+    assert "status:canonical" in entry(smart, old)["tags"]
+
+
+def test_a_models_contradiction_about_another_subject_is_refused(smart, model):
+    script, _ = model
+    old = capture(smart, "Karim lives in Porto")["id"]
+    script.verdict = lambda new, stored, full: (
+        {"action": "contradiction", "target_id": old, "reason": "moved"} if full
+        else {"contradicts": True, "conflicting_id": old, "reason": "moved"})
+    kept = capture(smart, "Lea moved to Lisbon")
+    assert "resolved_conflict" not in kept and kept["id"] != old
+    assert "status:deprecated" not in entry(smart, old)["tags"]
+
+
 def test_protected_memories_are_flagged_instead_of_merged(smart, model):
     script, _ = model
     old = capture(smart, "The design review is every second Thursday.")["id"]

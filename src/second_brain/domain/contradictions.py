@@ -147,14 +147,19 @@ def announced(old: str, new: str) -> str | None:
     a, b = words(old), words(new)
     if not _loose_frame(a, b) or any(w in CONDITIONALS for w in b):
         return None
-    told = {stem(w) for w in b} & ANNOUNCERS
-    if "more" in told and "no" not in b:  # "no more Picnic deliveries", not "three more seats"
-        told.discard("more")
-    if "longer" in told and not _no_longer(b):
-        told.discard("longer")
-    if not told - {stem(w) for w in a}:
+    if not _announces(a, b):
         return None
     return "The newer note says something about this changed: both are kept for you to review."
+
+
+def _announces(old: list[str], new: list[str]) -> bool:
+    """Whether the newer note has a word announcing a change that the older does not."""
+    told = {stem(w) for w in new} & ANNOUNCERS
+    if "more" in told and "no" not in new:  # "no more Picnic deliveries", not "three more seats"
+        told.discard("more")
+    if "longer" in told and not _no_longer(new):
+        told.discard("longer")
+    return bool(told - {stem(w) for w in old})
 
 
 def _loose_frame(old: list[str], new: list[str]) -> bool:
@@ -323,11 +328,18 @@ def one_subject(old: str, new: str) -> bool:
     replaced are another person and another quarter: "send Lucia the Q1 revenue report at 9" / "send Kenji the
     Q4 churn report at 15"). How a language model's contradiction or replacement is checked: it may see a change
     the rules cannot ("runs Postgres 14" / "got upgraded; is on Postgres 16 since Monday"), never one between two
-    subjects."""
+    subjects. A change the newer note announces may replace the relation with the value ("live in NYC" / "moved to
+    LA")."""
     a, b = words(old), words(new)
     if _directions(a) != _directions(b):
         return False
-    return sum(s.places for s in _changes(a, b) if _claim(s.removed) and _claim(s.added)) <= 1
+    spans = [s for s in _changes(a, b) if _claim(s.removed) and _claim(s.added)]
+    replaced = sum(s.places for s in spans)
+    # A note that announces its change may reword the relation with the value, its subject kept: "I live in NYC" /
+    # "I moved to LA" replaces "live" and "NYC" (two places), one fact changed. Unannounced, two places are two
+    # subjects; so is a replaced first word ("Karim lives in Porto" / "Lea moved to Lisbon").
+    kept_subject = all(s.shared_before >= 1 for s in spans)
+    return replaced <= (2 if _announces(a, b) and kept_subject else 1)
 
 
 def adds_nothing(old: str, new: str) -> bool:
