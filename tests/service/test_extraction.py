@@ -72,6 +72,7 @@ NEGATIVE = [
     "She said she'd come by March 3",
     "Can we meet on Friday at 3?",
     "If it rains on Saturday we stay in",
+    "Not sure whether the demo is on Friday at 3",  # whether it is, not a check to make
     "Maybe dinner on Saturday",
     "I'd love to meet on Friday at 3",
     "I usually swim on Fridays",
@@ -98,6 +99,28 @@ NEGATIVE = [
     "Pricing floor is $6k per project",
     "",
 ]
+
+
+# Issue 60: times as a careful person reads them (worded here afresh). (note, local time, kind)
+READ_CAREFULLY = [
+    ("Brunch with Kai on Saturday 7 March at 11", "2026-03-07 11:00", "event"),  # the date, not only the weekday
+    ("Karaoke party Friday at 9", "2026-03-06 21:00", "event"),  # an evening event's bare hour is in the evening
+    ("Yoga workshop from 10:00 to 12:00 on Saturday 7 March", "2026-03-07 10:00", "event"),  # a range's start
+    ("Got theatre tickets for Friday 13 March, doors at 19:15", "2026-03-13 19:15", "event"),  # the time elsewhere
+    ("Budget review rescheduled to 12 March at 14:00 (was 10 March)", "2026-03-12 14:00", "event"),
+    ("The kickoff moved from March 9 to March 11", "2026-03-11 09:00", "event"),  # the date it moved to
+    ("Expense reports are due at the end of the month", "2026-03-31 09:00", "due"),
+    ("Check the oven in 25 minutes", "2026-03-04 10:40", "due"),
+    ("Insurance payment deadline: the 20th", "2026-03-20 09:00", "due"),
+    ("Thursday is the last day to register for the course", "2026-03-05 09:00", "due"),
+    ("In 2 hours: check whether the backup job finished", "2026-03-04 12:15", "due"),  # checking is no hedge
+]
+
+
+@pytest.mark.parametrize(("note", "local", "kind"), READ_CAREFULLY)
+def test_times_are_read_as_a_careful_person_reads_them(note, local, kind):
+    found = find_anchor(note, WRITTEN_MS, BERLIN)
+    assert found is not None and (found.when_at, found.when_kind) == (at(local), kind), found
 
 
 @pytest.mark.parametrize(("note", "local", "kind", "evidence", "commitment"), POSITIVE)

@@ -8,15 +8,20 @@ neither do code, URLs and version numbers. The rules, in order of reading:
   "4 December", "the 4th of December"), "the 15th" after on/by/before/until (the next 15th), a weekday after
   on/by/before/until/this/next/coming or followed by a time ("on Friday", "next Tuesday 10am", "Friday at 3pm"),
   "today"/"tonight"/"tomorrow" (with morning, afternoon, evening, night), "the day after tomorrow",
-  "in 3 days" / "in two weeks" / "in 2 hours".
+  "in 3 days" / "in two weeks" / "in 2 hours" / "in 40 minutes", "the end of the month" (its last day), "the end
+  of the week" (Friday), "deadline: the 15th", "Friday is the last day to ...". A weekday followed by its date
+  ("Sunday 13 December") is read as the date; a date in "(was 23 December)" or moved from ("from March 9 to March
+  11") is not the one meant.
 - A weekday names its next occurrence after the day of writing: said on a Friday, "on Friday" is a week later;
   "next Tuesday" is the coming Tuesday too (the nearest reading of an ambiguous phrase).
 - A month and day without a year is the next one on or after the day of writing, unless it passed less than 90
   days before (then it is about the past: none); "the 15th" is the next 15th.
 - A time next to the date phrase ("at 3", "3pm", "14:30", "at 9:30am", "noon"). A bare hour without am/pm reads
   1-7 as afternoon (at 3 -> 15:00: nobody books the dentist at 3 in the night), 8-11 as morning, 12 as noon,
-  13-23 as written; after "tonight" or "evening" every hour up to 11 is pm. Without a time: 09:00, or the part of
-  the day named (tomorrow afternoon 15:00, evening 19:00, tonight 20:00). "today" needs a time.
+  13-23 as written; after "tonight" or "evening", or for an evening event (a party, dinner, concert, the
+  theatre), every hour up to 11 is pm. A range ("from 15:00 to 17:00") begins at its start. With no time beside
+  the date, the one unmistakable time elsewhere in the sentence ("curtain at 19:30"). Without a time: 09:00, or
+  the part of the day named (tomorrow afternoon 15:00, evening 19:00, tonight 20:00). "today" needs a time.
 - The kind: `due` after by/before/until or with "due"/"deadline" in the sentence; else `event` for appointments
   and meetings (dentist, meeting, call with, flight, ...); else `due` for a commitment; else `event`.
 - A commitment ("I need to", "I'll", "I will", "must", "remember to", "don't forget to", "todo", or an imperative
@@ -56,7 +61,8 @@ DATE = re.compile(
     r"|(?P<rel>(?:the\s+)?day\s+after\s+tomorrow|tomorrow(?:\s+(?P<tpart>morning|afternoon|evening|night))?"
     r"|tonight|today|this\s+(?P<tdpart>morning|afternoon|evening))"
     r"|(?P<later>in\s+(?P<n>\d{1,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"
-    r"\s+(?P<unit>days?|weeks?|hours?))"
+    r"\s+(?P<unit>days?|weeks?|hours?|minutes?|mins?))"
+    r"|(?P<eo>(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?(?P<eonext>next\s+)?(?P<eou>month|week))"
     r")\b",
     re.IGNORECASE,
 )
@@ -83,11 +89,31 @@ PAST = re.compile(
     re.IGNORECASE,
 )
 HEDGED = re.compile(
-    r"\b(?:if|unless|whether|maybe|perhaps|might|could|would|every|each|usually|always|often|sometimes|never"
+    r"\b(?:if|unless|(?<!check\s)(?<!see\s)(?<!ask\s)(?<!find\sout\s)whether|maybe|perhaps|might|could|would|every|each|usually|always|often|sometimes|never"
     r"|typically|\w+['’]d|cancell?ed|called\s+off|no\s+longer|not\s+(?:on|by|until))\b",
     re.IGNORECASE,
 )
-DUE_WORDS = re.compile(r"\b(?:due|deadline|no\s+later\s+than)\b", re.IGNORECASE)
+DUE_WORDS = re.compile(r"\b(?:due|deadline|no\s+later\s+than|last\s+day\s+to)\b", re.IGNORECASE)
+# An event in the evening: its bare hour from 8 to 11 is in the evening too ("the party starts at 8").
+EVENING_EVENTS = re.compile(
+    r"\b(?:party|dinner|drinks|concert|gig|show|movie|cinema|theatre|theater|opera|karaoke|bar|pub|club|"
+    r"date\s+night|gala|premiere)\b", re.IGNORECASE)
+# A day and month right after a weekday: "Sunday 13 December", "Thursday, March 5": the date says it, not the day.
+DATE_AFTER_WEEKDAY = re.compile(
+    rf"^\s*,?\s*(?:the\s+)?(?:\d{{1,2}}{ORD}?\s+(?:of\s+)?{MONTH}|{MONTH}\s+\d{{1,2}})\b", re.IGNORECASE)
+WEEKDAY_BEFORE = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s*,?\s*$", re.IGNORECASE)
+# What a date is not: the one it was, or the one it moved from ("(was 23 December)", "from March 9 to March 11").
+FORMER = re.compile(r"\((?:was|previously|originally|formerly|not)\b[^)]*\)", re.IGNORECASE)
+MOVED_FROM = re.compile(r"\b(?:from|instead\s+of)\s+$", re.IGNORECASE)
+# The start of a range is when it begins: "from 15:00 to 17:00 on Saturday" begins at 15:00.
+RANGE_START = re.compile(
+    r"\bfrom\s+(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)?\s*(?:to|until|till|-|–)\s*$",
+    re.IGNORECASE)
+# An unmistakable time anywhere in the sentence ("curtain at 19:30", "doors 7:15pm"), when none stands by the date.
+CLOCK_TIME = re.compile(r"\b(?P<h3>\d{1,2}):(?P<m3>[0-5]\d)(?!\d)|\b(?P<h2>\d{1,2})(?::(?P<m2>[0-5]\d))?\s*"
+                        r"(?P<ap2>a\.?m\.?|p\.?m\.?)(?!\w)", re.IGNORECASE)
+DEADLINE_LABEL = re.compile(r"\b(?:deadline|due)\s*:\s*$", re.IGNORECASE)
+LAST_DAY = re.compile(r"^\s+is\s+the\s+(?:last\s+day|deadline)\b", re.IGNORECASE)
 EVENT_WORDS = re.compile(
     r"\b(?:appointment|appt|meeting|meet(?:up)?|call\s+with|dentist|doctor|dr\.?|physio|vet|lunch|dinner|breakfast"
     r"|brunch|coffee\s+with|drinks|flight|train|interview|party|wedding|birthday|concert|class|lesson|session"
@@ -153,6 +179,7 @@ def _mask(text: str) -> str:
 
     text = PROTECTED_SPANS.sub(blank, text)
     text = VERSION.sub(blank, text)
+    text = FORMER.sub(blank, text)
     return ABBREVIATED.sub(lambda m: m.group(0)[:-1] + " ", text)
 
 
@@ -161,13 +188,16 @@ def _sentence_anchor(original: str, masked: str, offset: int, sentence: str, wri
     if PAST.search(sentence) or HEDGED.search(sentence):
         return None
     for match in DATE.finditer(sentence):
+        if MOVED_FROM.search(sentence[: match.start()]) and DATE.search(sentence, match.end()):
+            continue  # "moved from March 9 to March 11": the date it moved to
         found = _resolve(match, sentence, written, tz)
         if found is None:
             continue
         moment, span = found
         lead = _leading(sentence[: match.start()])
         due_cue = lead in DUE_LEADS or bool(DUE_WORDS.search(sentence))
-        committed = bool(COMMITMENT.search(sentence) or IMPERATIVE.search(sentence))
+        committed = bool(COMMITMENT.search(sentence) or IMPERATIVE.search(sentence)
+                         or IMPERATIVE.search(sentence.partition(":")[2]))  # "In 2 hours: check the backup"
         if due_cue:
             kind = "due"
         elif EVENT_WORDS.search(sentence):
@@ -189,13 +219,20 @@ def _resolve(match: re.Match[str], sentence: str, written: datetime, tz: ZoneInf
              ) -> tuple[datetime, tuple[int, int]] | None:
     """The moment a date phrase (and the time beside it) names, and the span of the words that named it."""
     start, end = match.start(), match.end()
+    if match.group("wd") and DATE_AFTER_WEEKDAY.match(sentence[end:]):
+        return None  # "on Sunday 13 December": the date that follows is read instead
+    if (match.group("md") or match.group("dm")) and (named := WEEKDAY_BEFORE.search(sentence[:start])):
+        start = named.start()  # with the weekday it follows: what stands before that is beside the date
     lead = LEADING.search(sentence[:start])
     if lead:
         start = lead.start()
     after = TIME_AFTER.match(sentence[end:])
     before = None if after else TIME_BEFORE.search(sentence[:start])
-    evening = (bool(match.group("rel"))
-               and re.search(r"tonight|evening|night", match.group("rel"), re.IGNORECASE) is not None)
+    evening = ((bool(match.group("rel"))
+                and re.search(r"tonight|evening|night", match.group("rel"), re.IGNORECASE) is not None)
+               or EVENING_EVENTS.search(sentence) is not None)
+    if before and (began := RANGE_START.search(sentence[: before.start()])):
+        before = began  # the range's start
     beside = after or before
     clock = _clock(beside, evening) if beside else None
     if beside and clock is None:
@@ -207,8 +244,10 @@ def _resolve(match: re.Match[str], sentence: str, written: datetime, tz: ZoneInf
     day, default = _day(match, written, clock is not None)
     if day is None:
         return None
-    if match.group("later") and match.group("unit").lower().startswith("hour"):
-        moment = written + timedelta(hours=_number(match.group("n")))
+    if match.group("later") and match.group("unit").lower().startswith(("hour", "min")):
+        n = _number(match.group("n"))
+        moment = written + (timedelta(hours=n) if match.group("unit").lower().startswith("hour")
+                            else timedelta(minutes=n))
         return moment.replace(second=0, microsecond=0), (start, end)
     if match.group("iso") and match.group("ih"):
         if clock is not None:
@@ -218,10 +257,14 @@ def _resolve(match: re.Match[str], sentence: str, written: datetime, tz: ZoneInf
             return None
         clock = time(hour, minute)
     led = " ".join(lead.group("lead").lower().split()) if lead else None
-    if match.group("wd") and clock is None and match.group("wmod") is None and led not in WEEKDAY_LEADS:
-        return None  # a bare weekday ("Friday is my favourite day") anchors nothing
-    if match.group("nth") and led is None:
-        return None  # "the 3rd attempt": only "on/by/before the 15th" is a date
+    if (match.group("wd") and clock is None and match.group("wmod") is None and led not in WEEKDAY_LEADS
+            and not LAST_DAY.match(sentence[match.end():])):
+        return None  # a bare weekday ("Friday is my favourite day") anchors nothing; "Friday is the last day" does
+    if match.group("nth") and led is None and not DEADLINE_LABEL.search(sentence[: match.start()]):
+        return None  # "the 3rd attempt": only "on/by/before the 15th" (or "deadline: the 15th") is a date
+    if clock is None and not beside and (match.group("md") or match.group("dm")):
+        if len(times := list(CLOCK_TIME.finditer(sentence))) == 1:
+            clock = _clock(times[0], evening)  # "opera on 21 January, curtain at 19:30"
     if clock is None and default is None:
         return None  # "today" without a time
     moment = datetime.combine(day, clock or default or DEFAULT_TIME, tz)
@@ -275,6 +318,14 @@ def _day(match: re.Match[str], written: datetime, timed: bool) -> tuple[date | N
     if match.group("wd"):
         ahead = (WEEKDAYS.index(match.group("wday").lower()) - today.weekday()) % 7 or 7
         return today + timedelta(days=ahead), DEFAULT_TIME
+    if match.group("eo"):
+        if match.group("eou").lower() == "week":  # the working week's end: Friday (next week's if it is past)
+            ahead = (4 - today.weekday()) % 7 + (7 if match.group("eonext") else 0)
+            return today + timedelta(days=ahead), DEFAULT_TIME
+        year, month = today.year, today.month + (1 if match.group("eonext") else 0)
+        year, month = (year + 1, 1) if month == 13 else (year, month)
+        following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+        return following - timedelta(days=1), DEFAULT_TIME
     if match.group("later"):
         unit, n = match.group("unit").lower(), _number(match.group("n"))
         return today + timedelta(days=n * (7 if unit.startswith("week") else 1)), DEFAULT_TIME
