@@ -81,8 +81,12 @@ export function setupPalette() {
       found.unshift(...known.filter((p) => mentions(read, `${p.name} ${p.id}`)).slice(0, 3).map((p) => ({
         kind: "Project", label: p.name, href: link("memories", { project: p.id }),
       })));
+      // A result another ranked above it may update is said to be maybe outdated (recall ranks the newer first).
+      const rank = new Map(answer.results.map((r, index) => [r.id, index]));
+      const outdated = (r) => (r.conflicts_with || []).some((other) => rank.get(other) < rank.get(r.id));
       found.unshift(...answer.results.map((r) => ({
-        kind: "Memory", label: snippet(r.content), href: link("entry", { id: r.id }),
+        kind: r.superseded_by ? "Replaced" : outdated(r) ? "May be outdated" : "Memory",
+        label: snippet(r.content), href: link("entry", { id: r.id }),
       })));
       if (answer.did_you_mean) said = `Showing results for “${answer.did_you_mean}”: no memory holds “${text}” as typed.`;
     } catch (error) {

@@ -6,12 +6,17 @@ import { api, clear, failure, h, heading, link, localDate, memoryCard, navigate 
 
 const TOP_K = 8;
 
-/** The memories as the grounding text POST /chat takes: one numbered line each, with its date and tags. */
+/** The memories as the grounding text POST /chat takes: one numbered line each, with its date and tags, and
+ * what recall knows of its history: replaced by a newer memory, or maybe updated by another of these. */
 function grounding(results) {
+  const number = new Map(results.map((item, index) => [item.id, index + 1]));
   return results.map((item, index) => {
     const date = item.created_at ? localDate(new Date(item.created_at)) : "";
     const tags = (item.tags || []).filter((tag) => !/^(kind|status|volatility):/.test(tag));
-    return `[${index + 1}] (${date}${tags.length ? "; #" + tags.join(" #") : ""}) ${item.content}`;
+    const others = (item.conflicts_with || []).map((id) => number.has(id) ? `[${number.get(id)}]` : "another note");
+    const history = item.superseded_by ? " (replaced by a newer note: outdated)"
+      : others.length ? ` (may disagree with ${others.join(", ")}: the newer one is more likely current)` : "";
+    return `[${index + 1}] (${date}${tags.length ? "; #" + tags.join(" #") : ""})${history} ${item.content}`;
   }).join("\n");
 }
 

@@ -1,7 +1,7 @@
 // Recall: the query with its filters in the address (so a search can be bookmarked and the back button works),
 // scores, snippets with the query's words marked, truncated results expandable, and "as of" a past moment.
-import { api, clear, failure, h, heading, highlight, link, localTime, navigate, plural, queryWords, tagList,
-  when, workspaceName } from "../app.js";
+import { act, api, clear, failure, h, heading, highlight, link, localTime, navigate, plural, queryWords, reload,
+  tagList, toast, when, workspaceName } from "../app.js";
 
 const FILTERS = [
   ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic"]],
@@ -17,6 +17,35 @@ function field([name, label, type, choices], value) {
       c || "any")))
     : h("input", { id, name, type, value: value || "" });
   return h("label", { for: id }, label, control);
+}
+
+/** What recall knows of a result's history, said on its card: replaced by a newer memory, or maybe updated by
+ * another (a change capture could only flag), with the answer one click away. */
+function history(item) {
+  if (item.superseded_by) {
+    return h("p", { class: "warn", dataset: { history: "replaced" } }, "A newer memory replaced this one: ",
+      h("a", { href: link("entry", { id: item.superseded_by }) }, "read the newer one"), ".");
+  }
+  const others = item.conflicts_with || [];
+  if (!others.length) return null;
+  const answer = (keep, label) => {
+    const button = h("button", { type: "button", class: "secondary", onclick: () => act(button, async () => {
+      const { conflicts } = await api.get("/conflicts", { limit: 100 });
+      const pair = conflicts.find((c) => c.older && c.newer && [c.older.id, c.newer.id].includes(item.id)
+        && others.some((other) => [c.older.id, c.newer.id].includes(other)));
+      if (!pair) {
+        navigate("", {});
+        return;
+      }
+      await api.post("/conflicts/answer", { conflict: pair.conflict, keep });
+      toast(keep === "newer" ? "Kept the newer one: the older is retired." : "Both kept, the flag cleared.");
+      await reload();
+    }) }, label);
+    return button;
+  };
+  return h("p", { class: "warn", dataset: { history: "conflict" } }, "This may say otherwise than ",
+    others.map((other, index) => [index ? ", " : "", h("a", { href: link("entry", { id: other }) }, "another memory")]),
+    ". ", answer("newer", "The newer one replaced the older"), " ", answer("both", "Both are true"));
 }
 
 function result(item, words, asOf) {
@@ -37,7 +66,7 @@ function result(item, words, asOf) {
   return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: item.id }) } },
     h("div", { class: "meta" }, h("span", { class: "score", title: "How well it matches, the best result being 100" },
       `match ${item.score.toFixed(0)}`), via, item.updated ? h("span", { class: "badge" }, "matched an update") : null),
-    content, more,
+    content, more, asOf ? null : history(item),
     h("div", { class: "meta" }, tagList(item.tags), h("span", { class: "muted" }, workspaceName(item.workspace)),
       item.actor_name ? h("span", { class: "muted" }, item.actor_name) : null, when(item.created_at),
       h("a", { href: link("entry", { id: item.id }) }, "Open")));

@@ -2,6 +2,7 @@
 the newer, the older), "keep both" undoing an automatic outcome exactly; the answer is in both timelines."""
 
 import json
+from datetime import date, timedelta
 
 import anyio
 import httpx
@@ -61,6 +62,23 @@ def test_a_retirement_is_listed_and_keep_both_undoes_it_exactly(api):
     assert (again.status_code, again.json()["ok"]) == (409, False) and "answered already" in again.json()["error"]
     found = [r["id"] for r in api.get("/recall", params={"query": "weekly sync design team"}).json()["results"]]
     assert set(found[:2]) == {old, new["id"]}
+
+
+def test_a_moved_meetings_old_reminder_goes_with_its_retirement_and_comes_back_with_keep_both(api):
+    """Issue 60, item 4: the reminder of a retired note is no longer due; undoing the retirement brings it back."""
+    first, second = (date.today() + timedelta(days=n) for n in (40, 41))  # well ahead, whenever this runs
+    old = capture(api, f"The Atlas go/no-go meeting is on {first.isoformat()} at 10:00")
+    assert old["reminder"] is not None
+    before = entry(api, old["id"])
+    new = capture(api, f"The Atlas go/no-go meeting moved to {second.isoformat()} at 10:00")
+    assert new["resolved_conflict"] == old["id"] and new["reminder"] is not None, new
+    assert entry(api, old["id"])["when_at"] is None
+    listed = api.get("/due", params={"days": 366}).json()
+    due = {r["id"] for r in listed["overdue"] + listed["upcoming"]}
+    assert old["id"] not in due and new["id"] in due
+    assert answer(api, new["conflict"], "both").status_code == 200
+    assert (entry(api, old["id"])["when_at"], entry(api, old["id"])["when_kind"]) == (
+        before["when_at"], before["when_kind"])
 
 
 def test_keep_the_older_brings_it_back_and_retires_the_newer(api):

@@ -657,3 +657,23 @@ def test_on_a_phone_the_views_are_a_tab_bar_with_more(dashboard: Dashboard, api)
     expect(nav.get_by_role("button", name="More")).to_be_hidden()
     expect(nav.get_by_role("link", name="Settings")).to_be_visible()  # the whole list at desktop width
     assert not dashboard.errors, dashboard.errors
+
+
+def test_recall_says_a_result_may_be_updated_and_answers_it_in_one_click(dashboard: Dashboard, api):
+    """Issue 60, item 5: a change capture could only flag shows on both cards, the newer first, and one click
+    retires the older."""
+    from .test_recall import wait_indexed
+
+    older = capture(api, "We heat the flat with the gas boiler")
+    wait_indexed(api)
+    newer = api.post("/capture", json={"content": "We switched to heating the flat with a heat pump"}).json()
+    assert newer["warning"] == "possible_update" and newer["matchId"] == older, newer
+    page = dashboard.open("recall?q=how%20do%20we%20heat%20the%20flat")
+    cards = page.locator("#main article")
+    expect(cards.first).to_contain_text("heat pump")  # the newer ranks first
+    flagged = page.locator(f"#main article[data-href='#/entry?id={older}']")
+    expect(flagged.locator("[data-history=conflict]")).to_contain_text("This may say otherwise than another memory")
+    flagged.get_by_role("button", name="The newer one replaced the older").click()
+    expect(page.get_by_text("Kept the newer one: the older is retired.")).to_be_visible()
+    expect(page.locator(f"#main article[data-href='#/entry?id={older}']")).to_have_count(0)
+    assert "status:deprecated" in api.get("/entry", params={"id": older}).json()["entry"]["tags"]

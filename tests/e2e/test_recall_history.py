@@ -55,3 +55,20 @@ def test_a_result_a_person_superseded_says_what_replaced_it(api):
     found = api.get("/recall", params={"query": "where is quarterly planning", "hops": 1}).json()["results"]
     results = {r["id"]: r for r in found}
     assert results[older]["superseded_by"] == newer and results[newer]["superseded_by"] is None
+
+
+def test_a_possible_update_ranks_above_the_note_it_may_update_and_both_say_so(server, api):
+    """Issue 60, item 5: a change capture could only flag (both kept) is read first, each naming the other."""
+    for text in FILLER[:10]:
+        api.post("/capture", json={"content": text, "tags": ["home"]})
+    old = capture(api, "We heat the flat with the gas boiler")["id"]
+    new = capture(api, "We switched to heating the flat with a heat pump")
+    assert new["warning"] == "possible_update" and new["matchId"] == old, new
+    new = new["id"]
+    for query in ("how do we heat the flat", "gas boiler heating"):
+        results = api.get("/recall", params={"query": query}).json()["results"]
+        ranked = [r["id"] for r in results]
+        assert ranked.index(new) < ranked.index(old), (query, ranked)
+        shown = {r["id"]: r for r in results}
+        assert shown[old]["conflicts_with"] == [new] and shown[new]["conflicts_with"] == [old]
+        assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)

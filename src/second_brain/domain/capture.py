@@ -19,6 +19,7 @@ from .events import (
     MemoryRevised,
     StatusChanged,
     TagsChanged,
+    TimeAnchorCleared,
     TimeAnchorSet,
     memory_stream,
 )
@@ -157,8 +158,10 @@ def _store(new_id: str, captured: MemoryCaptured, anchor: tuple[int, str] | None
         old = matched
         tags.append("contradiction-resolved")
         events.append(ContradictionWon(old.id, verdict.reason))
+        # A retired memory's reminder goes with it: the meeting moved, its old time is no longer due.
+        unset = (TimeAnchorCleared(),) if old.when_at is not None else ()
         others.append(Change(memory_stream(old.id), old.version, old.workspace,
-                             (StatusChanged("deprecated"), ContradictionLost(new_id, verdict.reason))))
+                             (StatusChanged("deprecated"), ContradictionLost(new_id, verdict.reason), *unset)))
         edge = links.Edge(new_id, old.id, "supersedes")
         others.append(Change(links.edge_stream(new_id, old.id, "supersedes"), 0, old.workspace,
                              tuple(links.decide_link(edge, 1.0, "system"))))

@@ -123,12 +123,15 @@ def answer(kind: str, keep: str, item: str, older: Memory, newer: Memory | None,
     if newer is None:
         raise ValueError(f"a {kind} item is a pair")
     older_tags, newer_tags = older.tags, newer.tags
+    older_time: list[object] = []  # the older memory's reminder: back with an undone retirement, gone when retired
     if kind == "retired":  # the older was deprecated by the capture; the newer won
         if keep in ("both", "older"):
             if before is None:
                 raise ValueError("a retirement is undone from the state before it")
             older_tags = before.tags
             newer_tags = tuple(t for t in newer.tags if t != "contradiction-resolved")
+            if before.when_at is not None and (before.when_at, before.when_kind) != (older.when_at, older.when_kind):
+                older_time = [TimeAnchorSet(before.when_at, before.when_kind or "wake")]
         if keep == "older":
             newer_tags = status(newer, "deprecated")
     elif kind == "kept_canonical":  # the newer was kept as a draft beside a canonical older one
@@ -144,7 +147,9 @@ def answer(kind: str, keep: str, item: str, older: Memory, newer: Memory | None,
             older_tags = status(older, "deprecated")
         elif keep == "older":
             newer_tags = tuple(text.with_prefixed(list(newer_tags), "status:", "deprecated"))
-    return Answer({older.id: [*retagged(older, older_tags), said(newer.id)],
+    if kind in ("kept_canonical", "similar", "possible_update") and keep == "newer" and older.when_at is not None:
+        older_time = [TimeAnchorCleared()]
+    return Answer({older.id: [*retagged(older, older_tags), *older_time, said(newer.id)],
                    newer.id: [*retagged(newer, newer_tags), said(older.id)]})
 
 

@@ -41,7 +41,9 @@ def insight(model: LanguageModel, query: str, results: Sequence[dict[str, Any]])
     """A short synthesis of the recalled memories, when there are at least two; None without a usable model."""
     if len(results) < 2:
         return None
-    memories = "\n".join(f"- {r['content'][:INSIGHT_EXCERPT_CHARS]}" for r in results)
+    number = {r["id"]: n for n, r in enumerate(results, start=1) if "id" in r}
+    memories = "\n".join(f"[{n}]{_history(r, number)} {r['content'][:INSIGHT_EXCERPT_CHARS]}"
+                         for n, r in enumerate(results, start=1))
     messages = [{"role": "system", "content": INSIGHT_SYSTEM},
                 {"role": "user", "content": f"Question: {query.strip()}\n\nMemories:\n{memories}"}]
     try:
@@ -49,3 +51,11 @@ def insight(model: LanguageModel, query: str, results: Sequence[dict[str, Any]])
     except LanguageModelUnavailable as exc:
         log.debug("no insight for this recall: %s", exc.message)
         return None
+
+
+def _history(result: dict[str, Any], number: dict[str, int]) -> str:
+    """What recall knows of a memory's history, for the model: replaced, or maybe updated by another of these."""
+    if result.get("superseded_by"):
+        return " (replaced by a newer note: outdated)"
+    others = [f"[{number[o]}]" if o in number else "another note" for o in result.get("conflicts_with") or []]
+    return f" (may disagree with {', '.join(others)}: the newer one is more likely current)" if others else ""

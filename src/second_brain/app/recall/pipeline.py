@@ -136,6 +136,7 @@ class RecallService:
         if hops > 0 and ranked:
             ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
         notes = self._history(ctx, ranked, found, config, log)
+        ranked = history.newer_first(ranked, found.entries, notes.conflicts_with)
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
