@@ -73,6 +73,9 @@ NEGATIVE = [
     "Can we meet on Friday at 3?",
     "If it rains on Saturday we stay in",
     "Not sure whether the demo is on Friday at 3",  # whether it is, not a check to make
+    "Lena will send a proposal by Friday",  # someone else's commitment
+    "Hana is revising the budget and will circulate it on Thursday",
+    "She promised to call back tomorrow at 10",
     "Maybe dinner on Saturday",
     "I'd love to meet on Friday at 3",
     "I usually swim on Fridays",
@@ -114,6 +117,9 @@ READ_CAREFULLY = [
     ("Insurance payment deadline: the 20th", "2026-03-20 09:00", "due"),
     ("Thursday is the last day to register for the course", "2026-03-05 09:00", "due"),
     ("In 2 hours: check whether the backup job finished", "2026-03-04 12:15", "due"),  # checking is no hedge
+    ("Lena and I will present the roadmap on Friday at 10", "2026-03-06 10:00", "due"),  # mine too
+    ("The rental van has to go back by Saturday", "2026-03-07 09:00", "due"),  # a thing's, so mine to see to
+    ("Remind me: Lena will send the proposal by Friday", "2026-03-06 09:00", "due"),  # I asked for it
 ]
 
 

@@ -27,6 +27,8 @@ neither do code, URLs and version numbers. The rules, in order of reading:
 - A commitment ("I need to", "I'll", "I will", "must", "remember to", "don't forget to", "todo", or an imperative
   such as "send"/"call"/"pay" opening the sentence) with a `due` anchor makes the memory an open loop.
 - An anchor at or before the time of writing is none: the phrase was about the past, or was already late.
+- Someone else's commitment ("Lena will send the proposal by Friday": a named person or he/she/they promising,
+  without "I" or "we") is no reminder of mine.
 """
 
 import re
@@ -112,6 +114,16 @@ RANGE_START = re.compile(
 # An unmistakable time anywhere in the sentence ("curtain at 19:30", "doors 7:15pm"), when none stands by the date.
 CLOCK_TIME = re.compile(r"\b(?P<h3>\d{1,2}):(?P<m3>[0-5]\d)(?!\d)|\b(?P<h2>\d{1,2})(?::(?P<m2>[0-5]\d))?\s*"
                         r"(?P<ap2>a\.?m\.?|p\.?m\.?)(?!\w)", re.IGNORECASE)
+# Someone else's commitment ("Lena will send the proposal by Friday", "Hana ... will circulate it on Thursday"): a
+# sentence whose subject is a named person or he/she/they, promising something, with no "I" or "we" in it, is not a
+# reminder of mine. "The rental car has to go back" (a thing) and "Remind me ..." (my request) are.
+THIRD_PARTY = re.compile(
+    r"^\W*(?:(?!(?:I|We|The|A|An|This|That|These|Those|My|Our|Your|Their|His|Her|Its|Please|Remind|Don|Do|Note"
+    r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Today|Tomorrow|Tonight)\b)[A-Z][a-z]+"
+    r"(?:['’]s\s+\w+)?|He|She|They)\b")
+THEIR_PROMISE = re.compile(r"\b(?:will|is\s+going\s+to|are\s+going\s+to|promised\s+to|has\s+to|needs\s+to"
+                           r"|is\s+supposed\s+to)\b|[a-z]['’]ll\b", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(?:I|[Ww]e|us)\b")
 DEADLINE_LABEL = re.compile(r"\b(?:deadline|due)\s*:\s*$", re.IGNORECASE)
 LAST_DAY = re.compile(r"^\s+is\s+the\s+(?:last\s+day|deadline)\b", re.IGNORECASE)
 EVENT_WORDS = re.compile(
@@ -187,6 +199,9 @@ def _sentence_anchor(original: str, masked: str, offset: int, sentence: str, wri
                      tz: ZoneInfo) -> Anchor | None:
     if PAST.search(sentence) or HEDGED.search(sentence):
         return None
+    if (THIRD_PARTY.match(sentence) and THEIR_PROMISE.search(sentence) and not FIRST_PERSON.search(sentence)
+            and not IMPERATIVE.search(sentence)):
+        return None  # their commitment, not mine
     for match in DATE.finditer(sentence):
         if MOVED_FROM.search(sentence[: match.start()]) and DATE.search(sentence, match.end()):
             continue  # "moved from March 9 to March 11": the date it moved to
