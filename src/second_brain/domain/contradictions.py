@@ -249,7 +249,7 @@ def restates_fact(old: str, new: str, share: float = 0.5) -> bool:
     content words in common, cut to their roots ("backups"/"backup", "notes"/"note")."""
     if _asks(old) != _asks(new):
         return False  # a question and its answer
-    a, b = words(CODE.sub(r"\1\2", old)), words(CODE.sub(r"\1\2", new))
+    a, b = (words(POSSESSIVE.sub("", CODE.sub(r"\1\2", text))) for text in (old, new))
     if _values(a) != _values(b):
         return False
     ra, rb = content_words(a), content_words(b)
@@ -276,6 +276,7 @@ COUNTED = {w: str(n) for n, w in enumerate(("zero", "one", "two", "three", "four
                                              "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
                                              "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))}
 DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
+POSSESSIVE = re.compile(r"['’]s\b")  # "Olu's view", "Jens's flight": the name itself
 CODE = re.compile(r"\b([A-Za-z]{1,4}) (\d{2,})\b")  # "LH 2041", "ICE 1043": one code, written apart or not
 
 
