@@ -64,7 +64,8 @@ def test_a_retirement_taken_back_leaves_no_replacement_behind(brain, ctx, clock)
     brain.memories.set_status(ctx, old, "draft")  # a person says the older note still holds
     found = results(brain, ctx, QUERIES[1])
     assert old in found and found[old]["superseded_by"] is None
-    assert all(r["conflicts_with"] == [] for r in found.values())
+    # nothing names the note that had replaced it; COPY restates OLD, and is flagged as its repeat
+    assert all(new not in r["conflicts_with"] for r in found.values()) and found[new]["conflicts_with"] == []
 
 
 def test_a_result_a_newer_memory_superseded_names_it(brain, ctx, clock):

@@ -73,13 +73,14 @@ def test_changes_apply_to_the_next_request_and_survive_a_restart(tmp_path):
 
         api.post("/capture", json={"content": "The wifi password at the cabin is on the fridge."})
         paraphrase = "You can find the cabin wifi password on the fridge."  # cosine 0.93: flagged by default
-        api.patch("/config", json={"DUPLICATE_FLAG_THRESHOLD": 0.95})
+        api.patch("/config", json={"DUPLICATE_FLAG_THRESHOLD": 0.95, "DUPLICATE_RESTATE_THRESHOLD": 0.95})
         assert "warning" not in api.post("/capture", json={"content": paraphrase}).json()
     server.stop()
     restarted = Server(tmp_path / "brain").start()
     with restarted.client() as api:
         assert api.get("/config").json()["overrides"] == {
-            "DEFAULT_HOPS": 1, "TIMEZONE": "Asia/Tokyo", "DUPLICATE_FLAG_THRESHOLD": 0.95}
+            "DEFAULT_HOPS": 1, "TIMEZONE": "Asia/Tokyo", "DUPLICATE_FLAG_THRESHOLD": 0.95,
+            "DUPLICATE_RESTATE_THRESHOLD": 0.95}
     restarted.stop()
 
 

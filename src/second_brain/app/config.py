@@ -118,6 +118,9 @@ SETTINGS: tuple[Setting, ...] = (
              "a repeat.", 0.5, 1.0),
     _capture("DUPLICATE_FLAG_THRESHOLD", "flag_threshold", "Cosine at which a note is stored tagged "
              "duplicate-candidate.", 0.3, 1.0),
+    _capture("DUPLICATE_RESTATE_THRESHOLD", "restate_threshold", "Cosine at which a note that restates a stored "
+             "fact (the same values, most words in common) is stored tagged duplicate-candidate; 1.0 turns it off.",
+             0.3, 1.0),
     _capture("CANDIDATE_SCORE_THRESHOLD", "candidate_threshold", "Cosine at which a stored note is checked for a "
              "contradiction.", 0.0, 1.0),
     Setting("TIMEZONE", "UTC", "Time zone for date-only reminders, dated update labels and time phrases in "

@@ -28,7 +28,8 @@ from .shown import shows
 KEEPS = ("both", "newer", "older")
 KINDS = ("retired", "kept_canonical", "similar", "possible_update", "merged", "replaced")
 REVIEW_DAYS = 30  # how far back the list reaches
-FLAG_TAGS = ("duplicate-candidate", "possible-update")  # what a flagged newer memory carries until answered
+POSSIBLE_UPDATE = "possible-update"  # a newer memory that may change a fact of an older one, until answered
+FLAG_TAGS = ("duplicate-candidate", POSSIBLE_UPDATE)  # what a flagged newer memory carries until answered
 
 
 @counted_only

@@ -164,9 +164,10 @@ def notes(page: Sequence[str], pairs: Iterable[LinkedPair], near: Mapping[str, s
 
 def newer_first(ranked: list[tuple[str, float]], rows: Mapping[str, EntryRow],
                 conflicts_with: Mapping[str, list[str]]) -> list[tuple[str, float]]:
-    """A page where, of two results that may say otherwise about one thing (a possible update capture flagged), the
-    newer ranks above the older: the two trade places, each taking the other's score, so the page stays in order of
-    score and the likely current answer is read first."""
+    """A page where, of two results that may say otherwise about one thing (a possible update capture flagged, the
+    newer still tagged so until someone answers), the newer ranks above the older: the two trade places, each taking
+    the other's score, so the page stays in order of score and the likely current answer is read first. Repeats
+    flagged as similar keep their order (they say the same)."""
     order = [key for key, _ in ranked]
     scores = [score for _, score in ranked]
     for key, others in conflicts_with.items():
@@ -174,6 +175,7 @@ def newer_first(ranked: list[tuple[str, float]], rows: Mapping[str, EntryRow],
             if key in order and other in order and key in rows and other in rows:
                 a, b = order.index(key), order.index(other)
                 upper, lower = (a, b) if a < b else (b, a)
-                if rows[order[upper]].created_at < rows[order[lower]].created_at:  # the older above the newer
+                older, newer = rows[order[upper]], rows[order[lower]]
+                if older.created_at < newer.created_at and conflicts.POSSIBLE_UPDATE in newer.tags:
                     order[upper], order[lower] = order[lower], order[upper]
     return list(zip(order, scores, strict=True))
