@@ -249,7 +249,7 @@ def restates_fact(old: str, new: str, share: float = 0.5) -> bool:
     content words in common, cut to their roots ("backups"/"backup", "notes"/"note")."""
     if _asks(old) != _asks(new):
         return False  # a question and its answer
-    a, b = (words(POSSESSIVE.sub("", CODE.sub(r"\1\2", text))) for text in (old, new))
+    a, b = (words(POSSESSIVE.sub("", CODE.sub(r"\1\2", text)).replace("-", " ")) for text in (old, new))
     if _values(a) != _values(b):
         return False
     ra, rb = content_words(a), content_words(b)
@@ -267,7 +267,7 @@ def _asks(text: str) -> bool:
 
 def _alike(a: str, b: str) -> bool:
     """The same word give or take an ending ("jenss" for Jens's, "backups"/"backup", "notes"/"note")."""
-    if a == b:
+    if a == b or a + "s" == b or b + "s" == a:  # "day"/"days"
         return True
     return min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)) and abs(len(a) - len(b)) <= 3
 
@@ -277,7 +277,7 @@ COUNTED = {w: str(n) for n, w in enumerate(("zero", "one", "two", "three", "four
                                              "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))}
 DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 POSSESSIVE = re.compile(r"['’]s\b")  # "Olu's view", "Jens's flight": the name itself
-CODE = re.compile(r"\b([A-Za-z]{1,4}) (\d{2,})\b")  # "LH 2041", "ICE 1043": one code, written apart or not
+CODE = re.compile(r"\b([A-Z]{1,4}) (\d{2,})\b")  # "LH 2041", "ICE 1043": one code, written apart or not
 
 
 def _values(tokens: list[str]) -> set[str]:
