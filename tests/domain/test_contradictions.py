@@ -241,3 +241,16 @@ def test_a_word_that_denies_by_itself_may_be_what_not_says():
 ])
 def test_a_restated_fact_keeps_its_values_and_most_of_its_words(old, new, same):
     assert restates_fact(old, new, 0.4) is same
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Tom is allergic to peanuts", "Tom is allergic to shellfish"),  # both true: a second allergy
+    ("Mia likes jazz", "Mia likes techno"),
+    ("Karin speaks Spanish", "Karin speaks Italian"),
+])
+def test_a_relation_with_many_objects_gains_one_never_retires_one(old, new):
+    assert conflict(old, new) is None and doubt(old, new)
+
+
+def test_an_announced_change_of_such_a_relation_still_counts():
+    assert conflict("Mia likes jazz", "Mia now likes techno instead")

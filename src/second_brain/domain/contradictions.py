@@ -90,6 +90,12 @@ ANNOUNCERS = frozenset(stem(w) for w in (
 ))
 # What makes a sentence a case rather than a change: "if it rains, the picnic moves to the gym".
 CONDITIONALS = frozenset({"if", "unless", "otherwise", "when", "whenever", "case", "option", "plan", "b"})
+# Relations a subject holds with many objects at once: another one is an addition, not a change.
+MANY_OBJECTS = frozenset(stem(w) for w in (
+    "likes", "loves", "enjoys", "hates", "dislikes", "speaks", "plays", "allergic", "afraid", "scared", "fond",
+    "fan", "knows", "collects", "reads", "watches", "owns", "visits", "visited", "studies", "teaches", "supports",
+    "follows", "intolerant", "sensitive", "interested", "skilled", "fluent",
+))
 DIRECTIONS = frozenset({"to", "from"})
 COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "will"})
 CONTRASTS = frozenset({"but", "while", "whereas", "although", "though", "except", "however"})
@@ -239,7 +245,9 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
         new_c = [w for w in span.added if w not in STOPWORDS]
         swapped = 0 < len(old_c) <= MAX_SWAP_WORDS and 0 < len(new_c) <= MAX_SWAP_WORDS
         if swapped and not names and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
-            return "One detail changed between the notes.", placed
+            # What a relation that takes many objects takes ("likes jazz", "speaks Spanish", "allergic to
+            # peanuts") may have several: unannounced, a second one is flagged, never retires the first.
+            return "One detail changed between the notes.", placed and (announced or not span.related)
     return None
 
 
@@ -363,6 +371,7 @@ class Span(NamedTuple):
     shared_before: int  # content words (and pronouns: "I prefer") both notes share before it
     joins_two: bool  # a copula inside the span on either side: a qualifier and a value changed together
     places: int  # separate runs of changed words in either note ("2.0 shipped | February"); a time is one run
+    related: bool  # what a relation that takes many objects takes, just before it ("likes jazz", "allergic to")
 
 
 def _names(span: Span) -> bool:
@@ -405,6 +414,10 @@ def _changes(old: list[str], new: list[str]) -> list[Span]:
                 runs.append([tokens[at[k]]])
         return len(runs)
 
+    def related(tokens: list[str], at: list[int], i1: int) -> bool:
+        start = at[i1] if i1 < len(at) else len(tokens)
+        return any(stem(w) in MANY_OBJECTS for w in tokens[max(0, start - 3):start])
+
     # difflib's "popular words are junk" heuristic applies from 200 words on: without it two long look-alike notes
     # (a log with repeated lines) took 0.2-0.6 s each to compare, five of them per capture; short notes, which
     # the rules are about, are diffed exactly as before.
@@ -412,7 +425,8 @@ def _changes(old: list[str], new: list[str]) -> list[Span]:
     return [Span(core_a[i1:i2], core_b[j1:j2], before[i1] if i1 < len(before) else previous,
                  core_a[i2] if i2 < len(core_a) else "", sum(w not in STOPWORDS or w in SUBJECTS for w in core_a[:i1]),
                  joins_two(old, at_a, i1, i2) or joins_two(new, at_b, j1, j2),
-                 max(places(old, at_a, i1, i2), places(new, at_b, j1, j2)))
+                 max(places(old, at_a, i1, i2), places(new, at_b, j1, j2)),
+                 related(old, at_a, i1))
             for op, i1, i2, j1, j2 in opcodes if op != "equal"]
 
 
