@@ -84,8 +84,8 @@ class Housekeeping:
         result.add("keys_expired")
 
 
-PER_RUN = 5000  # memories compared with their streams per run
-CHUNK = 100
+INDEX_PER_RUN = 5000  # memories compared with their streams per run
+INDEX_CHUNK = 100
 
 
 class IndexVerification:
@@ -96,7 +96,7 @@ class IndexVerification:
     name = "index"
     schedule = NIGHTLY
 
-    def __init__(self, store: EventStore, check: IndexCheck, per_run: int = PER_RUN) -> None:
+    def __init__(self, store: EventStore, check: IndexCheck, per_run: int = INDEX_PER_RUN) -> None:
         self.store = store
         self.check = check
         self.per_run = per_run
@@ -108,7 +108,7 @@ class IndexVerification:
         for first in first_events(self.store, position):
             ids.append(first.memory_id)
             position = first.position
-            if len(ids) == CHUNK:
+            if len(ids) == INDEX_CHUNK:
                 self._merge(result, self.check.verify(ids))
                 ids = []
                 if budget.expired() or result.counts.get("checked", 0) >= self.per_run:
@@ -154,7 +154,8 @@ class RecallFold:
         return result
 
 
-PER_RUN = 500  # memories looked at per run: a 100k brain is swept in about 200 nights, 25 (the reference) in 11 years
+# memories looked at per run: a 100k brain is swept in about 200 nights, 25 (the reference) in 11 years
+STALENESS_PER_RUN = 500
 
 
 class StalenessPass:
@@ -164,7 +165,7 @@ class StalenessPass:
     name = "staleness"
     schedule = NIGHTLY
 
-    def __init__(self, store: EventStore, clock: Clock, per_run: int = PER_RUN) -> None:
+    def __init__(self, store: EventStore, clock: Clock, per_run: int = STALENESS_PER_RUN) -> None:
         self.store = store
         self.clock = clock
         self.per_run = per_run
