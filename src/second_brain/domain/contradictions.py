@@ -81,12 +81,11 @@ CHANGE_CUES = frozenset({"now", "moved", "changed", "switched", "rescheduled", "
 # the word's stem; each must be in the newer note and not the older (a cue both share announces nothing). Words
 # whose everyday sense is another ("raised" money, "left" side, "cut" hair, "done") announce nothing.
 ANNOUNCERS = frozenset(stem(w) for w in (
-    "now", "moved", "moving", "changed", "switched", "switching", "rescheduled", "postponed", "delayed", "slipped",
-    "pushed", "brought", "replaced", "replacing", "renamed", "upgraded", "downgraded", "extended", "shortened",
-    "increased", "decreased", "lowered", "reduced", "dropped", "grown", "grew", "shrunk",
-    "went", "gone", "became", "become", "instead", "anymore", "updated", "correction", "actually", "new", "back",
-    "fixed", "resolved", "finished", "completed", "joined", "quit", "relocated", "cancelled",
-    "canceled", "starting", "effective", "longer", "more", "promoted", "transferred", "migrated", "reopened",
+    *CHANGE_CUES, "moving", "switching", "pushed", "brought", "replacing", "renamed", "upgraded", "downgraded",
+    "extended", "shortened", "increased", "decreased", "lowered", "reduced", "dropped", "grown", "grew", "shrunk",
+    "went", "gone", "become", "new", "back", "fixed", "resolved", "finished", "completed", "joined", "quit",
+    "relocated", "cancelled", "canceled", "starting", "effective", "longer", "more", "promoted", "transferred",
+    "migrated", "reopened",
 ))
 # What makes a sentence a case rather than a change: "if it rains, the picnic moves to the gym".
 CONDITIONALS = frozenset({"if", "unless", "otherwise", "when", "whenever", "case", "option", "plan", "b"})
@@ -225,16 +224,16 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
         return None  # a typo, corrected or made: the same word
     if len(span.removed) == 1 and len(span.added) == 1 and _opposite(span.removed[0], span.added[0]):
         return "The notes say opposite things.", True
-    announced = any(w in CHANGE_CUES for w in b) or _no_longer(b)
+    cued = any(w in CHANGE_CUES for w in b) or _no_longer(b)
     valued = span.shared_before >= MIN_SUBJECT_WORDS or (span.shared_before >= 1 and span.before in LINKS)
-    placed = valued or announced  # else the subject or the relation differs: unsure ("Tom lives/works in Berlin")
-    if not announced and (span.places > 1 or _recurring(span) or _listed(old, new, span)):
+    placed = valued or cued  # else the subject or the relation differs: unsure ("Tom lives/works in Berlin")
+    if not cued and (span.places > 1 or _recurring(span) or _listed(old, new, span)):
         # Unannounced, the other value may be another instance, not a new one: two details at once ("1:1 with
         # Isla at 9:00" / "with Jens at 16:00"), another weekday ("swim practice on Tuesday" / "on Friday"), another
         # entry under one label or of one relation ("Dinner idea: risotto" / ": curry", "afraid of dogs" / "of
         # the dark"). Both are kept and flagged.
         placed = False
-    names = _names(span) and not announced
+    names = _names(span) and not cued
     old_q = [w for w in span.removed if is_quantity(w)]
     new_q = [w for w in span.added if is_quantity(w)]
     same_words = [w for w in span.removed if not is_quantity(w)] == [w for w in span.added if not is_quantity(w)]
@@ -247,14 +246,14 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
         if swapped and not names and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
             # What a relation that takes many objects takes ("likes jazz", "speaks Spanish", "allergic to
             # peanuts") may have several: unannounced, a second one is flagged, never retires the first.
-            return "One detail changed between the notes.", placed and (announced or not span.related)
+            return "One detail changed between the notes.", placed and (cued or not span.related)
     return None
 
 
 def restates_fact(old: str, new: str, share: float = 0.5) -> bool:
     """Whether `new` says again what `old` says, worded otherwise: the same values (numbers however written: "14",
     "fourteen", "LH 2041" and "LH2041", "30 days" and "30-day"; weekdays; months), and at least `share` of all their
-    content words in common, cut to their roots ("backups"/"backup", "notes"/"note")."""
+    content words in common, give or take an ending ("backups"/"backup", "notes"/"note")."""
     if _asks(old) != _asks(new):
         return False  # a question and its answer
     a, b = (words(POSSESSIVE.sub("", CODE.sub(r"\1\2", text)).replace("-", " ")) for text in (old, new))

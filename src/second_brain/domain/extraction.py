@@ -103,7 +103,7 @@ EVENING_EVENTS = re.compile(
 # A day and month right after a weekday: "Sunday 13 December", "Thursday, March 5": the date says it, not the day.
 DATE_AFTER_WEEKDAY = re.compile(
     rf"^\s*,?\s*(?:the\s+)?(?:\d{{1,2}}{ORD}?\s+(?:of\s+)?{MONTH}|{MONTH}\s+\d{{1,2}})\b", re.IGNORECASE)
-WEEKDAY_BEFORE = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s*,?\s*$", re.IGNORECASE)
+WEEKDAY_BEFORE = re.compile(r"\b(?:" + "|".join(WEEKDAYS) + r")\s*,?\s*$", re.IGNORECASE)
 # What a date is not: the one it was, or the one it moved from ("(was 23 December)", "from March 9 to March 11").
 FORMER = re.compile(r"\((?:was|previously|originally|formerly|not)\b[^)]*\)", re.IGNORECASE)
 MOVED_FROM = re.compile(r"\b(?:from|instead\s+of)\s+$", re.IGNORECASE)
@@ -259,10 +259,9 @@ def _resolve(match: re.Match[str], sentence: str, written: datetime, tz: ZoneInf
     day, default = _day(match, written, clock is not None)
     if day is None:
         return None
-    if match.group("later") and match.group("unit").lower().startswith(("hour", "min")):
+    if match.group("later") and (unit := match.group("unit").lower()).startswith(("hour", "min")):
         n = _number(match.group("n"))
-        moment = written + (timedelta(hours=n) if match.group("unit").lower().startswith("hour")
-                            else timedelta(minutes=n))
+        moment = written + (timedelta(hours=n) if unit.startswith("hour") else timedelta(minutes=n))
         return moment.replace(second=0, microsecond=0), (start, end)
     if match.group("iso") and match.group("ih"):
         if clock is not None:

@@ -160,7 +160,7 @@ def _about_one_subject(stored: str, content: str) -> bool:
     return False
 
 
-def _flag_or_store(similar: list[tuple[EntryRow, float]], config: DuplicateConfig, content: str = "") -> Verdict:
+def _flag_or_store(similar: list[tuple[EntryRow, float]], config: DuplicateConfig, content: str) -> Verdict:
     """A flag beside the closest memory when the note is that close to it, or says again what one of them says
     (worded otherwise: `restate_threshold`); else the note is simply stored."""
     top, score = similar[0]
