@@ -23,11 +23,10 @@ from ...domain import integrations as i
 from ...domain.errors import ConcurrencyConflict, Forbidden, InvalidInput, NotFound, StoreUnavailable
 from ...domain.events import (
     Envelope,
-    memory_stream,
 )
 from ...domain.identity import Identity
 from ...domain.links import decide_link, decide_unlink, endpoints
-from ...domain.memory import Memory, fold
+from ...domain.memory import Memory
 from ...domain.mirrors import Upstream
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
@@ -323,14 +322,10 @@ class IntegrationService:
     def _write(self, run: "Run", event: object, by: Context | None = None) -> None:
         """Append to the integration's stream after the version this sync holds; a race with another writer
         (another process) reads it again and retries once, unless it disconnected."""
-        integration = run.integration
-        stream = i.integration_stream(integration.id)
+        stream = i.integration_stream(run.integration.id)
         for attempt in range(2):
-            held = run.held if attempt == 0 else self._load(integration.id)
-            if not held.connected:
-                raise InvalidInput(f"Integration {integration.id} was disconnected meanwhile")
-            batch = envelopes(by or run.acting, stream, held.version, [event], integration.workspace,
-                              self.clock.now_ms())
+            held = run.held if attempt == 0 else self._load(run.integration.id)
+            batch = _noted(held, event, by or run.acting, self.clock.now_ms())
             try:
                 stored = self.store.append(batch)
             except ConcurrencyConflict:
@@ -339,6 +334,7 @@ class IntegrationService:
                 continue
             run.held = i.fold_more(held, [e for e in stored if e.stream_id == stream])
             return
+
 
     def _mirror(self, run: "Run", item: Item) -> str:
         """Create or bring up to date the mirror of one item: "created", "updated" or "unchanged". The mirror's
@@ -363,11 +359,8 @@ class IntegrationService:
             if indexed:  # noted by a sync that stopped before its mirror was made
                 return []
             held.append(run.held if not held else self._load(integration.id))  # read again after a lost race
-            if not held[-1].connected:
-                raise InvalidInput(f"Integration {integration.id} was disconnected meanwhile")
-            return envelopes(run.acting, stream, held[-1].version,
-                             [i.MirrorIndexed(item.external_id, memory_id, item.version)], integration.workspace,
-                             self.clock.now_ms())
+            return _noted(held[-1], i.MirrorIndexed(item.external_id, memory_id, item.version), run.acting,
+                          self.clock.now_ms())
 
         when = (item.when_at, item.when_kind or "event") if item.when_at is not None else None
         done = self.memories.mirrors.sync(run.acting, memory_id, upstream, integration.workspace, when, item.said_at,
@@ -449,7 +442,7 @@ class IntegrationService:
         return integration
 
     def _memory(self, memory_id: str) -> Memory:
-        return fold(self.store.read_stream(memory_stream(memory_id)), Memory(memory_id))
+        return self.memories.streams.state_of(memory_id)[0]
 
     def _source(self, integration: i.Integration) -> str:
         """The source its mirrors carry, as its connector names it (a mailbox's from its host: `email-gmail`)."""
@@ -469,6 +462,13 @@ class IntegrationService:
         """The sync acts as whoever connected the integration (its mirrors are theirs), in its workspace."""
         identity = Identity(integration.actor, "", "admin", integration.workspace)
         return Context(identity, f"sync-{integration.id}")
+
+
+def _noted(held: i.Integration, event: object, by: Context, now: int) -> list[Envelope]:
+    """`event` on the integration's stream after the version `held` is at, unless it was disconnected."""
+    if not held.connected:
+        raise InvalidInput(f"Integration {held.id} was disconnected meanwhile")
+    return envelopes(by, i.integration_stream(held.id), held.version, [event], held.workspace, now)
 
 
 def _shown_settings(integration: i.Integration) -> dict[str, str]:

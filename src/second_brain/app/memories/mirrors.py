@@ -61,7 +61,7 @@ class Mirrors:
             # its time: the event's (moved), else what its new words name, else none (what the old words named)
             anchor = when if when is not None or unchanged else self.anchor_in_words(upstream.content,
                                                                                      upstream.source, said_at)
-            stored = self._append(ctx, memory, decide_sync(memory, upstream, anchor))
+            stored = self.streams.write(ctx, memory, decide_sync(memory, upstream, anchor))
             return Mirrored("unchanged" if unchanged else "updated", stored=stored)
 
         return retrying(attempt)
@@ -71,7 +71,7 @@ class Mirrors:
 
         def attempt() -> None:
             memory = self.streams.state_of(memory_id)[0]
-            self._append(ctx, memory, decide_release(memory, integration_id, source, external_id))
+            self.streams.write(ctx, memory, decide_release(memory, integration_id, source, external_id))
 
         retrying(attempt)
 
@@ -110,9 +110,3 @@ class Mirrors:
             batch += envelopes(ctx, text_stream, claims[-1].version if claims else 0, [ContentClaimed(memory_id)],
                                workspace, now)
         return streams.store.append([*batch, *beside()])
-
-    def _append(self, ctx: Context, memory: Memory, events: list[object]) -> list[Envelope]:
-        if not events:
-            return []
-        return self.streams.store.append(envelopes(ctx, memory_stream(memory.id), memory.version, events,
-                                                   memory.workspace, self.streams.clock.now_ms()))

@@ -149,12 +149,16 @@ class MemoryStreams:
 
     def append(self, ctx: Context, state: Memory, events: list[object]) -> Memory:
         """A memory's decided events, after the version it was decided on; the state they make."""
-        if not events:
-            return state
-        workspace = state.workspace or ctx.identity.personal_workspace
-        self.store.append(envelopes(ctx, memory_stream(state.id), state.version, events, workspace,
-                                    self.clock.now_ms()))
+        self.write(ctx, state, events)
         return reduce(evolve, events, state)
+
+    def write(self, ctx: Context, state: Memory, events: list[object]) -> list[Envelope]:
+        """A memory's decided events, after the version it was decided on; what the store stored (none: nothing)."""
+        if not events:
+            return []
+        workspace = state.workspace or ctx.identity.personal_workspace
+        return self.store.append(envelopes(ctx, memory_stream(state.id), state.version, events, workspace,
+                                           self.clock.now_ms()))
 
 
 def held(claims: list[Envelope]) -> bool:
