@@ -2,7 +2,6 @@
 append tells its handlers of the memory it landed on, once; a block or a replayed answer appends nothing, so
 nothing follows; a handler's failure is the handler's."""
 
-from second_brain.app.memories.consequences import Consequences
 from second_brain.domain.capture import Verdict
 from second_brain.domain.events import MemoryCaptured, MemoryRevised
 from tests.support.memories import memory_service
@@ -67,8 +66,10 @@ def test_a_failing_handler_stops_neither_the_capture_nor_the_others(clock, ctx):
     assert heard == [outcome.id] and memories.load(ctx, outcome.id)[0].exists
 
 
-def test_the_table_says_which_handlers_an_event_calls():
-    table = Consequences()
-    index, classify = (lambda ctx, memory_id: None), (lambda ctx, memory_id: None)
-    table.on(MemoryCaptured, index, classify)
-    assert table.handlers(MemoryCaptured) == (index, classify) and table.handlers(MemoryRevised) == ()
+def test_the_handlers_an_event_calls_run_in_the_order_the_table_lists_them(clock, ctx):
+    memories = memory_service(clock)
+    heard: list[str] = []
+    memories.consequences.on(MemoryCaptured, lambda ctx, memory_id: heard.append("index"),
+                             lambda ctx, memory_id: heard.append("classify"))
+    memories.capture(ctx, "The boiler service is booked", [], "api")
+    assert heard == ["index", "classify"]

@@ -26,9 +26,6 @@ class Consequences:
         """After an append that holds `event_type` on a memory's stream, tell each handler of that memory."""
         self._table.setdefault(event_type, []).extend(handlers)
 
-    def handlers(self, event_type: type) -> tuple[Handler, ...]:
-        return tuple(self._table.get(event_type, ()))
-
     def after(self, ctx: Context, stored: Sequence[Envelope]) -> None:
         """Each handler the stored events call, once per memory, in the order of the log. A handler's failure is
         logged and stops no other: the append has happened, and what a handler would have done is done later by
