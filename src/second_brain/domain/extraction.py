@@ -119,7 +119,7 @@ CLOCK_TIME = re.compile(r"\b(?P<h3>\d{1,2}):(?P<m3>[0-5]\d)(?!\d)|\b(?P<h2>\d{1,
 # reminder of mine. "The rental car has to go back" (a thing) and "Remind me ..." (my request) are.
 THIRD_PARTY = re.compile(
     r"^\W*(?:(?!(?:I|We|The|A|An|This|That|These|Those|My|Our|Your|Their|His|Her|Its|Please|Remind|Don|Do|Note"
-    r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Today|Tomorrow|Tonight)\b)[A-Z][a-z]+"
+    + "".join("|" + day.capitalize() for day in WEEKDAYS) + r"|Today|Tomorrow|Tonight)\b)[A-Z][a-z]+"
     r"(?:['’]s\s+\w+)?|He|She|They)\b")
 THEIR_PROMISE = re.compile(r"\b(?:will|is\s+going\s+to|are\s+going\s+to|promised\s+to|has\s+to|needs\s+to"
                            r"|is\s+supposed\s+to)\b|[a-z]['’]ll\b", re.IGNORECASE)
