@@ -59,8 +59,7 @@ class MemoryStreams:
 
     def load(self, ctx: Context, memory_id: str) -> tuple[Memory, list[Envelope]]:
         """A memory and its events, if it exists in a workspace the caller can read."""
-        events = self.store.read_stream(memory_stream(memory_id))
-        state = fold(events, Memory(memory_id))
+        state, events = self.state_of(memory_id)
         if not state.exists or state.workspace not in ctx.identity.readable:
             raise NotFound(f"No entry found with ID: {memory_id}")
         return state, events
