@@ -19,7 +19,8 @@ def test_every_setting_is_listed_with_its_default(api):
     for key, value in {"RERANK_MODE": "auto", "KEYWORD_CANDIDATE_LIMIT": 500, "SUBSTRING_MATCH_WEIGHT": 0.25,
                        "MMR_LAMBDA": 0.7, "RECENCY_FLOOR": 0.6, "RECENCY_FLOOR_DURABLE": 0.9,
                        "RECENCY_FLOOR_VOLATILE": 0.15, "DEFAULT_HOPS": 0, "RECALL_OUTPUT_BUDGET": 12000,
-                       "DUPLICATE_BLOCK_THRESHOLD": 0.97, "DUPLICATE_FLAG_THRESHOLD": 0.9, "TIMEZONE": "UTC"}.items():
+                       "DUPLICATE_BLOCK_THRESHOLD": 0.97, "DUPLICATE_FLAG_THRESHOLD": 0.95,
+                       "DUPLICATE_RESTATE_THRESHOLD": 0.57, "TIMEZONE": "UTC"}.items():
         assert view["defaults"][key] == value, key
     # What a form needs: every setting described, with its range or choices and its value's type.
     assert set(view["settings"]) == set(view["defaults"])

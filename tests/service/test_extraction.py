@@ -79,6 +79,9 @@ NEGATIVE = [
     "Maybe dinner on Saturday",
     "I'd love to meet on Friday at 3",
     "I usually swim on Fridays",
+    "Running plan: intervals on Tuesday, long run on Sunday",  # a week's routine, not one Tuesday
+    "Cleaning rota: bathroom on Saturday",
+    "My gym schedule: legs on Monday at 7, arms on Thursday",
     "Every Monday at 9 we have standup",
     "The dentist appointment on Friday at 3 was cancelled",
     "Run `cron 0 3 * * friday` on the server",
@@ -108,6 +111,8 @@ NEGATIVE = [
 READ_CAREFULLY = [
     ("Brunch with Kai on Saturday 7 March at 11", "2026-03-07 11:00", "event"),  # the date, not only the weekday
     ("Karaoke party Friday at 9", "2026-03-06 21:00", "event"),  # an evening event's bare hour is in the evening
+    ("Weekend plan: hike the Harz loop on Saturday at 8", "2026-03-07 08:00", "event"),  # a plan for one weekend
+    ("This week's schedule: dentist on Friday at 10", "2026-03-06 10:00", "event"),
     ("Yoga workshop from 10:00 to 12:00 on Saturday 7 March", "2026-03-07 10:00", "event"),  # a range's start
     ("Got theatre tickets for Friday 13 March, doors at 19:15", "2026-03-13 19:15", "event"),  # the time elsewhere
     ("Budget review rescheduled to 12 March at 14:00 (was 10 March)", "2026-03-12 14:00", "event"),

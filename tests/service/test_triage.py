@@ -116,7 +116,7 @@ class Near(VectorIndex):
 @pytest.mark.parametrize(("content", "score", "action"), [
     ("Pricing floor: $6k", 0.80, "flag"),  # the same fact in note form, below the flag threshold: flagged
     ("The pricing floor is $7k", 0.80, "contradiction"),  # another value: the rules decide, not the repeat check
-    ("Pricing floor: $6k", 0.70, "store"),  # too far to be called a repeat
+    ("Pricing floor: $6k", 0.50, "store"),  # too far to be called a repeat
     ("The pricing floor was lowered, it is $6k for agencies", 0.80, "doubt"),  # a change announced: a person decides
 ])
 def test_a_restated_note_is_flagged_below_the_flag_threshold(content, score, action):

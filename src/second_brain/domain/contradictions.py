@@ -227,6 +227,11 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
     cued = any(w in CHANGE_CUES for w in b) or _no_longer(b)
     valued = span.shared_before >= MIN_SUBJECT_WORDS or (span.shared_before >= 1 and span.before in LINKS)
     placed = valued or cued  # else the subject or the relation differs: unsure ("Tom lives/works in Berlin")
+    if not cued and _gathers(old, new, span):
+        # Unannounced, a second object of a relation that takes many ("allergic to peanuts" / "to shellfish",
+        # "afraid of dogs" / "of the dark") or a second entry under a label that gathers proposals ("Gift idea
+        # for Mum: a scarf" / ": a cookbook") is an addition: nothing to retire, nothing to ask a person.
+        return None
     if not cued and (span.places > 1 or _recurring(span) or _listed(old, new, span)):
         # Unannounced, the other value may be another instance, not a new one: two details at once ("1:1 with
         # Isla at 9:00" / "with Jens at 16:00"), another weekday ("swim practice on Tuesday" / "on Friday"), another
@@ -244,9 +249,7 @@ def _judge(old: str, new: str) -> tuple[str, bool] | None:
         new_c = [w for w in span.added if w not in STOPWORDS]
         swapped = 0 < len(old_c) <= MAX_SWAP_WORDS and 0 < len(new_c) <= MAX_SWAP_WORDS
         if swapped and not names and not {stem(w) for w in old_c} & {stem(w) for w in new_c}:
-            # What a relation that takes many objects takes ("likes jazz", "speaks Spanish", "allergic to
-            # peanuts") may have several: unannounced, a second one is flagged, never retires the first.
-            return "One detail changed between the notes.", placed and (cued or not span.related)
+            return "One detail changed between the notes.", placed
     return None
 
 
@@ -256,6 +259,9 @@ def restates_fact(old: str, new: str, share: float = 0.5) -> bool:
     content words in common, give or take an ending ("backups"/"backup", "notes"/"note")."""
     if _asks(old) != _asks(new):
         return False  # a question and its answer
+    spans = _changes(words(old), words(new))
+    if len(spans) == 1 and _gathers(old, new, spans[0]):
+        return False  # "afraid of dogs" / "of the dark": one more of many, not the same one again
     a, b = (words(POSSESSIVE.sub("", CODE.sub(r"\1\2", text)).replace("-", " ")) for text in (old, new))
     if _values(a) != _values(b):
         return False
@@ -317,6 +323,23 @@ def _recurring(span: "Span") -> bool:
     times = [bool(QUANTITY.match(w)) for w in changed]
     return (span.before in ("on", "every", "each") and any(days)
             and all(d or t for d, t in zip(days, times, strict=True)))
+
+
+# Labels under which entries gather rather than replace one another ("Gift idea for Mum: ...").
+PROPOSALS = frozenset(stem(w) for w in (
+    "idea", "option", "candidate", "suggestion", "recommendation", "tip", "wish", "contender", "shortlist",
+))
+
+
+def _gathers(old: str, new: str, span: "Span") -> bool:
+    """Whether the changed value is one more of many: an object of a relation that takes many (not a number of
+    them: "speaks 3 languages" / "4 languages" is a new value), or an entry under a shared label naming proposals."""
+    if any(is_quantity(w) for w in span.removed + span.added):
+        return False
+    if span.related:
+        return True
+    label = old.partition(":")[0]
+    return _listed(old, new, span) and span.before != "of" and any(stem(w) in PROPOSALS for w in words(label))
 
 
 def _listed(old: str, new: str, span: "Span") -> bool:

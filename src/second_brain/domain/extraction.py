@@ -29,6 +29,9 @@ neither do code, URLs and version numbers. The rules, in order of reading:
 - An anchor at or before the time of writing is none: the phrase was about the past, or was already late.
 - Someone else's commitment ("Lena will send the proposal by Friday": a named person or he/she/they promising,
   without "I" or "we") is no reminder of mine.
+- Days under a label naming a routine ("Running plan: intervals on Tuesday", "Cleaning rota: ...", "My gym
+  schedule: ...") recur: none is one day to be reminded of. A plan for one stretch ("Weekend plan:", "This
+  week's schedule:", "Lisbon trip plan:") names days that come once and is read as usual.
 """
 
 import re
@@ -93,6 +96,18 @@ PAST = re.compile(
 HEDGED = re.compile(
     r"\b(?:if|unless|(?<!check\s)(?<!see\s)(?<!ask\s)(?<!find\sout\s)whether|maybe|perhaps|might|could|would|every|each|usually|always|often|sometimes|never"
     r"|typically|\w+['’]d|cancell?ed|called\s+off|no\s+longer|not\s+(?:on|by|until))\b",
+    re.IGNORECASE,
+)
+# A label naming a routine ("Running plan:", "Cleaning rota:", "My gym schedule:"): the weekdays under it recur, so
+# none of them is one day to be reminded of. A plan for one stretch of time ("Weekend plan:", "This week's
+# schedule:") names days that come once.
+ROUTINE_LABEL = re.compile(
+    r"^\s*(?P<label>[^:\n]{0,40}?)\b(?:plan|schedule|routine|rota|timetable|regimen|programme|program)\s*:",
+    re.IGNORECASE,
+)
+ONE_STRETCH = re.compile(
+    r"\b(?:today|tonight|tomorrow|this|next|weekend|trip|holiday|vacation|day|(?:mon|tues|wednes|thurs|fri|satur|sun)"
+    r"day|january|february|march|april|may|june|july|august|september|october|november|december)\b",
     re.IGNORECASE,
 )
 DUE_WORDS = re.compile(r"\b(?:due|deadline|no\s+later\s+than|last\s+day\s+to)\b", re.IGNORECASE)
@@ -199,6 +214,8 @@ def _sentence_anchor(original: str, masked: str, offset: int, sentence: str, wri
                      tz: ZoneInfo) -> Anchor | None:
     if PAST.search(sentence) or HEDGED.search(sentence):
         return None
+    if (routine := ROUTINE_LABEL.match(sentence)) and not ONE_STRETCH.search(routine.group("label")):
+        return None  # "Running plan: intervals on Tuesday": every Tuesday, not the next one
     if (THIRD_PARTY.match(sentence) and THEIR_PROMISE.search(sentence) and not FIRST_PERSON.search(sentence)
             and not IMPERATIVE.search(sentence)):
         return None  # their commitment, not mine
