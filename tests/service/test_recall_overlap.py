@@ -66,6 +66,7 @@ def test_a_query_naming_a_speaker_is_embedded_again_without_the_name(brain, ctx,
     """The early embedding cannot know who speaks in the brain; once the keyword arm shows "Melanie" is a speaker,
     the meaning side searches with the name left out, as it did before the arms ran at once."""
     brain.memories.capture(ctx, "Melanie: I painted a lake at sunrise last week.", [], "api")
+    brain.memories.capture(ctx, "Melanie: next I want to try the harbour at night.", [], "api")
     brain.indexer.run_once(100)
     embedder.queries.clear()
     brain.recall.recall(ctx, RecallRequest("What did Melanie paint?", 5, Filters(WS)))

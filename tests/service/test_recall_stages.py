@@ -173,7 +173,8 @@ def test_context_never_lifts_a_neighbour_above_the_memory_it_borrows_from():
     [("Melanie: I painted that lake sunrise", "melanie"), ("Dr. Ortiz: take two a day", "dr ortiz"),
      ("assistant: run make test", "assistant"), ("  Jean-Luc: engage", "jean-luc"),
      ("We met at 10:30 about pricing", None), ("see https://example.com for the spec", None),
-     ("The plan for Q3: ship it", None), ("Melanie:no space after the colon", None)],
+     ("The plan for Q3: ship it", None), ("Melanie:no space after the colon", None),
+     ("INC-2310: calendar push failing", None)],  # a label with digits is not a name
 )
 def test_a_conversation_line_names_its_speaker(content, who):
     assert ranking.speaker(content) == who
@@ -181,11 +182,21 @@ def test_a_conversation_line_names_its_speaker(content, who):
 
 def test_the_speakers_a_query_names_are_those_of_the_lines_it_ranks():
     lines = [ranking.speaker(text) for text in ("Melanie: I painted a sunrise", "Caroline: Thanks, Melanie!",
+                                                 "Melanie: the lake again", "Caroline: Lovely.",
                                                  "Sunrise at the lake, a note")]
     assert ranking.named_speakers(query.parse("What did Melanie paint?").words, lines) == {"melanie"}
     assert ranking.named_speakers(query.parse("paintings of sunrises").words, lines) == set()
     assert ranking.named_speakers(query.parse("Did Caroline and Melanie paint?").words, lines) == {"caroline",
                                                                                                    "melanie"}
+
+
+def test_the_label_of_one_note_is_no_speaker():
+    """ "Pricing decision: …" heads one note: a query saying "pricing decision" is about it, and must keep its words
+    for the meaning side."""
+    lines = [ranking.speaker(text) for text in ("Pricing decision: per-technician pricing at $39",
+                                                 "Melanie: I painted a sunrise", "Melanie: the lake again")]
+    assert ranking.named_speakers(query.parse("pricing decision").words, lines) == set()
+    assert ranking.named_speakers(query.parse("what did Melanie paint").words, lines) == {"melanie"}
 
 
 def test_lines_by_someone_the_query_does_not_name_weigh_less():
@@ -223,3 +234,15 @@ def test_mmr_pushes_down_near_repeats_only():
     assert [k for k, _ in ranking.mmr(ranked, vectors_of, 3, 1.0, 0.8)] == ["a", "a2", "b"]
     assert asked == [["a", "a2", "b"]] * 2  # every candidate's vector asked for at once
     assert ranking.mmr(ranked, lambda _: {}, 2, 0.7, 0.8) == ranked[:2]  # keyword-only: no penalty
+
+
+def test_the_embedders_best_stay_within_their_slack():
+    fused = [("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.7), ("e", 0.6), ("g", 0.5)]
+    meant = {"g": 0.5, "e": 0.45, "a": 0.3}  # by cosine alone: g, e, a
+    assert ranking.embedder_guard(fused, meant, 0.2, 2, 1) == [
+        ("a", 1.0), ("g", 0.9), ("e", 0.9), ("b", 0.9), ("c", 0.8), ("d", 0.7)]
+    assert [k for k, _ in ranking.embedder_guard(fused, meant, 0.2, 2, 0)][:2] == ["g", "e"]
+    assert ranking.embedder_guard(fused, meant, 0.2, 0, 1) == fused  # off
+    assert ranking.embedder_guard(fused, meant, 0.6, 2, 1) == fused  # nothing clears the floor: nothing guarded
+    already = [("g", 1.0), ("e", 0.9), ("a", 0.8)]
+    assert ranking.embedder_guard(already, meant, 0.2, 2, 1) == already

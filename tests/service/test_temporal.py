@@ -76,6 +76,11 @@ def test_a_named_month_without_a_year_is_that_month_of_any_year_and_may_is_also_
     assert named_dates("what happened on February 30, 2023", UTC) is None
     june = named_dates("camping in June", UTC)
     assert june.contain(ms(2019, 6, 30, 23)) and not june.contain(ms(2019, 7, 1))
+    # a memory naming the month is about then, whenever it was written
+    october = named_dates("why did our cloud costs jump in October", UTC)
+    assert october.match("AWS bill October: $18,900", ms(2023, 11, 3)) and october.said_in("the Oct invoice")
+    assert not october.match("AWS bill September: $14,200", ms(2023, 11, 3))
+    assert named_dates("the trip in June 2023", UTC).said_in("June: Lisbon")
     # a day is the day in the brain's zone
     tokyo = ZoneInfo("Asia/Tokyo")
     day = named_dates("on 13 October 2023", tokyo)

@@ -33,11 +33,19 @@ class RecallConfig:
     # matches keeps the model's floor: its answer gains no weak neighbours. LoCoMo unchanged (0.750 / 0.815).
     dense_floor_quantile: float | None = 0.9
     # A memory's keyword side counts fully only when it holds this share of the query's word weight (Σ idf; 0: off):
-    # one common word shared out of three ("weekend") no longer outranks a strong meaning match. Meaning-only pairs
-    # (bench/semantic_alone.py) hit@3 0.600 -> 0.733 (e5's own), hit@1 0.267 -> 0.467; 0.75 and 1.0 tie there, 0.25
-    # gains nothing. LoCoMo R@5/R@10 0.750/0.815 -> 0.755/0.815 (0.75: 0.755/0.809). The plain share of words (no
-    # idf) costs LoCoMo 0.005 R@10: a question's missing common word ("recently") weighs as much as its topic.
-    keyword_scale_min: float = 0.5
+    # one common word shared out of three ("weekend") no longer outranks a strong meaning match. Issue 61, with the
+    # embedder guard below, side by side (bench/questions.py, bench/semantic_alone.py, bench/locomo.py): 0.5 ->
+    # 0.75 moves natural questions hit@1/hit@3 0.700/0.960 -> 0.740/0.980, meaning-only pairs hit@1 0.467 -> 0.500
+    # (hit@3 0.733 both), LoCoMo R@5/R@10 0.756/0.817 -> 0.758/0.814 (leave-one-conversation-out 0.758/0.814).
+    keyword_scale_min: float = 0.75
+    # The embedder's best `embedder_places` candidates each stay within `embedder_slack` places of their rank by
+    # cosine alone (among the lines of the speaker a query names, a named date's lift included: ranking.embedder_guard):
+    # words matched in other memories, recency or context cannot bury what the meaning finds. Natural questions
+    # hit@3 0.880 -> 0.940 with the guard alone (2 places, slack 1; 3 places and slack 0 tie on hit@3 and lose hit@1);
+    # LoCoMo unchanged, meaning-only pairs unchanged. Guarding the fused scores instead, before recency and context,
+    # kept 0.880-0.920: most burying came after fusion.
+    embedder_places: int = 2
+    embedder_slack: int = 1
     # episodic context: memories written next to a strong match (same source, minutes apart) share its score
     context_weight: float = 0.5
     context_reach: int = 2  # neighbours on each side

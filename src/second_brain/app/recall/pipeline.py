@@ -182,7 +182,7 @@ class RecallService:
         said.update({key: ranking.speaker(found.entries[key].content) for key in contenders if key not in said})
         speakers |= ranking.named_speakers(parsed.words, (said[key] for key in contenders))
         own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
-               * (config.named_date_boost if dates and dates.contain(found.entries[key].created_at) else 1.0)
+               * _dated(dates, found.entries[key], config)
                for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
         scored = {key: score * ranking.speaker_weight(said[key], speakers, config) for key, score in scored.items()}
@@ -192,6 +192,14 @@ class RecallService:
         if ordered:
             floor = ordered[0][1] * config.relevance_floor
             ordered = [item for item in ordered if item[1] >= floor]
+        # What the meaning alone ranks best (among the lines of the speaker asked about, and written on the day
+        # named) keeps its place near the top: words matched elsewhere, recency or context may step in front of it,
+        # never bury it.
+        under = ranking.dense_floor(found.dense, config, model_floor)
+        meant = {key: found.dense[key] * ranking.speaker_weight(said[key], speakers, config)
+                 * _dated(dates, found.entries[key], config)
+                 for key, _ in ordered if found.dense.get(key, 0.0) > under}
+        ordered = ranking.embedder_guard(ordered, meant, 0.0, config.embedder_places, config.embedder_slack)
         contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
         ordered = self._below_winners(ordered, filters, config, found)
@@ -367,6 +375,11 @@ class RecallService:
                 "superseded_by": notes.superseded_by.get(key), "conflicts_with": notes.conflicts_with.get(key, []),
             })
         return results
+
+
+def _dated(dates: temporal.NamedDates | None, entry: EntryRow, config: RecallConfig) -> float:
+    """The lift of a memory written in, or naming, a period the query names ("in October")."""
+    return config.named_date_boost if dates and dates.match(entry.content, entry.created_at) else 1.0
 
 
 def _keep_best(found: Candidates, key: str, hit: VectorHit) -> None:

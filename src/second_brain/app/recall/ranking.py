@@ -2,6 +2,7 @@
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -65,6 +66,31 @@ def strength(coverage: float, cosine: float | None, floor: float, config: Recall
     floor = model_floor(floor, config)
     meaning = min(1.0, max(0.0, cosine - floor) / config.dense_scale_min) if cosine is not None else 0.0
     return max(coverage, meaning)
+
+
+def embedder_guard(ordered: Sequence[tuple[str, float]], dense: Mapping[str, float], under: float, places: int,
+                   slack: int) -> list[tuple[str, float]]:
+    """The fused order, with the embedder's own best `places` candidates (by cosine, those above the floor in force)
+    each kept within `slack` places of where the embedder alone ranks it: words matched elsewhere, recency or a
+    named date may put a result in front of the embedder's best, never bury it. A kept candidate takes the score of
+    the one it steps in front of, so scores still fall down the list."""
+    present = {key for key, _ in ordered}
+    best = [key for key in sorted((k for k in dense if k in present and dense[k] > under), key=dense.__getitem__,
+                                  reverse=True)][: max(0, places)]
+    if not best:
+        return list(ordered)
+    deadline = {key: rank + slack for rank, key in enumerate(best)}  # 0-based: the last place each may take
+    waiting = list(ordered)
+    out: list[tuple[str, float]] = []
+    while waiting:
+        due = [i for i, (key, _) in enumerate(waiting) if deadline.get(key, len(ordered)) <= len(out)]
+        if due:  # the one due soonest, in front of the next of the fused order, at its score
+            index = min(due, key=lambda i: deadline[waiting[i][0]])
+            key, score = waiting.pop(index)
+            out.append((key, max(score, waiting[0][1]) if waiting else score))
+        else:
+            out.append(waiting.pop(0))
+    return out
 
 
 def in_order(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -144,8 +170,10 @@ def signal_multiplier(entry: EntryRow, now: int, query_tags: Sequence[str], conf
     return weight
 
 
-# A line of a conversation begins with who said it: "Melanie: …", "Dr. Ortiz: …", "assistant: …".
-SPEAKER = re.compile(r"\s*([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
+# A line of a conversation begins with who said it: "Melanie: …", "Dr. Ortiz: …", "assistant: …"; a name has no
+# digits ("INC-2310: …" is a label).
+SPEAKER = re.compile(r"\s*([^\W\d_](?:[^\W\d_]|['’.-])*(?: [^\W\d_](?:[^\W\d_]|['’.-])*){0,2}):\s")
+LINES_OF_A_SPEAKER = 2  # a label heading one note ("Pricing decision: …") is nobody speaking
 NAME_WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?")
 
 
@@ -156,9 +184,12 @@ def speaker(content: str) -> str | None:
 
 
 def named_speakers(words: Sequence[str], speakers: Iterable[str | None]) -> set[str]:
-    """The speakers (of these memories) that the query names: "What did Melanie paint?" names Melanie."""
+    """The speakers (of these memories) that the query names: "What did Melanie paint?" names Melanie. Someone
+    speaks in more than one line: the label of a single note ("Pricing decision: …") is not a speaker, and a query
+    naming it ("pricing decision") is about that note, not about what someone said."""
     said = set(words)
-    return {who for who in set(speakers) if who and set(who.split()) <= said}
+    lines = Counter(who for who in speakers if who)
+    return {who for who, count in lines.items() if count >= LINES_OF_A_SPEAKER and set(who.split()) <= said}
 
 
 def speaker_weight(who: str | None, named: set[str], config: RecallConfig) -> float:

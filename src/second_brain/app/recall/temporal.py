@@ -94,23 +94,42 @@ class NamedDates:
     zone: ZoneInfo  # the brain's, which the dates are read in
     windows: tuple[tuple[int, int], ...] = ()  # days, months and years named with their year: unix ms, inclusive
     months: frozenset[int] = frozenset()  # months named without a year: that month of any year
+    named_months: frozenset[int] = frozenset()  # every month the query names, with a year or without
 
     def contain(self, moment: int) -> bool:
         if any(start <= moment <= end for start, end in self.windows):
             return True
         return bool(self.months) and datetime.fromtimestamp(moment / 1000, self.zone).month in self.months
 
+    def said_in(self, content: str) -> bool:
+        """Whether a memory names a month the query names ("AWS bill October: …" for "costs in October"): about
+        then, whenever it was written."""
+        return bool(self.named_months) and any(
+            MONTHS[word.lower()[:3]] in self.named_months for word in MONTH_WORD.findall(content))
+
+    def match(self, content: str, moment: int) -> bool:
+        """Written in a period the query names, or naming its month."""
+        return self.contain(moment) or self.said_in(content)
+
+
+# Month names in a memory, any case but May, which must be written as a name ("I may go" is no month).
+MONTH_WORD = re.compile(r"\b((?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?"
+                        r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)|May)\b")
+
 
 def named_dates(query: str, tz: ZoneInfo) -> NamedDates | None:
     """The days, months and years a query names, in the brain's zone; None if it names none."""
     windows: list[tuple[int, int]] = []
     months: set[int] = set()
+    named: set[int] = set()
     for match in NAMED_DATE.finditer(query):
         groups = match.groupdict()
         year = next((int(groups[g]) for g in ("y1", "y2", "y3", "y4", "y6") if groups[g]), None)
         name = next((groups[g] for g in ("m1", "m2", "m4", "m5") if groups[g]), None)
         month = MONTHS[name.lower()[:3]] if name else (int(groups["m3"]) if groups["m3"] else None)
         day = next((int(groups[g]) for g in ("d1", "d2", "d3") if groups[g]), None)
+        if month is not None and 1 <= month <= 12:
+            named.add(month)
         try:
             if year is None:  # a match without a year names a month ("in June")
                 if month is not None:
@@ -129,4 +148,4 @@ def named_dates(query: str, tz: ZoneInfo) -> NamedDates | None:
     if not windows and not months:
         return None
     rest = " ".join(NAMED_DATE.sub(" ", query).split())
-    return NamedDates(rest or query, tz, tuple(windows), frozenset(months))
+    return NamedDates(rest or query, tz, tuple(windows), frozenset(months), frozenset(named))

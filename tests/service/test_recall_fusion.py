@@ -1,0 +1,61 @@
+"""Fusion that cannot bury what the meaning finds (issue 61): words matched in other memories may step in front of
+the embedder's best few results, never push them out of sight."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from second_brain.adapters.embedder.fake import FakeEmbedder
+from second_brain.app.recall.config import RecallConfig
+from second_brain.app.recall.pipeline import RecallRequest
+from second_brain.ports.read_model import Filters
+from tests.support.brains import sqlite_brain
+
+WS = ("personal-owner",)
+QUERY = "how much do we pay for the office"
+MEANT = "Commonground coworking: 12 dedicated desks at $450 a desk each month"
+WORDY = [f"Office party {n}: who will pay for the pizza, and the office plants" for n in range(5)]
+
+
+class MeaningEmbedder(FakeEmbedder):
+    """The query and the coworking note point the same way; the notes sharing the query's words point elsewhere."""
+
+    def embed_batch(self, texts):
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            if text in (QUERY, MEANT):
+                out[row, 0] = 1.0 if text == QUERY else 0.9
+                out[row, 1] = 0.0 if text == QUERY else 0.436
+            else:
+                out[row, 2 + WORDY.index(text) if text in WORDY else 10] = 1.0
+                out[row, 0] = 0.05
+            out[row] /= np.linalg.norm(out[row])
+        return out
+
+
+@pytest.fixture
+def brain(tmp_path, clock):
+    brain = sqlite_brain(tmp_path, clock, MeaningEmbedder())
+    yield brain
+    brain.close()
+
+
+def ranked(brain, ctx, config):
+    brain.recall.config = lambda: config
+    answer = brain.recall.recall(ctx, RecallRequest(QUERY, 6, Filters(WS)))
+    return [r["content"] for r in answer["results"]], [r["score"] for r in answer["results"]]
+
+
+def test_the_embedders_best_keeps_a_place_near_the_top(brain, ctx):
+    brain.memories.capture(ctx, MEANT, [], "api")
+    for note in WORDY:
+        brain.memories.capture(ctx, note, [], "api")
+    for n in range(20):
+        brain.memories.capture(ctx, f"Unrelated note number {n} about gardening", [], "api")
+    brain.indexer.run_once(100)
+    unguarded, _ = ranked(brain, ctx, replace(RecallConfig(), embedder_places=0))
+    assert unguarded.index(MEANT) >= 2  # the notes holding the words come first, as fused
+    guarded, scores = ranked(brain, ctx, RecallConfig())
+    assert guarded.index(MEANT) <= 1  # within one place of the embedder's own first
+    assert scores == sorted(scores, reverse=True)  # and the scores still fall down the list
