@@ -48,6 +48,12 @@ function history(item) {
     ". ", answer("newer", "The newer one replaced the older"), " ", answer("both", "Both are true"));
 }
 
+const MATCH_SAYS = {
+  strong: "Holds every word you asked for, or clearly means it (score out of 100)",
+  partial: "Holds some of your words, or is close in meaning (score out of 100)",
+  weak: "Only loosely related: the closest there is (score out of 100)",
+};
+
 function result(item, words, asOf) {
   const content = h("p", { class: "content" }, highlight(item.content, words));
   const more = item.truncated ? h("button", { type: "button", class: "secondary", onclick: async () => {
@@ -64,8 +70,8 @@ function result(item, words, asOf) {
     item.via_type || "link", item.related_to ? [" from ", h("a", { href: link("entry", { id: item.related_to }) },
       "a match")] : null) : null;
   return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: item.id }) } },
-    h("div", { class: "meta" }, h("span", { class: "score", title: "How well it matches, the best result being 100" },
-      `match ${item.score.toFixed(0)}`), via, item.updated ? h("span", { class: "badge" }, "matched an update") : null),
+    h("div", { class: "meta" }, h("span", { class: "score", dataset: { match: item.match }, title: MATCH_SAYS[item.match] },
+      `${item.match} match · ${item.score.toFixed(0)}`), via, item.updated ? h("span", { class: "badge" }, "matched an update") : null),
     content, more, asOf ? null : history(item),
     h("div", { class: "meta" }, tagList(item.tags), h("span", { class: "muted" }, workspaceName(item.workspace)),
       item.actor_name ? h("span", { class: "muted" }, item.actor_name) : null, when(item.created_at),
@@ -117,6 +123,8 @@ export default {
         answer.semantic_unavailable ? h("p", { class: "warn" },
           "Matching by meaning is unavailable right now: these results match your words only.") : null,
         answer.insight ? h("p", { class: "card" }, h("strong", null, "Insight: "), answer.insight) : null,
+        answer.results.length && answer.message ? h("p", { class: "muted", dataset: { weak: "" } }, answer.message)
+          : null,
         answer.results.length ? answer.results.map((item) => result(item, words, query.as_of))
           : h("p", { class: "muted" }, "Nothing matched. Try other words, or fewer filters."));
     } catch (error) {

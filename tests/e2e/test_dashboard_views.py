@@ -51,8 +51,9 @@ def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, ap
         if name == "recall":  # each score says what it is, and they read in list order (issue 45: 79, 86)
             expect(page.locator("#main .score")).not_to_have_count(0)  # the answer drawn, however busy the machine
             scores = page.locator("#main .score").all_inner_texts()
-            assert len(scores) >= 2 and all(re.fullmatch(r"match \d+", s) for s in scores), scores
-            numbers = [int(s.split()[1]) for s in scores]
+            said = re.compile(r"(strong|partial|weak) match · \d+")
+            assert len(scores) >= 2 and all(said.fullmatch(s) for s in scores), scores
+            numbers = [int(s.split()[-1]) for s in scores]
             assert numbers == sorted(numbers, reverse=True), numbers
         assert dashboard.accessibility() == [], f"{name} at {size} in {scheme}"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"], name

@@ -22,13 +22,15 @@ class MeaningEmbedder(FakeEmbedder):
     """The query and the coworking note point the same way; the notes sharing the query's words point elsewhere."""
 
     def embed_batch(self, texts):
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        out = super().embed_batch(texts)  # any other text: hashed words, as the fake embedder does
         for row, text in enumerate(texts):
+            if text in (QUERY, MEANT, *WORDY):
+                out[row] = 0.0
             if text in (QUERY, MEANT):
                 out[row, 0] = 1.0 if text == QUERY else 0.9
                 out[row, 1] = 0.0 if text == QUERY else 0.436
-            else:
-                out[row, 2 + WORDY.index(text) if text in WORDY else 10] = 1.0
+            elif text in WORDY:
+                out[row, 2 + WORDY.index(text)] = 1.0
                 out[row, 0] = 0.05
             out[row] /= np.linalg.norm(out[row])
         return out
@@ -59,3 +61,31 @@ def test_the_embedders_best_keeps_a_place_near_the_top(brain, ctx):
     guarded, scores = ranked(brain, ctx, RecallConfig())
     assert guarded.index(MEANT) <= 1  # within one place of the embedder's own first
     assert scores == sorted(scores, reverse=True)  # and the scores still fall down the list
+
+
+def test_each_result_says_how_strong_its_evidence_is(brain, ctx):
+    brain.memories.capture(ctx, MEANT, [], "api")
+    for note in WORDY:
+        brain.memories.capture(ctx, note, [], "api")
+    for n in range(20):
+        brain.memories.capture(ctx, f"Unrelated note number {n} about gardening", [], "api")
+    brain.indexer.run_once(100)
+    brain.recall.config = RecallConfig
+    answer = brain.recall.recall(ctx, RecallRequest(QUERY, 8, Filters(WS)))
+    by_content = {r["content"]: r for r in answer["results"]}
+    assert by_content[MEANT]["match"] == "strong"  # its cosine clears the floor by the full margin
+    assert all(by_content[note]["match"] == "strong" for note in WORDY if note in by_content)  # every word held
+    assert "message" not in answer
+    scores = [r["score"] for r in answer["results"]]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 100.0
+
+
+def test_an_answer_about_nothing_the_brain_holds_says_it_is_weak(brain, ctx):
+    for n in range(20):
+        brain.memories.capture(ctx, f"Unrelated note number {n} about gardening", [], "api")
+    brain.indexer.run_once(100)
+    brain.recall.config = RecallConfig
+    answer = brain.recall.recall(ctx, RecallRequest("zebra xylophone quantum", 5, Filters(WS)))
+    # The closest memory is still shown (the floor drops to the pool's best), labelled weak, and the answer says so.
+    assert answer["results"] and answer["message"].startswith("Nothing strong found")
+    assert all(r["match"] == "weak" and r["score"] < 50 for r in answer["results"])

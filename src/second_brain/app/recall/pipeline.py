@@ -23,6 +23,8 @@ from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
 
 log = logging.getLogger("second_brain.recall")
+WEAK_ANSWER = ("Nothing strong found: these are the closest memories, but none holds the query's words or comes "
+               "close to its meaning.")
 UTC = ZoneInfo("UTC")
 # Where queries are embedded while the keyword arm reads: the model and SQLite both let go of the GIL, so on two
 # cores a recall waits for the longer arm instead of both (one per process: its threads start on first use).
@@ -95,7 +97,8 @@ class Candidates:
     via: dict[str, Via] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # the ranked candidates diversity chose the results from
     conflicts: dict[str, set[str]] = field(default_factory=dict)  # near-copies of a replaced memory and its winner
-    strength: float = 1.0  # how strong the best result's own evidence is (ranking.strength): scales the scores shown
+    strength: float = 1.0  # how strong the best result's own evidence is (ranking.strength)
+    evidence: dict[str, float] = field(default_factory=dict)  # each picked result's own (ranking.strength)
     semantic_unavailable: bool = False
     model_loading: bool = False  # semantic_unavailable because the model is still loading
 
@@ -146,6 +149,8 @@ class RecallService:
             "insight": None,
             "semantic_unavailable": found.semantic_unavailable,
         }
+        if ranked and ranking.match(found.strength) == "weak":
+            response["message"] = WEAK_ANSWER
         if not ranked:
             response["message"] = (
                 "Nothing found matching that query. The embedding model is still loading, so only exact-word "
@@ -206,10 +211,11 @@ class RecallService:
         found.order = [key for key, _ in ordered]
         vectors_of = self.vectors.vectors_of if self.vectors else (lambda _: {})
         picked = ranking.in_order(ranking.mmr(ordered, vectors_of, top_k, config.mmr_lambda, config.mmr_redundancy))
+        for key, _ in picked:
+            held = keyword.coverage(found.entries[key].content, plan, config) if plan else 0.0
+            found.evidence[key] = ranking.strength(held, found.dense.get(key), model_floor, config)
         if picked:
-            best = picked[0][0]
-            held = keyword.coverage(found.entries[best].content, plan, config) if plan else 0.0
-            found.strength = ranking.strength(held, found.dense.get(best), model_floor, config)
+            found.strength = found.evidence[picked[0][0]]
         return picked, found
 
     def _below_winners(self, ordered: list[tuple[str, float]], filters: Filters, config: RecallConfig,
@@ -357,17 +363,21 @@ class RecallService:
         budget = Budget(config.snippet_chars, config.full_match_chars, config.full_matches, config.strong_match_ratio)
         top = ranked[0][1] if ranked else 1.0
         results = []
+        shown = 100.0
         for index, (key, score) in enumerate(ranked):
             entry = found.entries[key]
             via = found.via.get(key)
             normalized = score / top if top > 0 else 1.0
             limit = allowance(index, normalized, budget)
-            normalized *= found.strength
+            # Its rank's share of the best, times its own evidence; never above the result before it.
+            evidence = found.evidence.get(key, found.strength)  # a linked memory (hops) has none of its own
+            normalized *= evidence
+            shown = min(shown, round(normalized * 100, 1))
             content, truncated = (entry.content, False) if full else snippet(entry.content, limit, parsed.tokens)
             view = entry_view(entry, ctx.identity)
             results.append({
                 "id": entry.id, "content": content, "truncated": truncated, "full_length": len(entry.content),
-                "score": round(normalized * 100, 1), "tags": view["tags"], "source": entry.source,
+                "score": shown, "match": ranking.match(evidence), "tags": view["tags"], "source": entry.source,
                 "created_at": entry.created_at, "updated": key in found.updated,
                 "hop": via.hop if via else 0, "workspace": view["workspace"], "actor_name": view["actor_name"],
                 "via_provenance": via.provenance if via else None, "via_type": via.type if via else None,

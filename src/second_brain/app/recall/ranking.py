@@ -93,6 +93,12 @@ def embedder_guard(ordered: Sequence[tuple[str, float]], dense: Mapping[str, flo
     return out
 
 
+def match(evidence: float) -> str:
+    """A result's evidence in a word: "strong" when it holds every word of the query or its cosine clears the
+    model's floor by `dense_scale_min` (evidence 1), "partial" from half of that, else "weak"."""
+    return "strong" if evidence >= 1.0 else "partial" if evidence >= 0.5 else "weak"
+
+
 def in_order(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
     """Scores that never rise down the list: diversity and history move a memory below one that scored less, and
     a score shown above a higher one reads as a mistake. Each is capped at the score of the result above it."""

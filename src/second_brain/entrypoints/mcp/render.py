@@ -21,9 +21,10 @@ def render_recall(response: dict[str, Any], budget: int) -> str:
         head += f" (no memory holds a word as typed: searched as \"{response['did_you_mean']}\")"
     if response.get("semantic_unavailable"):
         head += " (semantic search is unavailable: exact words only)"
-    head = notice + head
+    said = f"{response['message']}\n" if response.get("message") else ""  # nothing strong: before the list
+    head = notice + said + head
     shown = {r["id"]: (n, r["created_at"]) for n, r in enumerate(results, 1)}
-    blocks = [_block(n, r, f"score {r['score']}", r["content"], r["truncated"], r["full_length"],
+    blocks = [_block(n, r, f"score {r['score']}, {r['match']} match", r["content"], r["truncated"], r["full_length"],
                      _history(r, shown)) for n, r in enumerate(results, 1)]
     return _bounded(head + ":", blocks, budget)
 
