@@ -1,5 +1,6 @@
 """Ranking signals as small pure functions: fusion, time decay, importance, tag boost, diversity."""
 
+import heapq
 import math
 import re
 from collections import Counter
@@ -75,22 +76,28 @@ def embedder_guard(ordered: Sequence[tuple[str, float]], dense: Mapping[str, flo
     named date may put a result in front of the embedder's best, never bury it. A kept candidate takes the score of
     the one it steps in front of, so scores still fall down the list."""
     present = {key for key, _ in ordered}
-    best = [key for key in sorted((k for k in dense if k in present and dense[k] > under), key=dense.__getitem__,
-                                  reverse=True)][: max(0, places)]
+    best = heapq.nlargest(max(0, places), (k for k in dense if k in present and dense[k] > under),
+                          key=dense.__getitem__)
     if not best:
         return list(ordered)
     deadline = {key: rank + slack for rank, key in enumerate(best)}  # 0-based: the last place each may take
-    waiting = list(ordered)
     out: list[tuple[str, float]] = []
-    while waiting:
-        due = [i for i, (key, _) in enumerate(waiting) if deadline.get(key, len(ordered)) <= len(out)]
-        if due:  # the one due soonest, in front of the next of the fused order, at its score
-            index = min(due, key=lambda i: deadline[waiting[i][0]])
-            key, score = waiting.pop(index)
-            out.append((key, max(score, waiting[0][1]) if waiting else score))
+    placed: set[str] = set()
+    upcoming = (item for item in ordered)  # the fused order, each taken once
+    following: tuple[str, float] | None = None
+    while deadline:  # at most places + slack rounds: the rest keep their order untouched
+        if following is None or following[0] in placed:
+            following = next((item for item in upcoming if item[0] not in placed), None)
+        due = [key for key, last in deadline.items() if last <= len(out)]
+        if due or following is None:  # the one due soonest, in front of the next of the fused order, at its score
+            key = min(due or deadline, key=deadline.__getitem__)
+            own = next(score for k, score in ordered if k == key)
+            out.append((key, max(own, following[1]) if following else own))
         else:
-            out.append(waiting.pop(0))
-    return out
+            out.append(following)
+        placed.add(out[-1][0])
+        deadline.pop(out[-1][0], None)
+    return out + [item for item in ordered if item[0] not in placed]
 
 
 def match(evidence: float) -> str:
