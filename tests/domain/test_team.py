@@ -72,7 +72,9 @@ def test_the_owner_never_inherits_the_organisations_default():
     assert folded(t.DefaultShareSet(t.OWNER_ID, "company")).owner_default == "company"
 
 
-@pytest.mark.parametrize("name", ["B\u200bob", "\u202eboB", "Bo\x00b", "Cat\u2066", "Ann\u2028", "Dan\u00ad"])
+@pytest.mark.parametrize("name", ["B\u200bob", "\u202eboB", "Bo\x00b", "Cat\u2066", "Ann\u2028", "Dan\u00ad",
+                                  # issue 62: marks and fillers that render as nothing or as a blank
+                                  "Owner\u034f\u034f", "Owner\ufe0f", "Owner\u3164", "Owner\u2800", "\u115fOwner"])
 def test_a_name_with_hidden_characters_is_refused(name):
     with pytest.raises(InvalidInput):
         t.check_name(name)
@@ -89,3 +91,26 @@ def test_names_are_unique_and_some_are_reserved():
     assert team.check_unique_name("Zoë", "m-1", owner_name="Ada") == "Zoë"  # one's own name
     assert team.check_unique_name("Zoe", "m-2", owner_name="Ada") == "Zoe"
     assert t.check_name("Ana María 🌱") == "Ana María 🌱"
+
+
+# A Cyrillic О, a Greek Ο, a Cyrillic а among Latin letters.
+@pytest.mark.parametrize("name", ["\u041ewner", "\u039fwner", "Second Br\u0430in", "P\u0430ul"])
+def test_a_name_mixing_scripts_is_refused(name):
+    with pytest.raises(InvalidInput, match="mixes scripts"):
+        t.check_name(name)
+
+
+@pytest.mark.parametrize("name", ["Иван Петров", "山田 太郎", "やまだ たろう", "Kim 민준", "José Ñúñez", "Ζωή", "محمد"])
+def test_names_in_one_script_or_written_together_are_fine(name):
+    assert t.check_name(name) == name
+
+
+def test_names_are_compared_by_what_they_look_like():
+    """A name written wholly in Cyrillic letters drawn as Latin ones is not mixed, so its skeleton decides: the
+    same as the Latin name's."""
+    assert t.name_key("\u041e\u0412\u0415\u0420") == t.name_key("OBEP")  # all Cyrillic, drawn as Latin
+    team = folded(t.MemberAdded("m-1", "COPE", "", "member", "h"))
+    with pytest.raises(AlreadyExists):
+        team.check_unique_name("\u0421\u041e\u0420\u0415", "m-2", owner_name="Ada")  # СОРЕ in Cyrillic
+    with pytest.raises(InvalidInput, match="reserved"):
+        team.check_unique_name("\u041c\u0415", "m-2", owner_name="Ada")  # МЕ in Cyrillic: "me"

@@ -155,3 +155,41 @@ def test_a_huge_made_up_word_is_searched_as_written_not_spelt_out(api):
         response = api.get("/recall", params={"query": word})
         assert response.status_code == 200, response.text[:200]
         assert response.json()["did_you_mean"] is None
+
+
+# Issue 62: trust boundaries, round 3.
+def test_no_query_text_makes_a_server_error(api):
+    api.post("/capture", json={"content": "abc def ghi notes"})
+    for query in ("abc\x00def", "\x00", "abc\x01def", "abc\x7f", "\x00\x00 abc"):
+        response = api.get("/recall", params={"query": query})
+        assert response.status_code == 200, (repr(query), response.text[:200])
+    found = api.get("/recall", params={"query": "abc\x00def"}).json()["results"]
+    assert found and "abc def" in found[0]["content"]  # a NUL parts words as a space does
+
+
+@pytest.mark.parametrize("tag", ["a\x00b", "line\nbreak", "bell\x07", "\u202etxt", "zero\u200bwidth", "blank\u3164"])
+def test_tags_refuse_what_a_reader_cannot_see(api, tag):
+    refused(api.post("/capture", json={"content": "a note with a strange tag", "tags": [tag]}), "tag")
+
+
+def test_errors_quote_at_most_forty_characters_of_input(api):
+    huge = "x" * 300_000
+    for response in (api.post("/conflicts/answer", json={"conflict": huge, "keep": "both"}),
+                     api.post("/integrations", json={"kind": huge[:100_000], "settings": {}}),
+                     api.post("/integrations", json={"kind": "notes", "settings": {"k" * 50_000: "v"}})):
+        assert 400 <= response.status_code < 500, response.text[:200]
+        error = response.json()["error"]
+        assert "x" * 41 not in error and "k" * 41 not in error and len(error) < 400, error[:200]
+
+
+@pytest.mark.parametrize("path", ["/", "/etc", "/sys/kernel", "/usr/share"])
+def test_a_notes_folder_is_never_the_machine_s_own(api, path):
+    refused(api.post("/integrations", json={"kind": "notes", "name": "disk", "settings": {"path": path}}),
+            "notes folder")
+
+
+def test_a_notes_folder_never_holds_the_brain_s_data(hostile):
+    server, api = hostile
+    for path in (server.data_dir, server.data_dir.parent):
+        refused(api.post("/integrations", json={"kind": "notes", "name": "me", "settings": {"path": str(path)}}),
+                "data folder")

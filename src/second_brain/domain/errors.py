@@ -5,10 +5,17 @@ Errors say what went wrong; which HTTP status or MCP error that becomes is decid
 """
 
 
+MAX_MESSAGE_CHARS = 400
+
+
 class BrainError(Exception):
     """Base of every error the application raises on purpose."""
 
     def __init__(self, message: str, **details: object) -> None:
+        # A message is one sentence: past this, what it quotes was a caller's value, cut (the sites quoting input
+        # cut it to 40 characters themselves; this holds for any that does not).
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[:MAX_MESSAGE_CHARS] + "…"
         super().__init__(message)
         self.message = message
         self.details = details

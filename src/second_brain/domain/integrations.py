@@ -18,6 +18,7 @@ from typing import ClassVar
 from .envelope import Envelope, stored
 from .errors import InvalidInput, ManagedMirror
 from .shown import shows
+from .text import shorten
 
 INTEGRATION_STREAM = "integration-"
 REGISTRY_STREAM = "integrations"  # every integration ever connected, one event each: what lists them (one read)
@@ -292,21 +293,21 @@ def check_connect(kind: str, name: str, settings: dict[str, str], kinds: Collect
     """A connect's kind (one of `kinds`: every connector registered, available here or not), name and settings as
     any connector takes them."""
     if kind not in kinds:
-        raise InvalidInput(f"Unknown integration kind: {kind} (one of: {', '.join(sorted(kinds))})")
+        raise InvalidInput(f"Unknown integration kind: {shorten(kind)} (one of: {', '.join(sorted(kinds))})")
     if not name.strip() or len(name) > 100:
         raise InvalidInput("name must be 1 to 100 characters")
     if any(not isinstance(v, str) or len(v) > 2000 for v in settings.values()):
         raise InvalidInput("settings must be strings of at most 2,000 characters")
     for key, value in settings.items():
         if any(ord(c) < 32 or ord(c) == 127 for c in value):  # a line break would be another command upstream
-            raise InvalidInput(f"settings.{key} may not hold control characters (line breaks, tabs)")
+            raise InvalidInput(f"settings.{shorten(key)} may not hold control characters (line breaks, tabs)")
 
 
 def check_fields(spec: ConnectorSpec, settings: Mapping[str, str]) -> None:
     """Only the settings the connector reads: any other (a password given to a folder) would be kept in clear."""
     unknown = sorted(set(settings) - spec.names)
     if unknown:
-        raise InvalidInput(f"A {spec.kind} integration takes no {', '.join(unknown)} (it takes "
+        raise InvalidInput(f"A {spec.kind} integration takes no {', '.join(shorten(k) for k in unknown[:3])} (it takes "
                            f"{', '.join(sorted(spec.names))})")
 
 

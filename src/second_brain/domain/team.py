@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
+from . import text
 from .envelope import stored
 from .errors import AlreadyExists, InvalidInput, NotFound
 from .identity import Identity
@@ -29,9 +30,6 @@ MAX_EMAIL_CHARS = 254
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 PRODUCT_NAME = "Second Brain"  # the actor name of what the brain does itself
 RESERVED_NAMES = ("Owner", PRODUCT_NAME, "system", "me")  # `me` is what /list?actor=me means
-# Control, format (zero-width and bidirectional marks among them), surrogate, private-use and unassigned characters,
-# and line or paragraph separators: a name is shown to others, and must look like what it is.
-HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 @stored
@@ -275,8 +273,36 @@ def token_hash(token: str) -> str:
 
 
 def name_key(name: str) -> str:
-    """What two names are compared by: compatibility-normalised and case-folded (\"ＯＷＮＥＲ\" is \"owner\")."""
-    return unicodedata.normalize("NFKC", name).casefold().strip()
+    """What two names are compared by, their skeleton: compatibility-normalised, blank and invisible characters
+    dropped, the Cyrillic and Greek letters that look like Latin ones read as those, case-folded, spaces collapsed
+    ("ＯＷＮＥＲ", "Оwner" with a Cyrillic О and "Οwner" with a Greek one are all "owner")."""
+    folded = unicodedata.normalize("NFKC", name)
+    seen = "".join(LOOKALIKES.get(c, c) for c in folded if not text.invisible(c))
+    return " ".join(seen.casefold().split())
+
+
+# Unicode TS #39's prototypes for the Cyrillic and Greek letters that are drawn as Latin ones (confusables.txt):
+# the homoglyphs a name can borrow from the scripts written beside Latin most.
+LOOKALIKES = dict(zip(
+    "АВЕЅІЈКМНОРСТХУаеіјорсуѕһԁԛԝхѵӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοριντυκ",
+    "ABESIJKMHOPCTXYaeijopcyshdqwxvlABEZHIKMNOPTYXaopivtuk", strict=True))
+
+
+def scripts(name: str) -> set[str]:
+    """The scripts of a name's letters, by their Unicode names (CJK ideographs are Han); marks, digits, spaces and
+    punctuation belong to none."""
+    found = set()
+    for char in unicodedata.normalize("NFKC", name):
+        if unicodedata.category(char).startswith("L"):
+            word = unicodedata.name(char, "UNKNOWN").split()[0]
+            if word not in ("MODIFIER", "UNKNOWN"):
+                found.add("HAN" if word == "CJK" else word)
+    return found
+
+
+# Scripts written together in one name: Japanese (Han, kana, and Latin), Korean, Chinese with bopomofo.
+MIXES = (frozenset({"HAN", "HIRAGANA", "KATAKANA", "LATIN"}), frozenset({"HAN", "HANGUL", "LATIN"}),
+         frozenset({"HAN", "BOPOMOFO", "LATIN"}))
 
 
 def evolve(team: Team, event: object, at: int = 0, actor: str = "") -> Team:
@@ -330,8 +356,12 @@ def check_name(value: object) -> str:
         raise InvalidInput("Missing or empty name")
     if len(value.strip()) > MAX_NAME_CHARS:
         raise InvalidInput(f"name must be at most {MAX_NAME_CHARS} characters")
-    if any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in value):
-        raise InvalidInput("name may not contain control, zero-width or bidirectional characters")
+    if text.invisible(value):
+        raise InvalidInput("name may not contain control, zero-width, blank or bidirectional characters")
+    used = scripts(value)
+    if len(used) > 1 and not any(used <= mix for mix in MIXES):
+        raise InvalidInput(f"name mixes scripts ({', '.join(sorted(s.title() for s in used))}): write it in one, "
+                           "so it cannot pass for another name")
     return value.strip()
 
 

@@ -1,6 +1,7 @@
 """Pure text rules for captured content: hashtags, tags, volatility and status values."""
 
 import re
+import unicodedata
 
 from .errors import InvalidInput
 
@@ -22,6 +23,14 @@ MAX_TAG_CHARS = 128
 MAX_SOURCE_CHARS = 128
 MAX_ID_CHARS = 128  # no memory id is longer: ours are UUIDs, an import keeps its own up to this
 ECHO_CHARS = 40  # how much of a caller's value an error message repeats
+# What a reader cannot see, or sees as something else: control, format (zero-width and bidirectional marks among
+# them), surrogate, private-use and unassigned characters, line or paragraph separators; and the default-ignorable
+# or blank letters that render as nothing or as a space (the combining grapheme joiner, variation selectors, the
+# Hangul fillers, the blank braille pattern, tags). Names and tags are shown to others: they must look like what
+# they are.
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+                   "\U000e0000-\U000e0fff]")
 INT64 = (-(2**63), 2**63 - 1)  # times and counters are stored as signed 64-bit integers
 
 
@@ -91,6 +100,11 @@ def read_int(literal: str) -> int:
     return int(literal) if len(literal.lstrip("+-").lstrip("0")) <= 19 else INT64[1] + 1
 
 
+def invisible(value: str) -> bool:
+    """Whether a value holds a character a reader cannot see, or sees as a space (HIDDEN_CATEGORIES, BLANK)."""
+    return any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in value) or BLANK.search(value) is not None
+
+
 def shorten(value: str, most: int = ECHO_CHARS) -> str:
     """A caller's value as an error message repeats it: a short prefix, never a 100k-character echo."""
     return value if len(value) <= most else value[:most] + "…"
@@ -109,6 +123,8 @@ def normalize_tags(tags: list[str] | tuple[str, ...]) -> list[str]:
     for tag in cleaned:
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidInput(f"Tag too long: at most {MAX_TAG_CHARS} characters ({shorten(tag)})")
+        if invisible(tag):
+            raise InvalidInput("A tag may not contain control, zero-width or bidirectional characters")
     return cleaned
 
 

@@ -39,7 +39,7 @@ from urllib.parse import quote
 from ...domain.errors import InvalidInput, StoreUnavailable
 from ...domain.integrations import ConnectForm, ConnectorSpec, Field
 from ...domain.push import on_internet
-from ...domain.text import MAX_CONTENT_CHARS
+from ...domain.text import MAX_CONTENT_CHARS, shorten
 from ...ports.integrations import Item, Synced
 from ...settings import Settings
 from ..http.guarded import resolve
@@ -105,7 +105,8 @@ class Mailbox:
             folder = settings.get("mailbox", "") or "INBOX"
             status, answer = imap.select(imap_folder(folder), readonly=True)
             if status != "OK":
-                raise InvalidInput(f"{host} has no folder {folder!r} (for a Gmail label, its name: e.g. brain)")
+                raise InvalidInput(f"{shorten(host)} has no folder {shorten(folder)!r} (for a Gmail label, its name: "
+                                   "e.g. brain)")
 
     def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         folder = settings.get("mailbox", "") or "INBOX"
@@ -249,7 +250,7 @@ def _server(settings: Mapping[str, str], allow_loopback: bool) -> tuple[str, int
                            "would send its password in the clear")
     raw_port = settings.get("port", "").strip() or ("993" if security == "tls" else "143")
     if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
-        raise InvalidInput(f"settings.port must be a port number: {raw_port}")
+        raise InvalidInput(f"settings.port must be a port number: {shorten(str(raw_port))}")
     return host, int(raw_port), security
 
 

@@ -22,6 +22,14 @@ from ...settings import Settings
 WIKILINK = re.compile(r"\[\[([^\]|#^]+)(?:[#^][^\]|]*)?(?:\|[^\]]*)?\]\]")
 HASHTAG = re.compile(r"(?:^|\s)#([A-Za-z][\w/-]*)")
 MAX_NOTE_BYTES = 1_000_000  # past this a file is no note (an export, a pasted log): left as it was
+# A notes folder's walk is bounded: past these it is no notes folder (a home directory, a disk), and the sync stops
+# with the bound in its last_error, changing nothing.
+MAX_NOTES = 50_000
+MAX_ENTRIES = 500_000  # files and folders looked at, notes or not
+MAX_DEPTH = 32
+# Folders that are the machine's, not anyone's notes: never a notes folder, nor anything inside them.
+SYSTEM_FOLDERS = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/run", "/boot", "/etc", "/usr", "/bin", "/sbin",
+                                         "/lib", "/lib32", "/lib64", "/var/lib", "/var/run", "/snap"))
 
 SPEC = ConnectorSpec(
     kind="notes", title="Notes folder", source="notes",
@@ -38,14 +46,25 @@ SPEC = ConnectorSpec(
 class NotesFolder:
     spec = SPEC
 
+    def __init__(self, data_dir: Path | None = None) -> None:
+        self.data_dir = data_dir.resolve() if data_dir else None  # the brain's own files: never notes
+
     def check(self, settings: Mapping[str, str]) -> None:
         path = settings.get("path", "").strip()
         if not path:
             raise InvalidInput("A notes folder needs settings.path: the folder's absolute path")
         if not os.path.isabs(path):
-            raise InvalidInput(f"settings.path must be an absolute path: {path}")
+            raise InvalidInput(f"settings.path must be an absolute path: {text.shorten(str(path))}")
         if not Path(path).is_dir() or Path(path).is_symlink():
-            raise InvalidInput(f"No folder at settings.path: {path} (a link to a folder is not followed)")
+            raise InvalidInput(f"No folder at settings.path: {text.shorten(str(path))} (a link to a folder is not "
+                               "followed)")
+        folder = Path(path).resolve()
+        if folder == Path("/") or any(folder == s or s in folder.parents for s in SYSTEM_FOLDERS):
+            raise InvalidInput("settings.path is the machine's own folder, not a notes folder: name the folder that "
+                               "holds your notes")
+        if self.data_dir and (folder == self.data_dir or folder in self.data_dir.parents
+                              or self.data_dir in folder.parents):
+            raise InvalidInput("settings.path holds the brain's own data folder: name the folder that holds your notes")
 
     def items(self, settings: Mapping[str, str], synced: Synced) -> Iterator[Item]:
         root = Path(settings.get("path", "").strip())
@@ -67,7 +86,7 @@ class NotesFolder:
 
 
 def connector(settings: Settings) -> NotesFolder:
-    return NotesFolder()
+    return NotesFolder(settings.data_dir)
 
 
 def _notes(root: Path) -> Iterator[Path]:
@@ -79,12 +98,21 @@ def _notes(root: Path) -> Iterator[Path]:
     def refuse(error: OSError) -> None:
         raise error
 
+    found = seen = 0
     for folder, dirs, files in os.walk(root, onerror=refuse, followlinks=False):
         here = Path(folder)
+        seen += len(dirs) + len(files)
+        if seen > MAX_ENTRIES or len(here.relative_to(root).parts) > MAX_DEPTH:
+            raise StoreUnavailable(f"The notes folder is too large to be one: more than {MAX_ENTRIES:,} files and "
+                                   f"folders, or folders more than {MAX_DEPTH} deep; nothing was changed")
         dirs[:] = [d for d in dirs if not d.startswith(".") and not (here / d).is_symlink()]
         for name in files:
             path = here / name
             if name.endswith(".md") and not name.startswith(".") and not path.is_symlink():
+                found += 1
+                if found > MAX_NOTES:
+                    raise StoreUnavailable(f"The notes folder holds more than {MAX_NOTES:,} notes: connect a smaller "
+                                           "one; nothing was changed")
                 yield path
 
 

@@ -84,7 +84,8 @@ def newest_in_scope(columns: str, filters: Filters, limit: int, condition: str =
 
 
 def phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+    """An FTS5 string: quotes doubled, and no NUL (which ends SQLite's reading of the string: "unterminated")."""
+    return '"' + term.replace("\x00", " ").replace('"', '""') + '"'
 
 
 def escape_like(term: str) -> str:

@@ -28,6 +28,7 @@ from ...domain.identity import Identity
 from ...domain.links import decide_link, decide_unlink, endpoints
 from ...domain.memory import Memory
 from ...domain.mirrors import Upstream
+from ...domain.text import shorten
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
 from ...ports.integrations import Connector, Item, Synced, Unavailable
@@ -149,7 +150,7 @@ class IntegrationService:
         self._owned(ctx, integration_id)
         with self._alone(integration_id) as integration:
             if integration is None:
-                raise InvalidInput(f"Integration {integration_id} is disconnected")
+                raise InvalidInput(f"Integration {shorten(integration_id)} is disconnected")
             report = self._sync(integration, limit, time.monotonic() + self.request_seconds)
         if not report["complete"] and not report["error"]:
             self.on_incomplete(integration.id)
@@ -171,7 +172,7 @@ class IntegrationService:
         self._owned(ctx, integration_id)
         with self._alone(integration_id) as integration:
             if integration is None:
-                raise InvalidInput(f"Integration {integration_id} is already disconnected")
+                raise InvalidInput(f"Integration {shorten(integration_id)} is already disconnected")
             acting = self._acting(integration)
             handled = 0
             for external_id, memory_id in sorted(integration.mirrors.items()):
@@ -304,7 +305,7 @@ class IntegrationService:
             return
         if item.failed:  # listed, not readable: its mirror stays, and the sync says why
             counts["failed"] += 1
-            errors.append(f"{item.external_id}: {item.failed}")
+            errors.append(f"{shorten(item.external_id)}: {item.failed}")
             return
         if item.unreadable:  # listed, not read this time: its mirror stays as it was
             counts["unchanged"] += 1
@@ -313,7 +314,7 @@ class IntegrationService:
             outcome = self._mirror(run, item)
         except ITEM_ERRORS as e:  # this item's alone: said, and the others go on
             counts["failed"] += 1
-            errors.append(f"{item.external_id}: {getattr(e, 'message', None) or e}")
+            errors.append(f"{shorten(item.external_id)}: {getattr(e, 'message', None) or e}")
             return
         counts[outcome] += 1
         if outcome != "unchanged":
@@ -436,7 +437,7 @@ class IntegrationService:
         """An integration the caller may sync or disconnect: theirs, or any of the company's for an admin."""
         integration = self._load(integration_id.strip())
         if not integration.exists or integration.workspace not in ctx.identity.readable:
-            raise NotFound(f"No integration found with ID: {integration_id}")
+            raise NotFound(f"No integration found with ID: {shorten(integration_id)}")
         if integration.actor != ctx.identity.actor_id and ctx.identity.role != "admin":
             raise Forbidden("Only who connected an integration, or an admin, may sync or disconnect it")
         return integration
@@ -454,7 +455,7 @@ class IntegrationService:
         Unavailable)."""
         connector = self.connectors.get(kind)
         if connector is None or isinstance(connector, Unavailable):
-            raise InvalidInput(f"Integrations of kind {kind} are not available here")
+            raise InvalidInput(f"Integrations of kind {shorten(kind)} are not available here")
         return connector
 
     @staticmethod

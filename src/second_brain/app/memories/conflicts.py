@@ -102,7 +102,7 @@ class ConflictReview:
             made = next((e for e in events if e.version == version), None)
             item = self._item(made, events) if made is not None else None
             if made is None or item is None or not self._readable(ctx, item):
-                raise NotFound(f"No conflict found: {name}")
+                raise NotFound(f"No conflict found: {shorten(name)}")
             if self._answered(item.at - 1).get(item.name):
                 raise Outdated(f"{name} was answered already")
             pair = [item.older] + ([item.newer] if item.newer else [])

@@ -15,6 +15,7 @@ CJK_STOP = re.compile(
     "[のはがをにでともへやかねよ的了是在和吗呢]"
 )
 EDGE = re.compile(r"^[^\w#]+|[^\w%]+$")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # a control character (NUL among them) parts words as a space does
 STOPWORDS = frozenset(
     "the a an and or of to in on for is are was were be been i me my we you it this that these those with about "
     "from at as by do did does what when where who whom how why which am can could would will shall should may "
@@ -46,7 +47,7 @@ def parse(query: str) -> ParsedQuery:
 def tokenize(text: str) -> list[str]:
     """Lowercased words; identifiers stay whole (ERR_TLS_90412, config.yaml, v1.9, #149, SB-024)."""
     tokens: list[str] = []
-    for raw in unicodedata.normalize("NFKC", text).lower().split():
+    for raw in unicodedata.normalize("NFKC", CONTROL.sub(" ", text)).lower().split():
         for part in CJK_RUN.split(raw):
             if not part:
                 continue

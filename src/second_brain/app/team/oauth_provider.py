@@ -22,7 +22,9 @@ from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull,
 from pydantic import AnyUrl, model_validator
 
 from ...domain import oauth as o
-from ...domain.errors import ConcurrencyConflict, NotFound, Unauthorized
+from ...domain.errors import ConcurrencyConflict, InvalidInput, NotFound, Unauthorized
+from ...domain.team import check_name
+from ...domain.text import shorten
 from .oauth import OAuthService
 
 T = TypeVar("T")
@@ -75,10 +77,15 @@ class BrainOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Ref
             raise RegistrationError("invalid_redirect_uri", f"at most {o.MAX_REDIRECT_URIS} redirect URIs")
         for uri in uris:
             if (refusal := o.redirect_refusal(uri)) is not None:
-                raise RegistrationError("invalid_redirect_uri", f"{refusal}: {uri[:200]}")
+                raise RegistrationError("invalid_redirect_uri", f"{refusal}: {shorten(uri)}")
         if len(client_info.client_name or "") > o.MAX_CLIENT_NAME_CHARS:
             raise RegistrationError("invalid_client_metadata",
                                     f"client_name has at most {o.MAX_CLIENT_NAME_CHARS} characters")
+        if client_info.client_name:  # shown on the consent page: the rules of a person's name
+            try:
+                check_name(client_info.client_name)
+            except InvalidInput as refused:
+                raise RegistrationError("invalid_client_metadata", f"client_name: {refused.message}") from refused
         client_info.token_endpoint_auth_method = "none"
         client_info.client_secret = client_info.client_secret_expires_at = None
         record = client_info.model_dump(mode="json", include=set(KEPT_METADATA), exclude_none=True)

@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException
 from ...app.handling import CONFLICT_MESSAGE
 from ...domain import errors as e
 from ...domain.errors import BrainError
+from ...domain.text import shorten
 from ..statuses import status_of
 
 log = logging.getLogger("second_brain.api")
@@ -48,4 +49,4 @@ def install(app: FastAPI) -> None:
 def describe(exc: RequestValidationError) -> str:
     """One readable sentence for the first problem FastAPI found (bodies are parsed by body.json_body)."""
     first = exc.errors()[0]
-    return f"Invalid {'.'.join(str(part) for part in first['loc'])}: {first['msg']}"
+    return f"Invalid {'.'.join(shorten(str(part)) for part in first['loc'])}: {shorten(first['msg'], 200)}"
