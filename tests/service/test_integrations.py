@@ -4,6 +4,7 @@ workspace a member's connection writes to."""
 
 import os
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -11,13 +12,21 @@ import pytest
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.handling import Context
 from second_brain.app.integrations.background import Continuation
+from second_brain.app.recall.pipeline import RecallRequest
+from second_brain.app.transfer import parse_payload
 from second_brain.domain import integrations as i
 from second_brain.domain.capture import content_stream
 from second_brain.domain.errors import Forbidden, ManagedMirror
 from second_brain.domain.events import ContentClaimed, MemoryCaptured, memory_stream
 from second_brain.domain.team import token_hash
 from second_brain.ports.integrations import Item
+from second_brain.ports.read_model import Filters
 from tests.support.brains import make_brain
+
+
+def mirror_id(brain, integration_id: str, external_id: str) -> str:
+    """The id a new item's mirror takes in this brain (keyed with its secret)."""
+    return i.mirror_id(integration_id, external_id, secret=brain.memories.content_key)
 
 
 @pytest.fixture
@@ -92,7 +101,7 @@ def test_a_sync_that_crashed_halfway_is_finished_by_the_next_without_writing_twi
 
 def test_mirrors_survive_a_replay_and_stay_managed(brain, owner, vault):
     integration_id = brain.integrations.connect(owner, "notes", "Vault", {"path": str(vault)})["integration"]["id"]
-    memory_id = i.mirror_id(integration_id, "note-03.md")
+    memory_id = mirror_id(brain, integration_id, "note-03.md")
     assert brain.store.rebuild_projections() > 0  # every projection dropped and rebuilt from the log
     row = brain.queries.read_model.get(memory_id, owner.identity.readable)
     assert row is not None and row.source == "notes" and row.content.startswith("note-03")
@@ -112,7 +121,7 @@ def test_a_company_connection_writes_where_the_team_reads_and_a_member_names_no_
     shared = brain.integrations.connect(owner, "notes", "Team wiki", {"path": str(vault)},
                                         workspace="company")["integration"]
     assert shared["layer"] == "company"
-    mirror = brain.memories.load(bob, i.mirror_id(shared["id"], "note-03.md"))[0]  # the team reads it
+    mirror = brain.memories.load(bob, mirror_id(brain, shared["id"], "note-03.md"))[0]  # the team reads it
     assert mirror.workspace == "company" and mirror.actor == owner.identity.actor_id
     assert [x["id"] for x in brain.integrations.list(bob)] == [shared["id"]]
     with pytest.raises(Forbidden):  # who connected it, or an admin, syncs it
@@ -134,7 +143,7 @@ def test_wikilinks_become_edges_whichever_sync_makes_each_end(brain, owner, tmp_
     (vault / "a.md").write_text("Alpha links to [[z]] and [[m|the middle]]\n")
     (vault / "m.md").write_text("Middle\n")
     (vault / "z.md").write_text("Zulu links back to [[a]]\n")
-    ids = {name: i.mirror_id(integration_id, f"{name}.md") for name in "amz"}
+    ids = {name: mirror_id(brain, integration_id, f"{name}.md") for name in "amz"}
 
     def neighbours(name: str) -> set[str]:
         return {c["id"] for c in brain.links.connections(owner, ids[name], None)}
@@ -219,7 +228,7 @@ def test_a_connector_reads_only_what_changed_and_at_most_its_budget_a_run(brain,
     del fake.upstream["m6"]
     report = brain.integrations.sync(owner, integration_id)
     assert (report["failed"], report["removed"]) == (1, 1) and "m5: this message cannot be read" in report["error"]
-    assert brain.memories.load(owner, i.mirror_id(integration_id, "m5"))[0].content == "Message 5 about herons"
+    assert brain.memories.load(owner, mirror_id(brain, integration_id, "m5"))[0].content == "Message 5 about herons"
     # the token reached the connector at every sync, and is in no event of the log
     assert set(fake.tokens) == {"s3cret"}
     assert not any("s3cret" in str(e.event) for e in brain.store.read_all())
@@ -249,7 +258,7 @@ def test_a_mirror_is_judged_as_a_capture_is_but_never_folded_blocked_or_retiring
     integration_id = brain.integrations.connect(owner, "notes", "Judged", {"path": str(vault)})["integration"]["id"]
 
     def mirror(name: str):
-        return brain.memories.load(owner, i.mirror_id(integration_id, name))[0]
+        return brain.memories.load(owner, mirror_id(brain, integration_id, name))[0]
 
     boiler = mirror("boiler.md")
     assert boiler.exists and "duplicate-candidate" in boiler.tags  # stored all the same, flagged
@@ -299,3 +308,31 @@ def test_a_request_writes_for_its_time_and_the_rest_follows_off_the_request(brai
         continuation.stop()
     listed = brain.integrations.list(owner)[0]
     assert (listed["mirrors"], listed["complete"], listed["last_error"]) == (12, True, None)
+
+
+def test_a_member_cannot_claim_a_mirror_s_id_first(brain, owner, tmp_path):
+    """Issue 62: a member who sees a company integration's id and guesses a file name cannot compute its mirror's
+    id (it is keyed with the brain's secret), and even a memory already at that id never hides the note: the item
+    takes another id and the sync says so."""
+    folder = tmp_path / "board"
+    folder.mkdir()
+    token = brain.team.add_member(owner, "Bob", role="member")["token"]
+    bob = Context(brain.team.member_identity(token_hash(token)), "bob")
+    owner = Context(brain.team.owner_identity(), "owner")
+    shared = brain.integrations.connect(owner, "notes", "Board", {"path": str(folder)}, workspace="company")
+    integration_id = shared["integration"]["id"]
+    guessed = str(uuid.uuid5(i.NAMESPACE, f"{integration_id}\nboard-minutes.md"))  # what the id used to be
+    keyed = mirror_id(brain, integration_id, "board-minutes.md")
+    assert keyed != guessed
+    for squatted in (guessed, keyed):  # the old guess, and the keyed id as if it had leaked
+        payload = parse_payload({"version": 3, "entries": [{"id": squatted, "content": "decoy", "tags": [],
+                                                            "source": "api", "created_at": 1}]})
+        brain.transfer.import_page(bob, payload, 10, 0)
+    (folder / "board-minutes.md").write_text("# Board minutes\nWe approved the budget.\n")
+    report = brain.integrations.sync(owner, integration_id)
+    assert report["created"] == 1 and "held by another memory" in report["error"]
+    found = brain.recall.recall(owner, RecallRequest("board minutes approved budget", 5,
+                                                     Filters(owner.identity.readable)))
+    assert any("We approved the budget" in r["content"] for r in found["results"])
+    state = i.fold(brain.store.read_stream(i.integration_stream(integration_id)), integration_id)
+    assert state.mirrors["board-minutes.md"] not in (guessed, keyed)

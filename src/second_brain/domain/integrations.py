@@ -9,6 +9,7 @@ overwrite the edit; the sync itself revises it, and removes it when the item is 
 """
 
 import hashlib
+import hmac
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
@@ -29,12 +30,21 @@ def integration_stream(integration_id: str) -> str:
     return INTEGRATION_STREAM + integration_id
 
 
-def mirror_id(integration_id: str, external_id: str, generation: int = 0) -> str:
+def mirror_id(integration_id: str, external_id: str, generation: int = 0, secret: bytes | None = None,
+              taken: int = 0) -> str:
     """The memory that mirrors an item: the same id at every sync, so a sync that stopped halfway and runs again
     finds what it wrote instead of writing it twice. `generation`: how often the item was removed before (a note
-    deleted and made again is mirrored again, by a new memory: the old one is forgotten for good)."""
-    key = f"{integration_id}\n{external_id}" + (f"\n{generation}" if generation else "")
-    return str(uuid.uuid5(NAMESPACE, key.encode("utf-8", "surrogateescape").decode("utf-8", "replace")))
+    deleted and made again is mirrored again, by a new memory: the old one is forgotten for good). With the
+    brain's `secret`, the id is a keyed hash nobody without it can compute (a member who sees an integration's id
+    and guesses a file name cannot claim the id first); `taken`: how many ids before it were held by memories
+    that are not this item's mirror."""
+    key = f"{integration_id}\n{external_id}" + (f"\n{generation}" if generation else "") + (
+        f"\ntaken {taken}" if taken else "")
+    key = key.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if secret is None:
+        return str(uuid.uuid5(NAMESPACE, key))
+    digest = hmac.new(secret, b"mirror\n" + key.encode(), hashlib.sha256).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
 def content_hash(content: str, tags: tuple[str, ...], when_at: int | None = None) -> str:
@@ -214,9 +224,10 @@ class Integration:
     def setting(self, name: str) -> str:
         return dict(self.settings).get(name, "")
 
-    def mirror_of(self, external_id: str) -> str:
-        """The memory that mirrors this item now (or will, once synced)."""
-        return self.mirrors.get(external_id) or mirror_id(self.id, external_id, self.dropped.get(external_id, 0))
+    def mirror_of(self, external_id: str, secret: bytes | None = None, taken: int = 0) -> str:
+        """The memory that mirrors this item now (or will, once synced: keyed with the brain's `secret`)."""
+        return self.mirrors.get(external_id) or mirror_id(self.id, external_id, self.dropped.get(external_id, 0),
+                                                          secret, taken)
 
 
 def listed(history: list[Envelope]) -> list[str]:

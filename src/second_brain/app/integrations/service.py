@@ -45,6 +45,9 @@ AHEAD = 32  # new mirrors whose texts are embedded together before they are judg
 ITEM_ERRORS = (InvalidInput, UnicodeError, ValueError, OSError)  # one item's, not the integration's
 
 
+MOST_TAKEN = 5  # ids an item tries before it is said to have failed
+
+
 @dataclass
 class Run:
     """One sync: who it acts as, and the integration as this sync last wrote it (its stream is read once per sync,
@@ -54,6 +57,7 @@ class Run:
     integration: i.Integration
     held: i.Integration = field(init=False)
     versions: dict[str, str] = field(default_factory=dict)  # the items' versions this sync brought, said at its end
+    taken: list[str] = field(default_factory=list)  # new items whose first id another memory held
 
     def __post_init__(self) -> None:
         self.held = self.integration
@@ -290,6 +294,9 @@ class IntegrationService:
         except Exception as e:
             log.exception("syncing integration %s stopped", integration.id)
             errors, complete = [f"The sync stopped: {type(e).__name__} (what was read before is kept)"], False
+        if run.taken:
+            errors.append(f"{len(run.taken)} item(s) found their usual id held by another memory and were mirrored "
+                          f"under another (first: {shorten(run.taken[0])})")
         error = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
         versions = tuple(sorted((k, v) for k, v in run.versions.items() if run.held.versions.get(k) != v
                                 and k in run.held.mirrors))
@@ -342,14 +349,26 @@ class IntegrationService:
         events are the memory service's to decide and append (app/memories/mirrors.py); a new one is noted on the
         integration's stream in the same append."""
         integration = run.integration
-        memory_id = run.held.mirror_of(item.external_id)
+        secret = self.memories.content_key
+        memory_id = run.held.mirror_of(item.external_id, secret)
         known = self._memory(memory_id)
         if item.external_id in run.held.mirrors and known.forgotten:
             # a sync stopped between forgetting a removed item's mirror and saying so: say so now, so the item
             # (made again upstream) gets a mirror of its own
             self._write(run, i.MirrorDropped(item.external_id))
-            memory_id = run.held.mirror_of(item.external_id)
+            memory_id = run.held.mirror_of(item.external_id, secret)
             known = self._memory(memory_id)
+        taken = 0
+        while item.external_id not in run.held.mirrors and (known.exists or known.forgotten):
+            # A new item's id is held by a memory that is not its mirror (made or forgotten by someone else): the
+            # item never yields to it, it takes the next id, and the sync says so.
+            taken += 1
+            if taken > MOST_TAKEN:
+                raise InvalidInput("its mirror's ids are all held by other memories")
+            memory_id = run.held.mirror_of(item.external_id, secret, taken)
+            known = self._memory(memory_id)
+        if taken:
+            run.taken.append(item.external_id)
         upstream = Upstream(integration.id, self._source(integration), item.external_id, item.url, item.content,
                             item.tags, i.content_hash(item.content, item.tags, item.when_at), item.version)
         stream = i.integration_stream(integration.id)
