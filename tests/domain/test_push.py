@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from second_brain.domain import push
-from second_brain.domain.errors import InvalidInput
+from second_brain.domain.errors import AlreadyExists, InvalidInput
 
 # RFC 8291 Appendix A's user agent key and auth secret: a real P-256 point and a 16-byte secret.
 P256DH = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
@@ -49,6 +49,15 @@ def test_subscribing_again_unchanged_appends_nothing_and_a_changed_registration_
     assert subscribe(state, "owner", "https://push.example/a") == []
     assert subscribe(state, "owner", " https://push.example/a ", True) == [
         subscribed("https://push.example/a", content_free=True)]
+
+
+def test_another_person_s_device_is_not_moved_to_the_caller():
+    """Issue 62: re-subscribing an endpoint another member registered is refused; it stays theirs."""
+    state = fold((subscribed("https://push.example/a"), "m-1"))
+    with pytest.raises(AlreadyExists, match="another person"):
+        subscribe(state, "m-2", "https://push.example/a")
+    assert subscribe(state, "m-1", "https://push.example/a", True) == [
+        subscribed("https://push.example/a", content_free=True)]  # its own person may change it
 
 
 def test_a_person_past_the_device_cap_loses_their_oldest_device_not_anyone_elses():

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from .envelope import stored
-from .errors import InvalidInput
+from .errors import AlreadyExists, InvalidInput
 from .shown import shows
 
 STREAM = "push"
@@ -156,8 +156,12 @@ def subscribe(state: PushState, actor: str, event: PushSubscribed) -> list[objec
     """The events that register a device for `actor`: none when it is registered so already; the person's
     oldest device goes when they would have more than MAX_DEVICES."""
     current = state.devices.get(event.endpoint)
-    if current and (current.p256dh, current.auth, current.content_free, current.actor) == (
-            event.p256dh, event.auth, event.content_free, actor):
+    if current and current.actor != actor:
+        # An endpoint is one browser's: another person's registration of it would move their reminders here.
+        raise AlreadyExists("This device already receives another person's reminders: they unsubscribe it first "
+                            "(Settings, Notifications)")
+    if current and (current.p256dh, current.auth, current.content_free) == (
+            event.p256dh, event.auth, event.content_free):
         return []
     others = [d for d in state.of(actor) if d.endpoint != event.endpoint]
     dropped = others[:max(0, len(others) - MAX_DEVICES + 1)]
