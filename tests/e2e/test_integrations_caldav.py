@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from second_brain.adapters.integrations.caldav import SameSite
+from second_brain.adapters.integrations.caldav import SameOrigin
 from tests.support.ical import calendar as ics
 from tests.support.ical import event, stamp
 from tests.support.radicale_server import PASSWORD, USER, Radicale
@@ -246,13 +246,18 @@ def test_a_brain_killed_mid_sync_takes_the_sync_up_again_mirroring_each_event_on
         again.stop()
 
 
-def test_the_password_goes_only_to_the_configured_servers_site():
-    """A server's answer may name calendars on another host: iCloud's own are reached with the password, a host
-    elsewhere without it (an answer is not a reason to hand credentials to whoever it names)."""
-    auth = SameSite("https://caldav.icloud.com/", "me@icloud.com", "app-password")
+def test_the_password_goes_only_to_the_configured_servers_origin():
+    """A server's answer may name calendars on another host: iCloud's own are reached with the password, any other
+    host, port or scheme without it (an answer is not a reason to hand credentials to whoever it names; issue 62:
+    sharing the last two labels made any *.co.uk one site)."""
+    auth = SameOrigin("https://caldav.icloud.com/", "me@icloud.com", "app-password")
     for url, sent in (("https://caldav.icloud.com/123/principal/", True), ("https://p42-caldav.icloud.com/x/", True),
-                      ("https://calendars.example.org/x/", False), ("https://icloud.com.example.org/x/", False)):
+                      ("https://CALDAV.icloud.com./x/", True), ("https://calendars.example.org/x/", False),
+                      ("https://icloud.com.example.org/x/", False), ("https://evil.icloud.com/x/", False),
+                      ("http://p42-caldav.icloud.com/x/", False), ("https://caldav.icloud.com:8443/x/", False)):
         request = next(auth.auth_flow(httpx.Request("PROPFIND", url)))
         assert ("authorization" in request.headers) == sent, url
-    local = SameSite("http://127.0.0.1:5232/", "me", "pw")
+    british = SameOrigin("https://dav.example.co.uk/", "me", "pw")
+    assert "authorization" not in next(british.auth_flow(httpx.Request("GET", "https://dav.attacker.co.uk/"))).headers
+    local = SameOrigin("http://127.0.0.1:5232/", "me", "pw")
     assert "authorization" not in next(local.auth_flow(httpx.Request("GET", "http://10.0.0.1/"))).headers

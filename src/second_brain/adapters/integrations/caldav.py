@@ -14,7 +14,7 @@ loopback). Not the `caldav` package: it talks through `requests`, where that che
 """
 
 import dataclasses
-import ipaddress
+import re
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple
@@ -211,7 +211,7 @@ class CalDav:
 
     def _client(self, settings: Mapping[str, str]) -> httpx.Client:
         client = pinned_client(self.resolver, self.allow_loopback)
-        client.auth = SameSite(settings.get("url", ""), settings.get("username", "").strip(),
+        client.auth = SameOrigin(settings.get("url", ""), settings.get("username", "").strip(),
                                settings.get("password", ""))
         client.timeout = TIMEOUT
         return client
@@ -252,29 +252,39 @@ class CalDav:
         return url
 
 
-class SameSite(httpx.Auth):
-    """Basic credentials sent only to the configured server's site (its host, or a host under the same domain:
-    iCloud answers from pNN-caldav.icloud.com), never to another host an answer names."""
+class SameOrigin(httpx.Auth):
+    """Basic credentials sent only to the configured server's origin (scheme, host and port), never to another
+    host an answer names; the one exception is iCloud's own: caldav.icloud.com keeps a user's calendars on
+    pNN-caldav.icloud.com, reached over https. (Two hosts sharing their last labels are not one site: any
+    *.co.uk would have got the password.)"""
 
     def __init__(self, url: str, username: str, password: str) -> None:
-        self.site = _site(urlsplit(url).hostname or "")
+        self.origin = _origin_of(url)
         self.basic = httpx.BasicAuth(username, password)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if _site(request.url.host) == self.site:
+        if self._trusted(str(request.url)):
             yield from self.basic.auth_flow(request)
         else:
             yield request
 
+    def _trusted(self, url: str) -> bool:
+        origin = _origin_of(url)
+        if origin == self.origin:
+            return True
+        scheme, host, _ = origin
+        return (self.origin[1] == ICLOUD and scheme == "https" and ICLOUD_HOSTS.fullmatch(host) is not None)
 
-def _site(host: str) -> str:
-    """A host's site: an address itself, else its last two labels."""
-    host = host.lower().rstrip(".").strip("[]")
-    try:
-        ipaddress.ip_address(host)
-        return host
-    except ValueError:
-        return ".".join(host.split(".")[-2:])
+
+ICLOUD = "caldav.icloud.com"
+ICLOUD_HOSTS = re.compile(r"p\d{1,3}-caldav\.icloud\.com")
+
+
+def _origin_of(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host (lowercased, without a trailing dot) and port, the default one said."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").rstrip("."), parts.port or {"https": 443, "http": 80}.get(scheme)
 
 
 def connector(settings: Settings) -> CalDav:
