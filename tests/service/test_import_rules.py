@@ -7,7 +7,7 @@ from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app.memories.service import Context
 from second_brain.app.transfer import parse_payload
 from second_brain.bootstrap import build
-from second_brain.domain.errors import InvalidInput
+from second_brain.domain.errors import InvalidInput, NotFound
 from second_brain.domain.identity import Identity
 from second_brain.settings import Settings
 
@@ -186,3 +186,21 @@ def test_without_a_budget_a_page_is_restored_whole(brain):
                for i in range(100)]
     answer = restore(brain, ctx, {"version": 3, "entries": entries}, limit=1000)
     assert answer["imported"] == 100 and answer["remaining_entries"] == 0
+
+
+def test_a_member_cannot_tell_an_id_someone_holds_from_an_id_nobody_holds(brain, ctx):
+    """Issue 62: after Bob imports one id the owner holds and one nobody holds, every read of either answers the
+    same: both went to stand-ins, so reading either id finds nothing, and both memories are his, found by words."""
+    restore(brain, ctx, {"entries": [ENTRY]})
+    bob = Context(Identity("bob", "Bob", "member", "personal-bob"), request_id="req-bob")
+    unused = {**OTHER, "id": "3f6f3c1a-6d3e-4e7a-9d7c-0a1b2c3d4e5f", "content": "Bob's own note about kestrels"}
+    page = restore(brain, bob, {"entries": [ENTRY, unused]})
+    assert (page["imported"], page["results"]) == (2, [])
+    for probed in (ENTRY["id"], unused["id"]):
+        with pytest.raises(NotFound):
+            brain.memories.load(bob, probed)
+    kept = sorted(e["content"] for e in brain.transfer.export(bob)["entries"])
+    assert kept == sorted([ENTRY["content"], unused["content"]])
+    # The owner restoring a brain keeps the ids nobody holds, as before.
+    restore(brain, ctx, {"entries": [unused]})
+    assert brain.memories.load(ctx, unused["id"])[0].content == unused["content"]

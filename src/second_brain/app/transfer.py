@@ -260,16 +260,22 @@ class Transfer:
         self._restore_all(projects, plan, lambda p: {"project": p.id}, "projects_", report, results)
 
     def _home(self, ctx: Context, memory_id: str) -> tuple[str, list[Envelope]]:
-        """The id a backup's memory is restored under, and that id's stream: its own id, unless the id is held
-        outside the caller's workspaces; then a stand-in derived from it for the caller (the same on every run, so
-        a re-run and the edges find it), since nothing may tell the caller that someone else holds that id."""
+        """The id a backup's memory is restored under, and that id's stream: its own id when the caller already
+        holds it, or (the owner restoring a brain) when nobody does; else a stand-in derived from it for the caller
+        (the same on every run, so a re-run and the edges find it). A member's new ids always go to stand-ins:
+        an id someone else holds and an id nobody holds then behave alike for every later read, so no import can
+        tell the caller that someone else holds an id."""
+        standing_in = False
         while True:
             history = self.store.read_stream(memory_stream(memory_id))
             # A forgotten memory's fold keeps no workspace; its tombstone says where it was forgotten from.
-            if not history or (fold(history, Memory(memory_id)).workspace or history[-1].workspace
-                               ) in ctx.identity.readable:
+            if history and (fold(history, Memory(memory_id)).workspace or history[-1].workspace
+                            ) in ctx.identity.readable:
+                return memory_id, history
+            if not history and (standing_in or ctx.identity.owner):
                 return memory_id, history
             memory_id = str(uuid.uuid5(STAND_INS, f"{ctx.identity.personal_workspace}/{memory_id}"))
+            standing_in = True
 
     def _restore_all(self, items: list[Any], plan: Callable[[Any], list[Envelope] | None],
                      describe: Callable[[Any], dict[str, Any]], prefix: str, report: dict[str, Any],
