@@ -166,6 +166,30 @@ def parse_settings(items: list[str], many: bool) -> dict[str, list[Any]]:
     return chosen
 
 
+def configs_from(set_items: list[str], grid_items: list[str]) -> dict[str, RecallConfig]:
+    """The shipped settings, and each combination of --set and --grid over them, by label."""
+    grid = parse_settings(grid_items, many=True)
+    fixed = {k: v[0] for k, v in parse_settings(set_items, many=False).items()}
+    configs = {"shipped": RecallConfig()}
+    if fixed or grid:
+        for combination in itertools.product(*grid.values()) if grid else [()]:
+            chosen = {**fixed, **dict(zip(grid, combination, strict=True))}
+            configs[label(chosen)] = replace(RecallConfig(), **chosen)
+    return configs
+
+
+def held_out_ranks(ranks: dict[str, list[Any]], fit: Any) -> list[Any]:
+    """Leave one out over items ranked under several settings: each item's rank under the setting `fit` (of the
+    other items' ranks) likes best."""
+    count = len(next(iter(ranks.values())))
+    held = []
+    for index in range(count):
+        def score(name: str, index: int = index) -> Any:
+            return fit([r for i, r in enumerate(ranks[name]) if i != index])
+        held.append(ranks[max(ranks, key=score)][index])
+    return held
+
+
 def label(settings: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in settings.items()) or "shipped"
 
@@ -223,20 +247,14 @@ def main() -> None:
     args = parser.parse_args()
     samples = json.loads(args.data.read_text())[: args.limit_convs]
     embedder = RememberingEmbedder(MiniLMEmbedder() if args.minilm else E5SmallEmbedder())
-    grid = parse_settings(args.grid, many=True)
-    fixed = {k: v[0] for k, v in parse_settings(args.set, many=False).items()}
-    variants = {"shipped": {}}
-    if fixed or grid:
-        for combination in itertools.product(*grid.values()) if grid else [()]:
-            chosen = {**fixed, **dict(zip(grid, combination, strict=True))}
-            variants[label(chosen)] = chosen
+    variants = configs_from(args.set, args.grid)
     started = time.perf_counter()
     scores: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in variants}
     if args.maintenance:
         scores["after maintenance"] = {}
     for sample in samples:
-        for name, chosen in variants.items():
-            scores[name][sample["sample_id"]] = score_conversation(sample, replace(RecallConfig(), **chosen), embedder)
+        for name, config in variants.items():
+            scores[name][sample["sample_id"]] = score_conversation(sample, config, embedder)
         if args.maintenance:
             scores["after maintenance"][sample["sample_id"]] = score_conversation(sample, RecallConfig(), embedder,
                                                                                   maintenance=True)

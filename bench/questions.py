@@ -19,13 +19,11 @@ leave-one-out figure.
 """
 
 import argparse
-import itertools
 import json
 import sys
 import tempfile
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from locomo import RememberingEmbedder, label, parse_settings  # noqa: E402
+from locomo import RememberingEmbedder, configs_from, held_out_ranks  # noqa: E402
 
 from second_brain.adapters.embedder.local import E5SmallEmbedder  # noqa: E402
 from second_brain.app import operations  # noqa: E402
@@ -115,14 +113,8 @@ def figures(ranks: list[int | None]) -> str:
 
 
 def leave_one_out(scores: dict[str, dict[str, Any]]) -> list[int | None]:
-    held: list[int | None] = []
-    count = len(next(iter(scores.values()))["ranks"])
-    for index in range(count):
-        def fit(name: str, index: int = index) -> tuple[float, float, float]:
-            rest = [r for i, r in enumerate(scores[name]["ranks"]) if i != index]
-            return hits(rest, 3), hits(rest, 1), mrr(rest)
-        held.append(scores[max(scores, key=fit)]["ranks"][index])
-    return held
+    return held_out_ranks({n: s["ranks"] for n, s in scores.items()},
+                          lambda rest: (hits(rest, 3), hits(rest, 1), mrr(rest)))
 
 
 def main() -> None:
@@ -134,13 +126,7 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     embedder = RememberingEmbedder(E5SmallEmbedder())
-    grid = parse_settings(args.grid, many=True)
-    fixed = {k: v[0] for k, v in parse_settings(args.set, many=False).items()}
-    configs = {"shipped": RecallConfig()}
-    if fixed or grid:
-        for combination in itertools.product(*grid.values()) if grid else [()]:
-            chosen = {**fixed, **dict(zip(grid, combination, strict=True))}
-            configs[label(chosen)] = replace(RecallConfig(), **chosen)
+    configs = configs_from(args.set, args.grid)
     answerable = [q for q in data["questions"] if q["gold"]]
     absent = [i for i, q in enumerate(data["questions"]) if not q["gold"]]
     present = [i for i, q in enumerate(data["questions"]) if q["gold"]]

@@ -23,11 +23,9 @@ With --grid, each pair is scored under every combination; for each pair, the com
 """
 
 import argparse
-import itertools
 import json
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from locomo import RememberingEmbedder, label, parse_settings  # noqa: E402
+from locomo import RememberingEmbedder, configs_from, held_out_ranks  # noqa: E402
 
 from second_brain.adapters.embedder.local import E5SmallEmbedder  # noqa: E402
 from second_brain.app import operations  # noqa: E402
@@ -136,14 +134,7 @@ def hits(ranks: list[int | None], k: int) -> float:
 
 
 def leave_one_out(scores: dict[str, dict[str, Any]]) -> list[int | None]:
-    held: list[int | None] = []
-    count = len(next(iter(scores.values()))["ranks"])
-    for index in range(count):
-        def fit(name: str, index: int = index) -> tuple[float, float]:
-            rest = [r for i, r in enumerate(scores[name]["ranks"]) if i != index]
-            return hits(rest, 3), hits(rest, 1)
-        held.append(scores[max(scores, key=fit)]["ranks"][index])
-    return held
+    return held_out_ranks({n: s["ranks"] for n, s in scores.items()}, lambda rest: (hits(rest, 3), hits(rest, 1)))
 
 
 def main() -> None:
@@ -156,13 +147,7 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads(args.data.read_text())
     embedder = RememberingEmbedder(E5SmallEmbedder())
-    grid = parse_settings(args.grid, many=True)
-    fixed = {k: v[0] for k, v in parse_settings(args.set, many=False).items()}
-    configs = {"shipped": RecallConfig()}
-    if fixed or grid:
-        for combination in itertools.product(*grid.values()) if grid else [()]:
-            chosen = {**fixed, **dict(zip(grid, combination, strict=True))}
-            configs[label(chosen)] = replace(RecallConfig(), **chosen)
+    configs = configs_from(args.set, args.grid)
     pairs = data["pairs"]
     notes = [note for note, _ in pairs] + data["distractors"]
     base = alone(embedder, notes, [text for _, text in pairs])

@@ -43,6 +43,13 @@ def brain(tmp_path, clock):
     brain.close()
 
 
+def seed(brain, ctx) -> None:
+    """The coworking note, the notes sharing the query's words, and twenty unrelated ones."""
+    for note in [MEANT, *WORDY, *(f"Unrelated note number {n} about gardening" for n in range(20))]:
+        brain.memories.capture(ctx, note, [], "api")
+    brain.indexer.run_once(100)
+
+
 def ranked(brain, ctx, config):
     brain.recall.config = lambda: config
     answer = brain.recall.recall(ctx, RecallRequest(QUERY, 6, Filters(WS)))
@@ -50,12 +57,7 @@ def ranked(brain, ctx, config):
 
 
 def test_the_embedders_best_keeps_a_place_near_the_top(brain, ctx):
-    brain.memories.capture(ctx, MEANT, [], "api")
-    for note in WORDY:
-        brain.memories.capture(ctx, note, [], "api")
-    for n in range(20):
-        brain.memories.capture(ctx, f"Unrelated note number {n} about gardening", [], "api")
-    brain.indexer.run_once(100)
+    seed(brain, ctx)
     unguarded, _ = ranked(brain, ctx, replace(RecallConfig(), embedder_places=0))
     assert unguarded.index(MEANT) >= 2  # the notes holding the words come first, as fused
     guarded, scores = ranked(brain, ctx, RecallConfig())
@@ -64,12 +66,7 @@ def test_the_embedders_best_keeps_a_place_near_the_top(brain, ctx):
 
 
 def test_each_result_says_how_strong_its_evidence_is(brain, ctx):
-    brain.memories.capture(ctx, MEANT, [], "api")
-    for note in WORDY:
-        brain.memories.capture(ctx, note, [], "api")
-    for n in range(20):
-        brain.memories.capture(ctx, f"Unrelated note number {n} about gardening", [], "api")
-    brain.indexer.run_once(100)
+    seed(brain, ctx)
     brain.recall.config = RecallConfig
     answer = brain.recall.recall(ctx, RecallRequest(QUERY, 8, Filters(WS)))
     by_content = {r["content"]: r for r in answer["results"]}
