@@ -324,10 +324,15 @@ def test_a_member_cannot_claim_a_mirror_s_id_first(brain, owner, tmp_path):
     guessed = str(uuid.uuid5(i.NAMESPACE, f"{integration_id}\nboard-minutes.md"))  # what the id used to be
     keyed = mirror_id(brain, integration_id, "board-minutes.md")
     assert keyed != guessed
-    for squatted in (guessed, keyed):  # the old guess, and the keyed id as if it had leaked
-        payload = parse_payload({"version": 3, "entries": [{"id": squatted, "content": "decoy", "tags": [],
-                                                            "source": "api", "created_at": 1}]})
-        brain.transfer.import_page(bob, payload, 10, 0)
+    def decoy(at: str, content: str):
+        return parse_payload({"version": 3, "entries": [{"id": at, "content": content, "tags": [], "source": "api",
+                                                         "created_at": 1}]})
+
+    for squatted in (guessed, keyed):  # the old guess, and the keyed id as if it had leaked: his go to stand-ins
+        brain.transfer.import_page(bob, decoy(squatted, f"decoy at {squatted}"), 10, 0)
+    assert brain.store.read_stream(memory_stream(keyed)) == []
+    # Whoever may write at that id (the owner restoring a backup) still cannot hide the note.
+    brain.transfer.import_page(owner, decoy(keyed, "an old memory that happens to hold this id"), 10, 0)
     (folder / "board-minutes.md").write_text("# Board minutes\nWe approved the budget.\n")
     report = brain.integrations.sync(owner, integration_id)
     assert report["created"] == 1 and "held by another memory" in report["error"]
