@@ -118,6 +118,17 @@ def test_keyword_recall_finds_identifiers_cjk_and_short_words(brain, ctx, clock,
     assert recall_ids(brain, ctx, query)[0] == target
 
 
+def test_control_characters_in_any_query_part_words_and_never_fail(brain, ctx, clock):
+    """Issue 62: a NUL in a query ended SQLite's FTS string (500); on every store it parts words as a space does,
+    and the read model's own search takes a term holding one."""
+    target = capture(brain, ctx, clock, "Kestrel nest box moved to the barn")
+    for query in ("kestrel\x00barn", "\x00", "kestrel\x07", "\x00\x00 barn"):
+        ids = recall_ids(brain, ctx, query)
+        assert ids == ([] if query == "\x00" else [target]), repr(query)
+    hits = brain.queries.read_model.keyword_search(["kestrel\x00barn"], Filters(WS), 10)
+    assert isinstance(hits, list)
+
+
 def test_recall_applies_filters_before_the_cut(brain, ctx, clock):
     for n in range(30):
         capture(brain, ctx, clock, f"pricing pricing pricing discussion {n}")
