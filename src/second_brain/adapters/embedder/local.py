@@ -55,9 +55,7 @@ class _BertEmbedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]
-        pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        return _unit(pooled)
+        return mean_pooled(self._session.run(None, feed)[0], mask)
 
 
 class MiniLMEmbedder(QueryAsPassage, _BertEmbedder):
@@ -129,6 +127,11 @@ def _check(model: bytes, expected: str, where: str) -> None:
     digest = hashlib.sha256(model).hexdigest()
     if digest != expected:
         raise ModelUnavailable(f"The embedding model at {where} is altered: sha256 {digest}, expected {expected}")
+
+
+def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Sentence vectors: the mean of an encoder's last hidden states over the real tokens, unit length."""
+    return _unit((hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1))
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

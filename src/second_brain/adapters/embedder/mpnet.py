@@ -14,6 +14,7 @@ from ...domain.errors import ModelUnavailable
 from ...ports.embedder import QueryAsPassage
 from ..onnx_session import cpu_session
 from . import mpnet_graph
+from .local import mean_pooled
 
 # The files `make mpnet` writes, and what they must hash to: the official weights and the graph built from them
 # (deterministic with onnx 1.23.2, which the Makefile pins).
@@ -65,6 +66,4 @@ class MPNetEmbedder(QueryAsPassage):
         position_ids, buckets = mpnet_graph.positions(mask)
         hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "position_ids": position_ids,
                                           "position_buckets": buckets})[0]
-        pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return mean_pooled(hidden, mask)

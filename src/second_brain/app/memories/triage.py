@@ -118,7 +118,8 @@ class Triage:
                    ) -> Verdict | None:
         """The model's verdict, or None when there is no model or its answer is unusable (rules decide)."""
         by_id = {row.id: (row, score) for row, score in similar}
-        flagged = _flag_or_store(similar, config, content).action == "flag"  # a repeat: merge, replace or keep both
+        repeat = _flag_or_store(similar, config, content)  # judged once: what "keep both" (or a bad merge) keeps
+        flagged = repeat.action == "flag"  # a repeat: merge, replace or keep both
         messages = verdict_messages(content, [row for row, _ in similar], full=flagged)
         try:
             answer = parse_json(self.llm.complete(messages, max_tokens=600 if flagged else 120))
@@ -140,12 +141,12 @@ class Triage:
             merged = str(answer.get("merged_content") or "")
             if action == "merge" and not keeps_everything(merged, target[0].content, content):
                 log.warning("the merged note the model wrote drops facts; both notes are kept")
-                return _flag_or_store(similar, config, content)
+                return repeat
             if action != "merge" and not _about_one_subject(target[0].content, content):
                 return _verdict("doubt", *target, reason=OVERRULED)
             return _verdict(action, *target, reason=_reason(answer), merged=merged.strip())
         if action == "keep_both":
-            return _flag_or_store(similar, config, content)
+            return repeat
         return None
 
 

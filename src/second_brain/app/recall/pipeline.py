@@ -186,11 +186,13 @@ class RecallService:
                             reverse=True)[: config.rank_pool]
         said.update({key: ranking.speaker(found.entries[key].content) for key in contenders if key not in said})
         speakers |= ranking.named_speakers(parsed.words, (said[key] for key in contenders))
-        own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config)
-               * _dated(dates, found.entries[key], config)
+        # Read once each: the named date's lift and the speaker's weight serve the ranking and the embedder's guard.
+        lift = {key: _dated(dates, found.entries[key], config) for key in contenders}
+        voice = {key: ranking.speaker_weight(said[key], speakers, config) for key in contenders}
+        own = {key: fused[key] * ranking.signal_multiplier(found.entries[key], now, parsed.tags, config) * lift[key]
                for key in contenders}
         scored = ranking.with_context(own, self._neighbours(own, config, found), config)
-        scored = {key: score * ranking.speaker_weight(said[key], speakers, config) for key, score in scored.items()}
+        scored = {key: score * voice[key] for key, score in scored.items()}
         # On a tie, what earned more on its own comes first (a neighbour lifted to its seed's score stays behind it).
         ordered = sorted(scored.items(),
                          key=lambda item: (-item[1], -own[item[0]], -found.entries[item[0]].created_at))
@@ -201,9 +203,8 @@ class RecallService:
         # named) keeps its place near the top: words matched elsewhere, recency or context may step in front of it,
         # never bury it.
         under = ranking.dense_floor(found.dense, config, model_floor)
-        meant = {key: found.dense[key] * ranking.speaker_weight(said[key], speakers, config)
-                 * _dated(dates, found.entries[key], config)
-                 for key, _ in ordered if found.dense.get(key, 0.0) > under}
+        meant = {key: found.dense[key] * voice[key] * lift[key] for key, _ in ordered
+                 if found.dense.get(key, 0.0) > under}
         ordered = ranking.embedder_guard(ordered, meant, 0.0, config.embedder_places, config.embedder_slack)
         contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
