@@ -441,26 +441,46 @@ def test_the_model_embeds_the_next_batch_while_the_last_one_is_stored(tmp_path, 
         brain.close()
 
 
-def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tmp_path, clock):
+class WatchedForeground(Foreground):
+    """A Foreground that says when background work starts waiting on it and how each wait ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+        self.waits: list[bool] = []
+
+    def wait_idle(self, timeout: float) -> bool:
+        self.waiting.set()
+        idle = super().wait_idle(timeout)
+        self.waits.append(idle)
+        return idle
+
+
+def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tmp_path, clock, monkeypatch):
+    from second_brain.app.memories import indexing
+
     brain = pending_brain(tmp_path, clock, 8)
-    slow, foreground = SlowEmbedder(0.0), Foreground()
-    indexer = Indexer(brain.vectors, slow, foreground=foreground, threads=2)
+    slow, foreground = SlowEmbedder(0.0), WatchedForeground()
+    indexer = Indexer(brain.vectors, slow, foreground=foreground, threads=1)
     try:
-        with foreground.request():  # a short request: indexing starts once it is over
+        # A short request: indexing waits for it to end (a wait long enough that no scheduler outlasts it here).
+        monkeypatch.setattr(indexing, "YIELD_SECONDS", 30.0)
+        with foreground.request():
             worker = threading.Thread(target=indexer.run_once, args=(4, True))
-            began = time.monotonic()
             worker.start()
-            time.sleep(0.03)
-            assert slow.started == []
+            assert foreground.waiting.wait(10)
+            assert slow.started == []  # nothing embedded while the request runs
         worker.join()
-        assert len(slow.started) == 4 and min(slow.started) - began >= 0.03
-        with foreground.request():  # one that outlasts the wait: indexing goes on beside it
-            began = time.monotonic()
+        assert len(slow.started) == 4 and foreground.waits and all(foreground.waits)  # each wait saw the end
+        # A request that outlasts the wait: indexing gives up waiting and goes on beside it.
+        monkeypatch.setattr(indexing, "YIELD_SECONDS", YIELD_SECONDS)
+        foreground.waits.clear()
+        with foreground.request():
             assert indexer.run_once(2, background=True).vectorized == 2
-            assert YIELD_SECONDS <= time.monotonic() - began < 10 * YIELD_SECONDS
-            began = time.monotonic()  # a request's own pass (POST /vectorize-pending) never waits for itself
+            assert foreground.waits == [False, False]  # both timed out and embedded anyway: never starved
+            foreground.waits.clear()  # a request's own pass (POST /vectorize-pending) never waits for itself
             assert indexer.run_once(2).vectorized == 2
-            assert time.monotonic() - began < YIELD_SECONDS
+            assert foreground.waits == []
     finally:
         indexer.close()
         brain.close()

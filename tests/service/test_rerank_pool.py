@@ -43,7 +43,7 @@ def test_a_recall_after_a_timeout_gets_the_model_at_once():
         assert order(stage, FAST) == ["a", "b", "c", "d"]  # timed out: the order as it came
         started = time.monotonic()
         assert order(stage) == RERANKED  # not queued behind the call still hanging
-        assert time.monotonic() - started < 1.0 and model.calls == 2
+        assert time.monotonic() - started < 2.5 and model.calls == 2  # far below the patient 5 s
     finally:
         model.release.set()
 
@@ -56,7 +56,7 @@ def test_with_every_slot_held_by_a_hanging_call_a_recall_keeps_its_order_without
             assert order(stage, FAST) == ["a", "b", "c", "d"]
         started = time.monotonic()
         assert order(stage) == ["a", "b", "c", "d"]  # would otherwise wait the patient 5 s
-        assert time.monotonic() - started < 1.0 and model.calls == 2
+        assert time.monotonic() - started < 2.5 and model.calls == 2  # far below the patient 5 s
     finally:
         model.release.set()
     deadline = time.monotonic() + 10
