@@ -30,6 +30,7 @@ from second_brain.domain.events import (
     TagsChanged,
     TimeAnchorCleared,
     TimeAnchorSet,
+    WordsErased,
 )
 
 MEMORY = "memory-m1"  # the memory every memory event is about
@@ -51,6 +52,7 @@ SAMPLES: dict[str, tuple[str, object]] = {
     "ContradictionWon": (MEMORY, ContradictionWon("m-hidden", "newer")),
     "ContradictionLost": (MEMORY, ContradictionLost("m-seen", "older")),
     "MemoryForgotten": (MEMORY, MemoryForgotten()),
+    "WordsErased": (MEMORY, WordsErased("m-gone", (2, 3))),
     "LinkCreated": ("link-relates_to-m1-m-seen", links.LinkCreated("m1", "m-seen", "relates_to", 0.75, "explicit")),
     "LinkRemoved": ("link-relates_to-m1-m-seen", links.LinkRemoved("m1", "m-seen", "relates_to")),
     "ProjectCreated": (PROJECT, projects.ProjectCreated("kitchen", "Kitchen", "d", ("k",), "personal-owner")),

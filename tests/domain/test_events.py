@@ -66,12 +66,12 @@ STORED_TYPES = (
     "TokenRevoked", "PairIssued", "GrantRevoked", "SigningKeyMade", "JobStarted", "JobFinished", "VapidKeyGenerated",
     "PushSubscribed", "PushUnsubscribed", "ReminderPushed", "ConflictSuspected", "ConflictAnswered",
     "IntegrationConnected", "IntegrationSynced", "MirrorIndexed", "MirrorDropped", "IntegrationDisconnected",
-    "MirrorSynced", "IntegrationListed",
+    "MirrorSynced", "IntegrationListed", "WordsErased",
 )
 
 
 def test_the_registry_holds_every_stored_type_and_nothing_else():
-    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 72
+    assert sorted(REGISTRY) == sorted(STORED_TYPES) and len(STORED_TYPES) == 73
 
 
 @pytest.mark.parametrize("type_name", STORED_TYPES)

@@ -140,13 +140,18 @@ def model():
 
 
 @pytest.fixture
-def smart(tmp_path, model):
+def smart_server(tmp_path, model):
     _, endpoint = model
     server = Server(tmp_path / "brain", model=True, env={"BRAIN_LLM": "openai", "BRAIN_LLM_BASE_URL": endpoint.url,
                                              "BRAIN_LLM_MODEL": "tiny", "BRAIN_LLM_TIMEOUT": "1"}).start()
     with server.client() as api:
-        yield api
+        yield server, api
     server.stop()
+
+
+@pytest.fixture
+def smart(smart_server):
+    return smart_server[1]
 
 
 def only(stored):
@@ -348,3 +353,52 @@ def test_racing_duplicates_with_one_idempotency_key_store_one_memory(api):
         answers = list(pool.map(send, range(6)))
     assert len({a["id"] for a in answers}) == 1 and all(a["ok"] for a in answers)
     assert api.get("/count").json() == {"count": 1}
+
+
+def every_byte(server) -> str:
+    """Every file of the brain's data directory, as text (the server checkpoints its WAL after a forget)."""
+    return "".join(p.read_bytes().decode("latin-1") for p in server.data_dir.rglob("*") if p.is_file())
+
+
+def everything_said_of(api, memory_id: str, then: int) -> str:
+    """What every read of a memory answers: its entry with diffs, its entry as it was at `then`, the export, and a
+    recall for its words."""
+    return json.dumps([api.get("/entry", params={"id": memory_id, "diff": "1"}).json(),
+                       api.get("/entry", params={"id": memory_id, "as_of": str(then)}).json(),
+                       api.get("/export").json(), api.get("/recall", params={"query": "falcon go-live"}).json()])
+
+
+def test_forget_takes_its_words_out_of_the_model_reasons_and_merges_they_were_copied_into(smart_server, model):
+    """Issue 62 item 3: a model's reason quoting the forgotten note on the memory it retired, and a note merged
+    into another memory then split out with "keep both", leave nothing of their words once forgotten."""
+    server, api = smart_server
+    script, _ = model
+    old = capture(api, "The Falcon go-live date is May 5.")["id"]
+    note = "The Falcon go-live date is now June 9: vendor ZEPHYRINE missed the audit."
+    script.verdict = lambda new, stored, full: (
+        {"action": "contradiction", "target_id": old, "reason": f"'{new}' moves the date"} if full
+        else {"contradicts": True, "conflicting_id": old, "reason": f"'{new}' moves the date"})
+    newer = capture(api, note)
+    assert newer["resolved_conflict"] == old and "ZEPHYRINE" in json.dumps(entry(api, old)["timeline"])
+
+    floor = capture(api, "The agency pricing floor is $6k per project.")["id"]
+    folded = "The agency pricing floor is $6k per project, signed off by QUILLFEATHER."
+    script.verdict = lambda new, stored, full: (
+        {"action": "merge", "target_id": floor, "reason": "overlap",
+         "merged_content": "The agency pricing floor is $6k per project. Signed off by QUILLFEATHER."} if full
+        else {"contradicts": False})
+    merged = capture(api, folded)
+    assert merged["action"] == "merged" and "QUILLFEATHER" in entry(api, floor)["content"]
+    then = int(time.time() * 1000)
+    time.sleep(0.01)
+    split = api.post("/conflicts/answer", json={"conflict": merged["conflict"], "keep": "both"}).json()["stored"]
+    assert entry(api, split)["content"] == folded
+
+    for forgotten in (newer["id"], split):
+        assert api.post("/forget", json={"id": forgotten}).json()["ok"] is True
+    said = everything_said_of(api, old, then) + everything_said_of(api, floor, then)
+    assert "ZEPHYRINE" not in said  # the model's reason, on the memory it retired
+    assert "QUILLFEATHER" not in said  # the note merged in, then split out
+    assert entry(api, floor)["content"] == "The agency pricing floor is $6k per project."
+    stored = every_byte(server)
+    assert "ZEPHYRINE" not in stored and "QUILLFEATHER" not in stored

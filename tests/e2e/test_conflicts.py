@@ -8,7 +8,7 @@ import anyio
 import httpx
 import pytest
 
-from .test_capture_outcomes import model, only, smart  # noqa: F401  (fixtures)
+from .test_capture_outcomes import model, only, smart, smart_server  # noqa: F401  (fixtures)
 from .test_mcp import call, over_http
 
 

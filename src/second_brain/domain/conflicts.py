@@ -57,7 +57,7 @@ class ConflictAnswered:
     item: str  # the item's name: `<memory id>@<version>` of the event that made it
     kind: str  # one of KINDS
     keep: str  # one of KEEPS
-    other_id: str  # the other memory of the pair ("" for a note that was folded in and stays so)
+    other_id: str  # the other memory of the pair: for a folded note, the memory it was split out as ("" if none)
     SCHEMA: ClassVar[int] = 1
 
 
@@ -152,6 +152,15 @@ def answer(kind: str, keep: str, item: str, older: Memory, newer: Memory | None,
         older_time = [TimeAnchorCleared()]
     return Answer({older.id: [*retagged(older, older_tags), *older_time, said(newer.id)],
                    newer.id: [*retagged(newer, newer_tags), said(older.id)]})
+
+
+def split_out(decided: Answer, item: str, kind: str, older_id: str, note_id: str) -> Answer:
+    """The answer once the note a merge (or replacement) took in is stored again as `note_id`: each side's
+    `ConflictAnswered` names the other, so forgetting that memory finds the revision that held its words."""
+    events = {memory_id: [ConflictAnswered(e.item, e.kind, e.keep, note_id) if isinstance(e, ConflictAnswered) else e
+                          for e in evs] for memory_id, evs in decided.events.items()}
+    events[note_id] = [ConflictAnswered(item, kind, "both", older_id)]
+    return Answer(events, decided.note)
 
 
 def _kind(memory: Memory) -> str:

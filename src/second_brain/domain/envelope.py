@@ -6,7 +6,7 @@ for it, so no event module imports another. `second_brain.domain` imports each o
 domain a process imports first, the registry holds every event that exists.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -70,6 +70,17 @@ class Envelope:
 def is_tombstone(event: object) -> bool:
     """True for events after which a stream's earlier content must be erased."""
     return bool(getattr(event, "TOMBSTONE", False))
+
+
+def erased_by(event: object, version: int) -> Sequence[int]:
+    """The earlier versions of its own stream whose content an event at `version` erases: every one for a
+    tombstone, those it names for an event that `NAMES_ERASED` (another memory's words taken out of this stream's
+    history); none for any other event."""
+    if is_tombstone(event):
+        return range(1, version)
+    if getattr(event, "NAMES_ERASED", False):
+        return tuple(v for v in event.versions if 0 < v < version)  # type: ignore[attr-defined]
+    return ()
 
 
 def to_data(event: "DataclassInstance") -> dict[str, Any]:

@@ -11,6 +11,7 @@ from .envelope import UPCASTERS as UPCASTERS
 from .envelope import Envelope as Envelope
 from .envelope import Erased as Erased
 from .envelope import Upcaster as Upcaster
+from .envelope import erased_by as erased_by
 from .envelope import from_data as from_data
 from .envelope import is_tombstone as is_tombstone
 from .envelope import stored, upcasts
@@ -383,11 +384,28 @@ class MemoryForgotten:
 shows(MemoryForgotten, "deleted", line=lambda e, other: "forgotten: its history is erased")
 
 
+@stored
+@dataclass(frozen=True)
+class WordsErased:
+    """The forgotten memory `memory_id` was quoted in this memory's history (a model's reason for a contradiction
+    between the two, a note merged in and split out again as that memory): the store erases the content of the
+    events at `versions` of this stream, as a tombstone does for its own. This memory's state is left as it is."""
+
+    memory_id: str
+    versions: tuple[int, ...]
+    SCHEMA: ClassVar[int] = 1
+    NAMES_ERASED: ClassVar[bool] = True
+
+
+shows(WordsErased, "words_erased", payload=lambda e: {"events": len(e.versions)},
+      line=lambda e, other: f"erased what it quoted of a forgotten memory ({len(e.versions)} events)")
+
+
 DomainEvent = (
     MemoryCaptured | MemoryImported | MemoryAppended | MemoryRevised | TagsChanged | StatusChanged | MemoryRecalled
     | MemoryOpened | TimeAnchorSet | TimeAnchorCleared | MemoryClassified | DuplicateSuspected | ContradictionWon
     | ContradictionLost | StalenessJudged | MemoryRolledUp | MemoryReleased | DigestComposed | MemoryShared
-    | MemoryUnshared | MemoryForgotten | Erased
+    | MemoryUnshared | MemoryForgotten | WordsErased | Erased
 )
 
 MEMORY_STREAM = "memory-"  # the prefix of every memory's stream id

@@ -46,6 +46,7 @@ from .events import (
     TagsChanged,
     TimeAnchorCleared,
     TimeAnchorSet,
+    WordsErased,
 )
 from .integrations import MirrorSynced, refused
 from .patterns import MemoryDrawnInto
@@ -290,7 +291,8 @@ def _unanchored(event: TimeAnchorCleared, state: Memory, step: Step) -> Memory:
 
 
 @_apply.register  # ReminderPushed: the push sender's note; the rest point at other memories
-def _counted(event: Erased | DuplicateSuspected | ReminderPushed | DigestComposed | MemoryDrawnInto, state: Memory,
+def _counted(event: Erased | DuplicateSuspected | ReminderPushed | DigestComposed | MemoryDrawnInto | WordsErased,
+             state: Memory,
              step: Step) -> Memory:
     return replace(state, version=step.version)
 

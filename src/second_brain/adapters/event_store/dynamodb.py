@@ -38,7 +38,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ... import __version__
 from ...domain.errors import ConcurrencyConflict, NewerFormat, StoreUnavailable
-from ...domain.events import Envelope, from_data, is_tombstone, memory_of, to_data
+from ...domain.events import Envelope, erased_by, from_data, is_tombstone, memory_of, to_data
 from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from .checks import begun_after, expected_versions, touched
 from .keys import KmsKeyring
@@ -169,8 +169,8 @@ class DynamoDBEventStore:
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # a slot taken, or an item busy: again
                 continue
             for event in stored:
-                if is_tombstone(event.event):
-                    self._finish_erasure(event.stream_id, event.version, event.position)
+                if erased := erased_by(event.event, event.version):
+                    self._finish_erasure(event.stream_id, erased, event.position, is_tombstone(event.event))
             return stored
         raise StoreUnavailable("the event log is too busy: the append kept meeting other writers")
 
@@ -199,10 +199,12 @@ class DynamoDBEventStore:
             kinds.append(("put", event.stream_id, event.version))
             items.extend({"Put": {"TableName": self.table, "Item": part}} for part in parts)
             kinds.extend(("part", event.stream_id, event.version) for _ in parts)
-            if is_tombstone(event.event):
+            if erased := erased_by(event.event, event.version):
+                # A tombstone erases every earlier version (and its memory's key); another erasure, those it names.
+                which = ({"before": {"N": str(event.version)}} if is_tombstone(event.event)
+                         else {"versions": {"NS": [str(v) for v in erased]}})
                 items.append({"Put": {"TableName": self.table, "Item": {
-                    **_key(ERASURES, event.position), "target": {"S": event.stream_id},
-                    "before": {"N": str(event.version)}}}})
+                    **_key(ERASURES, event.position), "target": {"S": event.stream_id}, **which}}})
                 kinds.append(("part", event.stream_id, event.version))
         expires = str(int(time.time()) + SLOT_LIFETIME_S)
         for claim in claims:
@@ -225,25 +227,25 @@ class DynamoDBEventStore:
             TableName=self.table, ConsistentRead=True,
             KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": ERASURES}},
         )
-        return sum(self._finish_erasure(m["target"]["S"], int(m["before"]["N"]), int(m["version"]["N"]))
-                   for m in markers)
+        return sum(self._finish_erasure(m["target"]["S"], versions, int(m["version"]["N"]), shred)
+                   for m in markers for versions, shred in [_erasure(m)])
 
-    def _finish_erasure(self, stream_id: str, before: int, position: int) -> bool:
-        """Destroy the memory's key (every copy of its events is then sealed for good), erase the stream's events
-        before `before`, then strike its marker; False if that stopped halfway (the forget is committed: the
-        marker stays for the next `complete_erasures`)."""
+    def _finish_erasure(self, stream_id: str, versions: Sequence[int], position: int, shred: bool) -> bool:
+        """For a tombstone (`shred`), destroy the memory's key (every copy of its events is then sealed for good);
+        erase the stream's events at `versions`, then strike the marker; False if that stopped halfway (the
+        erasure is committed: the marker stays for the next `complete_erasures`)."""
         try:
-            if self.keyring is not None and (scope := memory_of(stream_id)) is not None:
+            if shred and self.keyring is not None and (scope := memory_of(stream_id)) is not None:
                 self.keyring.destroy(scope)
-            self._erase(stream_id, before)
+            self._erase(stream_id, versions)
             self.client.delete_item(TableName=self.table, Key=_key(ERASURES, position))
         except (ClientError, BotoCoreError, StoreUnavailable):
             log.exception("erasing %s stopped halfway; the nightly run finishes it", stream_id)
             return False
         return True
 
-    def _erase(self, stream_id: str, before: int) -> None:
-        for version in range(1, before):
+    def _erase(self, stream_id: str, versions: Sequence[int]) -> None:
+        for version in versions:
             old = self.client.update_item(
                 TableName=self.table, Key=_key(stream_id, version),
                 UpdateExpression="SET #d = :empty, erased = :yes REMOVE packed, parts, sealed_by",
@@ -509,6 +511,13 @@ def _item(event: Envelope, partitions: Sequence[str], keyring: KmsKeyring | None
     stream = _part_stream(event.stream_id, event.version)
     return item | {"parts": {"N": str(len(chunks))}}, [
         _key(stream, part) | {"chunk": {"B": chunk}} for part, chunk in enumerate(chunks)]
+
+
+def _erasure(marker: dict[str, Any]) -> tuple[Sequence[int], bool]:
+    """The versions a pending erasure's marker names, and whether it is a tombstone's (which shreds the key)."""
+    if "versions" in marker:
+        return sorted(int(v) for v in marker["versions"]["NS"]), False
+    return range(1, int(marker["before"]["N"])), True
 
 
 def _bound(stream_id: str, version: int) -> str:

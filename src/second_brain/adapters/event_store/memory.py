@@ -5,7 +5,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from ...domain.events import Envelope, Erased, is_tombstone
+from ...domain.events import Envelope, Erased, erased_by
 from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from .checks import begun_after, check_expected_versions, dense_scan_back, touched
 
@@ -29,16 +29,16 @@ class InMemoryEventStore:
                 self._log.append(stored_event)
                 self._streams.setdefault(event.stream_id, []).append(len(self._log) - 1)
                 stored.append(stored_event)
-                if is_tombstone(event.event):
-                    self._erase(event.stream_id, before=event.version)
+                if erased := erased_by(event.event, event.version):
+                    self._erase(event.stream_id, set(erased))
         for subscriber in self._subscribers:
             subscriber(stored)
         return stored
 
-    def _erase(self, stream_id: str, before: int) -> None:
+    def _erase(self, stream_id: str, versions: set[int]) -> None:
         for index in self._streams[stream_id]:
             event = self._log[index]
-            if event.version < before and not isinstance(event.event, Erased):
+            if event.version in versions and not isinstance(event.event, Erased):
                 self._log[index] = replace(event, event=Erased(event.type))
 
     def read_stream(self, stream_id: str) -> list[Envelope]:

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from ... import __version__
 from ...domain.errors import ConcurrencyConflict, NewerFormat
-from ...domain.events import Envelope, from_data, is_tombstone, to_data
+from ...domain.events import Envelope, erased_by, from_data, is_tombstone, to_data
 from ...ports.event_store import EVERY, EventMatch, Scanned, Touch
 from ..sqlite_database import SQLiteDatabase
 from .checks import check_expected_versions, dense_scan_back
@@ -107,6 +107,10 @@ class SQLiteEventStore:
                         "UPDATE events SET data = '{}', erased = 1 WHERE stream_id = ? AND version < ?",
                         (event.stream_id, event.version),
                     )
+                    erased_any = True
+                elif named := erased_by(event.event, event.version):
+                    conn.executemany("UPDATE events SET data = '{}', erased = 1 WHERE stream_id = ? AND version = ?",
+                                     [(event.stream_id, version) for version in named])
                     erased_any = True
             self._project(conn, stored)
         for projection in self.projections:

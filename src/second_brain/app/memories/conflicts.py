@@ -34,7 +34,8 @@ LAST = 2**62  # a position past any the log will hold: a page from the newest ev
 MADE_BY = ("ContradictionLost", "DuplicateSuspected", "ConflictSuspected", "MemoryRevised")
 # What a capture's change may be followed by without the answer overwriting anything a person did since.
 QUIET = ("MemoryRecalled", "MemoryOpened", "MemoryClassified", "StalenessJudged", "ReminderPushed",
-         "DuplicateSuspected", "ContradictionWon", "ContradictionLost", "ConflictSuspected", "MemoryDrawnInto")
+         "DuplicateSuspected", "ContradictionWon", "ContradictionLost", "ConflictSuspected", "MemoryDrawnInto",
+         "WordsErased")
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,11 @@ class ConflictReview:
             # The note a merge took in is stored first, under a key the item names: a retry after a lost race (or
             # a crash before the answer's append) finds it stored and gets the same memory, never a second one.
             stored = self.store_note(ctx, decided.note, item.older, f"conflict-{item.name}") if decided.note else None
-            now = self.clock.now_ms()
             by_id = {m.id: m for m in pair}
+            if stored and (note := self._memory(stored)) is not None:
+                decided = k.split_out(decided, item.name, item.kind, item.older.id, stored)
+                by_id[stored] = note
+            now = self.clock.now_ms()
             batch = [e for memory_id_, evs in decided.events.items()
                      for e in envelopes(ctx, memory_stream(memory_id_), by_id[memory_id_].version, evs,
                                         by_id[memory_id_].workspace, now)]
@@ -188,7 +192,7 @@ class ConflictReview:
         re-statused since."""
         if item.kind not in ("merged", "replaced", "retired") or keep == "newer":
             return  # nothing of the older memory is restored
-        later = [e for e in events[_batch(events, made)[1]:] if e.type not in QUIET]
+        later = [e for e in events[batch_of(events, made)[1]:] if e.type not in QUIET]
         if later:
             raise Outdated(f"Memory {item.older.id} was changed after the capture: edit it directly instead")
 
@@ -200,7 +204,7 @@ def _makes_item(event: object) -> bool:
     return isinstance(event, (ContradictionLost, DuplicateSuspected, k.ConflictSuspected))
 
 
-def _batch(events: list[Envelope], made: Envelope) -> tuple[int, int]:
+def batch_of(events: list[Envelope], made: Envelope) -> tuple[int, int]:
     """Where the append that wrote `made` begins and ends in its stream (indexes, end exclusive): the events around
     it with its request id and its time (one append stamps all of its events with one time)."""
     index = next(i for i, e in enumerate(events) if e.version == made.version)
@@ -214,7 +218,7 @@ def _batch(events: list[Envelope], made: Envelope) -> tuple[int, int]:
 
 def _before_request(events: list[Envelope], made: Envelope) -> list[Envelope]:
     """The stream's events before the append that wrote `made`."""
-    return events[:_batch(events, made)[0]]
+    return events[:batch_of(events, made)[0]]
 
 
 def _deprecated_after(memory: Memory, events: list[object]) -> bool:

@@ -1,11 +1,15 @@
-"""Forget: a memory erased, and in the same atomic append every memory written from its words and every claim on
-its texts; taking a memory back from the team erases what the team's digests and patterns drew from it."""
+"""Forget: a memory erased, and in the same atomic append every memory written from its words, every claim on
+its texts and every event of another memory that quoted them; taking a memory back from the team erases what the
+team's digests and patterns drew from it."""
 
 from ...domain import patterns
 from ...domain.capture import content_stream
+from ...domain.conflicts import ConflictAnswered, parse_item
 from ...domain.events import (
     ContentClaimed,
     ContentReleased,
+    ContradictionLost,
+    ContradictionWon,
     DigestComposed,
     Envelope,
     MemoryCaptured,
@@ -14,13 +18,20 @@ from ...domain.events import (
     MemoryReleased,
     MemoryRevised,
     MemoryRolledUp,
+    TagsChanged,
+    TimeAnchorSet,
+    WordsErased,
     memory_stream,
 )
 from ...domain.integrations import refused
 from ...domain.memory import Memory, evolve
 from ..handling import Context, envelopes, retrying
 from ..handling import system as system_context
+from .conflicts import batch_of
 from .streams import MemoryStreams, may_change, rolled_into
+
+# What a merge (or replacement) wrote of the note it took in, on the memory it took it into.
+FOLDED = (MemoryRevised, TagsChanged, TimeAnchorSet)
 
 
 class Erasure:
@@ -44,7 +55,7 @@ class Erasure:
                 now = streams.clock.now_ms()
                 batch = envelopes(ctx, memory_stream(memory_id), state.version, [MemoryForgotten()],
                                   state.workspace, now)
-                streams.store.append(batch + self.derived(state, history, now)
+                streams.store.append(batch + self.derived(state, history, now) + self._quoting(state, history, now)
                                      + self._released_claims(ctx, state, history, now))
                 return evolve(state, MemoryForgotten())
 
@@ -71,6 +82,37 @@ class Erasure:
         for target, events in changes:
             system = system_context(target.workspace, f"forget-{memory.id}")
             batch += envelopes(system, memory_stream(target.id), target.version, events, target.workspace, now)
+        return batch
+
+    def _quoting(self, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
+        """A `WordsErased` on each other memory whose history quotes this one: its side of a contradiction between
+        the two (a model's reason may quote either note; the rules' reasons are fixed sentences, but which wrote
+        it is not kept), and the revision that took this memory's text in before a "keep both" split it out again
+        as this memory. Each side of both records names the other, so this memory's own history finds them."""
+        quoted: dict[str, set[int]] = {}
+        for event in (e.event for e in history):
+            if isinstance(event, ContradictionWon | ContradictionLost):
+                quoted.setdefault(event.other_id, set())
+            elif isinstance(event, ConflictAnswered) and event.kind in ("merged", "replaced") and event.other_id:
+                other_id, version = parse_item(event.item)
+                if other_id == event.other_id:
+                    quoted.setdefault(other_id, set()).add(version)
+        batch: list[Envelope] = []
+        for other_id, folded_at in quoted.items():
+            if other_id == memory.id:
+                continue
+            state, other_history = self.streams.state_of(other_id)
+            if not state.exists:
+                continue
+            versions = {e.version for e in other_history
+                        if isinstance(e.event, ContradictionWon | ContradictionLost) and e.event.other_id == memory.id}
+            for made in (e for e in other_history if e.version in folded_at):
+                start, end = batch_of(other_history, made)
+                versions.update(e.version for e in other_history[start:end] if isinstance(e.event, FOLDED))
+            if versions:
+                system = system_context(state.workspace, f"forget-{memory.id}")
+                batch += envelopes(system, memory_stream(other_id), state.version,
+                                   [WordsErased(memory.id, tuple(sorted(versions)))], state.workspace, now)
         return batch
 
     def _released_claims(self, ctx: Context, memory: Memory, history: list[Envelope], now: int) -> list[Envelope]:
