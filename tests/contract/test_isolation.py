@@ -218,7 +218,10 @@ def test_an_admin_changes_only_the_teams_they_belong_to(world):
 
 @pytest.mark.parametrize(("name", "status"), [
     ("Owner", 400), ("owner", 400), ("ＯＷＮＥＲ", 400), ("Second Brain", 400), ("me", 400), ("B\u200bob", 400),
-    ("\u202eboB", 400), ("Bo\u0000b", 400), ("Cat\u2066", 400), ("ann", 409), ("Ann ", 409), ("ＡＮＮ", 409)])
+    ("\u202eboB", 400), ("Bo\u0000b", 400), ("Cat\u2066", 400), ("ann", 409), ("Ann ", 409), ("ＡＮＮ", 409),
+    # issue 62 item 2: look-alike letters and marks nobody sees
+    ("\u041ewner", 400), ("\u039fwner", 400), ("Owner\u034f\u034f", 400), ("Owner\u3164", 400),
+    ("Owner\ufe0f", 400), ("Owner\u2800", 400), ("Owner\u115f", 400), ("Second Br\u0430in", 400)])
 def test_a_member_cannot_take_a_name_that_is_reserved_taken_or_hidden(world, name, status):
     cat = world["api"]("Cat")
     answer = cat.post("/team/profile", json={"name": name})
@@ -366,3 +369,101 @@ def test_an_integration_and_its_mirrors_are_its_owners_alone(world, tmp_path):
         refused = caller.post("/integrations", json={"kind": "notes", "settings": {"path": str(vault)}})
         assert refused.status_code == 403 and "owner" in refused.json()["error"]
     assert [x["id"] for x in owner.get("/integrations").json()["integrations"]] == [integration]
+
+
+# -- issue 62 item 9: each trust boundary of round 3, on both read models --------------------------------------------
+
+
+class QuotingTriage:
+    """A language model's verdicts, scripted: the note it is told of contradicts, or is merged into, a memory, with a
+    reason that quotes the note (as models do)."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[str, object] = {}
+
+    def assess(self, content: str, workspace: str):
+        from second_brain.domain.capture import Verdict
+        return self.verdicts.get(content, Verdict("store"))
+
+
+def test_a_forgotten_note_leaves_no_words_in_the_memories_that_quoted_it(brain, world):
+    """Item 3: its words in a model's reason on the memory it retired, and in a memory it was merged into and
+    split out of again ("keep both"), are gone from every read of those memories once it is forgotten."""
+    from second_brain.domain.capture import Verdict
+
+    bob = world["api"]("Bob")
+    triage = brain.memories.triage = QuotingTriage()
+    old = bob.post("/capture", json={"content": "The Falcon go-live date is May 5"}).json()["id"]
+    note = "The Falcon go-live date is June 9, vendor ZEPHYRINE slipped"
+    triage.verdicts[note] = Verdict("contradiction", old, 0.93, f"'{note}' moves the date",
+                                    match_content="The Falcon go-live date is May 5")
+    newer = bob.post("/capture", json={"content": note}).json()
+    assert newer["resolved_conflict"] == old
+    floor = bob.post("/capture", json={"content": "The agency pricing floor is $6k"}).json()["id"]
+    folded = "The agency pricing floor is $6k, signed by QUILLFEATHER"
+    triage.verdicts[folded] = Verdict("merge", floor, 0.95, "overlap",
+                                      "The agency pricing floor is $6k. Signed by QUILLFEATHER.",
+                                      match_content="The agency pricing floor is $6k")
+    merged = bob.post("/capture", json={"content": folded}).json()
+    assert merged["action"] == "merged"
+    split = bob.post("/conflicts/answer", json={"conflict": merged["conflict"], "keep": "both"}).json()["stored"]
+    bob.post("/vectorize-pending", params={"limit": 100})
+    for forgotten in (newer["id"], split):
+        assert bob.post("/forget", json={"id": forgotten}).json()["ok"] is True
+    reads = [bob.get("/entry", params={"id": m, "diff": "1"}).text for m in (old, floor)]
+    reads += [bob.get("/export").text, bob.get("/list").text, bob.get("/timeline").text,
+              bob.get("/recall", params={"query": "Falcon go-live ZEPHYRINE"}).text,
+              bob.get("/recall", params={"query": "pricing floor QUILLFEATHER"}).text]
+    for word in ("ZEPHYRINE", "QUILLFEATHER"):
+        assert not any(word in read for read in reads), word
+    assert bob.get("/entry", params={"id": floor}).json()["entry"]["content"] == "The agency pricing floor is $6k"
+
+
+def test_errors_quote_little_of_what_was_sent(world):
+    """Item 5: an error names what it refused in at most 40 characters of it, on every route."""
+    owner = world["api"]("owner")
+    answers = [owner.post("/conflicts/answer", json={"conflict": "x" * 300_000 + "@1", "keep": "both"}),
+               owner.post("/integrations", json={"kind": "k" * 100_000, "settings": {}}),
+               owner.post("/integrations", json={"kind": "notes", "settings": {"p" * 50_000: 1}}),
+               owner.get("/entry", params={"id": "y" * 5_000})]
+    for answer in answers:
+        assert answer.status_code in (400, 404) and answer.json()["ok"] is False, answer.text[:200]
+        assert len(answer.text) < 600, answer.text[:200]
+
+
+@pytest.mark.parametrize("tag", ["a\u0000b", "line\nbreak", "bell\u0007", "\u202eright", "zero\u200bwidth",
+                                 "filler\u3164"])
+def test_tags_refuse_what_a_reader_cannot_see(world, tag):
+    """Item 6: tags refuse control, bidirectional and zero-width characters, as names do."""
+    cat = world["api"]("Cat")
+    captured = cat.post("/capture", json={"content": "A note with an odd tag", "tags": [tag],
+                                          "workspace": "company"})
+    assert (captured.status_code, captured.json()["ok"]) == (400, False), captured.text
+    memory = cat.post("/capture", json={"content": "Cat's note to tag later", "workspace": "company"}).json()["id"]
+    tagged = cat.post("/tags", json={"id": memory, "add": [tag]})
+    assert (tagged.status_code, tagged.json()["ok"]) == (400, False), tagged.text
+    assert world["api"]("Ann").get("/entry", params={"id": memory}).json()["entry"]["tags"] == [
+        t for t in cat.get("/entry", params={"id": memory}).json()["entry"]["tags"]]
+    assert tag not in str(world["api"]("Ann").get("/list").json())
+
+
+def test_a_device_another_member_registered_stays_theirs(brain, world):
+    """Item 7: re-subscribing an endpoint someone else registered is refused; their reminders stay on it."""
+    brain.push.resolve = lambda host: ["93.184.216.34"]  # a public address: this suite has no network
+    device = {"endpoint": "https://push.example.com/w/cats-phone",
+              "keys": {"p256dh": p256dh(), "auth": "MDEyMzQ1Njc4OWFiY2RlZg"}}  # 16 bytes
+    assert world["api"]("Cat").post("/push/subscribe", json={"subscription": device}).json()["ok"] is True
+    answer = world["api"]("Bob").post("/push/subscribe", json={"subscription": device})
+    assert (answer.status_code, answer.json()["ok"]) == (409, False), answer.text
+    holders = {d.actor for d in brain.push.state().devices.values()}
+    members = {m["name"]: m["id"] for m in world["api"]("owner").get("/team/members").json()["members"]}
+    assert holders == {members["Cat"]}
+
+
+def test_a_notes_folder_is_never_the_whole_disk_a_system_folder_or_the_brains_own(brain, world):
+    """Item 8: `/`, a system folder and the brain's data directory (or a folder holding it) are refused."""
+    owner = world["api"]("owner")
+    for path in ("/", "/etc", "/proc", str(brain.settings.data_dir), str(brain.settings.data_dir.parent)):
+        answer = owner.post("/integrations", json={"kind": "notes", "settings": {"path": path}})
+        assert (answer.status_code, answer.json()["ok"]) == (400, False), (path, answer.text)
+    assert owner.get("/integrations").json()["integrations"] == []

@@ -31,7 +31,7 @@ def mirror_id(brain, integration_id: str, external_id: str) -> str:
 
 @pytest.fixture
 def brain(request, tmp_path, clock):
-    brain = make_brain("sqlite", request, tmp_path, clock, FakeEmbedder())
+    brain = make_brain(getattr(request, "param", "sqlite"), request, tmp_path, clock, FakeEmbedder())
     yield brain
     brain.close()
 
@@ -310,6 +310,7 @@ def test_a_request_writes_for_its_time_and_the_rest_follows_off_the_request(brai
     assert (listed["mirrors"], listed["complete"], listed["last_error"]) == (12, True, None)
 
 
+@pytest.mark.parametrize("brain", ["sqlite", "opensearch"], indirect=True)  # issue 62 item 9: on both read models
 def test_a_member_cannot_claim_a_mirror_s_id_first(brain, owner, tmp_path):
     """Issue 62: a member who sees a company integration's id and guesses a file name cannot compute its mirror's
     id (it is keyed with the brain's secret), and even a memory already at that id never hides the note: the item

@@ -70,8 +70,9 @@ def opensearch_brain(url: str, tmp_path, clock, embedder, log=None, refresh: boo
     index = OpenSearchIndex(OpenSearch(url, timeout=60), log, prefix=prefix, dimension=embedder.dimension,
                             refresh=refresh)
     store = ProjectingEventStore(log, [index])
+    # As deployed, where the keys table holds the brain's secret: claims and mirror ids are keyed with it.
     return assemble(Settings(data_dir=tmp_path / "unused"), clock, store, index.read_model, index.vectors, embedder,
-                    NoLanguageModel(), None, worker=False, index_check=index.check)
+                    NoLanguageModel(), None, worker=False, index_check=index.check, content_key=os.urandom(32))
 
 
 def make_brain(backend: str, request, tmp_path, clock, embedder) -> Brain:
