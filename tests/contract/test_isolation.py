@@ -221,7 +221,8 @@ def test_an_admin_changes_only_the_teams_they_belong_to(world):
     ("\u202eboB", 400), ("Bo\u0000b", 400), ("Cat\u2066", 400), ("ann", 409), ("Ann ", 409), ("ＡＮＮ", 409),
     # issue 62 item 2: look-alike letters and marks nobody sees
     ("\u041ewner", 400), ("\u039fwner", 400), ("Owner\u034f\u034f", 400), ("Owner\u3164", 400),
-    ("Owner\ufe0f", 400), ("Owner\u2800", 400), ("Owner\u115f", 400), ("Second Br\u0430in", 400)])
+    ("Owner\ufe0f", 400), ("Owner\u2800", 400), ("Owner\u115f", 400), ("Second Br\u0430in", 400),
+    ("0wner", 400), ("\u0391\u039d\u039d", 409)])  # a zero for the O; "ANN" in Greek capitals
 def test_a_member_cannot_take_a_name_that_is_reserved_taken_or_hidden(world, name, status):
     cat = world["api"]("Cat")
     answer = cat.post("/team/profile", json={"name": name})

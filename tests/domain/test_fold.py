@@ -57,6 +57,7 @@ ON_BASE: dict[str, dict[str, object]] = {
     "ReminderPushed": {},
     "ConflictSuspected": {},
     "ConflictAnswered": {},
+    "WordsErased": {},  # the store erases what it names; the state stays
     "MirrorSynced": {"mirror": "i-1", "origin": "file:///vault/a.md", "mirror_hash": "h1"},
 }
 MEMORY_EVENTS = [name for name, (stream, _) in SAMPLES.items() if stream == MEMORY]

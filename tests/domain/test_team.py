@@ -114,3 +114,23 @@ def test_names_are_compared_by_what_they_look_like():
         team.check_unique_name("\u0421\u041e\u0420\u0415", "m-2", owner_name="Ada")  # СОРЕ in Cyrillic
     with pytest.raises(InvalidInput, match="reserved"):
         team.check_unique_name("\u041c\u0415", "m-2", owner_name="Ada")  # МЕ in Cyrillic: "me"
+
+
+@pytest.mark.parametrize(("name", "looks_like"), [
+    ("\u13df\u13aa\u13a2", "Cat"),  # ᏟᎪᎢ in Cherokee letters
+    ("\u0391\u039d\u039d", "ANN"),  # ΑΝΝ in Greek capitals
+    ("0wner", "Owner"),  # a zero for the O
+    ("BiII", "Bill"),  # capital I's for the l's
+    ("\uff22\uff4f\uff42", "Bob"),  # full-width
+])
+def test_every_script_s_look_alikes_share_the_latin_names_skeleton(name, looks_like):
+    """Unicode TS #39's confusables (all of them, not a table of a few scripts): a name drawn like another is that
+    name, in any script and with digits for letters."""
+    assert t.name_key(name) == t.name_key(looks_like)
+    team = folded(t.MemberAdded("m-1", looks_like, "", "member", "h"))
+    with pytest.raises(InvalidInput if looks_like == "Owner" else AlreadyExists):
+        team.check_unique_name(name, "m-2", owner_name="Ada")
+
+
+def test_names_that_only_share_letters_stay_apart():
+    assert len({t.name_key(n) for n in ("Zoë", "Zoe", "José", "Jose", "Łukasz", "Lukasz", "田中", "Ann", "Anna")}) == 9

