@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from second_brain.adapters.integrations.caldav import SameOrigin
+from second_brain.adapters.integrations.caldav import SameOrigin, named_hosts
+from second_brain.domain.errors import InvalidInput
 from tests.support.ical import calendar as ics
 from tests.support.ical import event, stamp
 from tests.support.radicale_server import PASSWORD, USER, Radicale
@@ -261,3 +262,19 @@ def test_the_password_goes_only_to_the_configured_servers_origin():
     assert "authorization" not in next(british.auth_flow(httpx.Request("GET", "https://dav.attacker.co.uk/"))).headers
     local = SameOrigin("http://127.0.0.1:5232/", "me", "pw")
     assert "authorization" not in next(local.auth_flow(httpx.Request("GET", "http://10.0.0.1/"))).headers
+
+
+def test_a_host_the_user_named_gets_the_password_over_https_only():
+    """Issue 62 item 7: besides the configured origin, the hosts the user named in `settings.hosts` (a server that
+    keeps calendars on another host), over https on its default port, and no host an answer names."""
+    hosts = named_hosts({"hosts": " Cal2.Example.org., p3.example.net"})
+    named = SameOrigin("https://dav.example.org/", "me", "pw", hosts)
+    for url, sent in (("https://cal2.example.org/c/", True), ("https://p3.example.net/c/", True),
+                      ("http://cal2.example.org/c/", False), ("https://cal2.example.org:8443/c/", False),
+                      ("https://cal3.example.org/c/", False), ("https://x.p3.example.net/c/", False)):
+        assert ("authorization" in next(named.auth_flow(httpx.Request("PROPFIND", url))).headers) == sent, url
+    for bad in ("https://cal2.example.org", "cal2.example.org/path", "user@host.org", "*.example.org",
+                ",".join(f"h{n}.example.org" for n in range(11))):
+        with pytest.raises(InvalidInput):
+            named_hosts({"hosts": bad})
+    assert named_hosts({}) == frozenset()

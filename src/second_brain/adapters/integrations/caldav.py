@@ -25,6 +25,7 @@ import httpx
 
 from ...domain.errors import InvalidInput, StoreUnavailable
 from ...domain.integrations import ConnectForm, ConnectorSpec, Field
+from ...domain.text import shorten
 from ...ports.integrations import Item, Synced
 from ...settings import Settings
 from ..http.guarded import pinned_client, resolve
@@ -72,6 +73,8 @@ SPEC = ConnectorSpec(
               secret=True, format="password"),
         Field("calendar", "Only the calendar named", "only the calendar of this name (all if not given)",
               placeholder="all of them"),
+        Field("hosts", "Other hosts of this server", "other host names the server keeps your calendars on, which "
+              "get your user name and password too, over https (separated by commas)", placeholder="none"),
     ),
     form=ConnectForm("Connect a CalDAV calendar", "Connect CalDAV",
                      "A CalDAV server (Fastmail, iCloud, Nextcloud, Radicale): its address, or one calendar's. Each "
@@ -100,6 +103,7 @@ class CalDav:
                                "password go in settings.username and settings.password)")
         if not settings.get("username", "").strip() or not settings.get("password", ""):
             raise InvalidInput("A CalDAV calendar needs settings.username and settings.password")
+        named_hosts(settings)
         with self._client(settings) as client:  # a wrong password or address says so now, before connecting
             self._calendars(client, settings, InvalidInput)
 
@@ -212,7 +216,7 @@ class CalDav:
     def _client(self, settings: Mapping[str, str]) -> httpx.Client:
         client = pinned_client(self.resolver, self.allow_loopback)
         client.auth = SameOrigin(settings.get("url", ""), settings.get("username", "").strip(),
-                               settings.get("password", ""))
+                                 settings.get("password", ""), named_hosts(settings))
         client.timeout = TIMEOUT
         return client
 
@@ -253,13 +257,14 @@ class CalDav:
 
 
 class SameOrigin(httpx.Auth):
-    """Basic credentials sent only to the configured server's origin (scheme, host and port), never to another
-    host an answer names; the one exception is iCloud's own: caldav.icloud.com keeps a user's calendars on
-    pNN-caldav.icloud.com, reached over https. (Two hosts sharing their last labels are not one site: any
-    *.co.uk would have got the password.)"""
+    """Basic credentials sent only to the configured server's origin (scheme, host and port), or over https to a
+    host the user named (`hosts`), never to another host an answer names; the one exception is iCloud's own:
+    caldav.icloud.com keeps a user's calendars on pNN-caldav.icloud.com, reached over https. (Two hosts sharing
+    their last labels are not one site: any *.co.uk would have got the password.)"""
 
-    def __init__(self, url: str, username: str, password: str) -> None:
+    def __init__(self, url: str, username: str, password: str, hosts: frozenset[str] = frozenset()) -> None:
         self.origin = _origin_of(url)
+        self.hosts = hosts
         self.basic = httpx.BasicAuth(username, password)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
@@ -272,12 +277,28 @@ class SameOrigin(httpx.Auth):
         origin = _origin_of(url)
         if origin == self.origin:
             return True
-        scheme, host, _ = origin
+        scheme, host, port = origin
+        if scheme == "https" and port == 443 and host in self.hosts:
+            return True
         return (self.origin[1] == ICLOUD and scheme == "https" and ICLOUD_HOSTS.fullmatch(host) is not None)
 
 
 ICLOUD = "caldav.icloud.com"
 ICLOUD_HOSTS = re.compile(r"p\d{1,3}-caldav\.icloud\.com")
+HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
+MAX_HOSTS = 10
+
+
+def named_hosts(settings: Mapping[str, str]) -> frozenset[str]:
+    """The other hosts the user named (`settings.hosts`): host names only, each to get the credentials over https."""
+    names = [h.strip().lower().rstrip(".") for h in settings.get("hosts", "").split(",") if h.strip()]
+    if len(names) > MAX_HOSTS:
+        raise InvalidInput(f"settings.hosts names at most {MAX_HOSTS} hosts")
+    for name in names:
+        if not HOST_NAME.fullmatch(name):
+            raise InvalidInput(f"settings.hosts takes host names separated by commas (such as "
+                               f"p01-caldav.example.com), not {shorten(name)!r}")
+    return frozenset(names)
 
 
 def _origin_of(url: str) -> tuple[str, str, int | None]:
