@@ -123,7 +123,9 @@ def test_authentication(server):
         ("get", "/entry", None, 400, "Missing or empty id"),
         ("get", "/recall", None, 400, "Missing or empty query"),
         ("get", "/list?n=abc", None, 400, "n must be an integer"),
-        ("get", "/list?after=1.5", None, 400, "after must be an integer"),
+        ("get", "/list?after=1.5", None, 400, "after must be an ISO date (2026-12-03) or date-time (2026-12-03T09:30), "
+                                              "Unix ms, or words such as \"tomorrow at 10\", \"Friday at 9\", "
+                                              "\"in 3 days\", \"7d\" or \"last week\" (got '1.5')"),
         ("get", "/recall?query=x&topK=ten", None, 400, "topK must be an integer"),
         ("get", "/no-such-route", None, 404, "Not found"),
         ("delete", "/capture", None, 405, "Method not allowed"),

@@ -16,7 +16,7 @@ from .conftest import BRAIN, TOKEN
 
 TOOLS = {"remember", "append", "update", "set_status", "recall", "list_recent", "get", "forget", "link", "unlink",
          "conflicts", "answer_conflict",
-         "connections", "share", "list_teams", "list_projects", "timeline"}
+         "connections", "share", "list_teams", "list_projects", "timeline", "due", "snooze", "clear_reminder"}
 
 
 def over_http(server, mode="auto", token=TOKEN):

@@ -32,8 +32,9 @@ ENUMS = {
 }
 RANGES = {("recall", "topK"): (1, 20), ("recall", "hops"): (0, 3), ("list_recent", "n"): (1, 50),
           ("timeline", "limit"): (1, 100), ("conflicts", "limit"): (1, 100)}
-READ_ONLY = {"recall", "list_recent", "get", "timeline", "conflicts", "connections", "list_teams", "list_projects"}
-DESTRUCTIVE = {"forget", "update", "unlink"}
+READ_ONLY = {"recall", "list_recent", "get", "timeline", "conflicts", "connections", "list_teams", "list_projects",
+             "due"}
+DESTRUCTIVE = {"forget", "update", "unlink", "clear_reminder"}
 
 
 def listed(server):
@@ -125,7 +126,7 @@ def test_append_sets_a_reminder_as_remember_does(server):
                                            when="2031-03-01", when_kind="due"))
             assert answer["ok"] is True and answer["reminder"]["when_kind"] == "due"
             assert await error(client, "append", id=saved["id"], addition="x", when_kind="due") == \
-                "Error executing tool append: when_kind requires when"
+                "append: when_kind requires when"
             return saved["id"]
     memory_id = anyio.run(session)
     with server.client() as api:
@@ -155,12 +156,12 @@ def test_an_unknown_project_on_a_read_names_the_known_ones(server):
     async def session():
         async with over_http(server) as client:
             assert await error(client, "recall", query="pricing", project="nope") == \
-                'Error executing tool recall: unknown project "nope". There are no projects yet.'
+                'recall: unknown project "nope". There are no projects yet.'
             await call(client, "remember", content="The pricing floor is $6k", project="pricing")
             await call(client, "remember", content="Atlas ships in May", project="atlas")
             for tool, arguments in (("recall", {"query": "pricing"}), ("list_recent", {})):
                 assert await error(client, tool, project="pricng", **arguments) == \
-                    f'Error executing tool {tool}: unknown project "pricng". Known projects: atlas, pricing.'
+                    f'{tool}: unknown project "pricng". Known projects: atlas, pricing.'
     anyio.run(session)
 
 
@@ -286,6 +287,9 @@ REFUSED = [
      'answer_conflict: keep must be one of "both", "newer", "older" (got "mine").'),
     ("list_projects", {"include_archived": "maybe"},
      'list_projects: include_archived must be true or false (got "maybe").'),
+    ("due", {"days": "soon"}, 'due: days must be a whole number (got "soon").'),
+    ("snooze", {"id": "x"}, "snooze: until is required."),
+    ("clear_reminder", {}, "clear_reminder: id is required."),
 ]
 
 

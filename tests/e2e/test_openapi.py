@@ -85,13 +85,15 @@ def test_bodies_carry_the_rules_the_api_enforces(schema):
 
 
 def test_moments_are_the_ones_the_api_reads(schema):
-    """`when`, `until`, `as_of`, `after`, `before`: Unix ms or an ISO date or datetime that exists."""
+    """`when`, `until`, `as_of`, `after`, `before`: Unix ms, an ISO date or datetime that exists, or the words every
+    time parameter reads (issue 63)."""
     moment = {p["name"]: p for p in operation(schema, "get", "/entry")["parameters"]}["as_of"]["schema"]["pattern"]
     for read in ("2026-12-03", "2024-02-29", "2026-12-03T09:30", "2026-12-03 09:30:15.25+01:00", "2026-12-03T09Z",
-                 "1733000000000"):
+                 "1733000000000", "tomorrow", "tomorrow at 10", "friday at 9", "friday at 9:30 pm", "7d", "3 days ago",
+                 "in 2 weeks", "last week", "this month", "now"):
         assert re.fullmatch(moment, read), read
     for refused in ("2026-02-29", "2026-02-30", "1900-02-29", "0000-01-01", "2026-12-03t09:30", "2026-12-03T24:00",
-                    "2026-12-03T09:30:60", "1733000000", "tomorrow"):
+                    "2026-12-03T09:30:60", "1733000000", "soon", "tomorrow at 25", "friday at 13pm", "7 parsecs"):
         assert not re.fullmatch(moment, refused), refused
 
 

@@ -286,7 +286,9 @@ def test_as_of_values(brain, owner, clock):
     assert as_of.moment(brain, "2099-01-01") == now  # the future is now
     assert as_of.moment(brain, str(now - 5)) == now - 5
     assert as_of.moment(brain, "2025-12-31T23:00:00Z") == now - 3_600_000
-    for bad in ("yesterday", "1767225600", "12", "2026-13-01", ""):
+    assert as_of.moment(brain, "yesterday") == now - 24 * 3_600_000  # the clock stands at midnight UTC
+    assert as_of.moment(brain, "7d") == now - 7 * 24 * 3_600_000  # back in time: as_of is a bound on the past
+    for bad in ("someday", "1767225600", "12", "2026-13-01", ""):
         with pytest.raises(InvalidInput, match="as_of"):
             as_of.moment(brain, bad)
 

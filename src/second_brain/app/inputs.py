@@ -3,6 +3,7 @@ moment (app/past/as_of.py) both apply: required values, ids, 64-bit numbers, cla
 may name, the filters of a read and what a recall asks. Here, below both, so that neither imports the other for
 them: the operations dispatch to the past, and the past reads its inputs as the operations do."""
 
+import re
 from typing import Any, overload
 
 from ..domain.errors import InvalidInput, NotFound
@@ -11,6 +12,7 @@ from ..ports.read_model import Filters
 from .brain import Brain
 from .handling import Context
 from .recall.pipeline import RecallRequest
+from .reminders.time_anchors import parse_moment
 
 
 def required(value: str | None, name: str) -> str:
@@ -49,6 +51,27 @@ def when_text(value: str | int | None, name: str) -> str | None:
     return None if value is None else str(value)
 
 
+INTEGER = re.compile(r"-?[0-9]{1,19}")
+
+
+@overload
+def moment_of(brain: Brain, value: str | int, name: str, ahead: bool, any_integer: bool = False) -> int: ...
+@overload
+def moment_of(brain: Brain, value: str | int | None, name: str, ahead: bool,
+              any_integer: bool = False) -> int | None: ...
+def moment_of(brain: Brain, value: str | int | None, name: str, ahead: bool, any_integer: bool = False) -> int | None:
+    """A time parameter as Unix ms, however it was said (time_anchors.parse_moment: ISO 8601, Unix ms, or words
+    such as "tomorrow at 10" or "7d", in the brain's time zone). `ahead`: a time to come (a reminder), else a bound
+    on the past (after, before, as_of). `any_integer`: any whole number is Unix ms, as the reference's after and
+    before take it (elsewhere ten digits are refused as Unix seconds)."""
+    if value is None:
+        return None
+    text = when_text(value, name).strip()
+    if any_integer and INTEGER.fullmatch(text):
+        return int64(int(text), name)
+    return parse_moment(text, brain.memories.timezone, brain.queries.clock.now_ms(), name, ahead)
+
+
 def clamp(value: int, low: int, high: int) -> int:
     """Out-of-range limits are clamped, as the reference does, not refused."""
     return max(low, min(high, value))
@@ -72,15 +95,15 @@ def workspaces_for(ctx: Context, layer: str | None, team: str | None = None) -> 
 
 
 def filters(brain: Brain, ctx: Context, *, workspace: str | None = None, tag: str | None = None,
-            after: int | None = None, before: int | None = None, kind: str | None = None,
+            after: str | int | None = None, before: str | int | None = None, kind: str | None = None,
             actor: str | None = None, project: str | None = None, team: str | None = None) -> Filters:
     if actor is not None:
         actor = actor_id(ctx, actor)
     return Filters(
         workspaces=workspaces_for(ctx, workspace, team),
         tag=tag.lower() if tag else None,
-        after=int64(after, "after"),
-        before=int64(before, "before"),
+        after=moment_of(brain, after, "after", ahead=False, any_integer=True),
+        before=moment_of(brain, before, "before", ahead=False, any_integer=True),
         kind=kind if kind in ("episodic", "semantic") else None,  # the spec: an unrecognised kind is ignored
         actor=actor,
         any_tags=brain.projects.tags_for(ctx, project) if project else (),

@@ -9,7 +9,7 @@ keys, `as_of`) and calls the service that does the work. One module per capabili
 operation is importable from here.
 """
 
-from .config import get_config, output_budget, patch_config, reset_config
+from .config import get_config, output_budget, patch_config, reset_config, time_zone
 from .conflicts import answer_conflict, conflicts
 from .graph import connections, graph, link, unlink
 from .inputs import (
@@ -55,7 +55,7 @@ from .memories import (
 )
 from .past import entry_revisions, timeline
 from .projects import create_project, delete_project, list_projects, update_project
-from .recall import chat, recall
+from .recall import chat, moments, recall
 from .reminders import (
     clear_anchor,
     due,
@@ -98,6 +98,7 @@ __all__ = [
     "graph", "identifier", "import_page", "import_uploaded_page", "int64", "integration_kinds", "integrations",
     "landed", "link", "list_projects", "list_recent",
     "list_teams", "loops", "maintenance_status", "me", "members", "narrowed", "output_budget", "owner_identity",
+    "time_zone", "moments",
     "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test", "push_unsubscribe", "read_backup",
     "recall", "recall_request", "remove_member", "rename_team", "required", "reset_config", "resolve_loop",
     "resolve_patterns", "retag", "roster", "rotate_member_token", "rotate_own_token", "run_jobs", "run_maintenance",

@@ -1,6 +1,7 @@
 """Runtime settings: reading them, and (admins) changing one or putting it back to its default."""
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ..brain import Brain
 from ..handling import Context
@@ -19,6 +20,11 @@ def patch_config(brain: Brain, ctx: Context, values: Any) -> dict[str, Any]:
 def reset_config(brain: Brain, ctx: Context, key: str) -> dict[str, Any]:
     """Put one setting back to its default (admin only)."""
     return brain.config.reset(ctx, key)
+
+
+def time_zone(brain: Brain) -> ZoneInfo:
+    """The brain's time zone (TIMEZONE): what times are read in and said in."""
+    return brain.memories.timezone
 
 
 def output_budget(brain: Brain) -> int:

@@ -13,6 +13,7 @@ from ..inputs import clamp as clamp
 from ..inputs import filters as filters
 from ..inputs import identifier as identifier
 from ..inputs import int64 as int64
+from ..inputs import moment_of as moment_of
 from ..inputs import recall_request as recall_request
 from ..inputs import required as required
 from ..inputs import when_text as when_text

@@ -15,8 +15,16 @@ from ..brain import Brain
 from ..handling import Context
 from ..memories.service import CaptureOutcome
 from ..past import as_of as past
-from ..reminders.time_anchors import parse_when
-from .inputs import at_once, capture_workspace, clamp, filters, identifier, required, when_text, workspaces_for
+from .inputs import (
+    at_once,
+    capture_workspace,
+    clamp,
+    filters,
+    identifier,
+    moment_of,
+    required,
+    workspaces_for,
+)
 from .past import entry_revisions
 
 
@@ -126,7 +134,7 @@ def append(brain: Brain, ctx: Context, memory_id: str | None, addition: str | No
 def time_anchor(brain: Brain, when: str | int | None, when_kind: str | None) -> tuple[int, str] | None:
     """`when` and `when_kind` as a time anchor (when_at, kind); when_kind alone is refused."""
     if when is not None:
-        return parse_when(when_text(when, "when"), brain.memories.timezone), when_kind or "wake"
+        return moment_of(brain, when, "when", ahead=True), when_kind or "wake"
     if when_kind is not None:
         raise InvalidInput("when_kind requires when")
     return None
@@ -181,7 +189,7 @@ LIST_OFFSET_MOST = 9_900  # OpenSearch pages no further than 10,000 hits (its ma
 
 
 def list_recent(brain: Brain, ctx: Context, n: int = 20, *, most: int = 100, tag: str | None = None,
-                after: int | None = None, before: int | None = None, kind: str | None = None,
+                after: str | int | None = None, before: str | int | None = None, kind: str | None = None,
                 actor: str | None = None, workspace: str | None = None, project: str | None = None,
                 team: str | None = None, as_of: str | int | None = None, sort: str | None = None, offset: int = 0,
                 ) -> list[dict[str, Any]]:

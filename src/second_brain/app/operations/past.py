@@ -10,15 +10,14 @@ from ..brain import Brain
 from ..handling import Context
 from ..past import revisions
 from ..past import timeline as audit
-from ..reminders.time_anchors import parse_when
-from .inputs import actor_id, clamp, identifier, int64, when_text
+from .inputs import actor_id, clamp, identifier, int64, moment_of
 
 
 def timeline(brain: Brain, ctx: Context, *, memory_id: str | None = None, actor: str | None = None,
              types: list[str] | None = None, after: str | int | None = None, before: str | int | None = None,
              cursor: int | None = None, limit: int = audit.DEFAULT_LIMIT) -> dict[str, Any]:
     """The log newest first, as far as the caller may read it now (app/past/timeline.py says what shows)."""
-    since, until = (parse_when(text, brain.memories.timezone, name) if (text := when_text(value, name)) else None
+    since, until = (moment_of(brain, value, name, ahead=False) if value not in (None, "") else None
                     for value, name in ((after, "after"), (before, "before")))
     match = EventMatch(types=audit.stored_types(types or ()), actor=actor_id(ctx, actor) if actor else None,
                        since=since, until=until)

@@ -9,14 +9,14 @@ from ..handling import Context
 from ..past import as_of as past
 from ..recall.chat import answer
 from ..recall.chat import insight as synthesise
-from .inputs import at_once, recall_request, required
+from .inputs import at_once, moment_of, recall_request, required
 
 
 def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag: str | None = None,
-           after: int | None = None, before: int | None = None, kind: str | None = None, actor: str | None = None,
-           hops: int | None = None, workspace: str | None = None, project: str | None = None, full: bool = False,
-           insight: bool = False, team: str | None = None, as_of: str | int | None = None,
-           defer: Callable[..., None] | None = None) -> dict[str, Any]:
+           after: str | int | None = None, before: str | int | None = None, kind: str | None = None,
+           actor: str | None = None, hops: int | None = None, workspace: str | None = None,
+           project: str | None = None, full: bool = False, insight: bool = False, team: str | None = None,
+           as_of: str | int | None = None, defer: Callable[..., None] | None = None) -> dict[str, Any]:
     """Search by meaning and by words; each memory returned counts one recall (later, through `defer`, when the
     caller can answer first). With `as_of`, what the brain would have answered then: the past is read, not used,
     so no recall is counted."""
@@ -37,3 +37,9 @@ def chat(brain: Brain, ctx: Context, query: str | None, memories: str | None = N
     LanguageModelUnavailable now, before any piece; a model failing once its answer began raises it from the
     pieces."""
     return answer(brain.llm, required(query, "query"), memories or "")
+
+
+def moments(brain: Brain, ctx: Context, values: dict[str, str | int | None]) -> dict[str, int | None]:
+    """The moments time parameters were read as (Unix ms, by name), to say back to whoever gave them in words; a
+    bound on the past (after, before, since) as any whole number too."""
+    return {name: moment_of(brain, value, name, ahead=False, any_integer=True) for name, value in values.items()}

@@ -30,11 +30,10 @@ from ...ports.vector_index import VectorIndex
 from ..brain import Brain
 from ..graph.links import MAX_CONNECTIONS, connection_view
 from ..handling import Context
-from ..inputs import clamp, filters, identifier, recall_request, when_text
+from ..inputs import clamp, filters, identifier, moment_of, recall_request
 from ..memories.views import entry_view, full_entry_view, referenced_ids
 from ..recall.chat import insight as synthesise
 from ..recall.pipeline import RecallReads
-from ..reminders.time_anchors import parse_when
 from ..transfer import FORMAT_VERSION, edge_export, entry_export, project_export
 from . import revisions
 from .recall import Past, PastReads, past_recall, until, visible
@@ -161,7 +160,7 @@ class TimeTravel:
 def moment(brain: Brain, value: str | int | None) -> int:
     """`as_of` as Unix ms: ISO 8601 (offsetless: the brain's time zone) or Unix ms; a future moment is now."""
     try:
-        at = parse_when(when_text(value, "as_of") or "", brain.memories.timezone, "as_of")
+        at = moment_of(brain, "" if value is None else value, "as_of", ahead=False)
     except OverflowError:  # a date at the very edge of the calendar, moved past it by its offset
         raise InvalidInput("as_of must be a date between the years 1 and 9999") from None
     return min(at, brain.queries.clock.now_ms())

@@ -164,7 +164,7 @@ def filter_args(request: Request) -> dict[str, Any]:
     """The filters every read takes from its query string."""
     params = request.query_params
     return {"workspace": text_param(params, "workspace"), "tag": text_param(params, "tag"),
-            "after": int_param(params, "after", None), "before": int_param(params, "before", None),
+            "after": text_param(params, "after"), "before": text_param(params, "before"),
             "kind": text_param(params, "kind"), "actor": text_param(params, "actor"),
             "project": text_param(params, "project"), "team": text_param(params, "team")}
 

@@ -94,6 +94,14 @@ def query(name: str, description: str, kind: str = "string", required: bool = Fa
             "schema": {"type": kind, **limits}}
 
 
+def moment_query(name: str, description: str) -> dict[str, Any]:
+    """A time bound as the reference takes it (any whole number is Unix ms) or as every other time parameter of ours
+    does (ISO 8601, or words such as "7d", read in the brain's TIMEZONE)."""
+    return {"name": name, "in": "query", "required": False,
+            "description": f"{description}: Unix ms, ISO 8601 or words such as \"7d\" or \"last week\"",
+            "schema": {"anyOf": [{"type": "integer", **INT64_RANGE}, MOMENT]}}
+
+
 def together(name: str, description: str, properties: dict[str, Any], required: bool = False,
              **rule: Any) -> dict[str, Any]:
     """Query parameters with a rule across them (`rule`: JSON Schema keywords such as anyOf), as one object
@@ -144,8 +152,8 @@ SCOPE = together("scope", "`workspace` restricts to one layer; `team` (an id fro
                  anyOf=[{"properties": {"workspace": {"const": "company"}}}, {"not": {"required": ["team"]}}])
 FILTERS = (SCOPE,
            query("tag", "Only entries carrying this exact tag"),
-           query("after", "Only entries created at/after this Unix ms timestamp", "integer", **INT64_RANGE),
-           query("before", "Only entries created at/before this Unix ms timestamp", "integer", **INT64_RANGE),
+           moment_query("after", "Only entries created at/after this moment"),
+           moment_query("before", "Only entries created at/before this moment"),
            query("kind", "`episodic` or `semantic`; anything else is ignored"),
            query("actor", "A roster name, user id, or `me`"),
            query("project", "A project slug; unknown: 404 with `known_projects`", pattern=SLUG["pattern"]))

@@ -9,6 +9,7 @@ from pydantic import WithJsonSchema
 
 from ...app.insights.patterns import ACTIONS as PATTERN_ACTIONS
 from ...app.past.timeline import NAMES as TIMELINE_NAMES
+from ...app.reminders import time_anchors
 from ...app.transfer import ExportedEntry
 from ...domain import projects, team
 from ...domain.conflicts import KEEPS
@@ -106,9 +107,10 @@ _DATE = (f"({_YEAR}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-
          f"|02-(0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)")
 _TIME = r"([01][0-9]|2[0-3])(:[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?"
 UNIX_MS = (10**10, 10**13 - 1)
-MOMENT = {"type": "string", "pattern": f"^([0-9]{{11,13}}|{_DATE}([T ]{_TIME})?)$",
+MOMENT = {"type": "string", "pattern": f"^([0-9]{{11,13}}|{_DATE}([T ]{_TIME})?|{time_anchors.PHRASE})$",
           "description": "Unix ms, an ISO 8601 date (2026-12-03) or datetime (2026-12-03T09:30, offset optional: "
-                         "without one, the brain's TIMEZONE)"}
+                         "without one, the brain's TIMEZONE), or words such as \"tomorrow at 10\", \"Friday at 9\", "
+                         "\"in 3 days\", \"7d\" or \"last week\" (read in the brain's TIMEZONE)"}
 WHEN = {"anyOf": [MOMENT, {"type": "integer", "minimum": UNIX_MS[0], "maximum": UNIX_MS[1],
                            "description": "Unix ms"}]}
 

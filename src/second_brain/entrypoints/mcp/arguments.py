@@ -4,7 +4,9 @@ The SDK checks arguments against the tool's schema with pydantic and would answe
 ("1 validation error for rememberArguments ... For further information visit https://errors.pydantic.dev").
 """
 
+import difflib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -62,3 +64,38 @@ def _expected(text: str) -> list[str]:
 def _shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+# What agents call an argument under another tool's or API's name, and the one it means here (the first of each
+# list the tool takes): recall's `limit` is its `topK`, list_recent's is its `n`.
+SYNONYMS = {
+    "limit": ("topK", "n"), "top_k": ("topK", "n"), "k": ("topK", "n"), "count": ("topK", "n"),
+    "max_results": ("topK", "n", "limit"), "size": ("topK", "n", "limit"), "num_results": ("topK", "n"),
+    "text": ("content", "query", "addition"), "note": ("content", "addition"), "memory": ("content", "id"),
+    "body": ("content",), "q": ("query",), "search": ("query",), "question": ("query",),
+    "memory_id": ("id", "source_id"), "memoryId": ("id", "source_id"), "uuid": ("id",),
+    "from_id": ("source_id",), "to_id": ("target_id",), "source": ("source_id", "source"),
+    "target": ("target_id",), "relation": ("type",), "link_type": ("type",),
+    "tag_list": ("tags",), "labels": ("tags",), "label": ("tag",),
+    "due": ("when",), "date": ("when", "until"), "remind_at": ("when",), "time": ("when", "until"),
+    "since": ("after",), "from": ("after",), "until": ("before", "until"), "to": ("before",),
+    "at": ("as_of", "when"), "asof": ("as_of",), "snooze_until": ("until",), "days_ahead": ("days",),
+    "priority": ("importance",), "status_value": ("status",),
+}
+
+
+def unknown_arguments(tool: str, sent: Iterable[str], known: Iterable[str]) -> str | None:
+    """`<tool>: unknown argument <name> (did you mean <closest>?).` for each argument the tool does not take, or
+    None when it takes them all."""
+    known = list(known)
+    clauses = []
+    for name in (n for n in sent if n not in known):
+        meant = next((k for k in SYNONYMS.get(name, ()) if k in known), None)
+        if meant is None:
+            folded = {k.lower().replace("_", ""): k for k in known}
+            close = difflib.get_close_matches(name.lower().replace("_", ""), list(folded), n=1, cutoff=0.6)
+            meant = folded[close[0]] if close else None
+        shown = _shown(name)[1:-1] if len(name) <= 40 else _shown(name[:37] + "...")[1:-1]
+        clauses.append(f"unknown argument {shown} (did you mean {meant}?)" if meant else
+                       f"unknown argument {shown} (it takes: {', '.join(known) or 'no arguments'})")
+    return f"{tool}: {'; '.join(clauses)}." if clauses else None

@@ -8,23 +8,23 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from ...app import operations as ops
-from .render import as_json, render_entry, render_list, render_recall
-from .tools import READS, Budget, Call, MemoryId, Team, Workspace, changes, clamped, ranged
+from .render import as_json, moment, render_entry, render_list, render_recall
+from .tools import READS, TIME_WORDS, Budget, Call, MemoryId, Team, Workspace, changes, clamped, ranged
 
 Tags = Annotated[list[str] | None, Field(description="Topic tags, e.g. [\"work\", \"pricing\"]. #hashtags in the "
                                                     "text become tags too.")]
 Volatility = Annotated[Literal["durable", "state", "volatile"] | None, Field(
     description="How likely the fact is to stop being true: \"durable\" (a birthday), \"state\" (a job, an "
                 "address) or \"volatile\" (a meeting time).")]
-When = Annotated[str | int | None, Field(description="When it is due or happens: ISO date or date-time, or Unix ms.")]
+When = Annotated[str | int | None, Field(description=f"When it is due or happens: {TIME_WORDS}.")]
 WhenKind = Annotated[Literal["due", "event", "wake"] | None, Field(
     description="What `when` is: \"due\" (a deadline), \"event\" (it happens then) or \"wake\" (bring it back "
                 "then; the default). Needs `when`.")]
 Project = Annotated[str | None, Field(description="A project slug (see list_projects).")]
-After = Annotated[int | None, Field(description="Only memories written after this moment, in Unix ms.")]
-Before = Annotated[int | None, Field(description="Only memories written before this moment, in Unix ms.")]
-AsOf = Annotated[str | int | None, Field(description="Answer as the memory stood at this moment: ISO date or "
-                                                   "date-time, or Unix ms (what did I know then?).")]
+After = Annotated[str | int | None, Field(description=f"Only memories written after this moment: {TIME_WORDS}.")]
+Before = Annotated[str | int | None, Field(description=f"Only memories written before this moment: {TIME_WORDS}.")]
+AsOf = Annotated[str | int | None, Field(description=f"Answer as the memory stood at this moment (what did I know "
+                                                   f"then?): {TIME_WORDS}.")]
 # The ranges of recall's topK and hops and of list_recent's n (its MCP cap), as the operations clamp them.
 TOP_K, HOPS, RECENT = (1, 20), (0, 3), (1, 50)
 
@@ -108,7 +108,8 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Budget) -> None:
         chosen = {"tag": tag, "after": after, "before": before, "kind": kind, "workspace": workspace,
                   "project": project, "team": team}
         response = await call(ops.recall, query, topK, hops=hops, as_of=as_of, **chosen)
-        return clamped("topK", topK, TOP_K) + clamped("hops", hops, HOPS) + render_recall(response, budget())
+        return (clamped("topK", topK, TOP_K) + clamped("hops", hops, HOPS) + await _window(call, after, before)
+                + render_recall(response, budget()))
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def list_recent(n: Annotated[int, ranged("How many, 1-50.", RECENT)] = 10,
@@ -122,7 +123,7 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Budget) -> None:
         chosen = {"tag": tag, "after": after, "before": before, "actor": actor, "workspace": workspace,
                   "project": project, "team": team}
         entries = await call(ops.list_recent, n, most=RECENT[1], as_of=as_of, **chosen)
-        return clamped("n", n, RECENT) + render_list(entries, budget())
+        return clamped("n", n, RECENT) + await _window(call, after, before) + render_list(entries, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def get(id: MemoryId, as_of: AsOf = None,
@@ -132,6 +133,15 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Budget) -> None:
         """One memory in full: its whole text, tags, status, dates and history counts (with as_of: as it was
         then). A text longer than one reply comes in parts, each saying the offset of the next."""
         return render_entry(await call(ops.get, id, as_of=as_of), budget(), offset)
+
+
+async def _window(call: Call, after: str | int | None, before: str | int | None) -> str:
+    """The line saying back the moments `after` and `before` were read as, in the brain's time zone; "" if none."""
+    if after is None and before is None:
+        return ""
+    read = await call(ops.moments, {"after": after, "before": before})
+    bounds = [f"{name} {moment(read[name])}" for name in ("after", "before") if read[name] is not None]
+    return f"Written {' and '.join(bounds)}.\n\n"
 
 
 def _resources(mcp: MCPServer, call: Call, budget: Budget) -> None:

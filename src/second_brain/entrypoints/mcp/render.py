@@ -1,10 +1,41 @@
 """MCP output: text written for a model, bounded so a long memory or a long result list cannot flood its context."""
 
 import json
-from datetime import UTC, datetime
+import re
+from contextvars import ContextVar
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from ...domain.staleness import STALE_TAG
+
+# The brain's time zone, for the tool call being answered (server.py's `call` sets it): every time an answer shows
+# is said in it, as ISO 8601 with its offset, never as Unix ms.
+ZONE: ContextVar[tzinfo] = ContextVar("zone", default=UTC)
+# What an answer says in REST's words, said as a tool call an agent can make instead.
+FOR_AGENTS = (
+    (re.compile(r"POST /due/clear with (\{[^}]*\})"), r"call clear_reminder with \1"),
+    (re.compile(r"POST /due/snooze with (\{[^}]*\})"), r"call snooze with \1"),
+    (re.compile(r"To undo, POST /conflicts/answer with (\{[^}]*\}) \(MCP: answer_conflict\)"),
+     r"To undo, call answer_conflict with \1"),
+    (re.compile(r"POST /conflicts/answer"), "answer_conflict"),
+    (re.compile(r"an item of GET /conflicts"), "an item of the conflicts tool"),
+    (re.compile(r"\(GET /conflicts\)"), "(see the conflicts tool)"),
+    (re.compile(r"\(POST /team/me/token, or Settings in the dashboard\)"), "(Settings in the dashboard)"),
+)
+TIMES = ("created_at", "updated_at", "when_at", "at", "last_recalled_at", "exported_at", "as_of", "since",
+         "deadline", "snoozed_until")
+
+
+def for_agents(text: str) -> str:
+    """A sentence of the brain's as an agent acts on it: the tool to call where REST's route was named."""
+    for pattern, replacement in FOR_AGENTS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def moment(ms: int) -> str:
+    """A time as ISO 8601 in the brain's time zone, with its offset (2026-12-11T09:00:00+01:00)."""
+    return datetime.fromtimestamp(ms / 1000, ZONE.get()).isoformat(timespec="seconds")
 
 LIST_SNIPPET_CHARS = 400
 PAGE_MARKER_CHARS = 160  # kept free for the line saying what was left out and how to ask for it
@@ -55,8 +86,9 @@ def render_list(entries: list[dict[str, Any]], budget: int) -> str:
     for n, entry in enumerate(entries, 1):
         content = entry["content"]
         cut = len(content) > LIST_SNIPPET_CHARS + 90
-        blocks.append(_block(n, entry, _date(entry["created_at"]), content[:LIST_SNIPPET_CHARS] if cut else content,
-                             cut, len(content)))
+        changed = entry.get("updated_at", entry["created_at"]) != entry["created_at"]
+        blocks.append(_block(n, entry, f"updated {_date(entry['updated_at'])}" if changed else "",
+                             content[:LIST_SNIPPET_CHARS] if cut else content, cut, len(content)))
     return _bounded(f"{len(entries)} most recent, newest first:", blocks, budget)
 
 
@@ -124,7 +156,8 @@ def render_timeline(page: dict[str, Any], budget: int | None = None) -> str:
 def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int,
            notes: str = "") -> str:
     tags = ", ".join(item["tags"])
-    text = f"[{number}] id: {item['id']} · {label} · {_date(item['created_at'])}" + (f" · tags: {tags}" if tags else "")
+    text = (f"[{number}] id: {item['id']}" + (f" · {label}" if label else "") + f" · {_date(item['created_at'])}"
+            + (f" · tags: {tags}" if tags else ""))
     if STALE_TAG in item["tags"]:  # flagged by the nightly staleness pass: say so where a model reads it
         text += f" · true as of {_date(item.get('updated_at', item['created_at']))}, verify before asserting"
     text += ("\n" + notes if notes else "") + "\n" + content
@@ -149,9 +182,40 @@ def _bounded(head: str, blocks: list[str], budget: int) -> str:
 
 
 def _date(ms: int, with_time: bool = False) -> str:
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
-    return moment.strftime("%Y-%m-%d %H:%M UTC" if with_time else "%Y-%m-%d")
+    """A day (2026-12-11), or with its time: ISO 8601 in the brain's time zone."""
+    return moment(ms) if with_time else datetime.fromtimestamp(ms / 1000, ZONE.get()).strftime("%Y-%m-%d")
+
+
+def render_due(answer: dict[str, Any], budget: int) -> str:
+    """What is due, one reminder a line: overdue first, then what comes up, soonest first."""
+    zone = getattr(ZONE.get(), "key", str(ZONE.get()))
+    groups = [("Overdue", answer["overdue"]), ("Coming up", answer["upcoming"])]
+    if not any(items for _, items in groups):
+        return f"Nothing is due or overdue in that window (times in {zone})."
+    blocks = []
+    for label, items in groups:
+        for entry in sorted(items, key=lambda e: e["when_at"]):
+            first = " ".join(entry["content"].split())
+            first = first if len(first) <= 120 else first[:117] + "..."
+            blocks.append(f"{label}: {moment(entry['when_at'])} · {entry['when_kind']} · id: {entry['id']}\n{first}")
+    counts = answer["counts"]
+    return _bounded(f"{counts['overdue']} overdue, {counts['upcoming']} coming up (times in {zone}):", blocks,
+                    budget)
+
+
+def agents_view(value: Any, key: str = "") -> Any:
+    """An operation's answer as an agent reads it: times as ISO 8601 in the brain's time zone (never Unix ms), and
+    REST's routes said as the tools to call."""
+    if isinstance(value, dict):
+        return {k: agents_view(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [agents_view(v, key) for v in value]
+    if isinstance(value, str):
+        return for_agents(value)
+    if key in TIMES and isinstance(value, int) and not isinstance(value, bool) and value > 10**11:
+        return moment(value)
+    return value
 
 
 def as_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(agents_view(value), ensure_ascii=False)

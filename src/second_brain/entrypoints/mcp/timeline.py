@@ -8,12 +8,10 @@ from pydantic import Field
 
 from ...app import operations as ops
 from .render import render_timeline
-from .tools import EVENTS, READS, Budget, Call, clamped, ranged
+from .tools import EVENTS, READS, TIME_WORDS, Budget, Call, clamped, ranged
 
-EventsAfter = Annotated[str | int | None, Field(description="Only events after this moment: ISO date or date-time, "
-                                                          "or Unix ms.")]
-EventsBefore = Annotated[str | int | None, Field(description="Only events before this moment: ISO date or date-time, "
-                                                           "or Unix ms.")]
+EventsAfter = Annotated[str | int | None, Field(description=f"Only events after this moment: {TIME_WORDS}.")]
+EventsBefore = Annotated[str | int | None, Field(description=f"Only events before this moment: {TIME_WORDS}.")]
 
 
 def register(mcp: MCPServer, call: Call, budget: Budget) -> None:
@@ -35,8 +33,9 @@ def register(mcp: MCPServer, call: Call, budget: Budget) -> None:
         return clamped("limit", limit, EVENTS) + render_timeline(page, budget())
 
     @mcp.prompt(name="changes_since", title="What changed since")
-    async def changes_since(since: Annotated[str, Field(description="ISO date or date-time, or Unix ms.")]) -> str:
+    async def changes_since(since: Annotated[str, Field(description=f"Since when: {TIME_WORDS}.")]) -> str:
         """What was saved, changed, linked or forgotten since a moment, from the audit trail."""
-        page = await call(ops.timeline, after=since, limit=100)
+        read = (await call(ops.moments, {"since": since}))["since"]
+        page = await call(ops.timeline, after=read, limit=100)
         return (f"Tell me what changed in my second brain since {since}, grouped by what matters, from its audit "
                 f"trail:\n\n{render_timeline(page, budget())}")

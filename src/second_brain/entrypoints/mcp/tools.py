@@ -23,6 +23,9 @@ MemoryId = Annotated[str, Field(description="The memory's id (a UUID from rememb
 Workspace = Annotated[Literal["personal", "company"] | None, Field(
     description="\"personal\" or \"company\". Leave unset for the default.")]
 Team = Annotated[str | None, Field(description="A team id from list_teams, with workspace \"company\".")]
+# How every time parameter may be said (app/reminders/time_anchors.py reads them all the same way).
+TIME_WORDS = ("an ISO date or date-time, Unix ms, or words such as \"tomorrow at 10\", \"Friday at 9\", "
+              "\"in 3 days\", \"7d\" or \"last week\" (in the brain's time zone)")
 # The range of the audit feed's and conflicts' limits, stated in their schemas and told when a value was clamped.
 EVENTS = (1, 100)
 
