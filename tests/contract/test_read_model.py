@@ -390,3 +390,18 @@ def test_a_word_asked_for_before_any_memory_held_it_is_found_the_moment_one_does
     # Counts may be kept a while for common words, never for one so rare that a stale count hides it.
     assert brain.recall.read_model.term_stats(["walrus"], WS).df == {"walrus": 1}
     assert recall_ids(brain, ctx, "walrus") == [walrus]
+
+
+def test_connections_say_which_way_each_link_goes(brain, ctx, clock):
+    """Issue 63: a directed link reads outgoing from its source and incoming at its target; relates_to both ways."""
+    old = capture(brain, ctx, clock, "The Atlas launch is in February")
+    new = capture(brain, ctx, clock, "Atlas launch moved to March")
+    other = capture(brain, ctx, clock, "Priya runs the Atlas launch")
+    ops.link(brain, ctx, new, old, "supersedes")
+    ops.link(brain, ctx, other, new, "relates_to")
+    linked = ops.connections(brain, ctx, new)["connections"]
+    seen = {(c["id"], c["type"]): (c["direction"], c["relation"]) for c in linked}
+    assert seen[(old, "supersedes")] == ("outgoing", "this memory supersedes it")
+    assert seen[(other, "relates_to")] == ("both ways", "this memory is related to it")
+    [back] = [c for c in ops.connections(brain, ctx, old)["connections"] if c["type"] == "supersedes"]
+    assert (back["id"], back["direction"], back["relation"]) == (new, "incoming", "it supersedes this memory")

@@ -135,3 +135,31 @@ def test_prompt_errors_are_invalid_params_in_one_sentence(connect):
     assert "changes_since: since must be an ISO date" in errors[1][1]
     assert "unknown argument until" in errors[2][1]
     assert "Internal" not in json.dumps(errors) and fine.startswith("Tell me what changed")
+
+
+def test_changes_since_says_each_change_with_its_memorys_words_and_connections_say_which_way(connect):
+    """Item 5: changes_since gives one sentence per change with the memory's first words, leaving the brain's
+    bookkeeping (classified, recalled, opened) out unless asked; connections say which way each link goes."""
+    async def steps(client):
+        old = json.loads(await call(client, "remember", content="The Atlas launch is in February"))["id"]
+        new = json.loads(await call(client, "remember", content="Atlas launch moved to March, says Priya"))["id"]
+        await call(client, "recall", query="Atlas launch")
+        await call(client, "get", id=new)
+        await call(client, "link", source_id=new, target_id=old, type="supersedes")
+        quiet = (await client.get_prompt("changes_since", {"since": "1h"})).messages[0].content.text
+        loud = (await client.get_prompt("changes_since", {"since": "1h", "everything": "yes"})).messages[0].content.text
+        seen_from_old = json.loads(await call(client, "connections", id=old))["connections"]
+        seen_from_new = json.loads(await call(client, "connections", id=new))["connections"]
+        return old, new, quiet, loud, seen_from_old, seen_from_new
+
+    old, new, quiet, loud, seen_from_old, seen_from_new = run(connect, steps)
+    assert f"\u201cAtlas launch moved to March, says Priya\u201d (memory {new})." in quiet
+    assert f"\u201cThe Atlas launch is in February\u201d (memory {old})." in quiet
+    assert f"{new} supersedes {old}" in quiet
+    assert not re.search(r"recalled|opened|\(rules\)", quiet)  # no bookkeeping
+    assert "(rules)" in loud and "recalled" in loud  # unless asked
+    supersedes_old = [c for c in seen_from_old if c["type"] == "supersedes"]
+    assert [(c["id"], c["direction"], c["relation"]) for c in supersedes_old] == [
+        (new, "incoming", "it supersedes this memory")]
+    assert [(c["direction"], c["relation"]) for c in seen_from_new if c["type"] == "supersedes"] == [
+        ("outgoing", "this memory supersedes it")]

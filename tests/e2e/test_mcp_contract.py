@@ -253,12 +253,12 @@ def test_what_the_server_advertises_it_serves_a_memory_per_uri_and_two_prompts(s
                 assert "No entry found with ID: no-such-memory" in str(exc)
             prompts = {p.name: p for p in (await client.list_prompts()).prompts}
             assert set(prompts) == {"brief", "changes_since"}
-            assert [a.name for a in prompts["changes_since"].arguments] == ["since"]
+            assert [a.name for a in prompts["changes_since"].arguments] == ["since", "everything"]
             brief = (await client.get_prompt("brief")).messages[0].content.text
             assert brief.startswith("Brief me on my second brain") and '"total": 1' in brief
             changes = (await client.get_prompt("changes_since", {"since": "2020-01-01"})).messages[0].content.text
-            assert changes.startswith("Tell me what changed in my second brain since 2020-01-01")
-            assert f"created · memory {memory_id}" in changes
+            assert changes.startswith("Tell me what changed in my second brain since 2020-01-01T00:00:00")
+            assert f"(memory {memory_id})." in changes
     anyio.run(session)
 
 

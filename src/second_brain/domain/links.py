@@ -21,6 +21,10 @@ LABELS = {
 # Made by the brain only: a pattern (or a digest) points at the memories it was drawn from. /link refuses it.
 INTERNAL = {"drawn_from": "Drawn from"}
 UNDIRECTED = frozenset({"relates_to"})
+# Each relation as a sentence says it, source first: "A supersedes B", "A was caused by B".
+VERBS = {"relates_to": "is related to", "supersedes": "supersedes", "caused_by": "was caused by",
+         "decided": "decided", "about_person": "is about", "part_of_project": "is part of", "follows": "follows",
+         "drawn_from": "was drawn from"}
 EPISODIC_ONLY = frozenset({"decided", "follows"})
 PROVENANCES = ("explicit", "inferred", "system")
 

@@ -117,6 +117,7 @@ class Connection:
     weight: float
     provenance: str
     linked_at: int
+    outgoing: bool = True  # the edge goes from the memory asked about to the neighbour (else from the neighbour)
 
 
 @dataclass(frozen=True)

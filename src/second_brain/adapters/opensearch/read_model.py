@@ -165,7 +165,8 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
                     deprecated or superseded and edge["_source"]["type"] == "supersedes"):
                 continue
             found.append(Connection(row, edge["_source"]["type"], edge["_source"]["weight"],
-                                    edge["_source"]["provenance"], edge["_source"]["created_at"]))
+                                    edge["_source"]["provenance"], edge["_source"]["created_at"],
+                                    edge["_source"]["source_id"] == entry_id))
         return found[:limit]
 
     def linked_pairs(self, ids: Sequence[str], workspaces: Sequence[str], types: Sequence[str]) -> list[LinkedPair]:

@@ -55,16 +55,18 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLite
         visible = f"(x.type = 'supersedes' OR {NOT_DEPRECATED})" if superseded else NOT_DEPRECATED
         visible = "1" if deprecated else visible
         rows = self._read(
-            "SELECT e.*, x.type AS link_type, x.weight, x.provenance, x.created_at AS linked_at FROM ("
-            f" SELECT target_id AS other, type, weight, provenance, created_at FROM edges WHERE source_id = ?{typed}"
+            "SELECT e.*, x.type AS link_type, x.weight, x.provenance, x.created_at AS linked_at, x.outgoing FROM ("
+            " SELECT target_id AS other, type, weight, provenance, created_at, 1 AS outgoing FROM edges"
+            f" WHERE source_id = ?{typed}"
             " UNION ALL"
-            f" SELECT source_id, type, weight, provenance, created_at FROM edges WHERE target_id = ?{typed}"
+            f" SELECT source_id, type, weight, provenance, created_at, 0 FROM edges WHERE target_id = ?{typed}"
             f") x JOIN entries e ON e.id = x.other WHERE {where} AND {visible}"
             " ORDER BY x.weight DESC, x.created_at DESC LIMIT ?",
             (entry_id, *([link_type] if link_type else []), entry_id, *([link_type] if link_type else []),
              *params, limit),
         ).fetchall()
-        return [Connection(row_of(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"]) for r in rows]
+        return [Connection(row_of(r), r["link_type"], r["weight"], r["provenance"], r["linked_at"], bool(r["outgoing"]))
+                for r in rows]
 
     def linked_pairs(self, ids: Sequence[str], workspaces: Sequence[str], types: Sequence[str]) -> list[LinkedPair]:
         if not ids or not workspaces or not types:

@@ -140,8 +140,15 @@ def _may_change_either(ctx: Context, a: EntryRow, b: EntryRow) -> None:
 
 
 def connection_view(connection: Connection, identity: Identity) -> dict[str, Any]:
-    """A neighbour as /connections lists it: the memory's summary and the edge that reaches it."""
+    """A neighbour as /connections lists it: the memory's summary and the edge that reaches it; ours beyond the
+    reference, which way it goes (`direction`: "outgoing" from the memory asked about, "incoming" to it, or
+    "both ways" for a relation without one) and a sentence saying it."""
+    undirected = connection.type in links.UNDIRECTED
+    direction = "both ways" if undirected else "outgoing" if connection.outgoing else "incoming"
+    verb = links.VERBS.get(connection.type, connection.type.replace("_", " "))
+    said = f"this memory {verb} it" if undirected or connection.outgoing else f"it {verb} this memory"
     return {**{k: v for k, v in entry_view(connection.entry, identity).items()
                if k in ("id", "content", "tags", "source", "created_at")},
             "type": connection.type, "label": links.label(connection.type), "weight": connection.weight,
-            "provenance": connection.provenance, "linkedAt": connection.linked_at}
+            "provenance": connection.provenance, "linkedAt": connection.linked_at, "direction": direction,
+            "relation": said}

@@ -53,7 +53,7 @@ from .memories import (
     update,
     vectorize_pending,
 )
-from .past import entry_revisions, timeline
+from .past import changes, entry_revisions, timeline
 from .projects import create_project, delete_project, list_projects, update_project
 from .recall import chat, moments, recall
 from .reminders import (
@@ -98,7 +98,7 @@ __all__ = [
     "graph", "identifier", "import_page", "import_uploaded_page", "int64", "integration_kinds", "integrations",
     "landed", "link", "list_projects", "list_recent",
     "list_teams", "loops", "maintenance_status", "me", "members", "narrowed", "output_budget", "owner_identity",
-    "time_zone", "moments",
+    "time_zone", "moments", "changes",
     "patch_config", "push_public_key", "push_run", "push_subscribe", "push_test", "push_unsubscribe", "read_backup",
     "recall", "recall_request", "remove_member", "rename_team", "required", "reset_config", "resolve_loop",
     "resolve_patterns", "retag", "roster", "rotate_member_token", "rotate_own_token", "run_jobs", "run_maintenance",

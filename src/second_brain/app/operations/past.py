@@ -4,6 +4,7 @@ called with `as_of`: they read app/past/as_of.py.)"""
 from dataclasses import replace
 from typing import Any
 
+from ...domain.errors import InvalidInput
 from ...domain.events import memory_stream
 from ...ports.event_store import EventMatch
 from ..brain import Brain
@@ -31,3 +32,30 @@ def timeline(brain: Brain, ctx: Context, *, memory_id: str | None = None, actor:
 def entry_revisions(brain: Brain, ctx: Context, memory_id: str | None) -> list[dict[str, Any]]:
     """Each revision of a memory the caller can read: its text then, the diff from the one before, tags, status."""
     return revisions.entry_revisions(brain.store, brain.queries.read_model, ctx, identifier(memory_id))
+
+
+# What the brain writes about its own reading of a memory (its classification, each recall and open, a staleness
+# check, a reminder pushed): what changed since a moment leaves them out unless asked (`changes`).
+BOOKKEEPING = ("classified", "recalled", "opened", "staleness_judged", "reminder_pushed", "mirror_indexed",
+               "integration_listed", "job_started", "job_finished", "capture_answered", "content_claimed",
+               "content_released", "idempotency_expired", "vapid_key_generated", "signing_key_made",
+               "client_registered", "code_issued", "code_redeemed", "token_issued", "sign_in_requested", "pair_issued")
+
+
+def changes(brain: Brain, ctx: Context, since: str | int | None, everything: bool = False,
+            limit: int = audit.MAX_LIMIT) -> dict[str, Any]:
+    """What was saved, changed, linked or forgotten since a moment (newest first), with the first words of each
+    memory an event is about (as far as the caller may read it now); `everything`: the bookkeeping too."""
+    if since is None or since == "":
+        raise InvalidInput("Missing or empty since")
+    after = moment_of(brain, since, "since", ahead=False, any_integer=True)
+    wanted = () if everything else tuple(n for n in audit.NAMES if n not in BOOKKEEPING)
+    page = timeline(brain, ctx, types=list(wanted), after=after, limit=limit)
+    ids = {item["stream"]["id"] for item in page["timeline"] if item["stream"]["kind"] == "memory"}
+    rows = brain.queries.read_model.many(sorted(i for i in ids if i), ctx.identity.readable)
+    page["first_words"] = {memory_id: " ".join(row.content.split())[:FIRST_WORDS] for memory_id, row in rows.items()}
+    page["since"] = after
+    return page
+
+
+FIRST_WORDS = 80

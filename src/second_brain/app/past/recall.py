@@ -251,7 +251,8 @@ class PastReads:
             row = past.rows.get(other) or unchanged.get(other) or next(
                 iter(self.hydrate([other], Filters(tuple(workspaces))).values()), None)  # an edge since removed
             if row is not None:
-                found.append(Connection(row, edge.type, edge.weight, edge.provenance, edge.created_at))
+                found.append(Connection(row, edge.type, edge.weight, edge.provenance, edge.created_at,
+                                        edge.source_id == entry_id))
         found = [c for c in found if c.entry.workspace in workspaces and (
             deprecated or text.DEPRECATED not in c.entry.tags or (superseded and c.type == "supersedes"))]
         found.sort(key=lambda c: (c.weight, c.linked_at), reverse=True)

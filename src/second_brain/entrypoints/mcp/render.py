@@ -153,6 +153,30 @@ def render_timeline(page: dict[str, Any], budget: int | None = None) -> str:
     return "\n".join([head, *lines, *tail])
 
 
+def render_changes(page: dict[str, Any], budget: int) -> str:
+    """What changed, newest first, one sentence a change: when, who, what, and the first words of the memory it is
+    about (a memory since forgotten, or one the caller may no longer read, by its id alone)."""
+    items, words = page["timeline"], page["first_words"]
+    if not items:
+        return "Nothing changed in that time."
+    lines = []
+    for item in items:
+        stream = item["stream"]
+        if stream["kind"] == "memory" and stream["id"] in words:
+            text = words[stream["id"]]
+            about = f" \u201c{text}{'…' if len(text) >= 80 else ''}\u201d (memory {stream['id']})"
+        elif stream["kind"] == "memory":
+            about = f" memory {stream['id']}, since forgotten or out of your reach"
+        elif stream["kind"] == "edge":
+            about = ""  # the description names both memories
+        else:
+            about = f" {stream['kind']}" + (f" {stream['id']}" if stream["id"] else "")
+        what = item["description"] or item["type"].replace("_", " ")
+        lines.append(f"{moment(item['at'])}: {item['actor_name']}, {what}" + (f", on{about}." if about else "."))
+    more = "" if page["next_cursor"] is None else "\n(more before these: call timeline with a cursor)"
+    return _bounded(f"{len(items)} change{'s' if len(items) > 1 else ''}, newest first:", lines, budget) + more
+
+
 def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int,
            notes: str = "") -> str:
     tags = ", ".join(item["tags"])

@@ -4,10 +4,11 @@ since a moment."""
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from ...app import operations as ops
-from .render import render_timeline
+from .render import moment, render_changes, render_timeline
 from .tools import EVENTS, READS, TIME_WORDS, Budget, Call, clamped, ranged
 
 EventsAfter = Annotated[str | int | None, Field(description=f"Only events after this moment: {TIME_WORDS}.")]
@@ -33,9 +34,14 @@ def register(mcp: MCPServer, call: Call, budget: Budget) -> None:
         return clamped("limit", limit, EVENTS) + render_timeline(page, budget())
 
     @mcp.prompt(name="changes_since", title="What changed since")
-    async def changes_since(since: Annotated[str, Field(description=f"Since when: {TIME_WORDS}.")]) -> str:
-        """What was saved, changed, linked or forgotten since a moment, from the audit trail."""
-        read = (await call(ops.moments, {"since": since}))["since"]
-        page = await call(ops.timeline, after=read, limit=100)
-        return (f"Tell me what changed in my second brain since {since}, grouped by what matters, from its audit "
-                f"trail:\n\n{render_timeline(page, budget())}")
+    async def changes_since(since: Annotated[str, Field(description=f"Since when: {TIME_WORDS}.")],
+                            everything: Annotated[str | None, Field(description="\"yes\" to include the "
+                                                                                "bookkeeping too (classified, "
+                                                                                "recalled, opened).")] = None) -> str:
+        """What was saved, changed, linked or forgotten since a moment, one sentence each with the memory's first
+        words, from the audit trail."""
+        if everything not in (None, "", "yes", "no"):
+            raise ToolError(f"everything must be \"yes\" or \"no\" (got {everything[:40]!r})")
+        page = await call(ops.changes, since, everything == "yes")
+        return (f"Tell me what changed in my second brain since {moment(page['since'])}, grouped by what matters, "
+                f"from its audit trail:\n\n{render_changes(page, budget())}")
