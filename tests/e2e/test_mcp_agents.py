@@ -163,3 +163,23 @@ def test_changes_since_says_each_change_with_its_memorys_words_and_connections_s
         (new, "incoming", "it supersedes this memory")]
     assert [(c["direction"], c["relation"]) for c in seen_from_new if c["type"] == "supersedes"] == [
         ("outgoing", "this memory supersedes it")]
+
+
+def test_recall_says_how_far_to_trust_each_result(connect):
+    """Item 4: a confirmed fact, a draft that contradicts it and a weak match each say so in words, with the review
+    item to settle the pair; a query about nothing held says so first and never shows 100."""
+    async def steps(client):
+        canonical = json.loads(await call(client, "remember", content="The deploy window is Friday afternoon."))["id"]
+        await call(client, "set_status", id=canonical, status="canonical")
+        draft = json.loads(await call(client, "remember", content="The deploy window is Thursday afternoon."))
+        about = await call(client, "recall", query="when is the deploy window")
+        nothing = await call(client, "recall", query="zebra xylophone quantum")
+        return canonical, draft, about, nothing
+
+    canonical, draft, about, nothing = run(connect, steps)
+    assert draft["status"] == "draft" and draft["kept_canonical"] == canonical
+    assert "Confirmed (canonical)" in about and "Draft: not confirmed" in about
+    assert f'call answer_conflict with {{"conflict": "{draft["conflict"]}"' in about
+    assert about.count("May conflict with") == 2  # each side names the other
+    assert re.match(r"Nothing (strong )?found", nothing) and "score 100" not in nothing
+    assert all(label == "weak" for label in re.findall(r"score [\d.]+, (\w+) match", nothing))

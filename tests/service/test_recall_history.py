@@ -76,11 +76,12 @@ def test_a_page_names_what_superseded_a_result_and_only_current_memories_it_may_
         page=["a", "b", "c", "x"],
         pairs=[pair(C, A), pair(x, y, kind="contradicts"), pair(x, z, kind="contradicts")],
         near={"b": {"c"}, "c": {"b"}},
-        flags=[("x", "c"), ("b", "gone")],
+        flags=[history.Flag("x", "c", "x@4"), history.Flag("b", "gone", "b@2")],
         current={"b", "c", "x", "y"},
     )
     assert found.superseded_by == {"a": "c"}
     assert found.conflicts_with == {"b": ["c"], "c": ["b", "x"], "x": ["y", "c"]}  # z and "gone" are not current
+    assert found.review == {"x": ["x@4"], "c": ["x@4"]}  # the item that settles each flagged pair, on both sides
 
 
 def test_the_newest_replacement_is_the_one_named():
@@ -122,5 +123,5 @@ def test_flags_are_read_from_the_streams_of_flagged_memories_only_until_answered
         memory_stream("m"): [envelope("m", 1, DuplicateSuspected("o", 0.91), T0),
                              envelope("m", 2, Answered("o"), T0 + DAY)],
     }, [])
-    assert history.flagged(log, [B, flagged, answered], now=T0 + 2 * DAY) == [("n", "o")]
+    assert history.flagged(log, [B, flagged, answered], now=T0 + 2 * DAY) == [history.Flag("n", "o", "n@2")]
     assert log.read == [memory_stream("n"), memory_stream("m")]  # B carries no flag: its stream is not read

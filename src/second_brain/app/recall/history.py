@@ -12,7 +12,7 @@
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ...domain import conflicts
 from ...domain.contradictions import content_words, negated, same_frame, words
@@ -26,9 +26,10 @@ CONTRADICTS = "contradicts"  # no such link type yet: an edge of it would name a
 LINKS = (SUPERSEDES, CONTRADICTS)
 # Flags a capture records on the newer memory's stream, each with the field naming the older memory. Only the
 # streams of memories carrying one of FLAG_TAGS are read (duplicate-candidate, possible-update: the capture tags
-# the newer memory so); a person's answer about the pair (ANSWERED, on both streams) closes it.
-FLAGS = {"DuplicateSuspected": "match_id", "ConflictSuspected": "other_id"}
-FLAG_TAGS = conflicts.FLAG_TAGS
+# the newer memory so; status:draft, a newcomer kept as a draft beside a canonical memory it contradicts); a
+# person's answer about the pair (ANSWERED, on both streams) closes it.
+FLAGS = {"DuplicateSuspected": "match_id", "ConflictSuspected": "other_id", "ContradictionLost": "other_id"}
+FLAG_TAGS = (*conflicts.FLAG_TAGS, "status:draft")
 ANSWERED = "ConflictAnswered"
 FLAG_READS = 20  # streams read for flags in one recall: the page's first, then the other candidates'
 WINNERS_READ = 8  # candidates that won a contradiction whose replaced memories are read, best first
@@ -47,6 +48,15 @@ class Notes:
 
     superseded_by: dict[str, str] = field(default_factory=dict)
     conflicts_with: dict[str, list[str]] = field(default_factory=dict)
+    review: dict[str, list[str]] = field(default_factory=dict)  # the review items (answer_conflict) it is part of
+
+
+class Flag(NamedTuple):
+    """A pair a capture flagged and nobody has answered: the newer memory, the older, and the review item."""
+
+    newer: str
+    older: str
+    item: str
 
 
 class Connections(Protocol):
@@ -116,26 +126,26 @@ def below_winners(ordered: list[tuple[str, float]], rows: Mapping[str, EntryRow]
     return sorted(((key, scores[key]) for key, _ in ordered), key=lambda item: -item[1])  # stable: ties keep order
 
 
-def flagged(log: Streams, rows: Iterable[EntryRow], now: int) -> list[tuple[str, str]]:
-    """The (newer, older) pairs a capture flagged on these memories' streams by `now` and nobody has answered:
-    read for the first FLAG_READS memories carrying a flag tag."""
-    pairs: list[tuple[str, str]] = []
+def flagged(log: Streams, rows: Iterable[EntryRow], now: int) -> list[Flag]:
+    """The pairs a capture flagged on these memories' streams by `now` and nobody has answered: read for the first
+    FLAG_READS memories carrying a flag tag."""
+    pairs: list[Flag] = []
     carrying = [row for row in rows if any(tag in FLAG_TAGS for tag in row.tags)][:FLAG_READS]
     for row in carrying:
-        open_: dict[str, None] = {}
+        open_: dict[str, str] = {}  # the other memory, and the item its flag made
         for envelope in log.read_stream(memory_stream(row.id)):
             if envelope.at > now:
                 break
             if envelope.type in FLAGS:
-                open_[getattr(envelope.event, FLAGS[envelope.type], "")] = None
+                open_[getattr(envelope.event, FLAGS[envelope.type], "")] = f"{row.id}@{envelope.version}"
             elif envelope.type == ANSWERED:
                 open_.pop(getattr(envelope.event, "other_id", ""), None)
-        pairs += [(row.id, other) for other in open_ if other and other != row.id]
+        pairs += [Flag(row.id, other, item) for other, item in open_.items() if other and other != row.id]
     return pairs
 
 
 def notes(page: Sequence[str], pairs: Iterable[LinkedPair], near: Mapping[str, set[str]],
-          flags: Iterable[tuple[str, str]], current: Iterable[str]) -> Notes:
+          flags: Iterable[Flag], current: Iterable[str]) -> Notes:
     """Each page result's `superseded_by` and `conflicts_with`, naming only `current` memories (readable, not
     retired) in `conflicts_with`; `pairs` are the history edges touching the page."""
     on_page, live = set(page), set(current)
@@ -151,10 +161,11 @@ def notes(page: Sequence[str], pairs: Iterable[LinkedPair], near: Mapping[str, s
     for replacement in replacements(newest_first):
         if replacement.loser.id in on_page:
             found.superseded_by.setdefault(replacement.loser.id, replacement.winner.id)
-    for newer, older in flags:
-        for key, other in ((newer, older), (older, newer)):
+    for flag in flags:
+        for key, other in ((flag.newer, flag.older), (flag.older, flag.newer)):
             if key in on_page and other in live:
                 conflicts[key][other] = None
+                found.review.setdefault(key, []).append(flag.item)
     for key in page:
         named = [other for other in conflicts[key] if other not in (key, found.superseded_by.get(key))]
         if named:

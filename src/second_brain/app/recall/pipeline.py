@@ -239,11 +239,12 @@ class RecallService:
             return history.Notes()
         readable = ctx.identity.readable
         pairs = history.linked(self.read_model, page, readable, history.LINKS, found.entries, config.graph_fanout)
-        flags: list[tuple[str, str]] = []
+        flags: list[history.Flag] = []
         if log is not None:
             rows = [found.entries[key] for key in dict.fromkeys([*page, *found.order])]
             flags = history.flagged(log, rows, self.clock.now_ms())
-        named = {key for pair in flags for key in pair} | {p.source.id for p in pairs} | {p.target.id for p in pairs}
+        named = ({key for flag in flags for key in (flag.newer, flag.older)} | {p.source.id for p in pairs}
+                 | {p.target.id for p in pairs})
         elsewhere = [key for key in named if key not in found.entries]  # candidates are readable and current
         current = set(self.read_model.hydrate(elsewhere, Filters(readable))) if elsewhere else set()
         current |= named - set(elsewhere)
@@ -384,6 +385,8 @@ class RecallService:
                 "via_provenance": via.provenance if via else None, "via_type": via.type if via else None,
                 "linked_at": via.linked_at if via else None, "related_to": via.related_to if via else None,
                 "superseded_by": notes.superseded_by.get(key), "conflicts_with": notes.conflicts_with.get(key, []),
+                # Ours: the review items (GET /conflicts) that settle what it conflicts with.
+                "review": notes.review.get(key, []),
             })
         return results
 

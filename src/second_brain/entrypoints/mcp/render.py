@@ -71,11 +71,21 @@ def _history(result: dict[str, Any], shown: dict[str, tuple[int, int]]) -> str:
         return f"[{number}] ({'newer' if created > result['created_at'] else 'older'})"
 
     lines = []
+    tags = result.get("tags", [])
+    if "status:draft" in tags:
+        lines.append("Draft: not confirmed; it may disagree with a confirmed memory (see below).")
+    elif "status:canonical" in tags:
+        lines.append("Confirmed (canonical): a person marked it as the source of truth.")
     if result.get("superseded_by"):
         lines.append(f"Superseded by {name(result['superseded_by'])}: a newer memory replaced this one; prefer it.")
     if result.get("conflicts_with"):
         lines.append(f"May conflict with {', '.join(name(o) for o in result['conflicts_with'])}: check which is "
                      "current before asserting either.")
+    for item in result.get("review", []):
+        lines.append(f'To settle it: call answer_conflict with {{"conflict": "{item}", "keep": "both" | "newer" | '
+                     '"older"}.')
+    if result.get("match") == "weak":
+        lines.append("Weak match: little of the query is in it; do not rely on it as an answer.")
     return "\n".join(lines)
 
 
