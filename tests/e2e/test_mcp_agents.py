@@ -183,3 +183,26 @@ def test_recall_says_how_far_to_trust_each_result(connect):
     assert about.count("May conflict with") == 2  # each side names the other
     assert re.match(r"Nothing (strong )?found", nothing) and "score 100" not in nothing
     assert all(label == "weak" for label in re.findall(r"score [\d.]+, (\w+) match", nothing))
+
+
+def test_every_answer_is_data_as_well_as_text(connect):
+    """Item 5: each tool publishes an outputSchema and answers with structured content beside its text (times in
+    ISO 8601 in the brain's zone), which the SDK client checks against that schema."""
+    async def steps(client):
+        tools = (await client.list_tools()).tools
+        memory_id = json.loads(await call(client, "remember", content="The Lisbon flat is booked for March 3"))["id"]
+        answers = {}
+        for tool, arguments in (("recall", {"query": "Lisbon flat"}), ("list_recent", {}), ("get", {"id": memory_id}),
+                                ("due", {"days": 7}), ("connections", {"id": memory_id})):
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error and result.content[0].text, tool
+            answers[tool] = result.structured_content
+        return tools, memory_id, answers
+
+    tools, memory_id, answers = run(connect, steps)
+    assert all(t.output_schema and t.output_schema.get("type") == "object" for t in tools)
+    [found] = [r for r in answers["recall"]["results"] if r["id"] == memory_id]
+    assert found["match"] in ("strong", "partial", "weak") and ISO_BERLIN.fullmatch(found["created_at"])
+    assert answers["list_recent"]["items"][0]["id"] == memory_id and answers["get"]["id"] == memory_id
+    assert set(answers["due"]) >= {"overdue", "upcoming"} and answers["connections"]["connections"] == []
+    assert not UNIX_MS.search(json.dumps(answers))

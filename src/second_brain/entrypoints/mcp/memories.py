@@ -107,9 +107,9 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Budget) -> None:
         memory would have answered then."""
         chosen = {"tag": tag, "after": after, "before": before, "kind": kind, "workspace": workspace,
                   "project": project, "team": team}
+        window = await _window(call, after, before)  # first: the recall's answer is the one sent as data
         response = await call(ops.recall, query, topK, hops=hops, as_of=as_of, **chosen)
-        return (clamped("topK", topK, TOP_K) + clamped("hops", hops, HOPS) + await _window(call, after, before)
-                + render_recall(response, budget()))
+        return clamped("topK", topK, TOP_K) + clamped("hops", hops, HOPS) + window + render_recall(response, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def list_recent(n: Annotated[int, ranged("How many, 1-50.", RECENT)] = 10,
@@ -122,8 +122,9 @@ def _reading_tools(mcp: MCPServer, call: Call, budget: Budget) -> None:
         """The most recent memories, newest first (with as_of: as the list stood then)."""
         chosen = {"tag": tag, "after": after, "before": before, "actor": actor, "workspace": workspace,
                   "project": project, "team": team}
+        window = await _window(call, after, before)
         entries = await call(ops.list_recent, n, most=RECENT[1], as_of=as_of, **chosen)
-        return clamped("n", n, RECENT) + await _window(call, after, before) + render_list(entries, budget())
+        return clamped("n", n, RECENT) + window + render_list(entries, budget())
 
     @mcp.tool(structured_output=False, annotations=READS)
     async def get(id: MemoryId, as_of: AsOf = None,

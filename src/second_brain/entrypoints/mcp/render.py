@@ -11,6 +11,8 @@ from ...domain.staleness import STALE_TAG
 # The brain's time zone, for the tool call being answered (server.py's `call` sets it): every time an answer shows
 # is said in it, as ISO 8601 with its offset, never as Unix ms.
 ZONE: ContextVar[tzinfo] = ContextVar("zone", default=UTC)
+# What the tool call's operation answered (server.py's `call` sets it), sent beside the text as structured content.
+ANSWERED: ContextVar[Any] = ContextVar("answered", default=None)
 # What an answer says in REST's words, said as a tool call an agent can make instead.
 FOR_AGENTS = (
     (re.compile(r"POST /due/clear with (\{[^}]*\})"), r"call clear_reminder with \1"),

@@ -16,7 +16,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, Icon, ToolAnnotations
+from mcp.types import INVALID_PARAMS, CallToolResult, Icon, ToolAnnotations
 from pydantic import ValidationError
 
 from ... import __version__
@@ -27,7 +27,7 @@ from ...domain.errors import BrainError
 from ...domain.identity import Identity
 from . import conflicts, insights, links, memories, projects, reminders, team, timeline
 from .arguments import argument_errors, unknown_arguments
-from .render import ZONE, for_agents
+from .render import ANSWERED, ZONE, agents_view, for_agents
 from .tools import Register, said
 
 INSTRUCTIONS = (
@@ -63,13 +63,21 @@ class BrainMCPServer(MCPServer):
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
             tool.parameters["additionalProperties"] = False
+            # Published without a model: the SDK advertises it and leaves the answer to `call_tool` below.
+            tool.fn_metadata.output_schema = OUTPUTS.get(name, ANSWER)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
         if tool is not None and (refused := unknown_arguments(name, arguments, tool.parameters.get("properties", {}))):
             raise ToolError(refused)
+        ANSWERED.set(None)
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
+            answered = ANSWERED.get()
+            if isinstance(result, CallToolResult) and not result.is_error and answered is not None:
+                result.structured_content = agents_view(answered if isinstance(answered, dict) else
+                                                        {"items": answered})
+            return result
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(argument_errors(name, exc.__cause__)) from exc.__cause__
@@ -100,6 +108,31 @@ class BrainMCPServer(MCPServer):
             raise MCPError(INVALID_PARAMS, f"{name}: {cause}") from exc
 
 
+# Every tool's answer is data as well as text: the operation's answer (a list under `items`), times in ISO 8601 in
+# the brain's time zone. The reads that agents lean on most say their main fields.
+ANSWER: dict[str, Any] = {"type": "object", "additionalProperties": True}
+_RESULT = {"type": "object", "properties": {
+    "id": {"type": "string"}, "content": {"type": "string"}, "score": {"type": "number"},
+    "match": {"enum": ["strong", "partial", "weak"]}, "tags": {"type": "array", "items": {"type": "string"}},
+    "created_at": {"type": "string", "description": "ISO 8601, in the brain's time zone"},
+    "superseded_by": {"type": ["string", "null"]}, "conflicts_with": {"type": "array", "items": {"type": "string"}},
+    "review": {"type": "array", "items": {"type": "string"},
+               "description": "review items to settle with answer_conflict"}}}
+_ENTRY = {"type": "object", "properties": {
+    "id": {"type": "string"}, "content": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+    "when_at": {"type": ["string", "null"], "description": "its reminder, ISO 8601 in the brain's time zone"}}}
+OUTPUTS: dict[str, dict[str, Any]] = {
+    "recall": {"type": "object", "properties": {"results": {"type": "array", "items": _RESULT},
+                                                "message": {"type": "string"}, "query_used": {"type": "string"}},
+               "required": ["results"]},
+    "list_recent": {"type": "object", "properties": {"items": {"type": "array", "items": _ENTRY}},
+                    "required": ["items"]},
+    "due": {"type": "object", "properties": {"overdue": {"type": "array", "items": _ENTRY},
+                                             "upcoming": {"type": "array", "items": _ENTRY}},
+            "required": ["overdue", "upcoming"]},
+    "get": _ENTRY,
+}
+
 # What each tool is called in a client's list (the rest: its name in words).
 TITLES = {"remember": "Remember a note", "append": "Add to a memory", "update": "Rewrite a memory",
           "set_status": "Set a memory's status", "forget": "Forget a memory", "share": "Share or unshare a memory",
@@ -124,7 +157,10 @@ def build_mcp(brain: Brain, identity: Callable[[], Identity]) -> MCPServer:
             result = await anyio.to_thread.run_sync(functools.partial(operation, brain, ctx, *args, **kwargs))
         except BrainError as exc:
             raise ToolError(for_agents(said(exc))) from exc
-        return {"notice": ctx.identity.notice, **result} if ctx.identity.notice and isinstance(result, dict) else result
+        result = ({"notice": ctx.identity.notice, **result} if ctx.identity.notice and isinstance(result, dict)
+                  else result)
+        ANSWERED.set(result)
+        return result
 
     def budget() -> int:
         return ops.output_budget(brain)
