@@ -41,7 +41,8 @@ from tests.e2e.conftest import BRAIN, TOKEN, Server  # noqa: E402
 HOME = Path.home() / ".cache/second-brain/mcp-inspector"
 PACKAGES = ["node@22", "@modelcontextprotocol/inspector@2.12.0"]
 TOOLS = ["remember", "append", "update", "set_status", "recall", "list_recent", "get", "link", "connections",
-         "unlink", "timeline", "conflicts", "answer_conflict", "list_teams", "list_projects", "share", "forget"]
+         "unlink", "timeline", "conflicts", "answer_conflict", "list_teams", "list_projects", "share", "forget",
+         "due", "snooze", "clear_reminder"]
 TOPICS = ["pricing floor", "hiring plan", "offsite venue", "backup schedule", "design review", "quarterly budget",
           "security audit", "customer churn", "release train", "onboarding checklist"]
 
@@ -97,6 +98,9 @@ def description_problems(tools: list[dict]) -> list[str]:
 def exercise(client: Inspector, label: str) -> list[str]:
     """List the tools, then call each once as an agent would; what went wrong, as lines."""
     tools = client.run("tools/list")["tools"]
+    listed = json.dumps(tools)
+    print(f"  {label:5} tools/list: {len(tools)} tools, {len(listed):,} characters "
+          f"({sum('outputSchema' in t for t in tools)} with an outputSchema)")
     problems = description_problems(tools)
     if sorted(t["name"] for t in tools) != sorted(TOOLS):
         problems.append(f"tools listed: {sorted(t['name'] for t in tools)}")
@@ -109,6 +113,9 @@ def exercise(client: Inspector, label: str) -> list[str]:
     first = json.loads(call("remember", content=f"Dana is allergic to peanuts ({label})", tags=["people"]))["id"]
     second = json.loads(client.tool("remember", content=f"The offsite is in Lisbon in May ({label})")[1])["id"]
     call("append", id=second, addition="Hotel booked near the river", when="2031-05-12", when_kind="event")
+    call("due", days=366)
+    call("snooze", id=second, until="in 3 days")
+    call("clear_reminder", id=second)
     call("update", id=second, content=f"The offsite is in Porto in May ({label})", tags=["offsite"])
     call("set_status", id=second, status="canonical")
     call("recall", query="where is the offsite", topK=3)
