@@ -85,6 +85,11 @@ def test_every_time_parameter_takes_words_iso_and_unix_ms_and_says_what_it_read(
         assert memory_id in await call(client, "list_recent", after=1_600_000_000_000)  # Unix ms, as ever
         assert "boiler" in await call(client, "get", id=memory_id, as_of="now")
         assert "No events" not in await call(client, "timeline", after="1h")
+        before = await error(client, "get", id=memory_id, as_of="2020-01-01")
+        assert before.startswith(f"get: Memory {memory_id} did not exist yet at 2020-01-01T00:00:00+01:00: it was "
+                                 "saved at 20"), before
+        brief = (await client.get_prompt("brief")).messages[0].content.text
+        assert re.search(r'"day": "20\d\d-\d\d-\d\d"', brief) and not re.search(r'"day": \d', brief)
         refused = await error(client, "recall", query="boiler", after="someday")
         assert refused.startswith("recall: after must be an ISO date") and '"7d"' in refused
         return await error(client, "snooze", id=memory_id, until="whenever")

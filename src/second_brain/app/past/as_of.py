@@ -16,6 +16,7 @@ memory shared with the company yesterday does not reveal what it said while it w
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 from ...domain import links
@@ -175,7 +176,16 @@ def entry(brain: Brain, ctx: Context, memory_id: str | None, as_of: str | int, d
     it is not counted as an open."""
     memory_id = identifier(memory_id)
     at = moment(brain, as_of)
-    found = travel(brain).entry(ctx, memory_id, at)
+    try:
+        found = travel(brain).entry(ctx, memory_id, at)
+    except NotFound:
+        now = brain.queries.read_model.get(memory_id.strip(), ctx.identity.readable)
+        if now is None or now.created_at <= at:
+            raise  # never the caller's to read, or gone since: as an id never used
+        zone = brain.memories.timezone
+        said = [datetime.fromtimestamp(ms / 1000, zone).isoformat(timespec="seconds") for ms in (at, now.created_at)]
+        raise NotFound(f"Memory {memory_id.strip()} did not exist yet at {said[0]}: it was saved at "
+                       f"{said[1]}") from None
     if diff:
         shown = revisions.entry_revisions(brain.store, brain.queries.read_model, ctx, found["id"])
         found["revisions"] = [r for r in shown if r["at"] <= at]

@@ -3,7 +3,7 @@
 import json
 import re
 from contextvars import ContextVar
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
 from ...domain.staleness import STALE_TAG
@@ -250,6 +250,8 @@ def agents_view(value: Any, key: str = "") -> Any:
         return for_agents(value)
     if key in TIMES and isinstance(value, int) and not isinstance(value, bool) and value > 10**11:
         return moment(value)
+    if key == "day" and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6:
+        return (date(1970, 1, 1) + timedelta(days=value)).isoformat()  # the brief's days since 1970
     return value
 
 
