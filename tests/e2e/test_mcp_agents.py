@@ -168,6 +168,7 @@ def test_changes_since_says_each_change_with_its_memorys_words_and_connections_s
         (new, "incoming", "it supersedes this memory")]
     assert [(c["direction"], c["relation"]) for c in seen_from_new if c["type"] == "supersedes"] == [
         ("outgoing", "this memory supersedes it")]
+    assert all(ISO_BERLIN.fullmatch(c["linkedAt"]) for c in seen_from_old + seen_from_new)  # no Unix ms
 
 
 def test_recall_says_how_far_to_trust_each_result(connect):

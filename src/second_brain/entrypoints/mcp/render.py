@@ -24,8 +24,7 @@ FOR_AGENTS = (
     (re.compile(r"\(GET /conflicts\)"), "(see the conflicts tool)"),
     (re.compile(r"\(POST /team/me/token, or Settings in the dashboard\)"), "(Settings in the dashboard)"),
 )
-TIMES = ("created_at", "updated_at", "when_at", "at", "last_recalled_at", "exported_at", "as_of", "since",
-         "deadline", "snoozed_until")
+TIMES = ("at", "as_of", "since", "deadline", "snoozed_until")  # and every key ending in _at or At (linkedAt)
 
 
 def for_agents(text: str) -> str:
@@ -248,7 +247,8 @@ def agents_view(value: Any, key: str = "") -> Any:
         return [agents_view(v, key) for v in value]
     if isinstance(value, str):
         return for_agents(value)
-    if key in TIMES and isinstance(value, int) and not isinstance(value, bool) and value > 10**11:
+    timed = key in TIMES or key.endswith(("_at", "At"))
+    if timed and isinstance(value, int) and not isinstance(value, bool) and value > 10**11:
         return moment(value)
     if key == "day" and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6:
         return (date(1970, 1, 1) + timedelta(days=value)).isoformat()  # the brief's days since 1970
