@@ -130,7 +130,7 @@ const CONFLICT_WORDS = {
 
 function conflictList(conflicts, refresh) {
   if (!conflicts.length) return null;
-  const side = (label, memory) => memory ? h("div", { class: "side" }, h("p", { class: "muted" }, label),
+  const side = (label, memory) => memory ? h("div", { class: "conflict-memory" }, h("p", { class: "muted" }, label),
     memoryCard(memory)) : null;
   return h("section", { id: "conflicts", "aria-labelledby": "conflicts-title" },
     h("h2", { id: "conflicts-title" }, "Conflicts to review"),

@@ -126,6 +126,27 @@ class Dashboard:
         assert self.accessibility() == []
         assert self.page.evaluate("document.documentElement.scrollWidth") <= 390
 
+    def covered_controls(self) -> list[str]:
+        """The header's and the navigation's visible links and buttons that something else covers at their centre
+        (a person tapping there would hit that instead), each named with what covers it."""
+        return self.page.evaluate("""() => {
+          const covered = [];
+          for (const box of document.querySelectorAll("#top, #nav")) {
+            for (const control of box.querySelectorAll("a, button")) {
+              const r = control.getBoundingClientRect();
+              if (!r.width || !r.height || getComputedStyle(control).visibility === "hidden") continue;
+              const x = r.left + r.width / 2, y = r.top + r.height / 2;
+              if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+              const hit = document.elementFromPoint(x, y);
+              if (hit && !control.contains(hit) && !hit.contains(control)) {
+                covered.push(`${control.textContent.trim() || control.getAttribute("aria-label")} under `
+                             + `${hit.tagName.toLowerCase()}.${[...hit.classList].join(".")}`);
+              }
+            }
+          }
+          return covered;
+        }""")
+
     def accessibility(self) -> list[dict]:
         """axe-core's serious and critical violations on the current view (axe.min.js from axe-playwright-python)."""
         import axe_playwright_python
