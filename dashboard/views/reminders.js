@@ -216,6 +216,8 @@ export async function existingSubscription() {
   return registration ? registration.pushManager.getSubscription() : null;
 }
 
+const PUSH_WAIT_MS = 8000; // how long registering and subscribing this device may take in all
+
 function withTimeout(promise, ms, message) {
   let timer;
   const timeout = new Promise((_, reject) => {
@@ -292,11 +294,15 @@ function pushSection() {
           + "browser's site settings and try again.", "warn");
       }
       say("Subscribing this device…");
+      const deadline = Date.now() + PUSH_WAIT_MS; // every step below shares it: the button ends within it
       // Relative, like every request: the page's folder is the scope, under a path prefix too.
       const registration = await navigator.serviceWorker.register("dashboard/sw.js", { scope: SCOPE });
-      await withTimeout(navigator.serviceWorker.ready, 10000, "the service worker did not start");
-      subscription = await registration.pushManager.getSubscription()
-        || await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(key) });
+      await withTimeout(navigator.serviceWorker.ready, deadline - Date.now(), "the service worker did not start");
+      // A browser whose push service never answers must not leave the button waiting: it ends in a sentence.
+      const late = `the browser's push service did not answer in ${PUSH_WAIT_MS / 1000} seconds`;
+      subscription = await withTimeout(registration.pushManager.getSubscription(), deadline - Date.now(), late)
+        || await withTimeout(registration.pushManager.subscribe({ userVisibleOnly: true,
+          applicationServerKey: keyBytes(key) }), deadline - Date.now(), late);
     } catch (error) {
       return say(browserSentence(error), "error");
     }
