@@ -121,6 +121,10 @@ async function route() {
   const focusedBefore = document.activeElement;
   if (cleanup) cleanup();
   cleanup = null;
+  // The header's search box holds what it last searched only while its answer is on screen: elsewhere it is
+  // empty, as a search box a person has not typed in (unless they are typing in it now).
+  const search = document.getElementById("search-input");
+  if (document.activeElement !== search) search.value = view === "recall" ? params.q || "" : "";
   for (const a of document.querySelectorAll("#nav a")) {
     const current = a.dataset.view === view || (view === "entry" && a.dataset.view === "memories");
     if (current) a.setAttribute("aria-current", "page");

@@ -82,7 +82,7 @@ export default {
   title: "Recall",
   async render(main, params) {
     const input = h("input", { id: "recall-query", name: "query", type: "search", value: params.q || "",
-      placeholder: "What are you looking for?", autocomplete: "off" });
+      placeholder: "What are you looking for?", autocomplete: "off", class: "grow" });
     const form = h("form", { role: "search", onsubmit: (event) => {
       event.preventDefault();
       const data = Object.fromEntries(new FormData(form));

@@ -677,3 +677,17 @@ def test_recall_says_a_result_may_be_updated_and_answers_it_in_one_click(dashboa
     expect(page.get_by_text("Kept the newer one: the older is retired.")).to_be_visible()
     expect(page.locator(f"#main article[data-href='#/entry?id={older}']")).to_have_count(0)
     assert "status:deprecated" in api.get("/entry", params={"id": older}).json()["entry"]["tags"]
+
+
+def test_the_header_search_forgets_its_words_once_their_answer_is_left(dashboard: Dashboard, api):
+    """Issue 64 item 5: the header's search box kept the last search on every view after it."""
+    api.post("/capture", json={"content": "The Atlas pricing floor is 6,000 EUR"})
+    page = dashboard.open("")
+    page.fill("#search-input", "atlas pricing")
+    page.press("#search-input", "Enter")
+    expect(page.locator("#main .score").first).to_be_visible()
+    assert page.locator("#search-input").input_value() == "atlas pricing"  # its answer is on screen
+    dashboard.open("capture")
+    assert page.locator("#search-input").input_value() == ""
+    dashboard.open("recall?q=pricing+floor")
+    assert page.locator("#search-input").input_value() == "pricing floor"

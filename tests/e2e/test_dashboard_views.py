@@ -58,6 +58,9 @@ def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, ap
             assert len(scores) >= 2 and all(said.fullmatch(s) for s in scores), scores
             numbers = [int(s.split()[-1]) for s in scores]
             assert numbers == sorted(numbers, reverse=True), numbers
+            # The question fits its box (issue 64 item 5: ~215 px cut a question off).
+            box, form = (page.locator(s).bounding_box() for s in ("#recall-query", "#main form[role=search]"))
+            assert box["width"] >= 0.6 * form["width"], (box, form)
         assert dashboard.accessibility() == [], f"{name} at {size} in {scheme}"
         assert dashboard.covered_controls() == [], f"{name} at {size}: the tabs and header stay tappable"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"], name
