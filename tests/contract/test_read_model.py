@@ -405,3 +405,16 @@ def test_connections_say_which_way_each_link_goes(brain, ctx, clock):
     assert seen[(other, "relates_to")] == ("both ways", "this memory is related to it")
     [back] = [c for c in ops.connections(brain, ctx, old)["connections"] if c["type"] == "supersedes"]
     assert (back["id"], back["direction"], back["relation"]) == (new, "incoming", "it supersedes this memory")
+
+
+def test_a_projects_count_is_what_its_list_of_memories_lists(brain, ctx, clock):
+    """Issue 64 item 6: "Lisbon trip · 0 memories" while its list showed fifteen through the #lisbon alias."""
+    ops.create_project(brain, ctx, "Lisbon trip", "lisbon-trip", aliases=["lisbon", "porto"])
+    capture(brain, ctx, clock, "Flights to Lisbon booked", tags=["lisbon"])
+    capture(brain, ctx, clock, "Hotel in Alfama for three nights", tags=["lisbon", "porto"])  # two aliases: once
+    capture(brain, ctx, clock, "Day trip to Porto on the Sunday", tags=["porto"])
+    ops.capture(brain, ctx, "Pack the travel adapter", project="lisbon-trip")
+    capture(brain, ctx, clock, "Dentist on Friday", tags=["health"])  # not the project's
+    listed = ops.list_recent(brain, ctx, 100, project="lisbon-trip")
+    [project] = ops.list_projects(brain, ctx, counts=True)["projects"]
+    assert project["count"] == len(listed) == 4

@@ -242,6 +242,9 @@ class StatsReads(Protocol):
     def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
         """How many entries carry this exact tag."""
 
+    def count_matching(self, filters: Filters) -> int:
+        """How many entries `recent` with these filters would list, all pages together."""
+
     def stats(self, workspaces: Sequence[str], now: int) -> BrainStats:
         """Summary figures for GET /stats."""
 

@@ -59,6 +59,9 @@ class OpenSearchReadModel(OpenSearchDigestReads, OpenSearchBriefReads):
     def tag_count(self, tag: str, workspaces: Sequence[str]) -> int:
         return self.ix.count(scope(Filters(tuple(workspaces), tag=tag)))
 
+    def count_matching(self, filters: Filters) -> int:
+        return self.ix.count(scope(filters)) if filters.workspaces else 0
+
     def term_stats(self, terms: Sequence[str], workspaces: Sequence[str]) -> TermStats:
         # One request: the memories in scope, and each term's among them as a bucket (a count per term was a round
         # trip per term on every recall).

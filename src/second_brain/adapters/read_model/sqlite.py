@@ -48,6 +48,13 @@ class SQLiteReadModel(SQLiteKeywordSearch, SQLiteStats, SQLiteBriefReads, SQLite
         return self._read(f"SELECT COALESCE(SUM(n), 0) FROM workspace_counts WHERE workspace IN ({marks(workspaces)})",
                           tuple(workspaces)).fetchone()[0]
 
+    def count_matching(self, filters: Filters) -> int:
+        if not filters.workspaces:
+            return 0
+        where, params = scope_sql(filters)
+        found: int = self._read(f"SELECT COUNT(*) FROM entries e WHERE {where}", params).fetchone()[0]
+        return found
+
     def connections(self, entry_id: str, workspaces: Sequence[str], link_type: str | None, limit: int,
                     superseded: bool = False, deprecated: bool = False) -> list[Connection]:
         where, params = scope_sql(Filters(tuple(workspaces)), by_id=True)

@@ -10,7 +10,7 @@ from ...domain.capture import Change
 from ...domain.errors import InvalidInput, UnknownProject
 from ...ports.clock import Clock
 from ...ports.event_store import EventStore
-from ...ports.read_model import ProjectReads, ProjectRow, StatsReads
+from ...ports.read_model import Filters, ProjectReads, ProjectRow, StatsReads
 from ..handling import Context, envelopes, retrying
 
 KNOWN_SHOWN = 10
@@ -74,9 +74,10 @@ class ProjectService:
              ) -> list[dict[str, Any]]:
         rows = self.read_model.projects(workspaces, include_archived)
         views = [self.view(ctx, row) for row in rows]
-        if counts:
+        if counts:  # what the project's list of memories lists: its tag and its aliases, as the filter reads them
             for view, row in zip(views, rows, strict=True):
-                view["count"] = self.read_model.tag_count(f"project:{row.slug}", (row.workspace,))
+                view["count"] = self.read_model.count_matching(
+                    Filters((row.workspace,), any_tags=(f"project:{row.slug}", *row.aliases)))
         return views
 
     def view(self, ctx: Context, row: ProjectRow) -> dict[str, Any]:
