@@ -373,7 +373,7 @@ def test_the_mcp_function_url_lists_tools_and_checks_the_token(aws):
         response = mcp.handler(copy.deepcopy(event), CONTEXT)
         assert response["statusCode"] == 200, response
         tools = json.loads(response["body"])["result"]["tools"]
-        assert len(tools) == 17 and {"remember", "timeline", "conflicts"} <= {t["name"] for t in tools}
+        assert len(tools) == 20 and {"remember", "timeline", "conflicts", "due"} <= {t["name"] for t in tools}
     event["headers"]["authorization"] = "Bearer nope"
     assert mcp.handler(event, CONTEXT)["statusCode"] == 401
 

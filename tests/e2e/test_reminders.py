@@ -36,7 +36,10 @@ def test_due_snooze_clear(api):
 
 
 def test_when_validation(api):
-    assert api.post("/capture", json={"content": "x", "when": "next tuesday"}).status_code == 400
+    assert api.post("/capture", json={"content": "x", "when": "whenever suits"}).status_code == 400
+    said = api.post("/capture", json={"content": "Call the plumber", "when": "next tuesday"}).json()  # words are read
+    anchored = api.get("/entry", params={"id": said["id"]}).json()["entry"]
+    assert datetime.fromtimestamp(anchored["when_at"] / 1000, UTC).strftime("%A %H:%M") == "Tuesday 09:00"
     assert api.post("/capture", json={"content": "x", "when_kind": "due"}).status_code == 400
     bad_kind = api.post("/capture", json={"content": "x", "when": "2030-01-01", "when_kind": "deadline"})
     assert (bad_kind.status_code, bad_kind.json()["error"]) == (400, "when_kind must be one of: due, event, wake")
@@ -44,7 +47,7 @@ def test_when_validation(api):
     entry = api.get("/entry", params={"id": wake}).json()["entry"]
     assert entry["when_kind"] == "wake"
     assert entry["when_at"] == int(datetime(2030, 1, 1, tzinfo=UTC).timestamp() * 1000)  # BRAIN_TIMEZONE=UTC
-    assert api.get("/count").json() == {"count": 1}
+    assert api.get("/count").json() == {"count": 2}
 
 
 def test_loops(api):

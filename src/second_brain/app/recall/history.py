@@ -30,6 +30,7 @@ LINKS = (SUPERSEDES, CONTRADICTS)
 # person's answer about the pair (ANSWERED, on both streams) closes it.
 FLAGS = {"DuplicateSuspected": "match_id", "ConflictSuspected": "other_id", "ContradictionLost": "other_id"}
 FLAG_TAGS = (*conflicts.FLAG_TAGS, "status:draft")
+KEPT_AS_DRAFT = "ContradictionLost"  # a flag only in the capture that stored the memory (kept_canonical)
 ANSWERED = "ConflictAnswered"
 FLAG_READS = 20  # streams read for flags in one recall: the page's first, then the other candidates'
 WINNERS_READ = 8  # candidates that won a contradiction whose replaced memories are read, best first
@@ -133,9 +134,13 @@ def flagged(log: Streams, rows: Iterable[EntryRow], now: int) -> list[Flag]:
     carrying = [row for row in rows if any(tag in FLAG_TAGS for tag in row.tags)][:FLAG_READS]
     for row in carrying:
         open_: dict[str, str] = {}  # the other memory, and the item its flag made
-        for envelope in log.read_stream(memory_stream(row.id)):
+        stream = log.read_stream(memory_stream(row.id))
+        for envelope in stream:
             if envelope.at > now:
                 break
+            if envelope.type == KEPT_AS_DRAFT and (envelope.request_id, envelope.at) != (stream[0].request_id,
+                                                                                      stream[0].at):
+                continue  # lost by a later capture (a retirement), not kept as a draft by its own (one append)
             if envelope.type in FLAGS:
                 open_[getattr(envelope.event, FLAGS[envelope.type], "")] = f"{row.id}@{envelope.version}"
             elif envelope.type == ANSWERED:
