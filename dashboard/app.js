@@ -208,9 +208,27 @@ const SYSTEM_TAGS = new Set(["synthesized", "auto-pattern", "auto-insight", "dup
   "contradiction-resolved", "rolled-up"]);
 const SYSTEM_PREFIXES = ["stale:", "capsule:", "capsule-slot:", "status:", "volatility:state"];
 export const SHOW_SYSTEM_TAGS_KEY = "secondBrain.showSystemTags";
+// The one dictionary of the brain's words as a person reads them: on cards, filters, timelines, links and
+// Settings alike (a value the API sends, by what it is).
+export const WORDS = {
+  kind: { episodic: "event", semantic: "fact", procedural: "how-to" },
+  when_kind: { wake: "bring it back then", due: "due then", event: "happens then" },
+  provenance: { explicit: "linked by a person", inferred: "suggested by the brain", system: "made by the brain" },
+  status: { canonical: "confirmed", draft: "draft", deprecated: "retired" },
+  volatility: { volatile: "may change soon", durable: "lasting", state: "can change" },
+};
+/** A value of the API in a person's words (`group`: kind, when_kind, provenance, status, volatility). */
+export function word(group, value) {
+  return WORDS[group]?.[value] ?? value;
+}
 // Bookkeeping tags a person reads as words.
-export const TAG_WORDS = { "kind:episodic": "event", "kind:semantic": "fact", "kind:procedural": "how-to",
-  "status:deprecated": "retired", "volatility:volatile": "may change soon", "volatility:durable": "lasting" };
+export const TAG_WORDS = Object.fromEntries(["kind", "status", "volatility"].flatMap((group) =>
+  Object.entries(WORDS[group]).filter(([value]) => !(group === "volatility" && value === "state")
+    && !(group === "status" && value !== "deprecated")).map(([value, said]) => [`${group}:${value}`, said])));
+/** A link's strength as a person reads it: a share, not a float ("73%"). */
+export function strength(weight) {
+  return `${Math.round(Number(weight) * 100)}%`;
+}
 
 /** Whether a tag is one of the brain's own markers, never a topic. */
 export function isSystemTag(tag) {

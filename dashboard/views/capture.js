@@ -1,7 +1,8 @@
 // Capture: content, tags, project, workspace and a time anchor; the outcome is said plainly (stored, blocked as a
 // repeat, flagged as similar, merged, replaced, a contradiction resolved, kept as a draft) with links to the
 // memories it names.
-import { act, api, clear, failure, h, heading, link, localTime, session, splitList, toast } from "../app.js";
+import { act, api, clear, failure, h, heading, link, localTime, session, splitList, tagList, toast, word }
+  from "../app.js";
 
 function entryLink(id, text) {
   return h("a", { href: link("entry", { id }) }, text);
@@ -65,7 +66,7 @@ export function outcome(result, retry) {
   }
   // Where it went, in words: a note that names no workspace follows a default someone else may have set.
   if (result.visibility) card.append(h("p", { class: "where" }, result.visibility, "."));
-  if (result.tags) card.append(h("p", { class: "muted" }, "Tags: ", result.tags.join(", ")));
+  if (result.tags && result.tags.length) card.append(h("div", { class: "muted" }, "Tags: ", tagList(result.tags)));
   return card;
 }
 
@@ -76,11 +77,10 @@ export default {
     const content = h("textarea", { id: "content", name: "content", required: true, value: params.text || "" });
     const tags = h("input", { id: "tags", name: "tags", placeholder: "work, idea" });
     const projects = h("datalist", { id: "project-list" });
-    const project = h("input", { id: "project", name: "project", list: "project-list", placeholder: "slug" });
+    const project = h("input", { id: "project", name: "project", list: "project-list", placeholder: "its short name" });
     const whenInput = h("input", { id: "when", name: "when", type: "datetime-local" });
     const whenKind = h("select", { id: "when_kind", name: "when_kind" },
-      h("option", { value: "wake" }, "remind me (wake)"), h("option", { value: "due" }, "due"),
-      h("option", { value: "event" }, "event"));
+      ["wake", "due", "event"].map((kind) => h("option", { value: kind }, word("when_kind", kind))));
     const workspace = h("select", { id: "workspace", name: "workspace" },
       h("option", { value: "" }, `default (${session.me.effective_default_share})`),
       h("option", { value: "personal" }, "personal"), h("option", { value: "company" }, "company"));

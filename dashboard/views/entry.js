@@ -1,7 +1,7 @@
 // One memory: its content, tags and where it lives; status, edit, append, share and forget; its links (add and
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
 import { act, api, clear, failure, h, heading, isSystemTag, link, localTime, navigate, plural, sourceName, splitList,
-  TAG_WORDS, tagList, time, toast, when, WHEN_WORDS, withUndo, workspaceName } from "../app.js";
+  strength, TAG_WORDS, tagList, time, toast, when, WHEN_WORDS, withUndo, word, workspaceName } from "../app.js";
 import { describer, drawGraph } from "./graph.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
@@ -36,7 +36,7 @@ function said(event) {
     case "tags_changed":
       return tagWords(p.tags) ? `Tags now ${tagWords(p.tags)}.` : "Topic tags removed.";
     case "classified":
-      return `Classified as a ${TAG_WORDS[`kind:${p.kind}`] ?? p.kind} (importance ${p.importance}`
+      return `Classified as ${article(word("kind", p.kind))} (importance ${p.importance}`
         + (p.volatility ? `, ${TAG_WORDS[`volatility:${p.volatility}`] ?? "a state that can change"}` : "")
         + `) by ${p.method === "rules" ? "the built-in rules" : "the language model"}`
         + (p.canonical ? ", and confirmed." : ".");
@@ -100,6 +100,11 @@ function other(id, words = "another memory") {
 const because = (reason) => (reason ? ` (${reason}).` : ".");
 
 /** The topic and project tags of a list, as people read them ("#billing, project finance"); the brain's own left out. */
+/** "a fact", "an event". */
+function article(noun) {
+  return `${/^[aeiou]/i.test(noun) ? "an" : "a"} ${noun}`;
+}
+
 function tagWords(tags) {
   return (tags || []).filter((t) => (!t.includes(":") || t.startsWith("project:")) && !isSystemTag(t))
     .map((t) => (t.startsWith("project:") ? "project " + t.slice(8) : "#" + t)).join(", ");
@@ -152,7 +157,7 @@ function connections(entry, answer, past, refresh) {
       }) }, "Remove link");
     return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: c.id }) } },
       h("div", { class: "meta" }, h("span", { class: "badge" }, c.label), h("span", { class: "muted" },
-        `${c.provenance}, weight ${c.weight}`), when(c.linkedAt)),
+        `${word("provenance", c.provenance)}, strength ${strength(c.weight)}`), when(c.linkedAt)),
       h("p", { class: "content" }, h("a", { href: link("entry", { id: c.id }) }, c.content)), unlink);
   }));
 }

@@ -6,8 +6,8 @@
 // memory or a link says how it is linked. "Centre on" takes words. Each node is a link to its memory. On a phone
 // the view opens as lists (the same graph, also under the picture on wider screens); drawGraph is also the small
 // local graph on each memory's page (views/entry.js).
-import { api, append, clear, failure, h, heading, link, navigate, plural, session, TAG_WORDS, workspaceName }
-  from "../app.js";
+import { api, append, clear, failure, h, heading, link, navigate, plural, session, strength, TAG_WORDS, word,
+  workspaceName } from "../app.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const LABEL_CHARS = 28;
@@ -268,7 +268,8 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
       "data-target": e.target_id, "data-type": e.type,
       onmouseenter: () => { svg.classList.add("focusing"); describe(null, [], e, byId); },
       onmouseleave: () => highlight(focused) },
-    s("title", null, `${from} ${typeName(e.type)} ${to} (${e.provenance || "explicit"}, weight ${e.weight})`),
+    s("title", null, `${from} ${typeName(e.type)} ${to} (${word("provenance", e.provenance || "explicit")}, `
+      + `strength ${strength(e.weight)})`),
     s("line", { x1, y1, x2, y2, class: "hit", "vector-effect": "non-scaling-stroke" }),
     s("line", { x1, y1, x2, y2, class: "stroke", "vector-effect": "non-scaling-stroke" }));
   });

@@ -2,8 +2,8 @@
 // while new memories arrive. The page's `cursor` is the last memory's time; GET /list's `before` is inclusive, so
 // the next page asks from that millisecond and skips the memories of it already shown (`skip`). Memories picked with
 // their checkboxes are changed together: confirmed, retired, shared with the company, or forgotten (with Undo).
-import { api, clear, failure, h, heading, link, localTime, memoryCard, navigate, plural, reload, toast, withUndo }
-  from "../app.js";
+import { api, clear, failure, h, heading, link, localTime, memoryCard, navigate, plural, reload, toast, withUndo,
+  word } from "../app.js";
 
 const PAGE = 25;
 const MOST = 100; // GET /list's largest page
@@ -12,18 +12,19 @@ const KINDS = ["", "episodic", "semantic"]; // the kinds GET /list and /recall f
 // GET /list's sort (ours), in words; newest first pages by time, the others by offset.
 const SORTS = [["newest", "Newest first"], ["oldest", "Oldest first"], ["updated", "Recently changed"],
   ["important", "Most important"]];
-const FILTERS = [["tag", "Tag", "text"], ["kind", "Kind", "select", KINDS],
+const FILTERS = [["tag", "Tag", "text"], ["kind", "Kind", "select", KINDS, "kind"],
   ["project", "Project", "text"], ["workspace", "Workspace", "select", ["", "personal", "company"]],
   ["actor", "Author", "text"], ["after", "After", "date"], ["before", "Before", "date"]];
 
 export default {
   title: "Memories",
   async render(main, params) {
-    const controls = FILTERS.map(([name, label, type, choices]) => {
+    const controls = FILTERS.map(([name, label, type, choices, words]) => {
       const id = "list-" + name;
       const value = params[name] || "";
       const control = type === "select"
-        ? h("select", { id, name }, choices.map((c) => h("option", { value: c, selected: c === value }, c || "any")))
+        ? h("select", { id, name }, choices.map((c) => h("option", { value: c, selected: c === value },
+          c ? word(words, c) : "any")))
         : h("input", { id, name, type, value });
       return h("label", { for: id }, label, control);
     });

@@ -1,20 +1,20 @@
 // Recall: the query with its filters in the address (so a search can be bookmarked and the back button works),
 // scores, snippets with the query's words marked, truncated results expandable, and "as of" a past moment.
 import { act, api, clear, failure, h, heading, highlight, link, localTime, navigate, plural, queryWords, reload,
-  tagList, toast, when, workspaceName } from "../app.js";
+  tagList, toast, when, word, workspaceName } from "../app.js";
 
 const FILTERS = [
-  ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic"]],
+  ["tag", "Tag", "text"], ["kind", "Kind", "select", ["", "episodic", "semantic"], "kind"],
   ["project", "Project", "text"], ["workspace", "Workspace", "select", ["", "personal", "company"]],
   ["after", "After", "date"], ["before", "Before", "date"], ["hops", "Graph hops", "select", ["", "0", "1", "2", "3"]],
   ["topK", "Results", "select", ["10", "5", "20"]], ["as_of", "As of", "datetime-local"],
 ];
 
-function field([name, label, type, choices], value) {
+function field([name, label, type, choices, words], value) {
   const id = "recall-" + name;
   const control = type === "select"
     ? h("select", { id, name }, choices.map((c) => h("option", { value: c, selected: c === (value || "") },
-      c || "any")))
+      c ? word(words, c) : "any")))
     : h("input", { id, name, type, value: value || "" });
   return h("label", { for: id }, label, control);
 }

@@ -89,7 +89,8 @@ function access() {
       replace.disabled = false;
     }
   } }, "Replace my token");
-  const made = h("p", { id: "token-made" }, me.owner ? "Your token comes from the deployment (BRAIN_AUTH_TOKEN)."
+  const made = h("p", { id: "token-made" }, me.owner ? "Your token is the owner's: made when this brain first "
+    + "started (auth_token in its data folder), or set by whoever runs it (BRAIN_AUTH_TOKEN)."
     : me.token_known_to_another ? `${me.token_made_by} made the token you use (${time(me.token_made_at)}) and saw `
       + "it once, to hand it to you. Until you replace it, they could use it to act as you." : "You made this "
       + "token yourself: nobody else has seen it.");
@@ -179,7 +180,7 @@ function preferences() {
       row("Search by meaning", m.embedder, "none: recall finds memories by their words only"),
       row("Reranker", m.reranker, "none: results keep recall's own order"),
       row("Language model", m.language_model, "none: Chat and written summaries are off until an admin sets one "
-        + "up (see the README, Models)")));
+        + "up (see the README, Configuration)")));
   }, (error) => clear(models, failure(error)));
   return h("section", { class: "card", "aria-labelledby": "display-title" },
     h("h2", { id: "display-title", style: "margin-top:0" }, "Preferences"),

@@ -532,7 +532,7 @@ def test_a_memory_reads_in_plain_words(dashboard: Dashboard, api):
     expect(main).to_contain_text("Due: ")
     history = main.get_by_role("list", name="Timeline")  # what each event changed, in a sentence
     expect(history).to_contain_text("Saved through the API with project finance, #billing.")
-    expect(history).to_contain_text(re.compile(r"Classified as a (fact|event|how-to) \(importance \d"))
+    expect(history).to_contain_text(re.compile(r"Classified as (a fact|an event|a how-to) \(importance \d"))
     expect(history).to_contain_text("Due set for ")
     expect(history).to_contain_text("Tags now #billing, project finance.")
     expect(history).not_to_contain_text("method: rules")

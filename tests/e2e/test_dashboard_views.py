@@ -11,6 +11,8 @@ from .browser import Dashboard
 
 SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 800}}
 LOADING = re.compile("Loading…|Searching…")
+# A raw tag prefix, a float with more than two decimals, or a value the API sends in its own words (issue 64 item 4).
+RAW = re.compile(r"\b(?:kind|volatility|status):\w|\b\d+\.\d{3,}\b|\b(?:episodic|semantic|inferred|wake)\b|\bweight\b")
 
 
 def seed(api) -> dict[str, str]:
@@ -63,6 +65,8 @@ def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, ap
             assert box["width"] >= 0.6 * form["width"], (box, form)
         assert dashboard.accessibility() == [], f"{name} at {size} in {scheme}"
         assert dashboard.covered_controls() == [], f"{name} at {size}: the tabs and header stay tappable"
+        shown = page.locator("body").inner_text()  # what a person reads: the brain's words, never its codes
+        assert not RAW.findall(shown), f"{name}: {RAW.findall(shown)}"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"], name
         dashboard.screenshot(f"views/{name}-{size}-{scheme}")
     assert not dashboard.errors, dashboard.errors
