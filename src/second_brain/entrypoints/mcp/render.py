@@ -100,7 +100,8 @@ def render_list(entries: list[dict[str, Any]], budget: int) -> str:
         changed = entry.get("updated_at", entry["created_at"]) != entry["created_at"]
         blocks.append(_block(n, entry, f"updated {_date(entry['updated_at'])}" if changed else "",
                              content[:LIST_SNIPPET_CHARS] if cut else content, cut, len(content)))
-    return _bounded(f"{len(entries)} most recent, newest first:", blocks, budget)
+    return _bounded(f"{len(entries)} most recent, newest first:", blocks, budget, ("memory", "memories"),
+                    "use a smaller n")
 
 
 def render_entry(entry: dict[str, Any], budget: int, offset: int = 0) -> str:
@@ -185,7 +186,8 @@ def render_changes(page: dict[str, Any], budget: int) -> str:
         what = item["description"] or item["type"].replace("_", " ")
         lines.append(f"{moment(item['at'])}: {item['actor_name']}, {what}" + (f", on{about}." if about else "."))
     more = "" if page["next_cursor"] is None else "\n(more before these: call timeline with a cursor)"
-    return _bounded(f"{len(items)} change{'s' if len(items) > 1 else ''}, newest first:", lines, budget) + more
+    return _bounded(f"{len(items)} change{'s' if len(items) > 1 else ''}, newest first:", lines, budget,
+                    ("change", "changes"), "call timeline for them") + more
 
 
 def _block(number: int, item: dict[str, Any], label: str, content: str, truncated: bool, full_length: int,
@@ -201,8 +203,10 @@ def _block(number: int, item: dict[str, Any], label: str, content: str, truncate
     return text
 
 
-def _bounded(head: str, blocks: list[str], budget: int) -> str:
-    """The head and as many whole blocks as fit the budget (always at least one), and a count of the rest."""
+def _bounded(head: str, blocks: list[str], budget: int, what: tuple[str, str] = ("match", "matches"),
+             then: str = "narrow the query or use a smaller topK") -> str:
+    """The head and as many whole blocks as fit the budget (always at least one), and a count of the rest (`what`
+    they are, one and several, and what to do `then`)."""
     out, used = [head], len(head)
     for block in blocks:
         if len(out) > 1 and used + len(block) + 2 > budget:
@@ -211,8 +215,7 @@ def _bounded(head: str, blocks: list[str], budget: int) -> str:
         used += len(block) + 2
     omitted = len(blocks) - (len(out) - 1)
     if omitted:
-        out.append(f"{omitted} more match{'es' if omitted > 1 else ''} omitted to keep this reply short: "
-                   "narrow the query or use a smaller topK.")
+        out.append(f"{omitted} more {what[1] if omitted > 1 else what[0]} omitted to keep this reply short: {then}.")
     return "\n\n".join(out)
 
 
@@ -235,7 +238,7 @@ def render_due(answer: dict[str, Any], budget: int) -> str:
             blocks.append(f"{label}: {moment(entry['when_at'])} · {entry['when_kind']} · id: {entry['id']}\n{first}")
     counts = answer["counts"]
     return _bounded(f"{counts['overdue']} overdue, {counts['upcoming']} coming up (times in {zone}):", blocks,
-                    budget)
+                    budget, ("reminder", "reminders"), "ask for fewer days")
 
 
 def agents_view(value: Any, key: str = "") -> Any:
