@@ -415,11 +415,11 @@ export function heading(text, ...extra) {
 }
 
 /** A short memory card: content (highlighted), tags, where and when; the whole card opens the entry. */
-export function memoryCard(memory, { words, extra } = {}) {
+export function memoryCard(memory, { words, extra, anchor = true } = {}) {
   return h("article", { class: "item card", tabindex: "-1", dataset: { href: link("entry", { id: memory.id }) } },
     h("p", { class: "content" },
       h("a", { href: link("entry", { id: memory.id }) }, highlight(memory.content ?? memory.label ?? "", words))),
-    h("div", { class: "meta" }, whenBadge(memory), tagList(memory.tags),
+    h("div", { class: "meta" }, anchor ? whenBadge(memory) : null, tagList(memory.tags),
       h("span", { class: "muted" }, workspaceName(memory.workspace || "personal")),
       memory.created_at ? when(memory.created_at) : null, extra));
 }

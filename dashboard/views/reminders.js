@@ -36,11 +36,11 @@ function atNine(daysAhead) {
 /** The presets a person reaches for: in three hours, tomorrow at 9, next Monday at 9. */
 function presets() {
   const monday = (8 - new Date().getDay()) % 7 || 7;
-  return [["In 3 hours", () => Date.now() + 3 * HOUR_MS], ["Tomorrow 9:00", () => atNine(1)],
+  return [["Tomorrow 9:00", () => atNine(1)], ["In 3 hours", () => Date.now() + 3 * HOUR_MS],
     ["Next Monday 9:00", () => atNine(monday)]];
 }
 
-function snoozeForm(item, refresh) {
+function snoozeForm(item, refresh, others = []) {
   const dateId = "snooze-date-" + item.id;
   const timeId = "snooze-time-" + item.id;
   const date = h("input", { id: dateId, name: "date", type: "date", value: localDate(new Date(Date.now() + 86400000)),
@@ -57,7 +57,8 @@ function snoozeForm(item, refresh) {
     });
   } },
   h("label", { for: dateId }, "Snooze until", date), h("label", { for: timeId }, "Time (optional)", clock), submit);
-  return h("details", { class: "snooze-other" }, h("summary", null, "Pick a time…"), form);
+  return h("details", { class: "snooze-other" }, h("summary", null, "Other time…"),
+    others.length ? h("div", { class: "row" }, others) : null, form);
 }
 
 function dueItem(item, overdue, refresh) {
@@ -71,15 +72,16 @@ function dueItem(item, overdue, refresh) {
   const label = h("span", { class: overdue ? "error" : "warn", title: time(item.when_at) },
     `${KINDS[item.when_kind] || "Due"} · `, h("time", { datetime: new Date(item.when_at).toISOString() },
       dueWords(item.when_at)));
-  const card = memoryCard(item, { extra: label });
+  const card = memoryCard(item, { extra: label, anchor: false }); // the label says its time: once
   card.classList.add("due-item");
   card.dataset.id = item.id;
-  const quick = presets().map(([text, until]) => {
+  const [first, ...others] = presets().map(([text, until]) => {
     const button = h("button", { type: "button", class: "secondary" }, text);
     button.addEventListener("click", () => snoozeTo(item, until(), refresh));
     return button;
   });
-  card.append(h("div", { class: "row due-actions" }, quick, clearButton), snoozeForm(item, refresh));
+  // Two buttons on the card (the likeliest snooze, and Clear); the other snoozes under "Other time…".
+  card.append(h("div", { class: "row due-actions" }, first, clearButton), snoozeForm(item, refresh, others));
   return card;
 }
 

@@ -62,7 +62,7 @@ def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard
 
     # Snooze the rent to a chosen date and time, three days out: it moves from Overdue to This week.
     target = (date.today() + timedelta(days=3)).isoformat()
-    rent_card.get_by_text("Pick a time…").click()
+    rent_card.get_by_text("Other time…").click()
     rent_card.get_by_label("Snooze until").fill(target)
     rent_card.get_by_label("Time (optional)").fill("10:30")
     rent_card.get_by_role("button", name="Snooze", exact=True).click()
@@ -81,7 +81,7 @@ def test_snooze_moves_an_overdue_item_and_clear_removes_one(dashboard: Dashboard
 
     # A time in the past is refused, and the refusal is said.
     call_card = due.locator(f"[data-id='{call}']")
-    call_card.get_by_text("Pick a time…").click()
+    call_card.get_by_text("Other time…").click()
     call_card.get_by_label("Snooze until").fill("2020-01-01")
     call_card.get_by_role("button", name="Snooze", exact=True).click()
     expect(page.locator(".toast.error")).to_contain_text("until must be in the future")
@@ -310,6 +310,7 @@ def test_clear_and_snooze_can_be_undone_and_nothing_asks_through_a_browser_dialo
     expect(page.locator(".toast")).to_contain_text("Undone.")
     page.wait_for_timeout(3500)  # past the time it would have been sent
     assert due_ids(api) == ([bill], [])
+    card.get_by_text("Other time…").click()
     card.get_by_role("button", name="In 3 hours").click()
     page.locator(".toast.held").get_by_role("button", name="Undo").click()
     page.wait_for_timeout(3500)
@@ -343,3 +344,18 @@ def test_a_push_service_that_never_answers_ends_in_a_sentence_within_seconds(das
     assert page.evaluate("performance.now()") - started < 10_000
     expect(status).to_have_class("error")
     expect(page.get_by_role("button", name="Notify this device")).to_be_enabled()
+
+
+def test_a_reminder_card_says_its_time_once_with_two_buttons(dashboard: Dashboard, api):
+    """Issue 64 item 8: the card said its time twice and offered four buttons; now the label says it, and the card
+    offers the likeliest snooze and Clear, the other snoozes under "Other time…"."""
+    capture(api, "Pay the electricity bill", when="2020-01-01", when_kind="due")
+    page = dashboard.open("reminders")
+    card = page.locator(".due-item")
+    expect(card).to_have_count(1)
+    said = card.locator(".meta").inner_text()
+    assert len(re.findall(r"\bDue\b", said)) == 1, said
+    assert card.locator(".due-actions button").all_inner_texts() == ["Tomorrow 9:00", "Clear"]
+    expect(card.get_by_role("button", name="In 3 hours")).to_be_hidden()
+    card.get_by_text("Other time…").click()
+    expect(card.get_by_role("button", name="In 3 hours")).to_be_visible()
