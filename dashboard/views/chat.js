@@ -79,7 +79,12 @@ export default {
         form.requestSubmit();
       }
     });
-    main.append(heading("Chat"), form);
+    // Without a language model Chat can only show what recall finds: said before anyone asks, not after.
+    const modelless = h("p", { class: "warn", id: "chat-no-model", hidden: true }, "No language model is set up on "
+      + "this brain, so Chat shows the memories recall finds for a question but writes no answer. An admin sets one "
+      + "up (README, Configuration).");
+    api.get("/stats").then((stats) => { modelless.hidden = Boolean(stats.models?.language_model); }, () => {});
+    main.append(heading("Chat"), modelless, form);
     if (!question) {
       main.append(h("p", { class: "muted" }, "The answer is written from the memories recall finds for your "
         + "question, and names what it used. Enter asks; Shift+Enter starts a new line."));

@@ -99,3 +99,15 @@ def test_without_a_model_the_api_sentence_is_shown_and_the_memories_stay(dashboa
         expect(used.locator(f'a[href="#/entry?id={memory}"]').first).to_be_visible()
     expect(used.get_by_role("link", name="See these in Recall, with scores")).to_be_visible()
     dashboard.accessible_light_and_dark()
+
+
+def test_without_a_model_chat_says_so_before_anyone_asks(dashboard, model_board):
+    """Issue 64 item 9: Chat said it needs a model only after a question was asked."""
+    page = dashboard.open("chat")
+    expect(page.locator("#chat-no-model")).to_be_visible()
+    expect(page.locator("#chat-no-model")).to_contain_text("No language model is set up on this brain")
+    board, _ = model_board
+    with_model = board.open("chat")  # a brain with a model says nothing of the kind
+    expect(with_model.locator("#chat-query")).to_be_visible()
+    with_model.wait_for_timeout(300)  # past the one read that decides it
+    expect(with_model.locator("#chat-no-model")).to_be_hidden()
