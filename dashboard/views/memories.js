@@ -90,16 +90,19 @@ async function page(list, query, filters, offset) {
       : null;
     const further = memories.length === PAGE && offset + PAGE <= LIST_OFFSET_MOST; // GET /list's furthest offset
     const next = further ? h("a", { href: link("memories", { ...filters, offset: offset + PAGE }) }, "Next →") : null;
-    show(list, memories, back, next);
+    show(list, memories, back, next, query.sort);
   } catch (error) {
     clear(list, failure(error));
   }
 }
 
 /** A page of memories with their checkboxes and the bar for the picked ones, and the links to the pages beside. */
-function show(list, memories, back, forward) {
+function show(list, memories, back, forward, sort) {
   const bulk = selection(memories, reload);
-  clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m))
+  // Sorted by importance, each card says the importance it is sorted by.
+  const said = (m) => (sort === "important" ? h("span", { class: "badge", title: "Importance, 1 to 5" },
+    `importance ${m.importance_score}`) : null);
+  clear(list, bulk.bar, memories.length ? memories.map((m) => bulk.card(m, said(m)))
     : h("p", { class: "muted" }, "No memories match."),
   h("nav", { class: "pager", "aria-label": "Pages" }, back, forward));
 }
@@ -163,8 +166,8 @@ function selection(memories, reload) {
   };
   return {
     bar,
-    card(memory) {
-      const card = memoryCard(memory);
+    card(memory, extra = null) {
+      const card = memoryCard(memory, { extra });
       const box = h("input", { type: "checkbox", class: "pick", "aria-label": `Pick: ${memory.content.slice(0, 60)}` });
       box.addEventListener("change", () => {
         if (box.checked) picked.add(memory.id);

@@ -226,9 +226,13 @@ def test_memories_sort_and_page_in_any_order(dashboard: Dashboard, api):
     page.locator("#memories-sort").select_option("updated")
     expect(first).to_contain_text("number 03")
     expect(page.locator("#memories-sort")).to_have_value("updated")
+    expect(first).not_to_contain_text("importance")
+    page.locator("#memories-sort").select_option("important")  # issue 64 item 9: it says what it sorts by
+    expect(first.locator(".badge", has_text=re.compile(r"^importance [1-5]$"))).to_have_count(1)
     page.locator("#memories-sort").select_option("newest")
     expect(page).to_have_url(re.compile(r"#/memories$"))
     expect(first).to_contain_text("number 26")
+    expect(first).not_to_contain_text("importance")
 
 
 def test_capture_says_when_a_note_was_blocked_as_a_repeat(dashboard: Dashboard, api):
