@@ -147,6 +147,25 @@ class Dashboard:
           return covered;
         }""")
 
+    def labels_beside_their_fields(self) -> list[str]:
+        """The labels (on the current view) whose words run on one line with the field they hold: a label's text
+        sits above its field, unless the two are a pair (a checkbox or a radio button beside its words, or a label
+        marked `check`, such as the list's "Sort")."""
+        return self.page.evaluate("""() => {
+          const bad = [];
+          for (const label of document.querySelectorAll("#main label:not(.check)")) {  // .check: a declared pair
+            const field = label.querySelector("input:not([type=checkbox]):not([type=radio]), select, textarea");
+            if (!field || !field.getClientRects().length) continue;
+            const words = [...label.childNodes].find((n) => n.nodeType === 3 && n.textContent.trim());
+            if (!words) continue;
+            const range = document.createRange();
+            range.selectNodeContents(words);
+            const said = range.getBoundingClientRect(), box = field.getBoundingClientRect();
+            if (said.width && box.top < said.bottom - 2) bad.push(label.textContent.trim().slice(0, 40));
+          }
+          return bad;
+        }""")
+
     def accessibility(self) -> list[dict]:
         """axe-core's serious and critical violations on the current view (axe.min.js from axe-playwright-python)."""
         import axe_playwright_python
