@@ -4,14 +4,14 @@ called with `as_of`: they read app/past/as_of.py.)"""
 from dataclasses import replace
 from typing import Any
 
-from ...domain.errors import InvalidInput
 from ...domain.events import memory_stream
+from ...domain.text import shorten
 from ...ports.event_store import EventMatch
 from ..brain import Brain
 from ..handling import Context
 from ..past import revisions
 from ..past import timeline as audit
-from .inputs import actor_id, clamp, identifier, int64, moment_of
+from .inputs import actor_id, clamp, identifier, int64, moment_of, required, when_text
 
 
 def timeline(brain: Brain, ctx: Context, *, memory_id: str | None = None, actor: str | None = None,
@@ -46,16 +46,15 @@ def changes(brain: Brain, ctx: Context, since: str | int | None, everything: boo
             limit: int = audit.MAX_LIMIT) -> dict[str, Any]:
     """What was saved, changed, linked or forgotten since a moment (newest first), with the first words of each
     memory an event is about (as far as the caller may read it now); `everything`: the bookkeeping too."""
-    if since is None or since == "":
-        raise InvalidInput("Missing or empty since")
-    after = moment_of(brain, since, "since", ahead=False, any_integer=True)
+    after = moment_of(brain, required(when_text(since, "since"), "since"), "since", ahead=False, any_integer=True)
     wanted = () if everything else tuple(n for n in audit.NAMES if n not in BOOKKEEPING)
     page = timeline(brain, ctx, types=list(wanted), after=after, limit=limit)
     ids = {item["stream"]["id"] for item in page["timeline"] if item["stream"]["kind"] == "memory"}
     rows = brain.queries.read_model.many(sorted(i for i in ids if i), ctx.identity.readable)
-    page["first_words"] = {memory_id: " ".join(row.content.split())[:FIRST_WORDS] for memory_id, row in rows.items()}
+    page["first_words"] = {memory_id: shorten(" ".join(row.content.split()), FIRST_WORDS)
+                           for memory_id, row in rows.items()}
     page["since"] = after
     return page
 
 
-FIRST_WORDS = 80
+FIRST_WORDS = 80  # characters of a memory's text a change names it by, an ellipsis past them

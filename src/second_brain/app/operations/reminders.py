@@ -2,11 +2,10 @@
 
 from typing import Any
 
-from ...domain.errors import InvalidInput
 from ..brain import Brain
 from ..handling import Context
 from ..reminders.jobs import run_now
-from .inputs import clamp, identifier, moment_of, required
+from .inputs import clamp, identifier, moment_of, required, when_text
 
 UPCOMING_MS = 48 * 3600 * 1000  # what is "coming up": anchored within the next two days
 DAY_MS = 86_400_000
@@ -21,9 +20,7 @@ def due(brain: Brain, ctx: Context, days: int | None = None) -> dict[str, Any]:
 
 
 def snooze(brain: Brain, ctx: Context, memory_id: str | None, until: str | int | None) -> dict[str, Any]:
-    if until is None or until == "":
-        raise InvalidInput("Missing or empty until")
-    when_at = moment_of(brain, until, "until", ahead=True)
+    when_at = moment_of(brain, required(when_text(until, "until"), "until"), "until", ahead=True)
     memory = brain.memories.snooze(ctx, identifier(memory_id), when_at)
     return {"ok": True, "id": memory.id, "when_at": memory.when_at, "when_kind": memory.when_kind}
 

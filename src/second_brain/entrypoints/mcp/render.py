@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 
 from ...domain.staleness import STALE_TAG
+from ...domain.text import shorten
 
 # The brain's time zone, for the tool call being answered (server.py's `call` sets it): every time an answer shows
 # is said in it, as ISO 8601 with its offset, never as Unix ms.
@@ -41,6 +42,7 @@ def moment(ms: int) -> str:
 LIST_SNIPPET_CHARS = 400
 PAGE_MARKER_CHARS = 160  # kept free for the line saying what was left out and how to ask for it
 MIN_PAGE_CHARS = 1_000  # of a memory's text per answer, however small the budget is set
+DUE_WORDS = 120  # characters of a memory's text a due reminder shows, an ellipsis past them
 
 
 def render_recall(response: dict[str, Any], budget: int) -> str:
@@ -174,9 +176,8 @@ def render_changes(page: dict[str, Any], budget: int) -> str:
     lines = []
     for item in items:
         stream = item["stream"]
-        if stream["kind"] == "memory" and stream["id"] in words:
-            text = words[stream["id"]]
-            about = f" \u201c{text}{'…' if len(text) >= 80 else ''}\u201d (memory {stream['id']})"
+        if stream["kind"] == "memory" and stream["id"] in words:  # its first words, shortened by the operation
+            about = f" \u201c{words[stream['id']]}\u201d (memory {stream['id']})"
         elif stream["kind"] == "memory":
             about = f" memory {stream['id']}, since forgotten or out of your reach"
         elif stream["kind"] == "edge":
@@ -233,8 +234,7 @@ def render_due(answer: dict[str, Any], budget: int) -> str:
     blocks = []
     for label, items in groups:
         for entry in sorted(items, key=lambda e: e["when_at"]):
-            first = " ".join(entry["content"].split())
-            first = first if len(first) <= 120 else first[:117] + "..."
+            first = shorten(" ".join(entry["content"].split()), DUE_WORDS)
             blocks.append(f"{label}: {moment(entry['when_at'])} · {entry['when_kind']} · id: {entry['id']}\n{first}")
     counts = answer["counts"]
     return _bounded(f"{counts['overdue']} overdue, {counts['upcoming']} coming up (times in {zone}):", blocks,
