@@ -135,10 +135,11 @@ def score_conversation(sample: dict[str, Any], config: RecallConfig, embedder: R
             rows = []
             for question, wanted, category in questions_of(sample):
                 started = time.perf_counter()
-                results = operations.recall(brain, ctx, question, 10)["results"]
+                answer = operations.recall(brain, ctx, question, 10)
                 elapsed = (time.perf_counter() - started) * 1000
+                results = answer["results"]
                 found = [dia_of[r["id"]] for r in results if r["id"] in dia_of]
-                rows.append({"category": category, "ms": elapsed,
+                rows.append({"category": category, "ms": elapsed, "weak": bool(answer.get("message")) or not results,
                              **{f"R@{k}": len(wanted & set(found[:k])) / len(wanted) for k in KS}})
         finally:
             brain.close()
@@ -210,7 +211,8 @@ def report(samples: list[dict[str, Any]], scores: dict[str, dict[str, dict[str, 
         p95 = latencies[int(len(latencies) * .95)]
         print(f"\n{name}: R@1 {mean(rows)['R@1']:.3f}; by category " + ", ".join(
             f"{c} {m['R@5']:.3f}/{m['R@10']:.3f}" for c, m in per_category.items() if m)
-              + f"; recall p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
+              + f"; recall p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms; answers said weak "
+              f"{sum(r['weak'] for r in rows)}/{len(rows)} (every question has an answer in its conversation)")
 
 
 def leave_one_out(samples: list[dict[str, Any]], scores: dict[str, dict[str, dict[str, Any]]]) -> None:

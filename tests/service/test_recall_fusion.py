@@ -86,3 +86,16 @@ def test_an_answer_about_nothing_the_brain_holds_says_it_is_weak(brain, ctx):
     # The closest memory is still shown (the floor drops to the pool's best), labelled weak, and the answer says so.
     assert answer["results"] and answer["message"].startswith("Nothing strong found")
     assert all(r["match"] == "weak" and r["score"] < 50 for r in answer["results"])
+
+
+def test_a_query_naming_what_no_memory_holds_is_answered_weakly_and_says_which_word(brain, ctx):
+    """"did we sign up for the Zendesk trial" in a brain that never mentions Zendesk: the notes holding the other
+    words are the closest, never a strong or partial answer, and the message names the word nothing holds."""
+    seed(brain, ctx)
+    brain.recall.config = RecallConfig
+    answer = brain.recall.recall(ctx, RecallRequest("zendesk office pizza", 5, Filters(WS)))
+    assert answer["results"][0]["content"] in WORDY  # two of its three words: the closest there is
+    assert all(r["match"] == "weak" for r in answer["results"])
+    assert answer["message"].startswith("Nothing strong found") and "'zendesk'" in answer["message"]
+    held = brain.recall.recall(ctx, RecallRequest("office pizza", 5, Filters(WS)))  # every word held somewhere
+    assert "message" not in held and held["results"][0]["match"] == "strong"

@@ -113,6 +113,9 @@ SETTINGS: tuple[Setting, ...] = (
     _recall("RECALL_FULL_MATCHES", "full_matches", "How many top results may stay long.", 0, 20),
     _recall("STRONG_MATCH_RATIO", "strong_match_ratio", "Share of the best score a result needs to stay long.",
             0.0, 1.0),
+    _recall("UNHELD_WORD_SHARE", "unheld_share", "When a query names a word no memory holds that is no word of "
+            "English (\"Zendesk\", \"orthodontist\"), each result's evidence counts this share; 1 turns it off.",
+            0.0, 1.0),
     Setting("RECALL_OUTPUT_BUDGET", 12_000, "Characters of one MCP recall or list_recent reply.", 1000, 100_000),
     _capture("DUPLICATE_BLOCK_THRESHOLD", "block_threshold", "Cosine at which a note adding no word is refused as "
              "a repeat.", 0.5, 1.0),

@@ -86,3 +86,6 @@ class RecallConfig:
     full_match_chars: int = 4000
     full_matches: int = 2
     strong_match_ratio: float = 0.75
+    # A query holding a word no memory holds ("Zendesk", "orthodontist" in a brain that never wrote either) is
+    # answered at best partially: every result's evidence (its `match` and score) is scaled by this; 1: off.
+    unheld_share: float = 0.5

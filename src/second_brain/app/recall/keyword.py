@@ -7,6 +7,7 @@ from ...domain.text import stem
 from ...ports.read_model import TermStats
 from .config import RecallConfig
 
+MIN_COUNTED = 3  # a word this long is counted exactly (a shorter one's count is sampled)
 RARITY_POPULATION = 10  # memories a brain needs before a word's document frequency says how rare it is
 
 
@@ -44,6 +45,12 @@ def plan(tokens: list[str], stats: TermStats, config: RecallConfig) -> KeywordPl
         require_all_first=over_budget and len(search_terms) > 1,
         weight=sum(idf.values()) if stats.total >= RARITY_POPULATION else 0.0,
     )
+
+
+def unheld(plan: KeywordPlan, stats: TermStats) -> list[str]:
+    """The query's words (three letters or more) that no memory in scope holds, even inside a longer word: what the
+    query names that the brain has never been told about (counts of shorter words are sampled, never exact)."""
+    return [word for word, form in plan.forms.items() if len(form) >= MIN_COUNTED and not stats.df.get(form, 0)]
 
 
 def within_budget(terms: list[str], stats: TermStats, budget: int) -> list[str]:

@@ -25,6 +25,15 @@ from .snippets import Budget, allowance, snippet
 log = logging.getLogger("second_brain.recall")
 WEAK_ANSWER = ("Nothing strong found: these are the closest memories, but none holds the query's words or comes "
                "close to its meaning.")
+UNHELD_NAMED = 3  # words nothing holds that a weak answer names
+
+
+def weak_answer(unheld: Sequence[str]) -> str:
+    """What a weak answer says: which of the query's words no memory holds, when some are held by none."""
+    if not unheld:
+        return WEAK_ANSWER
+    named = ", ".join(f"'{word}'" for word in unheld[:UNHELD_NAMED])
+    return f"Nothing strong found: no memory holds {named}; these are the closest memories."
 UTC = ZoneInfo("UTC")
 # Where queries are embedded while the keyword arm reads: the model and SQLite both let go of the GIL, so on two
 # cores a recall waits for the longer arm instead of both (one per process: its threads start on first use).
@@ -98,6 +107,7 @@ class Candidates:
     order: list[str] = field(default_factory=list)  # the ranked candidates diversity chose the results from
     conflicts: dict[str, set[str]] = field(default_factory=dict)  # near-copies of a replaced memory and its winner
     strength: float = 1.0  # how strong the best result's own evidence is (ranking.strength)
+    unheld: list[str] = field(default_factory=list)  # the query's words no memory in scope holds
     evidence: dict[str, float] = field(default_factory=dict)  # each picked result's own (ranking.strength)
     semantic_unavailable: bool = False
     model_loading: bool = False  # semantic_unavailable because the model is still loading
@@ -150,7 +160,7 @@ class RecallService:
             "semantic_unavailable": found.semantic_unavailable,
         }
         if ranked and ranking.match(found.strength) == "weak":
-            response["message"] = WEAK_ANSWER
+            response["message"] = weak_answer(found.unheld)
         if not ranked:
             response["message"] = (
                 "Nothing found matching that query. The embedding model is still loading, so only exact-word "
@@ -214,7 +224,8 @@ class RecallService:
         picked = ranking.in_order(ranking.mmr(ordered, vectors_of, top_k, config.mmr_lambda, config.mmr_redundancy))
         for key, _ in picked:
             held = keyword.coverage(found.entries[key].content, plan, config) if plan else 0.0
-            found.evidence[key] = ranking.strength(held, found.dense.get(key), model_floor, config)
+            found.evidence[key] = ranking.strength(held, found.dense.get(key), model_floor, config,
+                                                   bool(found.unheld))
         if picked:
             found.strength = found.evidence[picked[0][0]]
         return picked, found
@@ -256,6 +267,9 @@ class RecallService:
             return None
         stats = self.read_model.term_stats(list(set(keyword.forms_of(parsed.tokens).values())), filters.workspaces)
         plan = keyword.plan(parsed.tokens, stats, config)
+        # A word of English nothing holds is most often the question's own wording ("describe", "activity"); a
+        # name or term nothing holds ("Zendesk", "orthodontist") is what it asks about, missing from the brain.
+        found.unheld = [word for word in keyword.unheld(plan, stats) if not spelling.is_english(word, self.lexicon)]
         limit = config.keyword_candidate_limit
         if plan.search_terms:
             # Ranking costs grow with matches: words that match too many memories are fetched newest first,

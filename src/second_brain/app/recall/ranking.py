@@ -59,14 +59,17 @@ def model_floor(floor: float, config: RecallConfig) -> float:
     return floor if config.dense_floor is None else config.dense_floor
 
 
-def strength(coverage: float, cosine: float | None, floor: float, config: RecallConfig) -> float:
-    """How strong the best result's own evidence is, 0-1: the share of the query's words it holds, or how far its
+def strength(coverage: float, cosine: float | None, floor: float, config: RecallConfig,
+             unheld: bool = False) -> float:
+    """How strong a result's own evidence is, 0-1: the share of the query's words it holds, or how far its
     cosine clears the model's floor against `dense_scale_min` (the same measure of a weak field fusion uses).
     Scores are shown relative to the best result, scaled by this: a nearest memory that only the relative floor let
-    through (a query about nothing the brain holds) says it is weak instead of showing 100."""
+    through (a query about nothing the brain holds) says it is weak instead of showing 100. With `unheld` (the
+    query names something no memory holds: a word found in none), every result is scaled by `unheld_share`: it
+    answers the rest of the query at best ("the Zendesk trial" where only other trials are written down)."""
     floor = model_floor(floor, config)
     meaning = min(1.0, max(0.0, cosine - floor) / config.dense_scale_min) if cosine is not None else 0.0
-    return max(coverage, meaning)
+    return max(coverage, meaning) * (config.unheld_share if unheld else 1.0)
 
 
 def embedder_guard(ordered: Sequence[tuple[str, float]], dense: Mapping[str, float], under: float, places: int,
