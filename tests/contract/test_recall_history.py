@@ -106,3 +106,26 @@ def test_history_reads_name_both_ends_retired_or_not_and_only_where_the_caller_r
     assert reads.linked_pairs([new], ("personal-someone-else",), ("supersedes",)) == []
     stranger = Context(Identity("bob", "Bob", "member", "personal-bob"), "r")
     assert all(r["superseded_by"] is None for r in ops.recall(brain, stranger, QUERIES[0], 10)["results"])
+
+
+def test_of_two_imported_notes_about_one_thing_the_newer_announcing_a_change_ranks_first(brain, ctx, clock):
+    """Issue 61 item 2: notes that came in by import (no capture flagged anything) where the newer says the
+    appointment moved: the newer is read first, and a newer note announcing nothing keeps the order it earned."""
+    from second_brain.app.transfer import parse_payload
+
+    now = clock.now_ms()
+    notes = {
+        "old": ("Booked Maya's dentist cleaning: Thu Dec 3 at 3:30pm with Dr. Alvarez at Smile Kids Dental", 40),
+        "new": ("Smile Kids Dental called: Maya's cleaning moved to Thursday Dec 17 at 4:15pm", 9),
+        "aside": ("Maya's friend Zoe has a dentist cleaning too, some time in January", 5),
+    }
+    ids = {name: f"0190a1b2-0000-7000-8000-00000000000{n}" for n, name in enumerate(notes)}
+    payload = parse_payload({"version": 3, "entries": [
+        {"id": ids[name], "content": content, "tags": [], "source": "api", "created_at": now - days * 86_400_000}
+        for name, (content, days) in notes.items()]})
+    brain.transfer.import_page(ctx, payload, 100, 0)
+    if brain.indexer is not None:
+        brain.indexer.run_once(100)
+    ops.vectorize_pending(brain, ctx, 100)
+    ranked = order(brain, ctx, "when is Maya's dentist cleaning with Dr. Alvarez")
+    assert ranked.index(ids["new"]) < ranked.index(ids["old"])

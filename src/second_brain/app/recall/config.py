@@ -69,6 +69,14 @@ class RecallConfig:
     other_speaker_weight: float = 0.6
     mmr_lambda: float = 0.7
     mmr_redundancy: float = 0.7  # only similarity above this counts as repetition in the diversity pass
+    # Of the first this many results, a newer note about the same thing announcing a change the older does not ranks
+    # first, as a flagged possible update does (history.newer_first): notes imported or mirrored were never flagged.
+    # "About the same thing": their vectors' cosine at least announced_cosine. On the capture bench's development
+    # pairs, contradictions.announced fires on 35 of 40 changes and on none of 60 look-alikes or distinct notes; 0.55
+    # keeps 30 of the 35 (0.6 too, 0.65 22). Capture's own 0.45 let a product sync whose other topic "starts Nov 2"
+    # step in front of the note a question asked for (natural questions: cosine 0.52).
+    announced_reach: int = 3
+    announced_cosine: float = 0.55
     relevance_floor: float = 0.05  # results scoring under this share of the best are dropped
     # graph expansion (hops > 0): linked memories score seed x decay^hop x edge weight
     default_hops: int = 0  # when a recall does not say

@@ -10,12 +10,12 @@
   not outrank the note that changed it to "$10k".
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from ...domain import conflicts
-from ...domain.contradictions import content_words, negated, same_frame, words
+from ...domain.contradictions import announced, content_words, negated, same_frame, words
 from ...domain.envelope import Envelope
 from ...domain.events import memory_stream
 from ...domain.text import DEPRECATED
@@ -179,19 +179,27 @@ def notes(page: Sequence[str], pairs: Iterable[LinkedPair], near: Mapping[str, s
 
 
 def newer_first(ranked: list[tuple[str, float]], rows: Mapping[str, EntryRow],
-                conflicts_with: Mapping[str, list[str]]) -> list[tuple[str, float]]:
-    """A page where, of two results that may say otherwise about one thing (a possible update capture flagged, the
-    newer still tagged so until someone answers), the newer ranks above the older: the two trade places, each taking
-    the other's score, so the page stays in order of score and the likely current answer is read first. Repeats
-    flagged as similar keep their order (they say the same)."""
+                conflicts_with: Mapping[str, list[str]], reach: int = 0,
+                near: Callable[[str, str], bool] = lambda a, b: False) -> list[tuple[str, float]]:
+    """A page where, of two results that may say otherwise about one thing, the newer ranks above the older: the two
+    trade places, each taking the other's score, so the page stays in order of score and the likely current answer
+    is read first. Such a pair is a possible update a capture flagged (the newer still tagged so until someone
+    answers), or, among the first `reach` results, a newer note about the same thing (`near`: their vectors close)
+    announcing a change the older does not ("moved to", "postponed", "no longer": `contradictions.announced`), as
+    notes that came in by import or from a mirror were never flagged. Repeats flagged as similar keep their order
+    (they say the same)."""
     order = [key for key, _ in ranked]
     scores = [score for _, score in ranked]
-    for key, others in conflicts_with.items():
-        for other in others:
-            if key in order and other in order and key in rows and other in rows:
-                a, b = order.index(key), order.index(other)
-                upper, lower = (a, b) if a < b else (b, a)
-                older, newer = rows[order[upper]], rows[order[lower]]
-                if older.created_at < newer.created_at and conflicts.POSSIBLE_UPDATE in newer.tags:
-                    order[upper], order[lower] = order[lower], order[upper]
+    pairs = [(key, other) for key, others in conflicts_with.items() for other in others]
+    firsts = [key for key in order[:reach] if key in rows]
+    pairs += [(a, b) for n, a in enumerate(firsts) for b in firsts[n + 1:]]
+    for key, other in pairs:
+        if key in order and other in order and key in rows and other in rows:
+            a, b = order.index(key), order.index(other)
+            upper, lower = (a, b) if a < b else (b, a)
+            older, newer = rows[order[upper]], rows[order[lower]]
+            if older.created_at < newer.created_at and (
+                    conflicts.POSSIBLE_UPDATE in newer.tags if key in conflicts_with and other in conflicts_with[key]
+                    else near(older.id, newer.id) and announced(older.content, newer.content) is not None):
+                order[upper], order[lower] = order[lower], order[upper]
     return list(zip(order, scores, strict=True))

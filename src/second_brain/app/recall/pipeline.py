@@ -149,7 +149,9 @@ class RecallService:
         if hops > 0 and ranked:
             ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
         notes = self._history(ctx, ranked, found, config, log)
-        ranked = history.newer_first(ranked, found.entries, notes.conflicts_with)
+        ranked = history.newer_first(ranked, found.entries, notes.conflicts_with, config.announced_reach,
+                                     self._near([key for key, _ in ranked[: config.announced_reach]],
+                                                config.announced_cosine))
         response: dict[str, Any] = {
             "ok": True,
             "query_used": " ".join(parsed.tokens) or parsed.text,
@@ -229,6 +231,11 @@ class RecallService:
         if picked:
             found.strength = found.evidence[picked[0][0]]
         return picked, found
+
+    def _near(self, keys: list[str], cosine: float) -> Callable[[str, str], bool]:
+        """Whether two of these memories' vectors are at least `cosine` apart."""
+        vectors = self.vectors.vectors_of(keys) if self.vectors and len(keys) > 1 else {}
+        return lambda a, b: a in vectors and b in vectors and float(vectors[a] @ vectors[b]) >= cosine
 
     def _below_winners(self, ordered: list[tuple[str, float]], filters: Filters, config: RecallConfig,
                        found: Candidates) -> list[tuple[str, float]]:
