@@ -58,11 +58,17 @@ def ranked(brain, ctx, config):
 
 def test_the_embedders_best_keeps_a_place_near_the_top(brain, ctx):
     seed(brain, ctx)
-    unguarded, _ = ranked(brain, ctx, replace(RecallConfig(), embedder_places=0))
+    unguarded, _ = ranked(brain, ctx, replace(RecallConfig(), embedder_places=0, meaning_lead=1.0))
     assert unguarded.index(MEANT) >= 2  # the notes holding the words come first, as fused
-    guarded, scores = ranked(brain, ctx, RecallConfig())
-    assert guarded.index(MEANT) <= 1  # within one place of the embedder's own first
+    guarded, scores = ranked(brain, ctx, replace(RecallConfig(), meaning_lead=1.0))
+    assert guarded.index(MEANT) == 1  # within one place of the embedder's own first
     assert scores == sorted(scores, reverse=True)  # and the scores still fall down the list
+
+
+def test_a_clear_lead_in_meaning_is_not_overturned_by_words_matched_elsewhere(brain, ctx):
+    seed(brain, ctx)
+    led, scores = ranked(brain, ctx, RecallConfig())
+    assert led[0] == MEANT and scores == sorted(scores, reverse=True)
 
 
 def test_each_result_says_how_strong_its_evidence_is(brain, ctx):
@@ -91,7 +97,9 @@ def test_an_answer_about_nothing_the_brain_holds_says_it_is_weak(brain, ctx):
 def test_a_query_naming_what_no_memory_holds_is_answered_weakly_and_says_which_word(brain, ctx):
     """"did we sign up for the Zendesk trial" in a brain that never mentions Zendesk: the notes holding the other
     words are the closest, never a strong or partial answer, and the message names the word nothing holds."""
-    seed(brain, ctx)
+    for note in WORDY:  # the office-party notes, nothing else
+        brain.memories.capture(ctx, note, [], "api")
+    brain.indexer.run_once(100)
     brain.recall.config = RecallConfig
     answer = brain.recall.recall(ctx, RecallRequest("zendesk office pizza", 5, Filters(WS)))
     assert answer["results"][0]["content"] in WORDY  # two of its three words: the closest there is

@@ -246,3 +246,12 @@ def test_the_embedders_best_stay_within_their_slack():
     assert ranking.embedder_guard(fused, meant, 0.6, 2, 1) == fused  # nothing clears the floor: nothing guarded
     already = [("g", 1.0), ("e", 0.9), ("a", 0.8)]
     assert ranking.embedder_guard(already, meant, 0.2, 2, 1) == already
+
+
+def test_a_clear_lead_in_meaning_puts_the_embedders_best_first():
+    fused = [("a", 1.0), ("b", 0.9), ("g", 0.8)]
+    meant = {"g": 0.5, "b": 0.48}  # by cosine alone: g first
+    assert ranking.meaning_lead(fused, meant, {"a": 0.44}, 0.05) == [("g", 1.0), ("a", 1.0), ("b", 0.9)]
+    assert ranking.meaning_lead(fused, meant, {"a": 0.46}, 0.05) == fused  # a near tie: the fused order stands
+    assert ranking.meaning_lead(fused, meant, {}, 1.0) == fused  # off
+    assert ranking.meaning_lead(fused, {}, {}, 0.05) == fused  # nothing clears the floor: nothing to lead

@@ -113,6 +113,9 @@ SETTINGS: tuple[Setting, ...] = (
     _recall("RECALL_FULL_MATCHES", "full_matches", "How many top results may stay long.", 0, 20),
     _recall("STRONG_MATCH_RATIO", "strong_match_ratio", "Share of the best score a result needs to stay long.",
             0.0, 1.0),
+    _recall("MEANING_LEAD", "meaning_lead", "The closest meaning comes first when its cosine beats the first "
+            "result's by this much (recency and words matched elsewhere only break near ties); 1 turns it off.",
+            0.0, 1.0),
     _recall("UNHELD_WORD_SHARE", "unheld_share", "When a query names a word no memory holds that is no word of "
             "English (\"Zendesk\", \"orthodontist\"), each result's evidence counts this share; 1 turns it off.",
             0.0, 1.0),

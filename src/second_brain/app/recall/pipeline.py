@@ -218,6 +218,8 @@ class RecallService:
         meant = {key: found.dense[key] * voice[key] * lift[key] for key, _ in ordered
                  if found.dense.get(key, 0.0) > under}
         ordered = ranking.embedder_guard(ordered, meant, 0.0, config.embedder_places, config.embedder_slack)
+        closeness = {key: found.dense.get(key, 0.0) * voice[key] * lift[key] for key, _ in ordered[:1]}
+        ordered = ranking.meaning_lead(ordered, meant, closeness, config.meaning_lead)
         contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
         ordered = self._below_winners(ordered, filters, config, found)

@@ -103,6 +103,20 @@ def embedder_guard(ordered: Sequence[tuple[str, float]], dense: Mapping[str, flo
     return out + [item for item in ordered if item[0] not in placed]
 
 
+def meaning_lead(ordered: Sequence[tuple[str, float]], meant: Mapping[str, float], closeness: Mapping[str, float],
+                 lead: float) -> list[tuple[str, float]]:
+    """The fused order, with the embedder's best (by `meant`) first when its cosine beats that of the result the
+    fusion put first by `lead` or more (`closeness`: every candidate's cosine, weighed as `meant` is): a clear
+    difference in meaning is not overturned by words matched elsewhere or by recency. It takes the first score."""
+    if not ordered or not meant:
+        return list(ordered)
+    best = max(meant, key=meant.__getitem__)
+    first = ordered[0][0]
+    if best == first or meant[best] - closeness.get(first, 0.0) < lead:
+        return list(ordered)
+    return [(best, ordered[0][1]), *((key, score) for key, score in ordered if key != best)]
+
+
 def match(evidence: float) -> str:
     """A result's evidence in a word: "strong" when it holds every word of the query or its cosine clears the
     model's floor by `dense_scale_min` (evidence 1), "partial" from half of that, else "weak"."""
