@@ -2,6 +2,7 @@
 // remove); and its timeline, every change with who made it and when, each one a way to see the memory as it was.
 import { act, api, clear, failure, h, heading, isSystemTag, link, localTime, navigate, plural, sourceName, splitList,
   strength, TAG_WORDS, tagList, time, toast, when, WHEN_WORDS, withUndo, word, workspaceName } from "../app.js";
+import { inline, markdown, noteParts } from "../markdown.js";
 import { describer, drawGraph } from "./graph.js";
 
 const TYPES = ["relates_to", "supersedes", "caused_by", "decided", "about_person", "part_of_project", "follows"];
@@ -119,7 +120,7 @@ function details(payload) {
 }
 
 function linkForm(entry, refresh) {
-  const search = h("input", { id: "link-search", type: "search", placeholder: "Find the memory to link" });
+  const search = h("input", { id: "link-search", type: "search", placeholder: "Find a memory" });
   const type = h("select", { id: "link-type" }, TYPES.map((t) => h("option", { value: t }, t.replaceAll("_", " "))));
   const found = h("div", { class: "list" });
   const find = async () => {
@@ -146,9 +147,11 @@ function linkForm(entry, refresh) {
     h("label", { for: "link-type" }, "As", type), h("button", { type: "submit" }, "Find")), found);
 }
 
+/** The memory's links: those it makes ("Links to", a relation without a direction too) and those other memories
+ * make to it ("Linked from", its backlinks), each a region of its own. */
 function connections(entry, answer, past, refresh) {
   if (!answer.connections.length) return h("p", { class: "muted" }, "No links.");
-  return h("div", { class: "list" }, answer.connections.map((c) => {
+  const card = (c) => {
     const unlink = past || c.provenance === "system" ? null : h("button", { type: "button", class: "secondary",
       onclick: () => act(unlink, async () => {
         const answer = await api.post("/unlink", { source_id: entry.id, target_id: c.id, type: c.type });
@@ -159,7 +162,46 @@ function connections(entry, answer, past, refresh) {
       h("div", { class: "meta" }, h("span", { class: "badge" }, c.label), h("span", { class: "muted" },
         `${word("provenance", c.provenance)}, strength ${strength(c.weight)}`), when(c.linkedAt)),
       h("p", { class: "content" }, h("a", { href: link("entry", { id: c.id }) }, c.content)), unlink);
-  }));
+  };
+  const group = (id, title, items) => (items.length ? h("section", { "aria-labelledby": id },
+    h("h3", { id }, title), h("div", { class: "list" }, items.map(card))) : null);
+  return [group("links-to-title", "Links to", answer.connections.filter((c) => c.direction !== "incoming")),
+    group("linked-from-title", "Linked from", answer.connections.filter((c) => c.direction === "incoming"))];
+}
+
+/** The memory's text as a note (its title line and its Markdown), and, where the reader may change it, an Edit
+ * that turns it into its text in place: Save shows the new text at once and holds the change for the Undo time. */
+function note(entry, editable, refresh) {
+  const box = h("div", { class: "note-text" });
+  const show = (content) => {
+    const { title, body } = noteParts(content);
+    clear(box, title ? h("h2", { class: "note-title" }, inline(title)) : null,
+      h("div", { class: "note-body" }, markdown(body)),
+      editable ? h("button", { type: "button", class: "secondary note-edit", onclick: edit }, "Edit") : null);
+  };
+  let shown = entry.content;
+  const edit = () => {
+    const text = h("textarea", { id: "edit-content", value: shown, rows: Math.min(20, shown.split("\n").length + 2) });
+    const tags = h("input", { id: "edit-tags", value: entry.tags.filter((t) => !t.includes(":")).join(", ") });
+    const cancel = h("button", { type: "button", class: "secondary", onclick: () => show(shown) }, "Cancel");
+    clear(box, h("form", { class: "stack", onsubmit: (event) => {
+      event.preventDefault();
+      const before = shown;
+      const after = text.value;
+      const kept = entry.tags.filter((t) => t.includes(":"));
+      withUndo("Saving your edit.", {
+        hide: () => { shown = after; show(after); },
+        undo: () => { shown = before; show(before); },
+        send: (keepalive) => api.post("/update", { id: entry.id, content: after,
+          tags: [...splitList(tags.value), ...kept] }, undefined, { keepalive }),
+        done: async () => { toast("Saved."); await refresh(); },
+      });
+    } }, h("label", { for: "edit-content" }, "Text"), text, h("label", { for: "edit-tags" }, "Tags"), tags,
+    h("div", { class: "actions" }, h("button", { type: "submit" }, "Save"), cancel)));
+    text.focus();
+  };
+  show(shown);
+  return box;
 }
 
 function controls(entry, refresh) {
@@ -173,19 +215,6 @@ function controls(entry, refresh) {
       }) }, STATUS_WORDS[s]);
     return button;
   });
-  const editor = h("textarea", { id: "edit-content", value: entry.content });
-  const tags = h("input", { id: "edit-tags", value: entry.tags.filter((t) => !t.includes(":")).join(", ") });
-  const save = h("button", { type: "submit" }, "Save");
-  const edit = h("details", null, h("summary", null, "Edit"), h("form", { class: "stack", onsubmit: (event) => {
-    event.preventDefault();
-    act(save, async () => {
-      const kept = entry.tags.filter((t) => t.includes(":"));
-      await api.post("/update", { id: entry.id, content: editor.value,
-        tags: [...splitList(tags.value), ...kept] });
-      toast("Saved.");
-      await refresh();
-    });
-  } }, h("label", { for: "edit-content" }, "Content"), editor, h("label", { for: "edit-tags" }, "Tags"), tags, save));
   const addition = h("textarea", { id: "append-text" });
   const add = h("button", { type: "submit" }, "Append");
   const appendForm = h("details", null, h("summary", null, "Append an update"), h("form", { class: "stack",
@@ -228,7 +257,7 @@ function controls(entry, refresh) {
       h("a", { href: link("integrations") }, "disconnect the integration"), "."));
   }
   return h("section", { "aria-labelledby": "controls-title" }, h("h2", { id: "controls-title" }, "Change it"),
-    statusGroup, edit, appendForm, h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
+    statusGroup, appendForm, h("div", { class: "actions", style: "margin-top:.5rem" }, share, forget));
 }
 
 const AROUND_NODES = 15;
@@ -275,7 +304,7 @@ export default {
           h("a", { href: link("graph", { seed: entry.id }) }, "Show in graph")),
         past ? h("p", { class: "warn", role: "note" }, "As it stood on ", time(past.getTime()), ". ",
           h("a", { href: link("entry", { id: entry.id }) }, "See it now")) : null,
-        h("article", { class: "card" }, h("p", { class: "content", style: "white-space:pre-wrap" }, entry.content),
+        h("article", { class: "card note" }, note(entry, !past && entry.can_edit && !entry.managed_by, refresh),
           h("div", { class: "meta" }, tagList(entry.tags), h("span", { class: "muted" },
             workspaceName(entry.workspace)), entry.actor_name ? h("span", null, "by ", entry.actor_name) : null,
           "created ", when(entry.created_at), entry.updated_at !== entry.created_at ? ["· updated ",

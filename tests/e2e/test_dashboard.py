@@ -118,7 +118,7 @@ def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, 
     page.fill("#link-search", "staging cluster nodes")
     page.click("button:text-is('Find')")
     page.locator(".card", has_text="three nodes").get_by_role("button", name="Link").click()
-    expect(page.locator("#links-title + .list")).to_contain_text("The staging cluster runs on three nodes")
+    expect(page.get_by_role("region", name="Links to")).to_contain_text("The staging cluster runs on three nodes")
     dashboard.screenshot("entry")
     memory = page.url.split("id=")[1]
     connections = api.get("/connections", params={"id": memory}).json()["connections"]
