@@ -12,7 +12,7 @@ import { api, append, clear, failure, h, heading, link, navigate, plural, sessio
 const SVG = "http://www.w3.org/2000/svg";
 const LABEL_CHARS = 28;
 const LABEL_FONT_PX = 12;
-const ZOOM = { min: 0.5, max: 12, step: 1.5 };
+const ZOOM = { min: 0.5, max: 4, step: 1.5 }; // past 4x a picture of a few memories is an empty box
 const DRAG_PX = 4; // a pointer that moves less than this is a click, not a drag
 const NARROW_PX = 600;
 const COLOUR_KEY = "secondBrain.graphColour";
@@ -37,6 +37,28 @@ function s(tag, attrs, ...children) {
 function shorten(text, size = LABEL_CHARS) {
   const flat = (text || "").replace(/\s+/g, " ").trim();
   return flat.length > size ? flat.slice(0, size - 1).trimEnd() + "…" : flat || "(empty)";
+}
+
+/** Each node's short label, none the same as another's: where shortening makes two alike ("The Atlas weekly…"),
+ * each keeps its start and adds the words where it differs from the others ("The Atlas… budget review"); labels
+ * of the same words are numbered. */
+export function distinctLabels(nodes, size) {
+  const texts = new Map(nodes.map((node) => [node.id, shorten(node.label, size)]));
+  const alike = new Map();
+  for (const node of nodes) alike.set(texts.get(node.id), [...(alike.get(texts.get(node.id)) || []), node]);
+  for (const group of alike.values()) {
+    if (group.length < 2) continue;
+    const flat = group.map((node) => (node.label || "").replace(/\s+/g, " ").trim());
+    let common = 0; // the characters every label of the group shares at its start
+    while (flat.every((text) => common < text.length && text[common] === flat[0][common])) common += 1;
+    const keep = Math.max(4, Math.floor(size / 2) - 1);
+    group.forEach((node, i) => {
+      const tail = flat[i].slice(common).replace(/^\S*\s*/, (word) => (common ? "" : word)).trim();
+      texts.set(node.id, tail ? `${flat[i].slice(0, keep).trimEnd()}… ${shorten(tail, size - keep - 2)}`
+        : `${shorten(flat[i], size - 4)} (${i + 1})`);
+    });
+  }
+  return texts;
 }
 
 const typeName = (type) => (type || "link").replaceAll("_", " ");
@@ -234,7 +256,7 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
   // then the best connected, then the most important.
   const order = [...nodes].sort((a, b) => (b.id === answer.seed) - (a.id === answer.seed) || b.degree - a.degree
     || b.importance_score - a.importance_score);
-  const texts = new Map(nodes.map((node) => [node.id, shorten(node.label, narrow ? 18 : LABEL_CHARS)]));
+  const texts = distinctLabels(nodes, narrow ? 18 : LABEL_CHARS);
   const widths = new Map();
   const view = { k: 1, x: 0, y: 0 }; // screen = k * layout + (x, y), in the viewBox's units
   let focused = null;
@@ -318,7 +340,17 @@ export function drawGraph(answer, { width, height, describe = () => {}, colourBy
     requestAnimationFrame(() => { pending = false; relabel(); });
   };
   let drawnK = 1;
+  const extent = { minX: Math.min(...place.x), maxX: Math.max(...place.x), minY: Math.min(...place.y),
+    maxY: Math.max(...place.y) };
+  /** The view's centre stays over the drawing: a wheel turned over empty space or a long drag never leaves an
+   * empty box with no way back but Fit. */
+  function bound() {
+    const clamp = (v, low, high) => Math.min(high, Math.max(low, v));
+    view.x = clamp(view.x, width / 2 - view.k * extent.maxX, width / 2 - view.k * extent.minX);
+    view.y = clamp(view.y, height / 2 - view.k * extent.maxY, height / 2 - view.k * extent.minY);
+  }
   function apply() {
+    bound();
     viewport.setAttribute("transform", `translate(${view.x} ${view.y}) scale(${view.k})`);
     if (view.k !== drawnK) { // circles keep their size on screen as the view zooms
       drawnK = view.k;
@@ -554,7 +586,12 @@ export default {
         [i ? ", " : "", h("a", { href: link("graph", { ...params, project: slug }) }, slug)])) : null);
       return;
     }
-    const graph = answer.value;
+    const whole = answer.value;
+    // Memories with no link say nothing in a picture of links: left out (and counted) unless asked for, or unless
+    // nothing is linked. The centre is always drawn.
+    const loose = whole.nodes.filter((node) => !node.degree && node.id !== whole.seed);
+    const leaveOut = params.unlinked !== "1" && loose.length > 0 && loose.length < whole.nodes.length;
+    const graph = leaveOut ? { ...whole, nodes: whole.nodes.filter((node) => !loose.includes(node)) } : whole;
     state.nodes = graph.nodes;
     state.labels.append(...graph.nodes.slice(0, 200).map((node) => h("option", { value: node.label })));
     const problems = projects.status === "rejected" ? failure(projects.reason) : null;
@@ -574,7 +611,11 @@ export default {
     clear(status, problems, h("p", { class: "muted" }, `${plural(graph.nodes.length, "memory", "memories")}, ${
       plural(edgeCount, "link")}`, seed ? [", centred on ",
       h("a", { href: link("entry", { id: seed.id }) }, shorten(seed.label, 60))] : null,
-    params.project ? `, project ${params.project}` : null, "."));
+    params.project ? `, project ${params.project}` : null, ".", loose.length && loose.length < whole.nodes.length
+      ? [" ", leaveOut ? `${plural(loose.length, "memory", "memories")} with no link ${loose.length === 1 ? "is"
+        : "are"} left out: ` : `${loose.length === 1 ? "One has" : `${loose.length} have`} no link: `,
+      h("a", { href: link("graph", { ...params, unlinked: leaveOut ? "1" : undefined }) },
+        leaveOut ? (loose.length === 1 ? "show it" : "show them") : "leave them out"), "."] : null));
 
     const width = Math.max(320, Math.min(1100, Math.floor(stage.clientWidth || main.clientWidth || 800)));
     const phone = width < NARROW_PX;
