@@ -520,7 +520,7 @@ function controls(params, projects, state) {
     }
   } },
   field("graph-seed", "Centre on", h("input", { id: "graph-seed", name: "seed", value: params.seed || "",
-    autocomplete: "off", spellcheck: "false", placeholder: "words from a memory, or its id", list: "graph-labels" })),
+    autocomplete: "off", spellcheck: "false", placeholder: "words or an id", list: "graph-labels" })),
   state.labels,
   field("graph-project", "Project", h("input", { id: "graph-project", name: "project", value: params.project || "",
     list: "graph-projects", autocomplete: "off" })),

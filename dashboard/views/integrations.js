@@ -60,6 +60,9 @@ function card(item, titles) {
 // How a setting's format is typed: a password is never shown (and sent as typed, not trimmed), an address is a url.
 const INPUT_TYPES = { password: "password", url: "url" };
 
+// An example longer than this is said under its field: in the field it would be cut off on a phone.
+const HINT_OVER = 24;
+
 // A kind's connect form, as its connector declares it (its fields in its order, their labels and examples). A
 // secret (a password, a token, a secret feed address) is sent once, kept sealed by the brain and never shown again.
 function connectForm(spec) {
@@ -69,7 +72,8 @@ function connectForm(spec) {
     ? h("select", { id: id(field.name), name: field.name }, field.choices.map(({ value, label }) =>
       h("option", { value }, label)))
     : h("input", { id: id(field.name), name: field.name, type: INPUT_TYPES[field.format] || "text",
-      required: field.required, placeholder: field.placeholder,
+      required: field.required, placeholder: field.placeholder?.length > HINT_OVER ? null : field.placeholder,
+      "aria-describedby": field.placeholder?.length > HINT_OVER ? id(field.name) + "-hint" : null,
       inputmode: field.format === "numeric" ? "numeric" : null,
       autocomplete: field.format === "password" ? "new-password" : "off" })]);
   const name = h("input", { id: id("name"), name: "name", placeholder: form.name_placeholder, maxlength: 100 });
@@ -100,7 +104,9 @@ function connectForm(spec) {
       });
     } },
   h("p", { class: "muted" }, form.intro),
-  inputs.map(([field, input]) => [h("label", { for: input.id }, field.label), input]),
+  inputs.map(([field, input]) => [h("label", { for: input.id }, field.label), input,
+    field.placeholder?.length > HINT_OVER ? h("p", { class: "hint muted", id: input.id + "-hint" }, "For example: ",
+      h("code", null, field.placeholder)) : null]),
   h("label", { for: name.id }, "Name"), name, button, status));
   return opened;
 }

@@ -166,6 +166,28 @@ class Dashboard:
           return bad;
         }""")
 
+    def clipped_fields(self) -> list[str]:
+        """The fields (on the current view) whose placeholder, or value the page filled in, is wider than the box
+        it is shown in: a person reads "words from a me" and guesses the rest. Measured with the field's own font
+        on a canvas; what a person types is theirs to make long."""
+        return self.page.evaluate("""() => {
+          const canvas = document.createElement("canvas").getContext("2d");
+          const clipped = [];
+          for (const field of document.querySelectorAll("#main input, #main select")) {
+            if (!field.getClientRects().length || ["checkbox", "radio", "hidden", "file", "range", "color"]
+                .includes(field.type)) continue;
+            const style = getComputedStyle(field);
+            const said = field.tagName === "SELECT" ? field.selectedOptions[0]?.textContent || ""
+              : field.value === field.defaultValue && field.value ? field.value : field.value ? "" : field.placeholder;
+            if (!said) continue;
+            canvas.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+            const room = field.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+              - (field.tagName === "SELECT" ? 16 : 0);  // a select's arrow
+            if (canvas.measureText(said).width > room + 1) clipped.push(`#${field.id || field.name}: ${said}`);
+          }
+          return clipped;
+        }""")
+
     def accessibility(self) -> list[dict]:
         """axe-core's serious and critical violations on the current view (axe.min.js from axe-playwright-python)."""
         import axe_playwright_python

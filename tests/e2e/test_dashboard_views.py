@@ -66,6 +66,7 @@ def test_every_view_reads_at_every_size_in_both_schemes(dashboard: Dashboard, ap
         assert dashboard.accessibility() == [], f"{name} at {size} in {scheme}"
         assert dashboard.covered_controls() == [], f"{name} at {size}: the tabs and header stay tappable"
         assert dashboard.labels_beside_their_fields() == [], f"{name} at {size}: each label above its field"
+        assert dashboard.clipped_fields() == [], f"{name} at {size}: what a field says fits in it"
         shown = page.locator("body").inner_text()  # what a person reads: the brain's words, never its codes
         assert not RAW.findall(shown), f"{name}: {RAW.findall(shown)}"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"], name
