@@ -173,7 +173,7 @@ class Dashboard:
         return self.page.evaluate("""() => {
           const canvas = document.createElement("canvas").getContext("2d");
           const clipped = [];
-          for (const field of document.querySelectorAll("#main input, #main select")) {
+          for (const field of document.querySelectorAll("#top input, #main input, #main select")) {
             if (!field.getClientRects().length || ["checkbox", "radio", "hidden", "file", "range", "color"]
                 .includes(field.type)) continue;
             const style = getComputedStyle(field);
@@ -182,7 +182,8 @@ class Dashboard:
             if (!said) continue;
             canvas.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
             const room = field.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
-              - (field.tagName === "SELECT" ? 16 : 0);  // a select's arrow
+              - (field.tagName === "SELECT" || field.type === "search" ? 16 : 0);  // a select's arrow, a search
+              // box's clear button (chromium keeps its room while the box is empty)
             if (canvas.measureText(said).width > room + 1) clipped.push(`#${field.id || field.name}: ${said}`);
           }
           return clipped;
