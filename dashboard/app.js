@@ -47,8 +47,8 @@ function sentence(status, body) {
   return `The server answered ${status} without saying why.`;
 }
 
-async function request(method, path, { params, body, raw, signal, keepalive } = {}) {
-  const headers = { Authorization: "Bearer " + token() };
+async function request(method, path, { params, body, raw, signal, keepalive, headers: extra } = {}) {
+  const headers = { ...extra, Authorization: "Bearer " + token() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
@@ -449,10 +449,76 @@ export const NAV = [
   ["chat", "Chat"], ["integrations", "Integrations"], ["backup", "Backup"],
 ];
 
+export const ME_KEY = "secondBrain.me";
+
+/** Who is signed in, from the server; kept in this browser so the installed app can open without a connection. */
 export async function refreshMe() {
   const me = await api.get("/team/me");
   session.me = me.me;
+  localStorage.setItem(ME_KEY, JSON.stringify(me.me));
   shell.noticed();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The outbox: captures typed without a connection, kept in this browser and sent once it is back. Each keeps the
+// Idempotency-Key it was first sent with, so a note whose answer was lost on the way is stored once, never twice.
+
+export const OUTBOX_KEY = "secondBrain.outbox";
+
+/** A key for one capture: random, the same for every retry of it. */
+export function captureKey() {
+  if (crypto.randomUUID) return crypto.randomUUID(); // secure pages only (https, localhost)
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function outbox() {
+  try {
+    const items = JSON.parse(localStorage.getItem(OUTBOX_KEY) || "[]");
+    return Array.isArray(items) ? items : [];
+  } catch {
+    return [];
+  }
+}
+
+function keepOutbox(items) {
+  if (items.length) localStorage.setItem(OUTBOX_KEY, JSON.stringify(items));
+  else localStorage.removeItem(OUTBOX_KEY);
+  document.dispatchEvent(new CustomEvent("outbox"));
+}
+
+/** Keep a capture the server could not be reached for, with the key it was sent with. */
+export function queueCapture(body, key) {
+  keepOutbox([...outbox(), { key, body, at: Date.now() }]);
+}
+
+/** Drop one kept capture (a refused one the person has read). */
+export function dropQueued(key) {
+  keepOutbox(outbox().filter((item) => item.key !== key));
+}
+
+let flushing = null;
+
+/** Send what waits, oldest first, each with its own key; stops at the first that cannot reach the server. A
+ * capture the server refuses (its answer says why) stays, marked with the reason, for the person to read on
+ * Capture: never sent again, never silently dropped. Several calls at once share one run. */
+export function flushOutbox() {
+  flushing ??= (async () => {
+    let sent = 0;
+    for (const item of outbox().filter((queued) => !queued.refused)) {
+      try {
+        await api.post("/capture", item.body, undefined, { headers: { "Idempotency-Key": item.key } });
+        dropQueued(item.key);
+        sent += 1;
+      } catch (error) {
+        if (error.status === 0 || error.status === 401 || error.status >= 500) break; // later, as it was
+        keepOutbox(outbox().map((queued) => (queued.key === item.key ? { ...queued, refused: error.message }
+          : queued)));
+      }
+    }
+    if (sent) toast(`Captured ${plural(sent, "note")} kept while the connection was down.`);
+    return sent;
+  })().finally(() => { flushing = null; });
+  return flushing;
 }
 
 /** Keep a token the person was just given (by replacing their own) for the next requests. */

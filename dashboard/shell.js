@@ -4,8 +4,8 @@
 // share lives in app.js, which imports nothing of the dashboard's: views never import the shell.
 
 import {
-  applyTheme, clear, failure, focusTitle, h, heading, isAdmin, link, NAV, navigate, refreshMe, session, shell,
-  THEME_KEY, token, TOKEN_KEY,
+  applyTheme, clear, failure, flushOutbox, focusTitle, h, heading, isAdmin, link, ME_KEY, NAV, navigate, refreshMe,
+  session, shell, THEME_KEY, token, TOKEN_KEY,
 } from "./app.js";
 import { setupPalette } from "./palette.js";
 
@@ -67,7 +67,15 @@ function showNotice() {
 const TABS = new Set(["", "capture", "recall", "reminders"]);
 
 async function start() {
-  await refreshMe();
+  try {
+    await refreshMe();
+  } catch (error) {
+    // No connection: the installed app opens as this browser last knew the person; captures wait in the outbox.
+    const known = error.status === 0 ? JSON.parse(localStorage.getItem(ME_KEY) || "null") : null;
+    if (!known) throw error;
+    session.me = known;
+  }
+  shared();
   const nav = document.getElementById("nav");
   const views = NAV.filter(([, , role]) => !role || isAdmin());
   const more = h("div", { class: "more-sheet", id: "more-sheet", hidden: true },
@@ -88,6 +96,17 @@ async function start() {
   nav.hidden = false;
   document.getElementById("top").hidden = false;
   await route();
+}
+
+/** What was shared to the installed app (its share target) or sent by the bookmarklet arrives as the page's query
+ * (?title=&text=&url=): it opens Capture with those words, and the query leaves the address. */
+function shared() {
+  const query = new URLSearchParams(location.search);
+  const words = ["title", "url", "text"].map((name) => (query.get(name) || "").trim());
+  if (!words.some(Boolean)) return;
+  const [title, url, text] = words;
+  const content = [title, url && !text.includes(url) ? url : "", text].filter(Boolean).join("\n");
+  history.replaceState(null, "", location.pathname + link("capture", { text: content }));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -266,9 +285,14 @@ setupPalette();
 Object.assign(shell, { signedOut, reload: route, noticed: showNotice });
 
 if (token()) {
-  start().catch((error) => {
+  start().then(() => flushOutbox()).catch((error) => {
     if (error.status !== 401) showSignIn(error.message);
   });
 } else {
   showSignIn("");
+}
+window.addEventListener("online", () => { if (session.me) flushOutbox(); });
+// The installed app: the worker keeps the page's files for opening offline (and shows push notifications).
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("dashboard/sw.js", { scope: "./" }).catch(() => {});
 }

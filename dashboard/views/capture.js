@@ -1,8 +1,8 @@
 // Capture: content, tags, project, workspace and a time anchor; the outcome is said plainly (stored, blocked as a
 // repeat, flagged as similar, merged, replaced, a contradiction resolved, kept as a draft) with links to the
 // memories it names.
-import { act, api, clear, failure, h, heading, link, localTime, session, splitList, tagList, toast, word }
-  from "../app.js";
+import { act, api, captureKey, clear, dropQueued, failure, h, heading, link, localTime, outbox, queueCapture, session,
+  splitList, tagList, toast, word } from "../app.js";
 
 function entryLink(id, text) {
   return h("a", { href: link("entry", { id }) }, text);
@@ -70,6 +70,21 @@ export function outcome(result, retry) {
   return card;
 }
 
+/** A bookmark that captures the page it is pressed on: its title, address and the words selected, opened here in
+ * Capture to read over before saving. Dragged to the bookmarks bar; on this page (whose policy runs no inline
+ * script) it does nothing. */
+function bookmarklet() {
+  const here = location.origin + location.pathname;
+  const code = `(()=>{const q=encodeURIComponent;open(${JSON.stringify(here)}+'?title='+q(document.title)+'&url='`
+    + "+q(location.href)+'&text='+q(String(getSelection())),'_blank','noopener')})()";
+  return h("section", { "aria-labelledby": "anywhere-title" }, h("h2", { id: "anywhere-title" },
+    "Capture from anywhere"), h("p", null, "Drag this to your bookmarks bar, then press it on any page to capture "
+    + "its title, address and the words you selected: ", h("a", { class: "bookmarklet", href: `javascript:${code}`,
+    onclick: (event) => event.preventDefault() }, "Save to Second Brain"), "."), h("p", { class: "muted" },
+  "Installed as an app (your browser's Install or Add to Home Screen), Second Brain is in your phone's share sheet "
+    + "too, and notes typed without a connection are kept until it is back."));
+}
+
 export default {
   title: "Capture",
   async render(main, params) {
@@ -98,15 +113,25 @@ export default {
       }
       sending = true;
       submit.disabled = true;
+      let key = null; // each send's own: if its answer is lost, the same key sends it again, stored once
       const send = async (extra = {}) => {
-        const answer = await api.post("/capture", { ...body, ...extra });
+        key = captureKey();
+        const answer = await api.post("/capture", { ...body, ...extra }, undefined,
+          { headers: { "Idempotency-Key": key } });
         clear(result, outcome(answer, send));
         if (!answer.duplicate) form.reset();
       };
       try {
         await send();
       } catch (error) {
-        clear(result, failure(error));
+        if (error.status === 0) { // no connection: kept here, sent when it is back (app.js's outbox)
+          queueCapture(body, key);
+          form.reset();
+          clear(result, h("p", { class: "warn" }, "No connection: the note is kept in this browser and will be "
+            + "captured as soon as the connection is back."));
+        } else {
+          clear(result, failure(error));
+        }
       } finally {
         sending = false;
         submit.disabled = false;
@@ -127,9 +152,22 @@ export default {
       event.preventDefault();
       form.requestSubmit();
     });
-    main.append(heading("Capture"), form, result);
+    const waiting = h("section", { "aria-labelledby": "outbox-title", class: "outbox" });
+    const showWaiting = () => {
+      const items = outbox();
+      waiting.hidden = !items.length;
+      clear(waiting, h("h2", { id: "outbox-title" }, "Kept in this browser"), h("ul", { class: "list" },
+        items.map((item) => h("li", { class: "card" }, h("p", { class: "content" }, item.body.content),
+          item.refused ? [h("p", { class: "error" }, `Not captured: ${item.refused}`),
+            h("button", { type: "button", class: "secondary", onclick: () => dropQueued(item.key) }, "Remove")]
+            : h("p", { class: "muted" }, "Waiting for the connection.")))));
+    };
+    showWaiting();
+    document.addEventListener("outbox", showWaiting);
+    main.append(heading("Capture"), form, result, waiting, bookmarklet());
     content.focus();
     api.get("/projects").then((answer) => clear(projects, ...answer.projects.map((p) =>
       h("option", { value: p.id }, p.name)))).catch((error) => form.append(failure(error)));
+    return () => document.removeEventListener("outbox", showWaiting);
   },
 };

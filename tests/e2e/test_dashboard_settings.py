@@ -206,8 +206,10 @@ def test_stored_settings_that_no_longer_apply_are_shown_with_their_reason(browse
 
 def test_the_browser_runs_elsewhere_and_a_missing_dashboard_file_fails_the_test(browser, server):
     """The fixtures themselves: the browser is in another time zone than the server, and a dashboard file (or the
-    shell) answering an error fails the test, while an API's refusal (a sentence in the view) does not."""
-    context = new_context(browser)
+    shell) answering an error fails the test, while an API's refusal (a sentence in the view) does not. Routes
+    only see what the page fetches itself: the dashboard's worker (which serves its files once it controls the
+    page) is kept out."""
+    context = new_context(browser, service_workers="block")
     try:
         board = Dashboard(context.new_page(), server)
         page = board.page

@@ -15,7 +15,8 @@ router = APIRouter(include_in_schema=False)
 # the API function has; found at the first request, so the MCP function imports this module without it.
 PACKAGE = "second_brain.dashboard"
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
-         ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml"}
+         ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml",
+         ".webmanifest": "application/manifest+json"}
 # connect-src: on AWS a large export redirects to, and a large import is PUT to, a presigned S3 URL.
 POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
           "connect-src 'self' https://*.amazonaws.com; worker-src 'self'; base-uri 'none'; form-action 'self'; "
