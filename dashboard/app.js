@@ -47,16 +47,27 @@ function sentence(status, body) {
   return `The server answered ${status} without saying why.`;
 }
 
-async function request(method, path, { params, body, raw, signal, keepalive, headers: extra } = {}) {
+// How long a request may go unanswered before the page says so (a button never spins for ever). The few that do
+// long work on purpose (an import page, an export, a sync, a chat) pass `timeout: 0` and say their progress.
+export const ANSWER_WITHIN_MS = 10_000;
+
+async function request(method, path, { params, body, raw, signal, keepalive, headers: extra,
+  timeout = ANSWER_WITHIN_MS } = {}) {
   const headers = { ...extra, Authorization: "Bearer " + token() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  const signals = [signal, timeout ? AbortSignal.timeout(timeout) : null].filter(Boolean);
   let response;
   try {
     // Relative to the page, so a deployment under a path prefix (API Gateway's /Prod/) reaches its own API.
     response = await fetch(path.replace(/^\//, "") + query(params), {
-      method, headers, signal, keepalive, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers, keepalive, body: body === undefined ? undefined : JSON.stringify(body),
+      signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
     });
   } catch (error) {
+    if (error.name === "TimeoutError") {
+      throw new ApiError(0, `The server did not answer within ${timeout / 1000} seconds. It may still finish: `
+        + "look again in a moment.");
+    }
     if (error.name === "AbortError") throw error;
     throw new ApiError(0, sentence(0));
   }

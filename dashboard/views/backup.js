@@ -24,7 +24,7 @@ function exporter() {
     clear(status, h("p", { class: "muted" }, "Preparing the backup…"));
     try {
       const moment = asOf.value ? localTime(asOf.value) : null;
-      const response = await api.raw("GET", "/export", { params: { as_of: moment ? moment.toISOString() : "" } });
+      const response = await api.raw("GET", "/export", { params: { as_of: moment ? moment.toISOString() : "" }, timeout: 0 });
       const text = await response.text();
       let backup;
       try {
@@ -152,7 +152,7 @@ function importer() {
         return;
       }
       const params = { limit: PAGE, offset, edge_offset: edgeOffset, upload: key || undefined };
-      const page = await api.post("/import", key ? {} : payload, params);
+      const page = await api.post("/import", key ? {} : payload, params, { timeout: 0 });
       for (const [name, value] of Object.entries(page)) {
         if (typeof value === "number" && /(imported|skipped|failed)$/.test(name)) {
           totals[name] = (totals[name] || 0) + value;
@@ -221,7 +221,7 @@ function indexer() {
       let indexed = 0;
       let left = 0;
       for (let round = 0; round < 200; round++) {
-        const result = await api.post("/vectorize-pending", {}, { limit: 200 });
+        const result = await api.post("/vectorize-pending", {}, { limit: 200 }, { timeout: 0 });
         indexed += result.vectorized || 0;
         left = result.remaining || 0;
         note.textContent = ` ${indexed} indexed, ${left} left.`;

@@ -121,7 +121,7 @@ export default {
       let response;
       try {
         response = await api.raw("POST", "/chat", { body: { query: question, memories: grounding(results) },
-          signal: controller.signal });
+          signal: controller.signal, timeout: 0 }); // streamed as written: "Writing…" says it is under way
       } catch (error) {
         if (error.name === "AbortError") return;
         answer.setAttribute("aria-busy", "false");

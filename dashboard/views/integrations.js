@@ -25,7 +25,7 @@ function card(item, titles) {
     : item.last_error ? h("span", { class: "badge attention" }, "needs attention")
       : h("span", { class: "badge" }, item.complete ? "up to date" : "syncing");
   const sync = h("button", { type: "button", onclick: () => act(sync, async () => {
-    const answer = await api.post("/integrations/sync", { id: item.id });
+    const answer = await api.post("/integrations/sync", { id: item.id }, undefined, { timeout: 0 });
     const done = answer.sync;
     toast(done.error ? `Sync failed: ${done.error}` : `Synced ${item.name}: ${counts(done)}`,
       done.error ? "error" : "info");
@@ -94,7 +94,8 @@ function connectForm(spec) {
       }
       act(button, async () => {
         try {
-          const answer = await api.post("/integrations", { kind, name: name.value.trim() || form.name, settings });
+          const answer = await api.post("/integrations", { kind, name: name.value.trim() || form.name, settings }, undefined,
+            { timeout: 0 });
           for (const [field, input] of inputs) if (field.format === "password") input.value = "";
           toast(`Connected ${answer.integration.name}: ${counts(answer.sync)}`);
           await reload();

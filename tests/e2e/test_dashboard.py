@@ -695,3 +695,20 @@ def test_the_header_search_forgets_its_words_once_their_answer_is_left(dashboard
     assert page.locator("#search-input").input_value() == ""
     dashboard.open("recall?q=pricing+floor")
     assert page.locator("#search-input").input_value() == "pricing floor"
+
+
+def test_a_button_whose_request_goes_unanswered_ends_in_a_sentence_within_ten_seconds(dashboard: Dashboard, api):
+    """Issue 64 item 2: an action waiting on a server that never answers ends (the button usable again) with a
+    sentence, within 10 s, instead of spinning for ever."""
+    memory = capture(api, "The spare key is with the neighbour at number 12")
+    page = dashboard.open(f"entry?id={memory}")
+    page.route("**/status", lambda route: None)  # the request is held: no answer ever comes
+    confirmed = page.get_by_role("button", name="Confirmed")
+    started = time.monotonic()
+    confirmed.click()
+    expect(confirmed).to_be_disabled()
+    expect(page.locator(".toast.error")).to_contain_text("The server did not answer within 10 seconds",
+                                                         timeout=12_000)
+    expect(confirmed).to_be_enabled()
+    assert time.monotonic() - started < 12
+    page.unroute("**/status")
