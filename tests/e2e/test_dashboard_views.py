@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from .browser import Dashboard
 
-SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 800}}
+SIZES = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 800}}
 LOADING = re.compile("Loading…|Searching…")
 # A raw tag prefix, a float with more than two decimals, or a value the API sends in its own words (issue 64 item 4).
 RAW = re.compile(r"\b(?:kind|volatility|status):\w|\b\d+\.\d{3,}\b|\b(?:episodic|semantic|inferred|wake)\b|\bweight\b")
