@@ -255,3 +255,17 @@ def test_a_clear_lead_in_meaning_puts_the_embedders_best_first():
     assert ranking.meaning_lead(fused, meant, {"a": 0.46}, 0.05) == fused  # a near tie: the fused order stands
     assert ranking.meaning_lead(fused, meant, {}, 1.0) == fused  # off
     assert ranking.meaning_lead(fused, {}, {}, 0.05) == fused  # nothing clears the floor: nothing to lead
+
+
+def test_an_identifier_only_the_first_holds_keeps_it_first_whatever_the_meaning():
+    fused = [("exact", 1.0), ("alike", 0.9)]
+    meant = {"alike": 0.6}
+    holds = {"exact": "bulk END-2-13-END lorem ipsum", "alike": "bulk END-2-0-END"}
+    named = ["end-2-13-end"]
+
+    def may_pass(best, first):
+        return all(word in holds[best].lower() for word in named if word in holds[first].lower())
+
+    assert ranking.meaning_lead(fused, meant, {"exact": 0.3}, 0.05, may_pass) == fused
+    holds["alike"] = "bulk END-2-13-END too"  # both hold it: the meaning decides between them
+    assert [k for k, _ in ranking.meaning_lead(fused, meant, {"exact": 0.3}, 0.05, may_pass)] == ["alike", "exact"]

@@ -87,3 +87,13 @@ def test_a_query_of_many_made_up_words_looks_up_only_the_first_few():
     asked = []
     correct(" ".join(words), words, lambda ws: asked.append(list(ws)) or {}, ENGLISH)
     assert asked == [words[:8]]
+
+
+def test_a_word_of_the_family_of_an_english_word_is_english_and_a_name_is_not():
+    from second_brain.adapters.lexicon import english_words
+    from second_brain.app.recall.spelling import of_english_family
+
+    words = english_words()
+    assert "allergy" not in words and of_english_family("allergy", words)  # beside "allergic"
+    assert of_english_family("antibiotic", words)  # beside "antibiotics"
+    assert not any(of_english_family(name, words) for name in ("zendesk", "orthodontist", "gdpr", "wifi"))

@@ -2,6 +2,7 @@
 
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -17,7 +18,7 @@ from ...ports.reranker import Reranker
 from ...ports.vector_index import VectorHit
 from ..memories.service import Context
 from ..memories.views import entry_view
-from . import history, keyword, query, ranking, spelling, temporal
+from . import history, keyword, query, ranking, rerank, spelling, temporal
 from .config import RecallConfig
 from .rerank import RerankStage
 from .snippets import Budget, allowance, snippet
@@ -118,7 +119,7 @@ class RecallService:
                  config: Callable[[], RecallConfig] = RecallConfig, reranker: Reranker | None = None,
                  lexicon: Set[str] = frozenset()) -> None:
         self.read_model = read_model
-        self.lexicon = lexicon  # words of English: never read as slips of other words (spelling.py)
+        self.lexicon = frozenset(lexicon)  # words of English: never read as slips of other words (spelling.py)
         self.vectors = vectors
         self.embedder = embedder
         self.clock = clock
@@ -219,7 +220,13 @@ class RecallService:
                  if found.dense.get(key, 0.0) > under}
         ordered = ranking.embedder_guard(ordered, meant, 0.0, config.embedder_places, config.embedder_slack)
         closeness = {key: found.dense.get(key, 0.0) * voice[key] * lift[key] for key, _ in ordered[:1]}
-        ordered = ranking.meaning_lead(ordered, meant, closeness, config.meaning_lead)
+        named = rerank.identifiers(parsed.text)
+
+        def holds_as_many(best: str, first: str) -> bool:  # of the query's identifiers, as many as the first holds
+            held = [found.entries[key].content.lower() for key in (best, first)]
+            return all(word in held[0] for word in named if word in held[1])
+
+        ordered = ranking.meaning_lead(ordered, meant, closeness, config.meaning_lead, holds_as_many)
         contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
         ordered = self._below_winners(ordered, filters, config, found)
@@ -278,7 +285,8 @@ class RecallService:
         plan = keyword.plan(parsed.tokens, stats, config)
         # A word of English nothing holds is most often the question's own wording ("describe", "activity"); a
         # name or term nothing holds ("Zendesk", "orthodontist") is what it asks about, missing from the brain.
-        found.unheld = [word for word in keyword.unheld(plan, stats) if not spelling.is_english(word, self.lexicon)]
+        found.unheld = [word for word in keyword.unheld(plan, stats)  # "user's": of the family of "user"
+                        if not spelling.of_english_family(re.split(r"['’]", word)[0], self.lexicon)]
         limit = config.keyword_candidate_limit
         if plan.search_terms:
             # Ranking costs grow with matches: words that match too many memories are fetched newest first,

@@ -27,9 +27,15 @@ IDENTIFIER = re.compile(
 EDGE = re.compile(r"^[^\w#]+|[^\w]+$")
 
 
+def identifiers(query: str) -> list[str]:
+    """The query's words that look like identifiers (lower-cased), where exact words beat any model."""
+    words = (EDGE.sub("", word) for word in query.split())
+    return [word.lower() for word in words if word and IDENTIFIER.search(word)]
+
+
 def has_identifier(query: str) -> bool:
     """True if any word of the query looks like an identifier, where exact words beat any model."""
-    return any(IDENTIFIER.search(EDGE.sub("", word)) for word in query.split() if EDGE.sub("", word))
+    return bool(identifiers(query))
 
 
 def should_rerank(query: str, scores: Sequence[float], config: RecallConfig) -> bool:

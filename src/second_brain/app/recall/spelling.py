@@ -1,6 +1,7 @@
 """Forgiving words: a query word that no readable memory holds, one slip from words that some do, is read as the
 likeliest of them. Identifiers, numbers and CJK are never touched: they keep their exact-match behaviour."""
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -39,6 +40,29 @@ def is_english(word: str, words: Set[str]) -> bool:
             if base + restored in words or (base[-1] == base[-2] and base[:-1] in words):
                 return True
     return False
+
+
+FAMILY_PREFIX = 5  # letters a word shares with a word of the lexicon to be of its family (at most two cut off)
+
+
+@functools.cache
+def _sorted(words: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(words))
+
+
+def of_english_family(word: str, words: frozenset[str]) -> bool:
+    """A word of English, or one of the family of a word of it: the two share all of `word` but its last two
+    letters, at least five ("allergy" beside "allergic", "antibiotic" beside "antibiotics"). The lexicon, a
+    model's vocabulary, lacks many everyday words its relatives stand for; a name or a term ("Zendesk",
+    "orthodontist") has no such relative."""
+    if is_english(word, words):
+        return True
+    if len(word) <= FAMILY_PREFIX:
+        return False
+    prefix = word[: max(FAMILY_PREFIX, len(word) - 2)]
+    ordered = _sorted(words)
+    at = bisect.bisect_left(ordered, prefix)
+    return at < len(ordered) and ordered[at].startswith(prefix)
 
 
 def correctable(token: str, lexicon: Set[str]) -> bool:
