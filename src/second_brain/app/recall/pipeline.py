@@ -27,14 +27,6 @@ log = logging.getLogger("second_brain.recall")
 WEAK_ANSWER = ("Nothing strong found: these are the closest memories, but none holds the query's words or comes "
                "close to its meaning.")
 UNHELD_NAMED = 3  # words nothing holds that a weak answer names
-
-
-def weak_answer(unheld: Sequence[str]) -> str:
-    """What a weak answer says: which of the query's words no memory holds, when some are held by none."""
-    if not unheld:
-        return WEAK_ANSWER
-    named = ", ".join(f"'{word}'" for word in unheld[:UNHELD_NAMED])
-    return f"Nothing strong found: no memory holds {named}; these are the closest memories."
 UTC = ZoneInfo("UTC")
 # Where queries are embedded while the keyword arm reads: the model and SQLite both let go of the GIL, so on two
 # cores a recall waits for the longer arm instead of both (one per process: its threads start on first use).
@@ -112,6 +104,14 @@ class Candidates:
     evidence: dict[str, float] = field(default_factory=dict)  # each picked result's own (ranking.strength)
     semantic_unavailable: bool = False
     model_loading: bool = False  # semantic_unavailable because the model is still loading
+
+
+def weak_answer(unheld: Sequence[str]) -> str:
+    """What a weak answer says: which of the query's words no memory holds, when some are held by none."""
+    if not unheld:
+        return WEAK_ANSWER
+    named = ", ".join(f"'{word}'" for word in unheld[:UNHELD_NAMED])
+    return f"Nothing strong found: no memory holds {named}; these are the closest memories."
 
 
 class RecallService:
@@ -242,7 +242,7 @@ class RecallService:
         return picked, found
 
     def _near(self, keys: list[str], cosine: float) -> Callable[[str, str], bool]:
-        """Whether two of these memories' vectors are at least `cosine` apart."""
+        """Whether two of these memories are about one thing: their vectors' cosine is `cosine` or more."""
         vectors = self.vectors.vectors_of(keys) if self.vectors and len(keys) > 1 else {}
         return lambda a, b: a in vectors and b in vectors and float(vectors[a] @ vectors[b]) >= cosine
 
