@@ -671,3 +671,18 @@ def test_a_mailbox_is_connected_through_the_api_synced_hourly_and_its_password_k
     assert status == 200 and gone["forgotten"] == 2
     with pytest.raises(ClientError):
         secrets.get_secret_value(SecretId=f"brain-stack/integrations/{integration}")
+
+
+def test_brain_replay_without_the_key_settings_refuses_before_it_changes_anything(aws, capsys, monkeypatch):
+    """Issue 66 item 1: a sealed log replayed as the docs said, without BRAIN_KEYS_TABLE and BRAIN_DATA_KEY_ID,
+    dropped the indexes and then stopped with 'this log's events are sealed'. It now refuses first, in a sentence."""
+    from second_brain.entrypoints.cli import replay_aws
+    from second_brain.settings import Settings
+
+    call(aws.api, "POST", "/capture", {"content": "Kingfisher seen by the mill race"})
+    project(aws)
+    monkeypatch.delenv("BRAIN_KEYS_TABLE")
+    assert replay_aws(Settings()) == 2
+    said = capsys.readouterr().err
+    assert "BRAIN_KEYS_TABLE and BRAIN_DATA_KEY_ID" in said and "Nothing was changed." in said
+    assert aws.search.count(index=f"{aws.prefix}-entries")["count"] == 1  # the index is as it was

@@ -165,10 +165,21 @@ def event_log(settings: Settings, clients: Clients) -> DynamoDBEventStore:
     return DynamoDBEventStore(clients("dynamodb"), settings.events_table, keyring=keyring)
 
 
+SEALED_WITHOUT_KEYS = ("This log's memory events are sealed: set BRAIN_KEYS_TABLE and BRAIN_DATA_KEY_ID as the "
+                       "functions have them (the stack's KeysTableName and DataKeyArn outputs), then replay again. "
+                       "Nothing was changed.")
+
+
+class ReplayRefused(Exception):
+    """A replay that cannot succeed with these settings, refused before it changes anything."""
+
+
 def replay(settings: Settings, progress: Callable[[int], None] = lambda events: None) -> tuple[int, int]:
     """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory, all searchable when it
     returns: (events projected, memories embedded). `progress(events projected so far)`."""
     aws = build_aws(settings)
+    if not (settings.keys_table and settings.data_key_id) and aws.log.sealed:  # before the indexes are dropped
+        raise ReplayRefused(SEALED_WITHOUT_KEYS)
     aws.index.drop()
     aws.index.create()
     position = events = 0

@@ -308,15 +308,19 @@ def _progress(done: int, total: int, label: str = "restored", width: int = 30) -
 def replay_aws(settings: Settings) -> int:
     """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory."""
     try:
-        from ..aws.composition import replay
+        from ..aws.composition import ReplayRefused, replay
     except ImportError as missing:  # `make run`'s venv holds the local extra only
         print(f"brain replay --aws needs the aws extra ({missing.name} is not installed): "
               ".venv/bin/pip install -e '.[aws]'", file=sys.stderr)
         return 2
 
     started = time.perf_counter()
-    events, embedded = replay(settings, lambda done: print(f"\rprojected {done} events", end="", file=sys.stderr,
-                                                            flush=True))
+    try:
+        events, embedded = replay(settings, lambda done: print(f"\rprojected {done} events", end="",
+                                                                file=sys.stderr, flush=True))
+    except ReplayRefused as refused:
+        print(str(refused), file=sys.stderr)
+        return 2
     print(file=sys.stderr)
     print(f"Replayed {events} events into {settings.opensearch_prefix}-* and embedded {embedded} memories "
           f"in {time.perf_counter() - started:.1f}s")
