@@ -89,7 +89,7 @@ def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, 
     other = capture(api, "The staging cluster runs on three nodes in eu-west-1")
     page = dashboard.open()
     page.keyboard.press("c")
-    expect(page.get_by_role("heading", name="Capture")).to_be_visible()
+    expect(page.get_by_role("heading", name="Capture", exact=True)).to_be_visible()
     page.fill("#content", "Deploy failed with ERR_TLS_90412 on staging")
     page.fill("#tags", "ops, incident")
     page.click("button:text-is('Capture')")
@@ -111,7 +111,7 @@ def test_a_person_captures_finds_opens_and_links_a_memory(dashboard: Dashboard, 
     dashboard.screenshot("recall")
 
     result.get_by_role("link", name="Open").click()
-    expect(page.get_by_role("heading", name="Memory")).to_be_visible()
+    expect(page.get_by_role("heading", name="Memory", exact=True)).to_be_visible()
     timeline = page.get_by_role("list", name="Timeline")
     expect(timeline.locator("li").first).to_contain_text("created · Owner")
 
@@ -288,7 +288,7 @@ def test_the_list_pages_by_time_and_moves_with_the_keyboard(dashboard: Dashboard
     page.keyboard.press("k")
     expect(items.nth(0)).to_be_focused()
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", name="Memory")).to_be_visible()
+    expect(page.get_by_role("heading", name="Memory", exact=True)).to_be_visible()
     expect(page.locator("main")).to_contain_text("Numbered note 29")
 
     page.keyboard.press("?")
