@@ -191,16 +191,17 @@ def newer_first(ranked: list[tuple[str, float]], rows: Mapping[str, EntryRow],
     (they say the same)."""
     order = [key for key, _ in ranked]
     scores = [score for _, score in ranked]
-    pairs = [(key, other) for key, others in conflicts_with.items() for other in others]
-    firsts = [key for key in order[:reach] if key in rows]
-    pairs += [(a, b) for n, a in enumerate(firsts) for b in firsts[n + 1:]]
-    for key, other in pairs:
+    flagged = [(key, other, True) for key, others in conflicts_with.items() for other in others]
+    firsts = order[:reach]
+    unflagged = [(a, b, False) for n, a in enumerate(firsts) for b in firsts[n + 1:]
+                 if b not in conflicts_with.get(a, ())]  # a flagged pair is judged by its flag alone
+    for key, other, was_flagged in flagged + unflagged:
         if key in order and other in order and key in rows and other in rows:
             a, b = order.index(key), order.index(other)
             upper, lower = (a, b) if a < b else (b, a)
             older, newer = rows[order[upper]], rows[order[lower]]
             if older.created_at < newer.created_at and (
-                    conflicts.POSSIBLE_UPDATE in newer.tags if key in conflicts_with and other in conflicts_with[key]
+                    conflicts.POSSIBLE_UPDATE in newer.tags if was_flagged
                     else near(older.id, newer.id)
                     and announced(older.content[:ANNOUNCED_CHARS], newer.content[:ANNOUNCED_CHARS]) is not None):
                 order[upper], order[lower] = order[lower], order[upper]

@@ -2,7 +2,6 @@
 
 import logging
 import os
-import re
 from collections.abc import Callable, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -101,6 +100,7 @@ class Candidates:
     conflicts: dict[str, set[str]] = field(default_factory=dict)  # near-copies of a replaced memory and its winner
     strength: float = 1.0  # how strong the best result's own evidence is (ranking.strength)
     unheld: list[str] = field(default_factory=list)  # the query's words no memory in scope holds
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # read for diversity, kept for the history pass
     evidence: dict[str, float] = field(default_factory=dict)  # each picked result's own (ranking.strength)
     semantic_unavailable: bool = False
     model_loading: bool = False  # semantic_unavailable because the model is still loading
@@ -151,7 +151,7 @@ class RecallService:
             ranked = self._expand(ctx, ranked, found, filters, request, hops, config)
         notes = self._history(ctx, ranked, found, config, log)
         ranked = history.newer_first(ranked, found.entries, notes.conflicts_with, config.announced_reach,
-                                     self._near([key for key, _ in ranked[: config.announced_reach]],
+                                     self._near(found, [key for key, _ in ranked[: config.announced_reach]],
                                                 config.announced_cosine))
         response: dict[str, Any] = {
             "ok": True,
@@ -216,22 +216,25 @@ class RecallService:
         # named) keeps its place near the top: words matched elsewhere, recency or context may step in front of it,
         # never bury it.
         under = ranking.dense_floor(found.dense, config, model_floor)
-        meant = {key: found.dense[key] * voice[key] * lift[key] for key, _ in ordered
-                 if found.dense.get(key, 0.0) > under}
+        weighed = {key: found.dense.get(key, 0.0) * voice[key] * lift[key] for key, _ in ordered}
+        meant = {key: cosine for key, cosine in weighed.items() if found.dense.get(key, 0.0) > under}
         ordered = ranking.embedder_guard(ordered, meant, 0.0, config.embedder_places, config.embedder_slack)
-        closeness = {key: found.dense.get(key, 0.0) * voice[key] * lift[key] for key, _ in ordered[:1]}
         named = rerank.identifiers(parsed.text)
 
         def holds_as_many(best: str, first: str) -> bool:  # of the query's identifiers, as many as the first holds
             held = [found.entries[key].content.lower() for key in (best, first)]
             return all(word in held[0] for word in named if word in held[1])
 
-        ordered = ranking.meaning_lead(ordered, meant, closeness, config.meaning_lead, holds_as_many)
+        ordered = ranking.meaning_lead(ordered, meant, weighed, config.meaning_lead, holds_as_many)
         contents = {key: found.entries[key].content for key, _ in ordered[: config.rerank_candidates]}
         ordered = self.rerank.apply(parsed.text, parsed.tokens, ordered, contents, config)
         ordered = self._below_winners(ordered, filters, config, found)
         found.order = [key for key, _ in ordered]
-        vectors_of = self.vectors.vectors_of if self.vectors else (lambda _: {})
+        def vectors_of(keys: Sequence[str]) -> dict[str, np.ndarray]:  # kept: the history pass compares some
+            if self.vectors is not None:
+                found.vectors.update(self.vectors.vectors_of(keys))
+            return found.vectors
+
         picked = ranking.in_order(ranking.mmr(ordered, vectors_of, top_k, config.mmr_lambda, config.mmr_redundancy))
         for key, _ in picked:
             held = keyword.coverage(found.entries[key].content, plan, config) if plan else 0.0
@@ -241,9 +244,13 @@ class RecallService:
             found.strength = found.evidence[picked[0][0]]
         return picked, found
 
-    def _near(self, keys: list[str], cosine: float) -> Callable[[str, str], bool]:
-        """Whether two of these memories are about one thing: their vectors' cosine is `cosine` or more."""
-        vectors = self.vectors.vectors_of(keys) if self.vectors and len(keys) > 1 else {}
+    def _near(self, found: Candidates, keys: list[str], cosine: float) -> Callable[[str, str], bool]:
+        """Whether two of these memories are about one thing: their vectors' cosine is `cosine` or more. The
+        vectors diversity read are used again; only a memory it did not see (one a graph hop brought) is read."""
+        missing = [key for key in keys if key not in found.vectors]
+        if self.vectors is not None and len(keys) > 1 and missing:
+            found.vectors.update(self.vectors.vectors_of(missing))
+        vectors = found.vectors
         return lambda a, b: a in vectors and b in vectors and float(vectors[a] @ vectors[b]) >= cosine
 
     def _below_winners(self, ordered: list[tuple[str, float]], filters: Filters, config: RecallConfig,
@@ -285,8 +292,8 @@ class RecallService:
         plan = keyword.plan(parsed.tokens, stats, config)
         # A word of English nothing holds is most often the question's own wording ("describe", "activity"); a
         # name or term nothing holds ("Zendesk", "orthodontist") is what it asks about, missing from the brain.
-        found.unheld = [word for word in keyword.unheld(plan, stats)  # "user's": of the family of "user"
-                        if not spelling.of_english_family(re.split(r"['’]", word)[0], self.lexicon)]
+        found.unheld = [word for word in keyword.unheld(plan, stats)
+                        if not spelling.of_english_family(word, self.lexicon)]
         limit = config.keyword_candidate_limit
         if plan.search_terms:
             # Ranking costs grow with matches: words that match too many memories are fetched newest first,

@@ -42,6 +42,7 @@ def is_english(word: str, words: Set[str]) -> bool:
     return False
 
 
+POSSESSIVE = re.compile(r"['’]")
 FAMILY_PREFIX = 5  # letters a word shares with a word of the lexicon to be of its family (at most two cut off)
 
 
@@ -54,7 +55,8 @@ def of_english_family(word: str, words: frozenset[str]) -> bool:
     """A word of English, or one of the family of a word of it: the two share all of `word` but its last two
     letters, at least five ("allergy" beside "allergic", "antibiotic" beside "antibiotics"). The lexicon, a
     model's vocabulary, lacks many everyday words its relatives stand for; a name or a term ("Zendesk",
-    "orthodontist") has no such relative."""
+    "orthodontist") has no such relative. A possessive is its word ("user's" is "user")."""
+    word = POSSESSIVE.split(word)[0]
     if is_english(word, words):
         return True
     if len(word) <= FAMILY_PREFIX:
