@@ -18,8 +18,7 @@ export function noteParts(content) {
   const lines = content.replace(/\r\n?/g, "\n").split("\n");
   const first = lines[0].trim();
   const heading = HEADING.exec(first);
-  const startsBlock = BULLET.test(first) || NUMBERED.test(first) || QUOTE.test(first) || FENCE.test(first);
-  if (heading || (lines.length > 1 && first && first.length <= TITLE_MAX && !startsBlock)) {
+  if (heading || (lines.length > 1 && first && first.length <= TITLE_MAX && !startsBlock(first))) {
     const rest = lines.slice(1);
     while (rest.length && !rest[0].trim()) rest.shift();
     return { title: heading ? heading[2] : first, body: rest.join("\n") };
