@@ -396,6 +396,19 @@ class SlowEmbedder(FakeEmbedder):
         return super().embed_batch(texts)
 
 
+class GatedEmbedder(SlowEmbedder):
+    """Its first call waits until `gate` is set (saying through `entered` that it is waiting)."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self.entered, self.gate = threading.Event(), threading.Event()
+
+    def embed_batch(self, texts):
+        self.entered.set()
+        self.gate.wait(10)
+        return super().embed_batch(texts)
+
+
 def pending_brain(tmp_path, clock, count: int, embedder=None):
     """A real SQLite brain holding `count` imported memories nobody has embedded yet."""
     brain = build(Settings(data_dir=tmp_path / "brain"), clock=clock, embedder=embedder or FakeEmbedder())
@@ -481,6 +494,43 @@ def test_background_indexing_waits_for_a_running_request_but_is_never_starved(tm
             foreground.waits.clear()  # a request's own pass (POST /vectorize-pending) never waits for itself
             assert indexer.run_once(2).vectorized == 2
             assert foreground.waits == []
+    finally:
+        indexer.close()
+        brain.close()
+
+
+def test_a_request_asking_for_indexing_does_not_hold_back_the_indexing_it_waits_for(tmp_path, clock, monkeypatch):
+    """POST /vectorize-pending while the worker is at a batch: the request waits for the worker's lock, so the
+    worker's texts must not wait for the request (each waited out its yield: a client polling the route, as an
+    import's client does, held indexing to about one text per yield on every thread)."""
+    from second_brain.app.memories import indexing
+
+    brain = pending_brain(tmp_path, clock, 8)
+    slow, foreground = GatedEmbedder(), WatchedForeground()
+    indexer = Indexer(brain.vectors, slow, batch_size=2, foreground=foreground, threads=1)
+    monkeypatch.setattr(indexing, "YIELD_SECONDS", 30.0)  # longer than the test may take
+    asked: list[int] = []
+    try:
+        worker = threading.Thread(target=indexer.run_once, args=(6, True))
+        worker.start()
+        assert slow.entered.wait(10)  # the worker holds the lock, at its first text
+
+        def request() -> None:
+            with foreground.request():
+                asked.append(indexer.run_once(2).vectorized)
+
+        client = threading.Thread(target=request)
+        client.start()
+        time.sleep(0.2)  # the request is now counted, and waiting for the worker's lock
+        slow.gate.set()
+        worker.join(10)
+        client.join(10)
+        assert not worker.is_alive() and not client.is_alive()
+        assert foreground.waits and all(foreground.waits)  # each of the worker's waits ended at once: idle
+        assert len(slow.started) == 8 and sum(asked) + 6 == 8
+        with foreground.request():  # and the request counts as foreground again once its indexing is done
+            assert not foreground.wait_idle(0)
+        assert foreground.wait_idle(0)
     finally:
         indexer.close()
         brain.close()

@@ -71,6 +71,20 @@ def test_a_clear_lead_in_meaning_is_not_overturned_by_words_matched_elsewhere(br
     assert led[0] == MEANT and scores == sorted(scores, reverse=True)
 
 
+def test_a_memory_still_waiting_for_its_vectors_is_not_passed_by_a_lead_it_cannot_answer(brain, ctx):
+    """Right after an import, a note holding the query's rare word has no vector yet: its meaning is unknown, not
+    nil, so a note only near in meaning (the coworking note, weak on the words) must not pass it (it did: the
+    lead read the waiting note's cosine as 0, and put a weak result above the strong one)."""
+    seed(brain, ctx)
+    waiting = "Zygomorphic orchids: how much do we pay for the office plants"
+    brain.memories.capture(ctx, waiting, [], "api")  # not indexed: the background indexer has not got to it
+    assert brain.indexer.index.pending_count() == 1
+    brain.recall.config = RecallConfig
+    answer = brain.recall.recall(ctx, RecallRequest(QUERY + " zygomorphic", 6, Filters(WS)))
+    assert answer["results"][0]["content"] == waiting
+    assert answer["results"][0]["match"] == "strong"
+
+
 def test_each_result_says_how_strong_its_evidence_is(brain, ctx):
     seed(brain, ctx)
     brain.recall.config = RecallConfig

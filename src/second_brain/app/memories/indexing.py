@@ -1,6 +1,7 @@
 """Background indexing: embed new and changed memories, reusing every vector already computed."""
 
 import contextlib
+import contextvars
 import hashlib
 import logging
 import os
@@ -32,23 +33,50 @@ def lowest_priority() -> None:
 
 
 class Foreground:
-    """Requests in flight. Background embedding yields the cores to them: it waits, briefly, until none is running."""
+    """Requests in flight. Background embedding yields the cores to them: it waits, briefly, until none is running.
+
+    A request that asks for indexing itself (POST /vectorize-pending) steps aside while it does (`aside`): it waits
+    for the worker's batch, and the worker's texts must not wait for it."""
 
     def __init__(self) -> None:
         self._running = 0
         self._idle = threading.Condition()
+        # Whether the running code is a counted request (a context variable: a sync route's thread inherits it).
+        self._counted: contextvars.ContextVar[bool] = contextvars.ContextVar("counted", default=False)
 
     @contextlib.contextmanager
     def request(self) -> Iterator[None]:
-        with self._idle:
-            self._running += 1
+        self._enter()
+        token = self._counted.set(True)
         try:
             yield
         finally:
-            with self._idle:
-                self._running -= 1
-                if not self._running:
-                    self._idle.notify_all()
+            self._counted.reset(token)
+            self._leave()
+
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """The calling request does not count while the block runs (outside a request: nothing changes)."""
+        if not self._counted.get():
+            yield
+            return
+        self._leave()
+        token = self._counted.set(False)
+        try:
+            yield
+        finally:
+            self._counted.reset(token)
+            self._enter()
+
+    def _enter(self) -> None:
+        with self._idle:
+            self._running += 1
+
+    def _leave(self) -> None:
+        with self._idle:
+            self._running -= 1
+            if not self._running:
+                self._idle.notify_all()
 
     def wait_idle(self, timeout: float) -> bool:
         """Whether no request is running, waiting at most `timeout` seconds for that."""
@@ -180,7 +208,7 @@ class Indexer:
 
         Each batch's texts go to the model before the previous batch is stored, so the embedding threads never
         sit idle while vectors are written and links inferred."""
-        with self._lock:
+        with self._aside(background), self._lock:
             pending = self.index.pending(limit)
             results: list[tuple[int, int]] = []
             ahead: _Batch | None = None
@@ -198,11 +226,16 @@ class Indexer:
 
     def index_now(self, entry_id: str) -> int:
         """Embed one entry at once; the number of vectors it now has (0 if embedding failed: it stays pending)."""
-        with self._lock:
+        with self._aside(False), self._lock:
             pending = self.index.pending(1, ids=[entry_id])
             if pending:
                 self._index_batch(pending)
         return self.index.vector_count(entry_id) if self.index.is_indexed(entry_id) else 0
+
+    def _aside(self, background: bool) -> contextlib.AbstractContextManager[None]:
+        """A request's own pass (not the worker's) steps out of the foreground while it waits for and does the
+        indexing: else the worker holding the lock would wait out its yield on each text, for that request."""
+        return self.foreground.aside() if self.foreground and not background else contextlib.nullcontext()
 
     def _index_batch(self, entries: list[PendingEntry], background: bool = False) -> tuple[int, int]:
         return self._finish(self._start(entries, background), background)

@@ -216,8 +216,10 @@ class RecallService:
         # named) keeps its place near the top: words matched elsewhere, recency or context may step in front of it,
         # never bury it.
         under = ranking.dense_floor(found.dense, config, model_floor)
-        weighed = {key: found.dense.get(key, 0.0) * voice[key] * lift[key] for key, _ in ordered}
-        meant = {key: cosine for key, cosine in weighed.items() if found.dense.get(key, 0.0) > under}
+        # A memory still waiting for its vectors (just imported or captured) has no cosine: its meaning is unknown,
+        # not nil, so no lead is measured against it.
+        weighed = {key: found.dense[key] * voice[key] * lift[key] for key, _ in ordered if key in found.dense}
+        meant = {key: cosine for key, cosine in weighed.items() if found.dense[key] > under}
         ordered = ranking.embedder_guard(ordered, meant, 0.0, config.embedder_places, config.embedder_slack)
         named = rerank.identifiers(parsed.text)
 

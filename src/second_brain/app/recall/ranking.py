@@ -107,7 +107,8 @@ def meaning_lead(ordered: Sequence[tuple[str, float]], meant: Mapping[str, float
                  lead: float, may_pass: Callable[[str, str], bool] = lambda best, first: True
                  ) -> list[tuple[str, float]]:
     """The fused order, with the embedder's best (by `meant`) first when its cosine beats that of the result the
-    fusion put first by `lead` or more (`closeness`: every candidate's cosine, weighed as `meant` is): a clear
+    fusion put first by `lead` or more (`closeness`: the candidates' cosines, weighed as `meant` is; a first with
+    none, still waiting for its vectors, keeps its place): a clear
     difference in meaning is not overturned by words matched elsewhere or by recency. It takes the first score.
     `may_pass(best, first)`: whether the exact words allow it (an identifier the first holds and the best does
     not keeps the first in place: exact words decide there)."""
@@ -115,7 +116,8 @@ def meaning_lead(ordered: Sequence[tuple[str, float]], meant: Mapping[str, float
         return list(ordered)
     best = max(meant, key=meant.__getitem__)
     first = ordered[0][0]
-    if best == first or meant[best] - closeness.get(first, 0.0) < lead or not may_pass(best, first):
+    if (best == first or first not in closeness or meant[best] - closeness[first] < lead
+            or not may_pass(best, first)):
         return list(ordered)
     return [(best, ordered[0][1]), *((key, score) for key, score in ordered if key != best)]
 
