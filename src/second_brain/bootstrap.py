@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from threadpoolctl import threadpool_limits
 
 from .adapters import integrations as connector_modules
+from .adapters.blobs.folder import FolderParts
 from .adapters.event_store.sqlite import SQLiteEventStore, copy_log
 from .adapters.lexicon import english_words
 from .adapters.llm.none import NoLanguageModel
@@ -101,6 +102,7 @@ def build(settings: Settings, clock: Clock | None = None, embedder: Embedder | N
                      secret_store=SealedFileSecrets(settings.data_dir / "secrets", local_secret(settings.data_dir)))
     if brain.worker:
         vectors.on_pending = brain.worker.notify
+    brain.import_parts = FolderParts(settings.data_dir / "imports")
     brain.watcher = folder_watcher(brain) if settings.watch_folders else None
     # each pass as long as a request's, so a stopping server waits for one pass at most
     brain.continuation = Continuation(lambda integration_id: brain.integrations.sync_changed(

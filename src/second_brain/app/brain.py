@@ -26,7 +26,7 @@ from .memories.service import MemoryService
 from .recall.pipeline import RecallService
 from .reminders.push import PushService
 from .team.service import TeamService
-from .transfer import Transfer
+from .transfer import Staging, Transfer
 
 
 def _nothing() -> None:
@@ -74,6 +74,7 @@ class Brain:
     # adapters it runs on: hand the memory a large payload's objects took back to the system; the chores before a
     # scheduled maintenance run (their counts join its answer); make what was just written searchable now.
     release_memory: Callable[[], None] = _nothing
+    import_parts: Staging | None = None  # where a whole backup resent with each page is laid out (one machine)
     prepare_upkeep: Callable[[str], dict[str, Any]] = _no_chores
     settle: Callable[[], None] = _nothing
 

@@ -12,6 +12,7 @@ stops between two of them once its time budget is spent: it answers with the off
 client resends, so a large `limit` never outlives the request.
 """
 
+import hashlib
 import json
 import time
 import uuid
@@ -372,6 +373,19 @@ class Parts(Protocol):
     def put(self, key: str, data: bytes) -> None: ...
 
     def get(self, key: str) -> bytes: ...
+
+
+class Staging(Parts, Protocol):
+    """Where a whole backup resent with every page is laid out between its pages (a folder on one machine)."""
+
+    def remove(self, prefix: str) -> None: ...
+
+    def sweep(self, under: str, older_than_s: float) -> None: ...
+
+
+def body_digest(body: bytes | bytearray) -> str:
+    """What names a request's body among the backups being staged: its SHA-256."""
+    return hashlib.sha256(body).hexdigest()
 
 
 def staged(parts: Parts, key: str, read: Callable[[], "ImportPayload"]) -> dict[str, Any]:
