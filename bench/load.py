@@ -8,6 +8,18 @@ so appends contend), recalls and forgets. Every acknowledged write is kept in a 
 stopped with SIGTERM, started again on the same data directory, and every write is read back with
 GET /entry: each capture present with its text and every acknowledged addition, each forgotten memory 404.
 Exits non-zero if a write was lost, a forgotten memory came back, or any request answered 5xx.
+
+The workload of issue 65 (16 clients on a 2,000-note brain, 80% recall with distinct queries, 20% capture):
+
+    .venv/bin/python bench/load.py --threads 16 --notes 2000 --mix recall=80,capture=20
+
+`--notes` imports that many notes (bench/scale.py's corpus) through POST /import and waits until they are indexed.
+Every recall asks a query no request asked before (drawn from several thousand, made of the corpus's words:
+everyday words, names, and paraphrases as long as people's questions). Before the clients start, the same mix is
+sent by one client, one request at a time (`--serial` requests, drawn from the same pools, so never repeated), and
+the server process's CPU time over it (user + system, every thread, from /proc) gives the CPU one request costs;
+the machine's cores divided by it is the most requests per second the server could answer, which the load run's
+rate is compared with.
 """
 
 import argparse
@@ -52,6 +64,31 @@ def note(rng: random.Random, tag: str) -> str:
             f"{words(rng, 4, 8)} (load {tag})")
 
 
+def distinct_queries(seed: int = 65) -> list[str]:
+    """Several thousand different queries over scale.py's corpus, shuffled: everyday words, names and verbs, and
+    paraphrases (bench/workload.py's, every combination), none asked twice by a run."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import workload
+    from scale import DAYS, PROJECTS
+
+    asked = {
+        *(f"{t} {n} for {p}" for t in TOPICS for n in NOUNS for p in PROJECTS),
+        *(f"the {t} {n} on {d}" for t in TOPICS for n in NOUNS for d in DAYS),
+        *(f"{who} {v} the {t} {n}" for who in PEOPLE for v in VERBS for t in TOPICS for n in NOUNS),
+        *(form.format(v=workload.VERB_MEANS[v], n=workload.NOUN_MEANS[n], t=workload.TOPIC_MEANS[t])
+          for form in workload.PARAPHRASE_FORMS for v in VERBS for t in TOPICS for n in NOUNS),
+    }
+    ordered = sorted(asked)
+    random.Random(seed).shuffle(ordered)
+    return ordered
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far, user and system, over all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def outcome_of(body: dict) -> str:
     """What a capture's answer says it did."""
     if body.get("duplicate"):
@@ -66,6 +103,20 @@ def outcome_of(body: dict) -> str:
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+class Queries:
+    """The distinct queries, each handed out once (None when all are asked; then a made-up one is asked)."""
+
+    def __init__(self, given: list[str]) -> None:
+        self._left, self._lock, self.asked = list(reversed(given)), threading.Lock(), 0
+
+    def next(self) -> str | None:
+        with self._lock:
+            if not self._left:
+                return None
+            self.asked += 1
+            return self._left.pop()
 
 
 @dataclass
@@ -105,8 +156,9 @@ class Ledger:
 class Worker:
     """One client thread: a random mix of operations until the deadline."""
 
-    def __init__(self, number: int, server: Server, ledger: Ledger, deadline: float) -> None:
-        self.number, self.ledger, self.deadline = number, ledger, deadline
+    def __init__(self, number: int, server: Server, ledger: Ledger, deadline: float, mix: dict[str, int],
+                 queries: "Queries") -> None:
+        self.number, self.ledger, self.deadline, self.mix, self.queries = number, ledger, deadline, mix, queries
         self.client = server.client()
         self.rng = random.Random(number)
         self.sent: list[tuple[str, str]] = []  # this thread's stored notes and their ids: the exact repeats
@@ -117,7 +169,7 @@ class Worker:
         with self.client:
             while time.monotonic() < self.deadline:
                 self.count += 1
-                operations[self.rng.choices(list(MIX), weights=list(MIX.values()))[0]]()
+                operations[self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0]]()
 
     def capture(self) -> None:
         repeat = bool(self.sent) and self.rng.random() < REPEAT_SHARE
@@ -156,7 +208,7 @@ class Worker:
                 self.ledger.additions[memory_id].append(addition)
 
     def recall(self) -> None:
-        query = f"{self.rng.choice(TOPICS)} {self.rng.choice(NOUNS)} {words(self.rng, 1, 2)}"
+        query = self.queries.next() or f"{self.rng.choice(TOPICS)} {self.rng.choice(NOUNS)} {words(self.rng, 1, 2)}"
         self.ledger.request(self.client, "recall", "GET", "/recall", params={"query": query})
 
     def forget(self) -> None:
@@ -205,11 +257,12 @@ def verify(server: Server, ledger: Ledger, threads: int) -> Counter:
     return results
 
 
-def report(ledger: Ledger, elapsed: float, results: Counter) -> int:
-    total = sum(len(v) for r, v in ledger.latencies.items() if r != "verify")
-    print(f"\n{total} answered requests in {elapsed:.1f} s: {total / elapsed:.0f} requests/s")
+def report(ledger: Ledger, elapsed: float, results: Counter, mix: dict[str, int], capacity: float | None) -> int:
+    total = sum(len(v) for r, v in ledger.latencies.items() if r not in ("verify", "serial"))
+    print(f"\n{total} answered requests in {elapsed:.1f} s: {total / elapsed:.0f} requests/s"
+          + (f", {total / elapsed / capacity:.0%} of the {capacity:.0f}/s the cores allow" if capacity else ""))
     print(f"{'route':<8} {'n':>6} {'/s':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}  answers")
-    for route in [*MIX, "verify"]:
+    for route in [*mix, "verify"]:
         times, statuses = ledger.latencies[route], ledger.statuses[route]
         answers = ", ".join(f"{s} x{n}" for s, n in sorted(statuses.items(), key=str))
         rate = len(times) / elapsed if route != "verify" else float("nan")
@@ -229,20 +282,71 @@ def report(ledger: Ledger, elapsed: float, results: Counter) -> int:
     return 1 if lost or unforgotten or errors else 0
 
 
-def run(data_dir: Path, threads: int, seconds: float) -> int:
+def seed(api: httpx.Client, count: int) -> None:
+    """`count` notes of scale.py's corpus imported, and waited for until every one is indexed."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from scale import note as corpus_note
+
+    entries = [{"id": f"seed-{n}", "content": corpus_note(random.Random(n), n, rare=False), "tags": ["seed"],
+                "created_at": 1_700_000_000_000 + n * 1000} for n in range(count)]
+    for start in range(0, count, 1000):
+        api.post("/import", params={"limit": 1000}, json={"entries": entries[start : start + 1000]},
+                 timeout=600).raise_for_status()
+    started = time.monotonic()
+    while api.get("/stats").json()["unvectorized"]:
+        time.sleep(1)
+    print(f"{count} notes imported and indexed in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def serial_capacity(server: Server, mix: dict[str, int], queries: Queries, requests: int) -> float:
+    """Requests per second the machine's cores allow: the same mix from one client, a request at a time, and the
+    server's CPU time over it (every thread, the indexer's work for those captures included) per request."""
     ledger = Ledger()
+    worker = Worker(-1, server, ledger, float("inf"), mix, queries)
+    operations = {"capture": worker.capture, "append": worker.append, "recall": worker.recall,
+                  "forget": worker.forget}
+    assert server.process is not None
+    with worker.client:
+        time.sleep(2)  # what the import's indexing left running settles
+        cpu, started = server_cpu_seconds(server.process.pid), time.monotonic()
+        for _ in range(requests):
+            worker.count += 1
+            operations[worker.rng.choices(list(mix), weights=list(mix.values()))[0]]()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and worker.client.get("/stats").json()["unvectorized"]:
+            time.sleep(0.2)  # the captures' indexing is part of their cost
+        spent, elapsed = server_cpu_seconds(server.process.pid) - cpu, time.monotonic() - started
+    per_request = spent / requests
+    for route, times in ledger.latencies.items():
+        print(f"  one client alone, {route}: p50 {percentile(times, 50):.1f} ms over {len(times)}")
+    capacity = (os.cpu_count() or 1) / per_request
+    print(f"one client alone: {requests} requests in {elapsed:.1f} s, server CPU {spent:.1f} s: "
+          f"{per_request * 1000:.1f} ms a request, so {os.cpu_count()} cores allow {capacity:.0f} requests/s",
+          flush=True)
+    return capacity
+
+
+def run(data_dir: Path, threads: int, seconds: float, mix: dict[str, int], notes: int, serial: int) -> int:
+    ledger = Ledger()
+    queries = Queries(distinct_queries())
     server = Server(data_dir, in_process=False).start()
+    capacity = None
     try:
         with server.client() as api:
+            if notes:
+                seed(api, notes)
             rng = random.Random(-1)
             for n in range(HOT):
                 content = note(rng, f"hot-{n}")
                 ledger.captured(api.post("/capture", json={"content": content}).json()["id"], content, hot=True)
+        if serial:
+            capacity = serial_capacity(server, mix, queries, serial)
         started = time.monotonic()
-        workers = [Worker(n, server, ledger, started + seconds) for n in range(threads)]
+        workers = [Worker(n, server, ledger, started + seconds, mix, queries) for n in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(Worker.run, workers))
         elapsed = time.monotonic() - started
+        print(f"distinct queries asked: {queries.asked}", flush=True)
     finally:
         output = server.stop()
     print(f"server stopped with exit code {server.process.returncode}; its log: "
@@ -255,7 +359,7 @@ def run(data_dir: Path, threads: int, seconds: float) -> int:
         results = verify(restarted, ledger, threads)
     finally:
         restarted.stop()
-    return report(ledger, elapsed, results)
+    return report(ledger, elapsed, results, mix, capacity)
 
 
 def main() -> None:
@@ -263,13 +367,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--dir", default=str(ROOT / "bench/results"), help="where the fresh data directory goes")
+    parser.add_argument("--mix", default=",".join(f"{k}={v}" for k, v in MIX.items()),
+                        help="relative weights, e.g. recall=80,capture=20")
+    parser.add_argument("--notes", type=int, default=0, help="notes imported (and indexed) before the clients start")
+    parser.add_argument("--serial", type=int, default=300, help="requests sent one at a time first (0: none)")
     args = parser.parse_args()
+    mix = {name: int(weight) for name, weight in (part.split("=") for part in args.mix.split(","))}
+    assert set(mix) <= set(MIX), f"--mix names one of {', '.join(MIX)}"
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}")
-    print(f"{args.threads} threads for {args.seconds:.0f} s; mix " + ", ".join(f"{k} {v}%" for k, v in MIX.items())
+    print(f"{args.threads} threads for {args.seconds:.0f} s; mix " + ", ".join(f"{k} {v}%" for k, v in mix.items())
           + f"; {REPEAT_SHARE:.0%} of captures exact repeats; half the appends to {HOT} shared memories")
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     data_dir = Path(tempfile.mkdtemp(prefix="load-", dir=args.dir))
-    code = run(data_dir / "brain", args.threads, args.seconds)
+    code = run(data_dir / "brain", args.threads, args.seconds, mix, args.notes, args.serial)
     if code:
         print(f"data kept for inspection: {data_dir}")
     else:

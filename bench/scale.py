@@ -257,6 +257,26 @@ def measure_past(client: Client, moments: dict[str, int], live: dict[str, float]
     return figures
 
 
+def model_rate(count: int = 600) -> float:
+    """Notes embedded per second by the served model alone, `count` distinct notes of the corpus (not its first
+    ones), in a subprocess so that its memory and threads do not stay with this one."""
+    import os
+    import subprocess
+
+    code = (
+        "import os, random, sys, time; from concurrent.futures import ThreadPoolExecutor; "
+        f"sys.path[:0] = [{str(ROOT / 'src')!r}, {str(ROOT / 'bench')!r}]; "
+        "from scale import note; from second_brain.embedding import load_embedder; "
+        "from second_brain.settings import Settings; "
+        "model = load_embedder(Settings(), threads=1); "
+        f"notes = [note(random.Random(n), n, rare=False) for n in range(10**6, 10**6 + {count})]; "
+        "model.embed_batch(notes[:20]); pool = ThreadPoolExecutor(os.cpu_count()); started = time.perf_counter(); "
+        "list(pool.map(lambda text: model.embed_batch([text]), notes[20:])); "
+        f"print(({count} - 20) / (time.perf_counter() - started))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    return float(done.stdout.split()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -271,6 +291,8 @@ def main() -> None:
         remeasure(args.measure, args.repeat)
         return
     rare = set(range(0, args.sizes[0], args.sizes[0] // 10))  # ten quokkas, whatever the size
+    print(f"the model's own rate here: {model_rate():.0f} notes/s (one note per call, a call per core at once, "
+          "as the indexer calls it, in a process of its own)", flush=True)
     if args.members:
         # Every member gets every members-th note; the quokkas go to the first member, who asks the queries.
         rare = {n - n % args.members for n in rare}
@@ -325,7 +347,8 @@ def run(args: argparse.Namespace, rare: set[int], members: int) -> dict[int, dic
             seconds = sum(import_notes(who, loaded + m, size, rare, len(importers), midway)
                           for m, who in enumerate(importers))
             moments[f"midway through the {size} import"] = midway[0]
-            print(f"imported {size - loaded} through POST /import in {seconds:.0f} s", flush=True)
+            print(f"imported {size - loaded} through POST /import in {seconds:.1f} s: "
+                  f"{(size - loaded) / seconds:.0f} memories/s", flush=True)
             busy = wait_for_indexing(importers, size - loaded)
             loaded = size
             figures[size] = measure(client, server, size, args.repeat)
