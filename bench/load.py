@@ -341,12 +341,15 @@ def run(data_dir: Path, threads: int, seconds: float, mix: dict[str, int], notes
                 ledger.captured(api.post("/capture", json={"content": content}).json()["id"], content, hot=True)
         if serial:
             capacity = serial_capacity(server, mix, queries, serial)
-        started = time.monotonic()
+        assert server.process is not None
+        cpu, started = server_cpu_seconds(server.process.pid), time.monotonic()
         workers = [Worker(n, server, ledger, started + seconds, mix, queries) for n in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(Worker.run, workers))
         elapsed = time.monotonic() - started
-        print(f"distinct queries asked: {queries.asked}", flush=True)
+        busy = (server_cpu_seconds(server.process.pid) - cpu) / elapsed
+        print(f"distinct queries asked: {queries.asked}; the server used {busy:.2f} of {os.cpu_count()} cores",
+              flush=True)
     finally:
         output = server.stop()
     print(f"server stopped with exit code {server.process.returncode}; its log: "

@@ -119,6 +119,9 @@ class Settings(BaseSettings):
                               "the brain: the `sub` of its VAPID tokens, a mailto: or https: URL.")
     watch_folders: bool = Field(True, description="`brain serve` watches each connected notes folder and syncs it "
                                 "a second after a change (false: the hourly sync and POST /integrations/sync only)")
+    request_threads: int | None = Field(None, ge=1, le=256, description="Requests `brain serve` computes at "
+                                        "once (the rest wait their turn without competing for the interpreter); "
+                                        "unset: twice the cores, at least 4.")
     integration_request_seconds: float = Field(20.0, description="The longest a request's sync of an integration "
                                                "writes (connect, POST /integrations/sync) before answering; the "
                                                "rest follows off the request (on AWS: at the hourly run).")

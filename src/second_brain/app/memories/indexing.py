@@ -157,30 +157,30 @@ class Indexer:
             while len(self._recent) > RECENT_VECTORS:
                 self._waiting.discard(self._recent.popitem(last=False)[0])
 
-    def catch_up(self, at_most: int = 16, wait: float = 2.0) -> bool:
-        """Index the few pending memories whose vectors are at hand (waiting for the worker if it is at it);
-        whether it ran. A capture calls this before its duplicate check, so a note sent twice is caught.
-        Under a bulk load (more than `at_most` pending) it returns at once: the check sees what is indexed.
-        When every text this process embedded at capture has been stored since, it reads nothing (on OpenSearch
-        the pending count is a search, after a refresh of what this process wrote)."""
+    def catch_up(self, at_most: int = 16) -> bool:
+        """Index the few pending memories whose vectors are at hand; whether it ran. A capture calls this before
+        its duplicate check, so a note sent twice is caught. Under a bulk load (more than `at_most` pending) it
+        returns at once: the check sees what is indexed. When every text this process embedded at capture has been
+        stored since, it reads nothing (on OpenSearch the pending count is a search, after a refresh of what this
+        process wrote).
+
+        It does not take the worker's lock: it makes no model call (what the lock keeps from being done twice),
+        and a memory the worker stores too is stored once (the second store finds it off the queue). Under
+        requests a worker's pass holds the lock for seconds, its texts yielding to them: a capture waited up to
+        2 s for it."""
         with self._recent_lock:
             waiting = set(self._waiting)
-        if not waiting:
-            return True
-        if self.index.pending_count() > at_most or not self._lock.acquire(timeout=wait):
+        if not waiting or self.index.pending_count() > at_most:
+            return bool(not waiting)
+        pending = self.index.pending(at_most + 1)
+        if len(pending) > at_most:
             return False
-        try:
-            pending = self.index.pending(at_most + 1)
-            if len(pending) > at_most:
-                return False
-            with self._recent_lock:
-                ready = self._at_hand(pending)
-                self._waiting -= waiting  # stored now, or never without a model call: not worth another look
-            if ready:
-                self._index_batch(ready)
-            return True
-        finally:
-            self._lock.release()
+        with self._recent_lock:
+            ready = self._at_hand(pending)
+            self._waiting -= waiting  # stored now, or never without a model call: not worth another look
+        if ready:
+            self._index_batch(ready)
+        return True
 
     def index_captured(self, entry_id: str, wait: float = 2.0) -> bool:
         """Store the vectors of a memory a capture just stored, if the capture computed every one of them (no
