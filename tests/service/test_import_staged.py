@@ -9,7 +9,7 @@ import pytest
 from second_brain.adapters.embedder.fake import FakeEmbedder
 from second_brain.app import operations as ops
 from second_brain.app.memories.service import Context
-from second_brain.app.transfer import STAGE_CHUNK, body_digest
+from second_brain.app.transfer import STAGE_CHUNK
 from second_brain.bootstrap import build
 from second_brain.domain.errors import InvalidInput
 from second_brain.settings import Settings
@@ -117,7 +117,7 @@ def test_a_whole_backup_resent_with_every_page_is_read_once_and_its_parts_go_whe
 
     def page(offset: int, edge_offset: int) -> dict:
         answer = ops.import_page(staged, owner[1], lambda: json.loads(body), 300, offset, edge_offset,
-                                 digest=body_digest(body))
+                                 body=body)
         if answer["remaining_entries"] or answer["remaining_edges"]:
             assert any(folder.rglob("manifest.json"))  # laid out, waiting for the next page
         return answer
@@ -127,7 +127,7 @@ def test_a_whole_backup_resent_with_every_page_is_read_once_and_its_parts_go_whe
     assert not any(folder.rglob("*.json"))  # and its parts went with its last page
     small = {"entries": [{"id": "one", "content": "A single note", "created_at": 1}]}
     one = json.dumps(small).encode()
-    assert ops.import_page(staged, owner[1], lambda: json.loads(one), 300, digest=body_digest(one))["imported"] == 1
+    assert ops.import_page(staged, owner[1], lambda: json.loads(one), 300, body=one)["imported"] == 1
     assert not any(folder.rglob("*.json"))  # a body one page restores is never laid out
 
 
@@ -138,6 +138,6 @@ def test_a_malformed_body_is_refused_whole_at_its_first_page_and_leaves_nothing(
     owner = Context(staged.team.owner_identity(), "owner")
     with pytest.raises(InvalidInput, match="entries"):
         body = json.dumps(data).encode()
-        ops.import_page(staged, owner, lambda: json.loads(body), 300, digest=body_digest(body))
+        ops.import_page(staged, owner, lambda: json.loads(body), 300, body=body)
     assert not any((staged.settings.data_dir / "imports").rglob("*.json"))
     assert ops.export(staged, owner)["entries"] == []

@@ -26,21 +26,23 @@ def read_backup(backup: Any) -> ImportPayload:
 
 def import_page(brain: Brain, ctx: Context, backup: ImportPayload | Callable[[], Any], limit: int = 40,
                 offset: int = 0, edge_offset: int = 0, uploaded: tuple[Parts, str] | None = None,
-                digest: str | None = None) -> dict[str, Any]:
+                body: bytes | bytearray | None = None) -> dict[str, Any]:
     """One page of a backup restored, each slice one atomic append: the answer says where the next page starts.
 
     `backup`: the payload read_backup made, or what reads the backup's JSON object (a client sends the whole
     backup with every page). A backup read here is let go before the answer, and the memory its objects took is
     handed back to the system (Brain.release_memory): a server would otherwise keep hundreds of MB per import.
-    `digest`: the body's (transfer.body_digest), where the brain has a staging area: a backup larger than a page
-    is then read and checked once, at its first page, and laid out in parts each later page reads its own of."""
+    `body`: the request's body `backup` reads, where the brain has a staging area: a backup larger than a page
+    is then read and checked once, at its first page, and laid out in parts each later page reads its own of
+    (named by the body's digest)."""
     if isinstance(backup, ImportPayload):
         return brain.transfer.import_page(ctx, backup, limit, offset, edge_offset)
     if uploaded is not None:  # `backup` reads the uploaded file; its parts go under that prefix
         return import_uploaded_page(brain, ctx, *uploaded, backup, limit, offset, edge_offset)
     try:
-        if digest is not None and brain.import_parts is not None:
-            return _resent_page(brain, ctx, brain.import_parts, digest, backup, limit, offset, edge_offset)
+        if body is not None and brain.import_parts is not None:
+            return _resent_page(brain, ctx, brain.import_parts, body_digest(body), backup, limit, offset,
+                                edge_offset)
         return _restore_page(brain, ctx, backup, limit, offset, edge_offset)
     finally:
         brain.release_memory()  # the backup went with _restore_page's frame

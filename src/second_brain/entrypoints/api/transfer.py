@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...app import operations as ops
-from ...app.transfer import ImportPayload, body_digest
+from ...app.transfer import ImportPayload
 from ...domain.errors import InvalidInput, TooLarge
 from .body import parse_object, read_body
 from .context import Ctx
@@ -86,9 +86,8 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
                                        lambda: parse_object(bytearray(blobs.get(key))), limit, offset, edge_offset,
                                        (blobs, f"{key}.pages/{tag}"))
     body = [await read_body(request, MAX_IMPORT_BYTES)]
-    digest = await run_in_threadpool(body_digest, body[0])  # a backup resent with each page is read once
     return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx, lambda: parse_object(body.pop()),
-                                   limit, offset, edge_offset, None, digest)
+                                   limit, offset, edge_offset, None, body[0])
 
 
 # Where POST /import/upload is offered, POST /import takes `upload` too. The operation is listed again on that
