@@ -393,11 +393,9 @@ def staged(parts: Parts, key: str, read: Callable[[], "ImportPayload"]) -> dict[
     back after; the API names the prefix by the upload's key and version, so another upload is staged afresh):
     its entries sorted and cut in parts of STAGE_CHUNK, each entry that repeats an id carrying the content of the
     first one, its edges likewise, so that every later page reads the parts it needs instead of the whole file."""
-    try:
-        manifest: dict[str, Any] = json.loads(parts.get(f"{key}/manifest.json"))
+    manifest = laid_out(parts, key)
+    if manifest is not None:
         return manifest
-    except KeyError:
-        pass
     window = Window.of(read())
     firsts = window.firsts
     laid: list[tuple[str, bytes]] = []
@@ -416,6 +414,15 @@ def staged(parts: Parts, key: str, read: Callable[[], "ImportPayload"]) -> dict[
     manifest = {"entries": window.total_entries, "edges": window.total_edges,
                 "projects": [p.model_dump() for p in window.projects]}
     parts.put(f"{key}/manifest.json", json.dumps(manifest).encode())  # last: the layout is whole
+    return manifest
+
+
+def laid_out(parts: Parts, key: str) -> dict[str, Any] | None:
+    """The layout of the backup staged under `key`, or None if none is (yet, or any longer)."""
+    try:
+        manifest: dict[str, Any] = json.loads(parts.get(f"{key}/manifest.json"))
+    except KeyError:
+        return None
     return manifest
 
 

@@ -46,35 +46,30 @@ class Foreground:
 
     @contextlib.contextmanager
     def request(self) -> Iterator[None]:
-        self._enter()
-        token = self._counted.set(True)
-        try:
+        with self._counting(True):
             yield
-        finally:
-            self._counted.reset(token)
-            self._leave()
 
     @contextlib.contextmanager
     def aside(self) -> Iterator[None]:
         """The calling request does not count while the block runs (outside a request: nothing changes)."""
-        if not self._counted.get():
+        with self._counting(False) if self._counted.get() else contextlib.nullcontext():
             yield
-            return
-        self._leave()
-        token = self._counted.set(False)
+
+    @contextlib.contextmanager
+    def _counting(self, counted: bool) -> Iterator[None]:
+        """The calling code counted as a running request (or no longer) while the block runs."""
+        step = 1 if counted else -1
+        self._add(step)
+        token = self._counted.set(counted)
         try:
             yield
         finally:
             self._counted.reset(token)
-            self._enter()
+            self._add(-step)
 
-    def _enter(self) -> None:
+    def _add(self, step: int) -> None:
         with self._idle:
-            self._running += 1
-
-    def _leave(self) -> None:
-        with self._idle:
-            self._running -= 1
+            self._running += step
             if not self._running:
                 self._idle.notify_all()
 
@@ -170,8 +165,10 @@ class Indexer:
         2 s for it."""
         with self._recent_lock:
             waiting = set(self._waiting)
-        if not waiting or self.index.pending_count() > at_most:
-            return bool(not waiting)
+        if not waiting:
+            return True
+        if self.index.pending_count() > at_most:
+            return False
         pending = self.index.pending(at_most + 1)
         if len(pending) > at_most:
             return False

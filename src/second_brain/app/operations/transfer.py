@@ -1,14 +1,23 @@
 """Backups: export (now, or as the brain stood at a past moment) and import, page by page, in the reference's
 version 3 format."""
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from ..brain import Brain
 from ..handling import Context
 from ..past import as_of as past
-from ..transfer import ImportPayload, Parts, Staging, body_digest, parse_payload, staged, staged_window
+from ..transfer import (
+    ImportPayload,
+    Parts,
+    Staging,
+    Window,
+    body_digest,
+    laid_out,
+    parse_payload,
+    staged,
+    staged_window,
+)
 
 
 def export(brain: Brain, ctx: Context, as_of: str | int | None = None) -> dict[str, Any]:
@@ -60,9 +69,8 @@ def _resent_page(brain: Brain, ctx: Context, parts: Staging, digest: str, read: 
     parsed 43 MB: 2 s, the import slowing as it grew). Keyed by the caller and the body: another backup, or the
     same one from someone else, is laid out apart. The parts are removed with the last page."""
     key = f"{STAGED_BODIES}/{body_digest(f'{ctx.identity.actor_id}:{digest}'.encode())}"
-    try:
-        window = staged_window(parts, key, json.loads(parts.get(f"{key}/manifest.json")), limit, offset, edge_offset)
-    except KeyError:  # not laid out yet (or swept, or finished meanwhile by a page of the same backup)
+    window = _staged_page(parts, key, limit, offset, edge_offset)
+    if window is None:
         parts.remove(key)
         payload = parse_payload(read())
         if len(payload.entries) > offset + limit or len(payload.edges) > edge_offset + limit:  # more pages to come
@@ -73,6 +81,16 @@ def _resent_page(brain: Brain, ctx: Context, parts: Staging, digest: str, read: 
     if not answer["remaining_entries"] and not answer["remaining_edges"]:
         parts.remove(key)
     return answer
+
+
+def _staged_page(parts: Staging, key: str, limit: int, offset: int, edge_offset: int) -> Window | None:
+    """The parts of the backup laid out under `key` a page from these offsets reads; None when it is not laid out
+    (yet, or any longer: swept, or finished meanwhile by a page of the same backup)."""
+    manifest = laid_out(parts, key)
+    try:
+        return None if manifest is None else staged_window(parts, key, manifest, limit, offset, edge_offset)
+    except KeyError:
+        return None
 
 
 def _restore_page(brain: Brain, ctx: Context, read: Callable[[], Any], limit: int, offset: int,
