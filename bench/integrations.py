@@ -13,6 +13,7 @@ vectors are left to the background indexer, as in a served brain (not timed here
 """
 
 import argparse
+import os
 import random
 import resource
 import sys
@@ -31,6 +32,9 @@ from second_brain.app import operations as ops
 from second_brain.app.handling import Context
 from second_brain.bootstrap import Brain, build
 from second_brain.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale import rss_mb  # (this process's RSS now and its peak, since the last reset_peak)
 
 WORDS = ("harbour crane cable budget invoice roadmap meeting supplier heron quarry kestrel pricing floor renewal "
          "contract onboarding review launch migration backlog incident outage capacity hiring interview offer "
@@ -113,7 +117,7 @@ def main() -> None:
     print(f"{args.notes} notes, {sum(p.stat().st_size for p in vault.rglob('*.md')) / 1e6:.1f} MB, in {vault}")
 
     brain = build(Settings(data_dir=root / "brain"))
-    print(f"brain built: RSS {rss_mb()[0]:.0f} MB")
+    print(f"brain built: RSS {rss_mb(os.getpid())[0]:.0f} MB")
     reset_peak()
     try:
         ctx = Context(brain.team.owner_identity(), "bench")
@@ -157,15 +161,9 @@ def unchanged(brain: Brain, ctx: Context, integration_id: str) -> None:
     started = time.perf_counter()
     sync = ops.sync_integration(brain, ctx, integration_id)["sync"]
     print(f"sync with nothing changed: {time.perf_counter() - started:.1f} s (unchanged {sync['unchanged']})")
-    now, peak = rss_mb()
+    now, peak = rss_mb(os.getpid())
     print(f"RSS {now:.0f} MB; peak since the brain was built {peak:.0f} MB; peak over the whole run "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-
-
-def rss_mb() -> tuple[float, float]:
-    """This process's resident memory now and its peak (since the last `reset_peak`), in MB."""
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
 
 
 def reset_peak() -> None:
@@ -183,7 +181,7 @@ def mailbox(args: argparse.Namespace, rng: random.Random, root: Path) -> None:
             greenmail.append_all([mail(rng, n) for n in range(start, min(start + 500, args.mails))], "bench")
         print(f"{args.mails} messages appended to GreenMail in {time.perf_counter() - started:.1f} s")
         brain = build(Settings(data_dir=root / "brain", push_allow_loopback=True))
-        print(f"brain built: RSS {rss_mb()[0]:.0f} MB")
+        print(f"brain built: RSS {rss_mb(os.getpid())[0]:.0f} MB")
         reset_peak()
         upstream = Upstream(brain.integrations.connectors["imap"])
         brain.integrations.connectors["imap"] = upstream  # type: ignore[assignment]

@@ -43,6 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import Server  # noqa: E402  (the same server harness the tests use)
 
+sys.path.insert(0, str(ROOT / "bench"))
+import workload  # noqa: E402
+from scale import DAYS, PROJECTS  # noqa: E402
+from scale import note as corpus_note  # noqa: E402
+
 MIX = {"capture": 40, "append": 25, "recall": 30, "forget": 5}  # relative weights of each operation
 REPEAT_SHARE = 0.05  # of captures: an exact repeat of an earlier note from the same thread
 HOT = 4  # memories every thread appends to, so appends race on the same stream
@@ -67,10 +72,6 @@ def note(rng: random.Random, tag: str) -> str:
 def distinct_queries(seed: int = 65) -> list[str]:
     """Several thousand different queries over scale.py's corpus, shuffled: everyday words, names and verbs, and
     paraphrases (bench/workload.py's, every combination), none asked twice by a run."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import workload
-    from scale import DAYS, PROJECTS
-
     asked = {
         *(f"{t} {n} for {p}" for t in TOPICS for n in NOUNS for p in PROJECTS),
         *(f"the {t} {n} on {d}" for t in TOPICS for n in NOUNS for d in DAYS),
@@ -165,11 +166,14 @@ class Worker:
         self.count = 0
 
     def run(self) -> None:
-        operations = {"capture": self.capture, "append": self.append, "recall": self.recall, "forget": self.forget}
         with self.client:
             while time.monotonic() < self.deadline:
-                self.count += 1
-                operations[self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0]]()
+                self.step()
+
+    def step(self) -> None:
+        """One operation, drawn from the mix."""
+        self.count += 1
+        getattr(self, self.rng.choices(list(self.mix), weights=list(self.mix.values()))[0])()
 
     def capture(self) -> None:
         repeat = bool(self.sent) and self.rng.random() < REPEAT_SHARE
@@ -284,9 +288,6 @@ def report(ledger: Ledger, elapsed: float, results: Counter, mix: dict[str, int]
 
 def seed(api: httpx.Client, count: int) -> None:
     """`count` notes of scale.py's corpus imported, and waited for until every one is indexed."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from scale import note as corpus_note
-
     entries = [{"id": f"seed-{n}", "content": corpus_note(random.Random(n), n, rare=False), "tags": ["seed"],
                 "created_at": 1_700_000_000_000 + n * 1000} for n in range(count)]
     for start in range(0, count, 1000):
@@ -303,15 +304,12 @@ def serial_capacity(server: Server, mix: dict[str, int], queries: Queries, reque
     server's CPU time over it (every thread, the indexer's work for those captures included) per request."""
     ledger = Ledger()
     worker = Worker(-1, server, ledger, float("inf"), mix, queries)
-    operations = {"capture": worker.capture, "append": worker.append, "recall": worker.recall,
-                  "forget": worker.forget}
     assert server.process is not None
     with worker.client:
         time.sleep(2)  # what the import's indexing left running settles
         cpu, started = server_cpu_seconds(server.process.pid), time.monotonic()
         for _ in range(requests):
-            worker.count += 1
-            operations[worker.rng.choices(list(mix), weights=list(mix.values()))[0]]()
+            worker.step()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and worker.client.get("/stats").json()["unvectorized"]:
             time.sleep(0.2)  # the captures' indexing is part of their cost
