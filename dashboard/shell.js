@@ -293,6 +293,11 @@ if (token()) {
 }
 window.addEventListener("online", () => { if (session.me) flushOutbox(); });
 // The installed app: the worker keeps the page's files for opening offline (and shows push notifications).
+// A page whose loading began before the worker was active is not taken by the worker's claim (only pages already
+// running are): it asks the worker to take it once the worker is ready, so it too opens offline and gets pushes.
 if ("serviceWorker" in navigator) {
   navigator.serviceWorker.register("dashboard/sw.js", { scope: "./" }).catch(() => {});
+  navigator.serviceWorker.ready.then((registration) => {
+    if (!navigator.serviceWorker.controller && registration.active) registration.active.postMessage("claim");
+  });
 }

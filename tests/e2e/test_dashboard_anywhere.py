@@ -8,7 +8,7 @@ from urllib.parse import quote
 import httpx
 from playwright.sync_api import expect
 
-from .browser import Dashboard
+from .browser import Dashboard, new_context
 
 
 def contents(api: httpx.Client) -> list[str]:
@@ -35,6 +35,27 @@ def test_the_dashboard_installs_as_an_app_with_a_share_target(dashboard: Dashboa
     assert httpx.get(f"{server.url}/{href}").status_code == 200
     controlled(dashboard)
     assert not dashboard.errors, dashboard.errors
+
+
+def test_a_page_that_loaded_while_the_worker_was_activating_is_taken_by_it_too(browser, server):
+    """A worker's claim at activation takes only the pages running then: a tab whose load began before the worker was
+    active (another tab registered it meanwhile, or the page was reloaded during the install) stayed uncontrolled,
+    with no offline opening and no pushes until the next load (and the install test above failed on a busy machine)."""
+    context = new_context(browser)
+    try:
+        late, held = context.new_page(), []
+        late.route(server.url + "/", lambda route: held.append(route))  # its page is asked for and held unanswered...
+        late.evaluate(f"setTimeout(() => {{ location.href = {json.dumps(server.url + '/')}; }}, 0)")
+        first = context.new_page()
+        first.goto(server.url + "/")
+        first.evaluate("navigator.serviceWorker.ready")
+        first.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        assert len(held) == 1
+        held[0].continue_()  # ...until the worker the first tab registered is active
+        late.wait_for_url(server.url + "/")
+        late.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=10_000)
+    finally:
+        context.close()
 
 
 def test_a_note_typed_offline_waits_and_is_captured_once_when_back(dashboard: Dashboard, api):
