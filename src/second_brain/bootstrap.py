@@ -41,6 +41,7 @@ from .app.integrations.service import IntegrationService
 from .app.maintenance import MaintenanceRunner, MaintenanceScheduler
 from .app.maintenance.runner import parse_daily
 from .app.memories.conflicts import ConflictReview
+from .app.memories.counting import CountingLane
 from .app.memories.indexing import Foreground, Indexer, IndexingWorker
 from .app.memories.jobs import Housekeeping, IndexVerification, RecallFold, StalenessPass
 from .app.memories.projects import ProjectService
@@ -217,6 +218,7 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
 
     for changed in (MemoryCaptured, MemoryRevised):
         memories.consequences.on(changed, *([index] if capture_indexer else []), *([classify] if classifier else []))
+    requests = foreground or Foreground()
     return Brain(
         settings=settings,
         db=db,
@@ -245,7 +247,8 @@ def assemble(settings: Settings, clock: Clock, store: EventStore, read_model: Re
         conflicts=ConflictReview(store, clock, memories.store_note),
         integrations=integrations,
         classifier=classifier,
-        foreground=foreground or Foreground(),
+        foreground=requests,
+        counts=CountingLane(memories.counting, requests),
         scheduler=MaintenanceScheduler(maintenance, config.timezone, at) if at else None,
         release_memory=release_freed_memory,
     )

@@ -19,6 +19,7 @@ from .insights.patterns import PatternService
 from .integrations.service import IntegrationService
 from .maintenance import MaintenanceRunner, MaintenanceScheduler
 from .memories.conflicts import ConflictReview
+from .memories.counting import CountingLane
 from .memories.indexing import Foreground, Indexer, IndexingWorker
 from .memories.projects import ProjectService
 from .memories.queries import MemoryQueries
@@ -67,6 +68,7 @@ class Brain:
     integrations: IntegrationService
     classifier: ThreadPoolExecutor | None = None
     foreground: Foreground = field(default_factory=Foreground)  # requests in flight, which background work yields to
+    counts: CountingLane | None = None  # recall counts a running brain writes off the requests' path
     scheduler: MaintenanceScheduler | None = None  # started by `brain serve` (start(schedule=True))
     watcher: Any = None  # the connected notes folders' watcher (adapters/integrations/watch.py), started with it
     continuation: Any = None  # the rest of a sync a request cut short (app/integrations/background.py), likewise
@@ -79,9 +81,12 @@ class Brain:
     settle: Callable[[], None] = _nothing
 
     def start(self, schedule: bool = False) -> None:
-        """Start background work: the indexing worker, and with `schedule` the maintenance clock."""
+        """Start background work: the indexing worker, the recall counts' lane, and with `schedule` the maintenance
+        clock."""
         if self.worker:
             self.worker.start()
+        if self.counts:
+            self.counts.start()
         if schedule and self.scheduler:
             self.scheduler.start()
         if schedule and self.watcher:
@@ -90,6 +95,8 @@ class Brain:
             self.continuation.start()
 
     def close(self) -> None:
+        if self.counts:  # what it gathered is written while the database is open
+            self.counts.close()
         if self.continuation:
             self.continuation.stop()
         if self.watcher:

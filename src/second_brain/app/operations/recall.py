@@ -17,9 +17,9 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag
            actor: str | None = None, hops: int | None = None, workspace: str | None = None,
            project: str | None = None, full: bool = False, insight: bool = False, team: str | None = None,
            as_of: str | int | None = None, defer: Callable[..., None] | None = None) -> dict[str, Any]:
-    """Search by meaning and by words; each memory returned counts one recall (later, through `defer`, when the
-    caller can answer first). With `as_of`, what the brain would have answered then: the past is read, not used,
-    so no recall is counted."""
+    """Search by meaning and by words; each memory returned counts one recall: at once, or later when the caller
+    can answer first (`defer` given: in a running brain's lane of counts, else through `defer`). With `as_of`, what
+    the brain would have answered then: the past is read, not used, so no recall is counted."""
     chosen = {"workspace": workspace, "tag": tag, "after": after, "before": before, "kind": kind, "actor": actor,
               "project": project, "team": team}
     if as_of is not None:
@@ -28,7 +28,11 @@ def recall(brain: Brain, ctx: Context, query: str | None, top_k: int = 5, *, tag
     response = brain.recall.recall(ctx, request, log=brain.store)  # the log names the pairs a capture flagged
     if insight:
         response["insight"] = synthesise(brain.llm, request.query, response["results"])
-    (defer or at_once)(brain.memories.record_recalls, ctx, [r["id"] for r in response["results"]])
+    returned = [r["id"] for r in response["results"]]
+    if defer and brain.counts and brain.counts.running:  # gathered with other answers' recalls, off the path
+        brain.counts.add(ctx, returned)
+    else:
+        (defer or at_once)(brain.memories.record_recalls, ctx, returned)
     return response
 
 
