@@ -1,5 +1,6 @@
-"""Recall's two arms at once (issue 43): the query is embedded while the keyword arm reads the index, so a recall
-waits for the longer of the two rather than their sum; what the meaning side searches for is unchanged."""
+"""Recall's two arms at once (issue 43): the query is embedded, and its nearest memories found (issue 65), while the
+keyword arm reads the index, so a recall waits for the longer of the two rather than their sum; what the meaning side
+searches for is unchanged."""
 
 import threading
 
@@ -60,6 +61,37 @@ def test_the_query_is_embedded_while_the_keyword_arm_reads(brain, ctx, embedder)
     assert [r["id"] for r in answer["results"]] == [note]
     assert embedder.queries == ["budget review"]  # embedded once: the early vector is the one searched with
     assert threading.current_thread().name not in embedder.threads
+
+
+def test_the_nearest_memories_are_found_while_the_keyword_arm_reads(brain, ctx):
+    """The vector search (3 ms of a 100k brain's everyday-words recall) waited for the keyword arm to end; it runs
+    right after the embedding, on the embedding thread, with the recall's own filters and pool."""
+    note = brain.memories.capture(ctx, "The quarterly budget review moved to Thursday", [], "api").id
+    brain.indexer.run_once(100)
+    searched = threading.Event()
+    search, calls = brain.recall.vectors.search, []
+
+    def recording_search(vector, filters, limit):
+        calls.append((threading.current_thread().name, filters, limit))
+        searched.set()
+        return search(vector, filters, limit)
+
+    brain.recall.vectors.search = recording_search
+    seen_during_keyword_arm = []
+    term_stats = brain.recall.read_model.term_stats
+
+    def waiting_term_stats(*args, **kwargs):
+        seen_during_keyword_arm.append(searched.wait(WAIT))
+        return term_stats(*args, **kwargs)
+
+    brain.recall.read_model.term_stats = waiting_term_stats
+    answer = brain.recall.recall(ctx, RecallRequest("budget review", 5, Filters(WS)))
+    assert seen_during_keyword_arm == [True]
+    assert [r["id"] for r in answer["results"]] == [note]
+    assert len(calls) == 1  # searched once: the early search is the one used
+    thread, filters, limit = calls[0]
+    assert thread != threading.current_thread().name and filters.workspaces == WS
+    assert limit == brain.config.recall_config().vector_pool
 
 
 def test_a_query_naming_a_speaker_is_embedded_again_without_the_name(brain, ctx, embedder):

@@ -181,7 +181,7 @@ class RecallService:
         `parsed` reads a slip in it: the dense arm embeds both and keeps each memory's better cosine, so a wrong
         reading of a word no memory holds cannot hide what the words as typed meant."""
         found = Candidates()
-        early = self._embed_early([q.text for q in (parsed, typed) if q is not None])
+        early = self._dense_early([q.text for q in (parsed, typed) if q is not None], filters, config)
         plan = self._keyword_arm(parsed, filters, config, found)
         # Who said each line, for a query that names a speaker: the keyword arm's candidates show who speaks here.
         said = {key: ranking.speaker(entry.content) for key, entry in found.entries.items()}
@@ -322,18 +322,27 @@ class RecallService:
                 found.keyword[hit.entry.id] = score + 1e-6 / (rank + 1)  # bm25 order breaks ties
         return plan
 
-    def _embed_early(self, texts: list[str]) -> dict[str, Future[np.ndarray]]:
-        """The query's texts, embedded on the embedding threads while the keyword arm runs. The meaning side may
-        still ask for another text (a query naming a speaker is searched without the name): that one is embedded
-        when asked."""
+    def _dense_early(self, texts: list[str], filters: Filters,
+                     config: RecallConfig) -> dict[str, Future[tuple[np.ndarray, list[VectorHit]]]]:
+        """The query's texts, embedded and their nearest memories found on the embedding threads while the keyword
+        arm runs: the model, SQLite and the vectors' arithmetic all let go of the GIL, so on two cores a recall waits
+        for the longer arm instead of both. The meaning side may still ask for another text (a query naming a
+        speaker is searched without the name): that one is embedded and searched when asked."""
         if self.embedder is None or self.vectors is None or not is_ready(self.embedder):
             return {}
-        return {text: EMBEDDING.submit(self.embedder.embed_query, text) for text in dict.fromkeys(texts)}
+        return {text: EMBEDDING.submit(self._nearest, text, filters, config.vector_pool)
+                for text in dict.fromkeys(texts)}
+
+    def _nearest(self, text: str, filters: Filters, limit: int) -> tuple[np.ndarray, list[VectorHit]]:
+        """A text's vector and the memories nearest it."""
+        assert self.embedder is not None and self.vectors is not None
+        vector = self.embedder.embed_query(text)
+        return vector, self.vectors.search(vector, filters, limit)
 
     def _dense_arm(self, texts: list[str], filters: Filters, config: RecallConfig, found: Candidates,
-                   early: dict[str, Future[np.ndarray]]) -> list[np.ndarray]:
+                   early: dict[str, Future[tuple[np.ndarray, list[VectorHit]]]]) -> list[np.ndarray]:
         """Each text's nearest memories; a memory near more than one keeps its best cosine. `early`: the texts
-        already being embedded."""
+        already being embedded and searched."""
         if self.embedder is None or self.vectors is None:
             found.semantic_unavailable = True
             return []
@@ -342,12 +351,14 @@ class RecallService:
             found.model_loading = is_loading(self.embedder)
             return []
         try:
-            vectors = [early[text].result() if text in early else self.embedder.embed_query(text) for text in texts]
-            hits = [hit for vector in vectors for hit in self.vectors.search(vector, filters, config.vector_pool)]
+            searched = [early[text].result() if text in early else self._nearest(text, filters, config.vector_pool)
+                        for text in texts]
         except Exception:  # the keyword arm still answers
             log.exception("semantic search failed; answering from keywords only")
             found.semantic_unavailable = True
             return []
+        vectors = [vector for vector, _ in searched]
+        hits = [hit for _, nearest in searched for hit in nearest]
         for hit in hits:
             _keep_best(found, hit.entry_id, hit)
         return vectors
