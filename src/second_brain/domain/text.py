@@ -1,5 +1,6 @@
 """Pure text rules for captured content: hashtags, tags, volatility and status values."""
 
+import functools
 import re
 import unicodedata
 
@@ -158,6 +159,7 @@ SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
 MIN_STEM = 4
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure, and asked for the same words all day (a sync's rules, every recall)
 def stem(token: str) -> str:
     """The form a word is searched by: itself, or its stem for plain lowercase English words."""
     if not token.isascii() or not token.isalpha() or len(token) < MIN_STEM + 2:

@@ -47,7 +47,13 @@ from ..http.guarded import resolve
 log = logging.getLogger("second_brain.integrations.mail")
 
 TIMEOUT = 30.0
-BATCH = 50  # messages fetched whole per FETCH command
+# Messages fetched whole per FETCH command: as many as fit in FETCH_BYTES by the sizes the listing gave (each counted
+# up to MAX_MESSAGE_BYTES, the most read of one), at most FETCH_MOST; 50 at a time where a server gives no sizes. A
+# command costs a round trip, and some servers a pass over the folder (GreenMail: 1.35 s at 10,000 messages, for one
+# message or 500).
+FETCH_BYTES = 16_000_000
+FETCH_MOST = 500
+BATCH = 50
 MAX_MESSAGE_BYTES = 2_000_000  # read of a message: its text comes first; a larger attachment is named, not read
 SECURITY = ("tls", "starttls", "none")
 MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
@@ -118,8 +124,9 @@ class Mailbox:
             listed = _listing(imap) if _count(answer) else []
             base = _base_url(settings, folder, validity)
             wanted: list[tuple[int, str]] = []  # (uid, external id) to fetch whole, oldest first
+            sizes = {uid: size for uid, _, size in listed}
             seen: set[str] = set()
-            for uid, message_id in listed:
+            for uid, message_id, _ in listed:
                 # a message without a Message-ID is named by its place (a name no Message-ID can take: `#`)
                 external_id = message_id or f"#uid:{validity}:{uid}"
                 if external_id in seen:  # the same message twice in the folder: the first is its mirror
@@ -131,8 +138,7 @@ class Mailbox:
                     wanted.append((uid, external_id))
                 else:
                     yield Item(external_id, "", later=True)
-            for start in range(0, len(wanted), BATCH):
-                batch = wanted[start:start + BATCH]
+            for start, batch in enumerate(_batches(wanted, sizes)):
                 if start and synced.out_of_time():  # the request's time is spent: the rest at the next sync
                     yield from (Item(external_id, "", later=True) for _, external_id in batch)
                     continue
@@ -291,13 +297,32 @@ def _count(answer: list[bytes | None]) -> int:
         return 1  # not said: list it and see
 
 
-def _listing(imap: imaplib.IMAP4) -> list[tuple[int, str]]:
-    """Every message in the folder: (UID, Message-ID or ""), by UID. Headers only (BODY.PEEK: nothing marked read),
-    in one FETCH over the whole folder (its answer comes a line a message, where SEARCH's is one line)."""
-    status, answer = imap.uid("FETCH", "1:*", "(UID BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
+def _listing(imap: imaplib.IMAP4) -> list[tuple[int, str, int | None]]:
+    """Every message in the folder: (UID, Message-ID or "", its size if the server said it), by UID. Headers only
+    (BODY.PEEK: nothing marked read), in one FETCH over the whole folder (its answer comes a line a message, where
+    SEARCH's is one line)."""
+    status, answer = imap.uid("FETCH", "1:*", "(UID RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])")
     if status != "OK":
         raise StoreUnavailable("The mail server did not list the folder's messages")
-    return sorted((uid, _message_id(body.decode("utf-8", "replace"))) for uid, body in _fetched(answer).items())
+    return sorted((uid, _message_id(body.decode("utf-8", "replace")), size)
+                  for uid, (body, size) in _described(answer).items())
+
+
+def _batches(wanted: list[tuple[int, str]], sizes: Mapping[int, int | None]) -> Iterator[list[tuple[int, str]]]:
+    """The messages to fetch in as few commands as FETCH_BYTES allows (a message larger than it alone); 50 to a
+    command once one has no size."""
+    batch: list[tuple[int, str]] = []
+    held = 0
+    for uid, external_id in wanted:
+        size = sizes.get(uid)
+        weight = FETCH_BYTES // BATCH if size is None else min(size, MAX_MESSAGE_BYTES)
+        if batch and (held + weight > FETCH_BYTES or len(batch) == FETCH_MOST):
+            yield batch
+            batch, held = [], 0
+        batch.append((uid, external_id))
+        held += weight
+    if batch:
+        yield batch
 
 
 def _fetch(imap: imaplib.IMAP4, uids: Sequence[int]) -> dict[int, bytes]:
@@ -309,21 +334,28 @@ def _fetch(imap: imaplib.IMAP4, uids: Sequence[int]) -> dict[int, bytes]:
 
 
 def _fetched(answer: list[object]) -> dict[int, bytes]:
-    """A FETCH answer's literals by UID. A server may name the UID before the literal (in its tuple's first part)
-    or after it (in the bytes imaplib gives next): both are read."""
-    found: dict[int, bytes] = {}
+    """A FETCH answer's literals by UID."""
+    return {uid: literal for uid, (literal, _) in _described(answer).items()}
+
+
+def _described(answer: list[object]) -> dict[int, tuple[bytes, int | None]]:
+    """A FETCH answer's literals by UID, each with the RFC822.SIZE said beside it (None if not). A server may name
+    them before the literal (in its tuple's first part) or after it (in the bytes imaplib gives next): both are
+    read."""
+    found: dict[int, tuple[bytes, int | None]] = {}
     for index, part in enumerate(answer):
-        if not isinstance(part, tuple) or len(part) < 2:
+        if not isinstance(part, tuple) or len(part) < 2 or not isinstance(part[1], bytes):
             continue
         after = answer[index + 1] if index + 1 < len(answer) else b""
-        uid = _uid_of(part[0]) or (_uid_of(after) if isinstance(after, bytes) else None)
-        if uid is not None and isinstance(part[1], bytes):
-            found[uid] = part[1]
+        said = part[0] + b" " + after if isinstance(part[0], bytes) and isinstance(after, bytes) else part[0]
+        uid = _number_after(said, b"UID") if isinstance(said, bytes) else None
+        if uid is not None:
+            found[uid] = (part[1], _number_after(said, b"RFC822.SIZE"))
     return found
 
 
-def _uid_of(line: bytes) -> int | None:
-    found = re.search(rb"UID (\d+)", line)
+def _number_after(line: bytes, name: bytes) -> int | None:
+    found = re.search(rb"(?<![\w.])" + re.escape(name) + rb" (\d+)", line)
     return int(found.group(1)) if found else None
 
 

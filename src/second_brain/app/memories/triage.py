@@ -101,9 +101,11 @@ class Triage:
         if (top_score >= config.block_threshold and contradictions.adds_nothing(top.content, content)
                 and not contradictions.conflict(top.content, content)):
             return _verdict("block", top, top_score)
-        return self._ask_model(content, similar, config) or self._apply_rules(content, similar, config)
+        repeat = _flag_or_store(similar, config, content)  # judged once: the rules' last word, and what the
+        # model's "keep both" (or a bad merge) keeps
+        return self._ask_model(content, similar, repeat) or self._apply_rules(content, similar, repeat)
 
-    def _apply_rules(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig) -> Verdict:
+    def _apply_rules(self, content: str, similar: list[tuple[EntryRow, float]], repeat: Verdict) -> Verdict:
         for row, score in similar:
             reason = contradictions.conflict(row.content, content)
             if reason:
@@ -112,13 +114,12 @@ class Triage:
             reason = contradictions.doubt(row.content, content) or contradictions.announced(row.content, content)
             if reason:  # decides, both notes kept
                 return _verdict("doubt", row, score, reason)
-        return _flag_or_store(similar, config, content)
+        return repeat
 
-    def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]], config: DuplicateConfig
-                   ) -> Verdict | None:
-        """The model's verdict, or None when there is no model or its answer is unusable (rules decide)."""
+    def _ask_model(self, content: str, similar: list[tuple[EntryRow, float]], repeat: Verdict) -> Verdict | None:
+        """The model's verdict, or None when there is no model or its answer is unusable (rules decide). `repeat`:
+        what the rules make of the note as a repeat (a flag, or simply stored)."""
         by_id = {row.id: (row, score) for row, score in similar}
-        repeat = _flag_or_store(similar, config, content)  # judged once: what "keep both" (or a bad merge) keeps
         flagged = repeat.action == "flag"  # a repeat: merge, replace or keep both
         messages = verdict_messages(content, [row for row, _ in similar], full=flagged)
         try:
