@@ -240,12 +240,18 @@ def fold(history: list[Envelope], integration_id: str) -> Integration:
 
 
 def fold_more(state: Integration, events: list[Envelope]) -> Integration:
-    """`state` with these later events of its stream applied."""
+    """`state` with these later events of its stream applied. Its maps are copied once, then changed in place by
+    each event (a copy per event made the fold of a 10,000-mirror stream take seconds): `state`, which the caller
+    may hold on to, is left as it was."""
+    if not events:
+        return state
+    state = replace(state, mirrors=dict(state.mirrors), dropped=dict(state.dropped), versions=dict(state.versions))
     for envelope in events:
         state = _apply(envelope.event, state, envelope.at, envelope.actor)
     return state
 
 
+# Each takes the state being folded, whose maps are the fold's own (fold_more), and may change them in place.
 @singledispatch
 def _apply(event: object, state: Integration, at: int, actor: str) -> Integration:
     return replace(state, version=state.version + 1)  # an erased event: nothing to show
@@ -260,25 +266,26 @@ def _connected(event: IntegrationConnected, state: Integration, at: int, actor: 
 
 @_apply.register
 def _synced(event: IntegrationSynced, state: Integration, at: int, actor: str) -> Integration:
-    return replace(state, last_sync=at, last_error=event.error, complete=event.complete,
-                   counts=(event.created, event.updated, event.removed),
-                   versions={**state.versions, **dict(event.versions)} if event.versions else state.versions,
-                   version=state.version + 1)
+    folded = replace(state, last_sync=at, last_error=event.error, complete=event.complete,
+                     counts=(event.created, event.updated, event.removed), version=state.version + 1)
+    state.versions.update(event.versions)
+    return folded
 
 
 @_apply.register
 def _indexed(event: MirrorIndexed, state: Integration, at: int, actor: str) -> Integration:
-    versions = {**state.versions, event.external_id: event.version} if event.version else state.versions
-    return replace(state, mirrors={**state.mirrors, event.external_id: event.memory_id}, versions=versions,
-                   version=state.version + 1)
+    state.mirrors[event.external_id] = event.memory_id
+    if event.version:
+        state.versions[event.external_id] = event.version
+    return replace(state, version=state.version + 1)
 
 
 @_apply.register
 def _dropped(event: MirrorDropped, state: Integration, at: int, actor: str) -> Integration:
-    mirrors = {k: v for k, v in state.mirrors.items() if k != event.external_id}
-    dropped = {**state.dropped, event.external_id: state.dropped.get(event.external_id, 0) + 1}
-    versions = {k: v for k, v in state.versions.items() if k != event.external_id}
-    return replace(state, mirrors=mirrors, dropped=dropped, versions=versions, version=state.version + 1)
+    state.mirrors.pop(event.external_id, None)
+    state.versions.pop(event.external_id, None)
+    state.dropped[event.external_id] = state.dropped.get(event.external_id, 0) + 1
+    return replace(state, version=state.version + 1)
 
 
 @_apply.register
