@@ -12,9 +12,10 @@ from second_brain.app import operations as ops
 from second_brain.app.maintenance.runner import HOURLY, NIGHTLY
 from second_brain.aws.composition import AwsBrain, Clients, build_aws
 from second_brain.aws.streams import deadline
+from second_brain.aws.tracing import TRACED
 from second_brain.settings import Settings
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
+logger, tracer, metrics = Logger(), Tracer(patch_modules=TRACED), Metrics(namespace="SecondBrain")
 
 
 @cache
@@ -34,5 +35,9 @@ def handler(event: dict, context: Any) -> dict:
         for key, value in run.get("counts", {}).items():
             metrics.add_metric(name=f"{run['job']}.{key}", unit=MetricUnit.Count, value=value)
     metrics.add_metric(name="ErasuresFinished", unit=MetricUnit.Count, value=erased)
+    answer = {"ok": True, "schedule": schedule, "runs": runs, "erasures_finished": erased}
+    if schedule == NIGHTLY:  # forgets whose erasure even this run could not finish: ErasureBacklogAlarm
+        metrics.add_metric(name="ErasuresPending", unit=MetricUnit.Count, value=done["erasures_pending"])
+        answer |= {"erasures_pending": done["erasures_pending"], "deletes_expunged": done["deletes_expunged"]}
     logger.info(f"{schedule} maintenance", extra={"runs": runs, "erasures_finished": erased})
-    return {"ok": True, "schedule": schedule, "runs": runs, "erasures_finished": erased}
+    return answer

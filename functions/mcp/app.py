@@ -25,13 +25,14 @@ from mangum import Mangum
 from mangum.types import LambdaContext
 
 from second_brain.aws.composition import AwsBrain, Clients, build_access, build_aws, owner_token
+from second_brain.aws.tracing import TRACED
 from second_brain.domain.errors import Unauthorized
 from second_brain.entrypoints.api import oauth
 from second_brain.entrypoints.api.app import create_app
 from second_brain.entrypoints.api.auth import BearerAuth
 from second_brain.settings import Settings
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
+logger, tracer, metrics = Logger(), Tracer(patch_modules=TRACED), Metrics(namespace="SecondBrain")
 
 
 @cache

@@ -19,9 +19,10 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 
 from second_brain.aws.composition import AwsBrain, Clients, build_aws
 from second_brain.aws.streams import deadline, embed_pending, project_streams, stream_of
+from second_brain.aws.tracing import TRACED
 from second_brain.settings import Settings
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics(namespace="SecondBrain")
+logger, tracer, metrics = Logger(), Tracer(patch_modules=TRACED), Metrics(namespace="SecondBrain")
 # Records left for lack of time are all reported failed, as a partial response (retried from the first of
 # them), not as an error of the whole batch.
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)

@@ -9,9 +9,10 @@ from aws_lambda_powertools import Logger, Tracer
 
 from second_brain.aws.composition import opensearch_client
 from second_brain.aws.search_access import handle
+from second_brain.aws.tracing import TRACED
 from second_brain.settings import Settings
 
-logger, tracer = Logger(), Tracer()
+logger, tracer = Logger(), Tracer(patch_modules=TRACED)
 
 
 @logger.inject_lambda_context

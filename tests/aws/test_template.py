@@ -608,9 +608,13 @@ def test_the_search_domain_is_sized_by_parameters_and_logs_what_is_slow(template
     assert _resolved(cluster["DedicatedMasterCount"], template, **production) == 3
     variables = template["Globals"]["Function"]["Environment"]["Variables"]
     assert _resolved(variables["BRAIN_OPENSEARCH_REPLICAS"], template, **production) == "1"
-    logs = {kind: _resolved(option, template, SearchAccessControl="fine-grained")
+    logs = {kind: _resolved(option, template, SearchAccessControl="fine-grained", SlowLogs="on")
             for kind, option in domain["LogPublishingOptions"].items()}
     assert set(logs) == {"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS", "AUDIT_LOGS"}
+    # The slow logs hold query and document text (a forgotten memory's too): published only when asked for.
+    assert template["Parameters"]["SlowLogs"]["Default"] == "off"
+    assert [kind for kind, option in domain["LogPublishingOptions"].items()
+            if _resolved(option, template) is not None] == ["ES_APPLICATION_LOGS"]
     # the audit log needs fine-grained access control: without it the domain would refuse the deploy
     assert _resolved(domain["LogPublishingOptions"]["AUDIT_LOGS"], template) is None
     groups = {_ref(option["CloudWatchLogsLogGroupArn"]) for option in logs.values()}
@@ -641,6 +645,29 @@ def test_alarms_watch_the_search_domain_the_log_and_the_embedder(template):
         assert _resolved(dimension["Value"], template, RestoredTableName="restored") == "restored", metric
     [model] = alarms[("AWS/Bedrock", "InvocationThrottles")]["Dimensions"]
     assert model == {"Name": "ModelId", "Value": {"Ref": "EmbeddingModelId"}}
+
+
+def test_alarms_say_a_forget_left_unfinished_a_request_around_the_edge_and_the_keys_key_changing(template):
+    """Issue 66 item 4: the metrics the functions emit, each watched; and the KMS key every memory's key is wrapped
+    with raises an alarm the moment it is disabled or scheduled for deletion (CloudTrail's record, via EventBridge)."""
+    functions = Path(__file__).resolve().parents[2] / "functions"
+    service = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+    alarms = {a["Properties"]["MetricName"]: a for a in _resources(template, "AWS::CloudWatch::Alarm").values()
+              if a["Properties"]["Namespace"] == "SecondBrain"}
+    for metric, function, condition in (("ErasuresPending", "maintenance", None), ("AroundTheEdge", "mcp", "McpEdge")):
+        assert f'name="{metric}"' in (functions / function / "app.py").read_text(), metric  # what it watches is sent
+        alarm = alarms[metric]
+        assert alarm["Properties"]["Dimensions"] == [{"Name": "service", "Value": service}]
+        assert alarm["Properties"]["Threshold"] == 0 and alarm["Properties"]["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+        assert alarm.get("Condition") == condition
+    rule = template["Resources"]["DataKeyStateRule"]["Properties"]
+    pattern = rule["EventPattern"]
+    assert pattern["detail"]["resources"]["ARN"] == [{"Fn::GetAtt": ["DataKey", "Arn"]}]
+    assert {"DisableKey", "ScheduleKeyDeletion"} <= set(pattern["detail"]["eventName"])
+    assert [target["Arn"] for target in rule["Targets"]] == [{"Ref": "AlarmTopic"}]
+    [allowed] = template["Resources"]["AlarmTopicPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert allowed["Principal"] == {"Service": "events.amazonaws.com"} and allowed["Action"] == "sns:Publish"
+    assert allowed["Condition"] == {"ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": ["DataKeyStateRule", "Arn"]}}}
 
 
 def test_the_stream_mapping_brings_no_account_wide_stream_policy(template):
@@ -861,12 +888,16 @@ def test_in_a_vpc_the_domain_and_the_functions_sit_in_its_private_subnets(templa
     assert _deep(domain["VPCOptions"], template, **subnets)["SecurityGroupIds"] == [{"Ref": "SearchSecurityGroup"}]
     assert _deep(shared["VpcConfig"], template, **subnets) == {
         "SubnetIds": "subnet-a,subnet-b,subnet-c", "SecurityGroupIds": [{"Ref": "FunctionsSecurityGroup"}]}
-    # the domain answers HTTPS from the functions' group alone; the functions send HTTPS only
+    # the domain answers HTTPS from the functions' group alone; the functions send HTTPS, and IMAP to a mailbox
+    # (TLS on 993, STARTTLS on 143: the mailbox connector's two ports; issue 66 item 5, it could never connect)
     [ingress] = resources["SearchSecurityGroup"]["Properties"]["SecurityGroupIngress"]
     assert (ingress["FromPort"], ingress["ToPort"], _ref(ingress["SourceSecurityGroupId"])) == (
         443, 443, "FunctionsSecurityGroup")
-    [egress] = resources["FunctionsSecurityGroup"]["Properties"]["SecurityGroupEgress"]
-    assert (egress["IpProtocol"], egress["FromPort"], egress["ToPort"]) == ("tcp", 443, 443)
+    egress = resources["FunctionsSecurityGroup"]["Properties"]["SecurityGroupEgress"]
+    assert sorted((e["IpProtocol"], e["FromPort"], e["ToPort"]) for e in egress) == [
+        ("tcp", 143, 143), ("tcp", 443, 443), ("tcp", 993, 993)]
+    mailbox = (ROOT / "src/second_brain/adapters/integrations/mail.py").read_text()
+    assert '"993" if security == "tls" else "143"' in mailbox
 
 
 @pytest.mark.parametrize("models", [

@@ -10,7 +10,7 @@ from moto import mock_aws
 
 from second_brain.adapters.event_store.dynamodb import DynamoDBEventStore, table_definition
 from second_brain.adapters.event_store.keys import KmsKeyring, keys_table_definition
-from second_brain.domain.errors import ConcurrencyConflict
+from second_brain.domain.errors import ConcurrencyConflict, StoreUnavailable
 from second_brain.domain.events import Erased, MemoryCaptured, MemoryForgotten, MemoryRevised
 from tests.conftest import envelope
 
@@ -90,3 +90,34 @@ def test_a_sealed_log_refuses_a_writer_without_the_keyring(aws):
     store(aws).append([envelope("memory-a", 1, captured("sealed"))])
     with pytest.raises(Exception, match="seals its memories"):
         DynamoDBEventStore(aws[0], "events").append([envelope("memory-b", 1, captured("in the clear"))])
+
+
+def test_each_memorys_key_is_wrapped_for_that_memory_alone(aws):
+    """Issue 66 item 3: every KMS call names the memory whose key it wraps or unwraps (its EncryptionContext, kept
+    in CloudTrail beside the call): a wrapped key copied onto another memory's entry does not open there."""
+    dynamodb, kms, key_id = aws
+    log = store(aws)
+    log.append([envelope("memory-one", 1, captured(f"First note {SECRET}"))])
+    log.append([envelope("memory-two", 1, captured("Second note"))])
+    keys = {i["scope"]["S"]: i for i in dynamodb.scan(TableName="keys")["Items"]}
+    assert kms.decrypt(CiphertextBlob=keys["one"]["wrapped"]["B"], KeyId=key_id,
+                       EncryptionContext={"second-brain:key": "one"})["Plaintext"]
+    with pytest.raises(kms.exceptions.InvalidCiphertextException):  # not without the memory it is for
+        kms.decrypt(CiphertextBlob=keys["one"]["wrapped"]["B"], KeyId=key_id)
+    dynamodb.put_item(TableName="keys", Item={**keys["two"], "wrapped": keys["one"]["wrapped"]})
+    with pytest.raises(StoreUnavailable):
+        store(aws).read_stream("memory-two")
+    assert store(aws).read_stream("memory-one")[0].event == captured(f"First note {SECRET}")
+
+
+def test_a_key_wrapped_by_an_earlier_build_without_a_context_still_opens(aws):
+    dynamodb, kms, key_id = aws
+    log = store(aws)
+    log.append([envelope("memory-old", 1, captured("Written before keys were wrapped for their memory"))])
+    [item] = dynamodb.scan(TableName="keys")["Items"]
+    plaintext = kms.decrypt(CiphertextBlob=item["wrapped"]["B"], KeyId=key_id,
+                            EncryptionContext={"second-brain:key": "old"})["Plaintext"]
+    legacy = kms.encrypt(KeyId=key_id, Plaintext=plaintext)["CiphertextBlob"]  # as generate_data_key gave it then
+    dynamodb.put_item(TableName="keys", Item={"scope": {"S": "old"}, "wrapped": {"B": legacy}})
+    assert store(aws).read_stream("memory-old")[0].event == captured(
+        "Written before keys were wrapped for their memory")

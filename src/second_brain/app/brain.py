@@ -78,6 +78,7 @@ class Brain:
     release_memory: Callable[[], None] = _nothing
     import_parts: Staging | None = None  # where a whole backup resent with each page is laid out (one machine)
     prepare_upkeep: Callable[[str], dict[str, Any]] = _no_chores
+    finish_upkeep: Callable[[str], dict[str, Any]] = _no_chores  # after the scheduled jobs, likewise
     settle: Callable[[], None] = _nothing
 
     def start(self, schedule: bool = False) -> None:

@@ -6,6 +6,7 @@ Clients are made here, once per Lambda container, and can be injected (moto and 
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from opensearchpy import AWSV4SignerAuth, OpenSearch, RequestsHttpConnection
 from ..adapters.blobs.s3 import S3BlobStore
 from ..adapters.embedder.bedrock import BedrockTitanEmbedder
 from ..adapters.embedder.sagemaker import SageMakerEmbedder
-from ..adapters.event_store.dynamodb import DynamoDBEventStore
+from ..adapters.event_store.dynamodb import SLOTS_PER_MS, DynamoDBEventStore
 from ..adapters.event_store.keys import KmsKeyring
 from ..adapters.event_store.projecting import ProjectingEventStore
 from ..adapters.event_store.tally import DynamoDBRecallTally
@@ -35,7 +36,7 @@ from ..domain.events import MemoryOpened, MemoryRecalled
 from ..domain.identity import owner
 from ..ports.clock import SystemClock
 from ..ports.embedder import Embedder
-from ..ports.event_store import EventStore
+from ..ports.event_store import EventStore, settled_pages
 from ..ports.llm import LanguageModel
 from ..ports.reranker import Reranker
 from ..settings import Settings
@@ -116,7 +117,17 @@ class AwsBrain:
         if schedule != NIGHTLY:
             return {"erasures_finished": 0}
         self.index.create()
-        return {"erasures_finished": self.log.complete_erasures()}
+        finished = self.log.complete_erasures()
+        # What is still unfinished after that is a backlog the ErasureBacklogAlarm says (the ErasuresPending metric).
+        return {"erasures_finished": finished, "erasures_pending": self.log.pending_erasures()}
+
+    def finish_upkeep(self, schedule: str) -> dict[str, Any]:
+        """After the nightly jobs (they rewrite documents too): the day's deleted documents merged out of the indexes'
+        segments, where a forgotten memory's text stays on disk, and in each hourly snapshot, until then."""
+        if schedule != NIGHTLY:
+            return {}
+        self.index.expunge_deletes()
+        return {"deletes_expunged": True}
 
 
 def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
@@ -143,7 +154,7 @@ def build_aws(settings: Settings, clients: Clients | None = None) -> AwsBrain:
                      local_folders=False)  # a function's disk holds no one's notes
     blobs = S3BlobStore(clients("s3"), settings.transfer_bucket) if settings.transfer_bucket else None
     aws = AwsBrain(brain, index, log, blobs)
-    brain.prepare_upkeep, brain.settle = aws.prepare_upkeep, aws.refresh
+    brain.prepare_upkeep, brain.finish_upkeep, brain.settle = aws.prepare_upkeep, aws.finish_upkeep, aws.refresh
     return aws
 
 
@@ -174,25 +185,47 @@ class ReplayRefused(Exception):
     """A replay that cannot succeed with these settings, refused before it changes anything."""
 
 
-def replay(settings: Settings, progress: Callable[[int], None] = lambda events: None) -> tuple[int, int]:
-    """Fresh OpenSearch indexes from the whole DynamoDB log, then embeddings for every memory, all searchable when it
-    returns: (events projected, memories embedded). `progress(events projected so far)`."""
+@dataclass(frozen=True)
+class Replayed:
+    events: int  # projected
+    embedded: int  # memories given their vectors
+    position: int  # every event up to it is projected: catch up from it (`after`)
+
+
+def replay(settings: Settings, progress: Callable[[int], None] = lambda events: None,
+           after: int | None = None) -> Replayed:
+    """Fresh OpenSearch indexes from the DynamoDB log, then embeddings for every memory, all searchable when it
+    returns. The log is read up to its settled position (an append in flight may still land below the head: the
+    log's SETTLE_MS), then again, once it has settled, up to the moment the replay began (a wait of what is left of
+    that minute): everything written before the replay began is projected. The answer's `position` is how far:
+    replayed into a new prefix while the functions write to the old one, the writes made meanwhile come in by a
+    catch-up `after` it, run once the functions write to the new prefix (a stream projected twice is rebuilt from
+    the log each time, so the catch-up may overlap the stream's projector). With `after`, the indexes are kept
+    and only the events after it are projected. `progress(events projected so far)`."""
     aws = build_aws(settings)
     if not (settings.keys_table and settings.data_key_id) and aws.log.sealed:  # before the indexes are dropped
         raise ReplayRefused(SEALED_WITHOUT_KEYS)
-    aws.index.drop()
+    log = aws.log
+    begun = log.cut(log.clock())  # every append begun before the replay lands at or below it
+    if after is None:
+        aws.index.drop()
     aws.index.create()
-    position = events = 0
-    while batch := aws.log.read_all(after=position, limit=1000):
-        aws.index.apply(batch)
-        events += len(batch)
-        position = batch[-1].position
-        progress(events)
+    events, position = 0, after or 0
+    while True:  # the log as far as it has settled; then what had not settled when the replay began, once it has
+        settled = log.settled()
+        for page in settled_pages(log, position, 1000, settled):
+            aws.index.apply(page)
+            events += len(page)
+            progress(events)
+        position = max(position, settled)
+        if position >= begun:
+            break
+        time.sleep(min(1.0, (begun - position) / SLOTS_PER_MS / 1000 + 0.01))
     embedded = 0
     while aws.brain.indexer and (report := aws.brain.indexer.run_once(256)).vectorized:
         embedded += report.vectorized
     aws.refresh()  # searchable when the replay returns, not a refresh interval later
-    return events, embedded
+    return Replayed(events, embedded, position)
 
 
 def opensearch_client(settings: Settings) -> OpenSearch:

@@ -100,10 +100,10 @@ class EventStore(Protocol):
         event committed after it read. The head, where one writer at a time sets positions."""
 
 
-def settled_pages(store: EventStore, after: int, limit: int) -> Iterator[list[Envelope]]:
-    """Pages of the log after `after`, up to `store.settled()`: what a reader that keeps its cursor across runs may
-    walk. A page shorter than `limit` is the last."""
-    settled = store.settled()
+def settled_pages(store: EventStore, after: int, limit: int, settled: int | None = None) -> Iterator[list[Envelope]]:
+    """Pages of the log after `after`, up to `settled` (`store.settled()` unless given): what a reader that keeps its
+    cursor across runs may walk. A page shorter than `limit` is the last."""
+    settled = store.settled() if settled is None else settled
     while after < settled and (page := [e for e in store.read_all(after, limit) if e.position <= settled]):
         yield page
         if len(page) < limit:

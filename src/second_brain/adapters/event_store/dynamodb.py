@@ -75,17 +75,17 @@ log = logging.getLogger("second_brain.dynamodb")
 
 class DynamoDBEventStore:
     def __init__(self, client: Any, table_name: str, clock: Callable[[], int] | None = None,
-                 settle_ms: int = SETTLE_MS, keyring: KmsKeyring | None = None, partitions: int = LOG_SHARDS
+                 settle_ms: int | None = None, keyring: KmsKeyring | None = None, partitions: int = LOG_SHARDS
                  ) -> None:
-        """`clock`: Unix ms, the application's (positions follow the time events carry); `settle_ms`: see the
-        module (0 where one process writes and reads, as in tests that read what they just wrote); `keyring`:
+        """`clock`: Unix ms, the application's (positions follow the time events carry); `settle_ms`: SETTLE_MS
+        unless given (0 where one process writes and reads, as in tests that read what they just wrote); `keyring`:
         each memory's events sealed with a key of its own, destroyed by its forget (keys.py); `partitions`: of a
         new log's index (an existing log keeps its own)."""
         self.client = client
         self.keyring = keyring
         self.table = table_name
         self.clock = clock or (lambda: time.time_ns() // 1_000_000)
-        self.settle_ms = settle_ms
+        self.settle_ms = SETTLE_MS if settle_ms is None else settle_ms
         self.retries = 0  # attempts that had to be made again (a claimed slot, a clock behind, a busy item)
         self._last = 0  # the last position this process gave
         self._lock = threading.Lock()
@@ -229,6 +229,13 @@ class DynamoDBEventStore:
         )
         return sum(self._finish_erasure(m["target"]["S"], versions, int(m["version"]["N"]), shred)
                    for m in markers for versions, shred in [_erasure(m)])
+
+    def pending_erasures(self) -> int:
+        """Forgets whose erasure is still unfinished (their markers): after a nightly run, the backlog it left."""
+        return len(self._query(
+            TableName=self.table, ConsistentRead=True,
+            KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": ERASURES}},
+        ))
 
     def _finish_erasure(self, stream_id: str, versions: Sequence[int], position: int, shred: bool) -> bool:
         """For a tombstone (`shred`), destroy the memory's key (every copy of its events is then sealed for good);

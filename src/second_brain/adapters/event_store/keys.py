@@ -78,15 +78,20 @@ class KmsKeyring:
                 raise ConcurrencyConflict(f"{scope} was forgotten: its key is destroyed")
             return None
         if item is not None:
-            key = self._call(self.kms.decrypt, CiphertextBlob=item["wrapped"]["B"], KeyId=self.key_id)["Plaintext"]
+            # A key wrapped by a build before the context (no `bound`) opens without one.
+            bound = {"EncryptionContext": context(scope)} if item.get("bound", {}).get("BOOL") else {}
+            key = self._call(self.kms.decrypt, CiphertextBlob=item["wrapped"]["B"], KeyId=self.key_id,
+                             **bound)["Plaintext"]
         elif not make:
             return None
         else:
-            made = self._call(self.kms.generate_data_key, KeyId=self.key_id, KeySpec="AES_256")
+            made = self._call(self.kms.generate_data_key, KeyId=self.key_id, KeySpec="AES_256",
+                              EncryptionContext=context(scope))
             try:
                 self.dynamodb.put_item(TableName=self.table, ConditionExpression="attribute_not_exists(#s)",
                                        ExpressionAttributeNames={"#s": "scope"},
-                                       Item={"scope": {"S": scope}, "wrapped": {"B": made["CiphertextBlob"]}})
+                                       Item={"scope": {"S": scope}, "wrapped": {"B": made["CiphertextBlob"]},
+                                             "bound": {"BOOL": True}})
                 key = made["Plaintext"]
             except ClientError as exc:
                 if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
@@ -101,6 +106,12 @@ class KmsKeyring:
     @staticmethod
     def _call(method: Any, **kwargs: Any) -> dict[str, Any]:
         return aws_call("the key store", method, **kwargs)
+
+
+def context(scope: str) -> dict[str, str]:
+    """The KMS encryption context a scope's key is wrapped and unwrapped with: CloudTrail records which memory each
+    call was for, and a wrapped key copied onto another memory's entry does not open there."""
+    return {"second-brain:key": scope}
 
 
 def aws_call(what: str, method: Any, **kwargs: Any) -> dict[str, Any]:

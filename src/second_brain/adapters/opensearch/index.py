@@ -34,6 +34,9 @@ class OpenSearchIndex:
     def drop(self) -> None:
         self.indexes.drop()
 
+    def expunge_deletes(self) -> None:
+        self.indexes.expunge_deletes()
+
     def flush(self) -> None:
         """Make this process's writes searchable by every other one now."""
         self.indexes.flush()

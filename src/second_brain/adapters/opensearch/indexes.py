@@ -86,6 +86,15 @@ class Indexes:
             if self.replicas is not None:  # a dynamic setting: a deployment that asks for more gets them now
                 self.client.indices.put_settings(index=index, body={"index": {"number_of_replicas": self.replicas}})
 
+    def expunge_deletes(self) -> None:
+        """Start rewriting the segments that hold deleted documents (a forgotten memory's entry, passages and edges
+        stay in their segment, readable on disk and in every snapshot, until a merge drops them). It runs on the
+        domain after this returns: a large index takes longer than a nightly run has."""
+        indexes = ",".join((self.entries, self.passages, self.edges, self.projects, self.embeddings))
+        self.client.indices.forcemerge(index=indexes, params={"only_expunge_deletes": "true",
+                                                              "wait_for_completion": "false",
+                                                              "ignore_unavailable": "true"})
+
     def drop(self, cache: bool = False) -> None:
         """Drop the projections (a replay rebuilds them); the embedding cache too only with `cache`, as it is
         keyed by what was embedded and outlives replays (a forget takes its own vectors out of it)."""

@@ -48,8 +48,9 @@ def run_jobs(brain: Brain, ctx: Context, job: str | None = None) -> Iterator[tup
 
 def run_scheduled(brain: Brain, schedule: str, until: float) -> dict[str, Any]:
     """A scheduled run (the clock, not a caller): the deployment's own chores first (Brain.prepare_upkeep), then
-    every job of `schedule` in order until `until` (time.monotonic()), then what was written made searchable."""
+    every job of `schedule` in order until `until` (time.monotonic()), then what was written made searchable, then
+    the deployment's chores after (Brain.finish_upkeep)."""
     chores = brain.prepare_upkeep(schedule)
     runs = brain.maintenance.run(until=until, schedule=schedule)
     brain.settle()
-    return {"runs": runs, **chores}
+    return {"runs": runs, **chores, **brain.finish_upkeep(schedule)}
