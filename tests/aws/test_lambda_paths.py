@@ -256,16 +256,23 @@ def test_a_brain_past_lambdas_payload_exports_and_imports_through_s3(aws, monkey
     sent = requests.post(upload["url"], data=upload["fields"],
                          files={upload["file_field"]: ("brain.json", json.dumps(backup).encode(), "application/json")})
     assert sent.status_code in (200, 204), sent.text
-    offset, imported = 0, 0
-    while True:
-        status, page = call(restored, "POST", "/import", query={"upload": upload["upload"], "offset": str(offset),
-                                                               "limit": "12"})
+    def stored() -> list[str]:
+        listed = boto3.client("s3").list_objects_v2(Bucket="brain-transfers", Prefix=upload["upload"])
+        return [item["Key"] for item in listed.get("Contents", [])]
+
+    offset, edge_offset, imported = 0, 0, 0
+    while True:  # until every entry and every edge is in, as a client pages
+        status, page = call(restored, "POST", "/import", query={
+            "upload": upload["upload"], "offset": str(offset), "edge_offset": str(edge_offset), "limit": "12"})
         assert status == 200, page
         imported += page["imported"]
-        if not page["remaining_entries"]:
+        if not page["remaining_entries"] and not page["remaining_edges"]:
             break
-        offset = page["next_offset"]
+        assert upload["upload"] in stored() and len(stored()) > 1  # the file, and its parts laid out
+        offset, edge_offset = page["next_offset"], page["next_edge_offset"]
     assert imported == 30 and call(restored, "GET", "/count")[1] == {"count": 30}
+    # Imported: the uploaded backup and its parts are gone from the bucket (issue 66 item 3: not a day later)
+    assert stored() == []
     _, large = call(restored, "POST", "/import/upload")
     boto3.client("s3").put_object(Bucket="brain-transfers", Key=large["upload"], Body=b" " * 1_000_001 + b"{}")
     status, body = call(restored, "POST", "/import", query={"upload": large["upload"]})

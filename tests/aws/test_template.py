@@ -767,8 +767,11 @@ def test_backups_past_the_payload_limit_go_through_a_private_expiring_bucket(tem
         if name != "ApiFunction":
             assert not s3, f"{name} may reach the transfer bucket"
             continue
-        [statement, listing] = s3
+        [statement, deleting, listing] = s3
         assert sorted(statement["actions"]) == ["s3:GetObject", "s3:PutObject"]
+        # an imported upload goes with its last page; an export stays for its download (the bucket's day)
+        assert deleting["actions"] == ["s3:DeleteObject"]
+        assert deleting["resources"] == [{"Fn::Sub": "${TransferBucket.Arn}/imports/*"}]
         assert {json.dumps(r) for r in statement["resources"]} == {
             json.dumps({"Fn::Sub": "${TransferBucket.Arn}/exports/*"}),
             json.dumps({"Fn::Sub": "${TransferBucket.Arn}/imports/*"})}

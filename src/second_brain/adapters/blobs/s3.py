@@ -21,6 +21,14 @@ class S3BlobStore:
                 raise KeyError(key) from exc
             raise
 
+    def discard(self, prefix: str) -> None:
+        """Delete every object whose key begins with `prefix` (an upload and the parts laid out beside it)."""
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        for page in pages:
+            keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+            if keys:
+                self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
+
     def download_url(self, key: str, seconds: int) -> str:
         return self.client.generate_presigned_url(
             "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=seconds)

@@ -82,9 +82,12 @@ async def import_backup(ctx: Ctx, request: Request) -> dict[str, Any]:
     if "upload" in params:  # laid out in parts at its first page: a page reads only its own
         key, tag = await _uploaded(request, params["upload"])
         blobs = request.app.state.blobs
-        return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx,
-                                       lambda: parse_object(bytearray(blobs.get(key))), limit, offset, edge_offset,
-                                       (blobs, f"{key}.pages/{tag}"))
+        answer = await run_in_threadpool(ops.import_page, request.app.state.brain, ctx,
+                                         lambda: parse_object(bytearray(blobs.get(key))), limit, offset, edge_offset,
+                                         (blobs, f"{key}.pages/{tag}"))
+        if not answer["remaining_entries"] and not answer["remaining_edges"]:  # restored: the bucket's copy goes now
+            await run_in_threadpool(blobs.discard, key)  # (the file and its parts; the bucket's rule is a day)
+        return answer
     body = [await read_body(request, MAX_IMPORT_BYTES)]
     return await run_in_threadpool(ops.import_page, request.app.state.brain, ctx, lambda: parse_object(body.pop()),
                                    limit, offset, edge_offset, None, body[0])
