@@ -422,6 +422,41 @@ def test_the_rest_api_stage_is_throttled(template):
     assert 1 <= rate <= burst <= 1000, (rate, burst)
 
 
+def test_one_client_cannot_use_up_the_stage_throttle_that_every_client_shares(template):
+    """Issue 66 item 4: the stage's throttle (20/s) is shared by every client, so a stranger with any token (or
+    none) could lock the owner out. A regional web ACL limits each bearer token, and apart each address, to
+    ApiRateLimitPerClient requests a minute (well under the stage's), answering 429 in the API's envelope."""
+    resources, parameters = template["Resources"], template["Parameters"]
+    limit = parameters["ApiRateLimitPerClient"]
+    rate = int(_resolved(template["Globals"]["Api"]["MethodSettings"][0]["ThrottlingRateLimit"], template))
+    assert 10 <= int(limit["Default"]) < rate * 60
+    acl = resources["ApiWebAcl"]
+    assert acl["Condition"] == "ApiClientLimit" and acl["Properties"]["Scope"] == "REGIONAL"
+    body = json.loads(acl["Properties"]["CustomResponseBodies"]["too-many"]["Content"])
+    assert body["ok"] is False and body["error"]
+    rules = {rule["Name"]: rule for rule in acl["Properties"]["Rules"]}
+    token, address = rules["requests-per-token"]["Statement"]["RateBasedStatement"], rules[
+        "requests-per-address"]["Statement"]["RateBasedStatement"]
+    assert token["CustomKeys"] == [{"Header": {"Name": "authorization",
+                                               "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}]
+    assert address["AggregateKeyType"] == "IP"
+    for statement in (token, address):
+        assert statement["Limit"] == {"Ref": "ApiRateLimitPerClient"} and statement["EvaluationWindowSec"] == 60
+    for rule in rules.values():
+        assert rule["Action"] == {"Block": {"CustomResponse": {"ResponseCode": 429,
+                                                               "CustomResponseBodyKey": "too-many"}}}
+    # sampled requests would keep each request's Authorization header: none are kept
+    assert not any(v["SampledRequestsEnabled"] for v in [acl["Properties"]["VisibilityConfig"],
+                                                         *(r["VisibilityConfig"] for r in rules.values())])
+    association = resources["ApiWebAclAssociation"]
+    assert association["Properties"]["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
+    assert association["Properties"]["ResourceArn"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:apigateway:${AWS::Region}::/restapis/${ServerlessRestApi}/stages/Prod"}
+    condition = template["Conditions"]["ApiClientLimit"]
+    assert _value(condition, _parameters(template), template["Conditions"]) is True
+    assert _value(condition, _parameters(template, ApiRateLimitPerClient=0), template["Conditions"]) is False
+
+
 # --- least privilege (item 9) ---
 
 # SAM policy templates the functions may use, as the statements they expand to (actions only).
