@@ -223,19 +223,16 @@ class DynamoDBEventStore:
 
     def complete_erasures(self) -> int:
         """Finish every erasure a failure left halfway; how many were finished."""
-        markers = self._query(
-            TableName=self.table, ConsistentRead=True,
-            KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": ERASURES}},
-        )
         return sum(self._finish_erasure(m["target"]["S"], versions, int(m["version"]["N"]), shred)
-                   for m in markers for versions, shred in [_erasure(m)])
+                   for m in self._erasure_markers() for versions, shred in [_erasure(m)])
 
     def pending_erasures(self) -> int:
         """Forgets whose erasure is still unfinished (their markers): after a nightly run, the backlog it left."""
-        return len(self._query(
-            TableName=self.table, ConsistentRead=True,
-            KeyConditionExpression="stream_id = :s", ExpressionAttributeValues={":s": {"S": ERASURES}},
-        ))
+        return len(self._erasure_markers())
+
+    def _erasure_markers(self) -> list[dict[str, Any]]:
+        return self._query(TableName=self.table, ConsistentRead=True, KeyConditionExpression="stream_id = :s",
+                           ExpressionAttributeValues={":s": {"S": ERASURES}})
 
     def _finish_erasure(self, stream_id: str, versions: Sequence[int], position: int, shred: bool) -> bool:
         """For a tombstone (`shred`), destroy the memory's key (every copy of its events is then sealed for good);
